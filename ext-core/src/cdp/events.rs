@@ -1,0 +1,443 @@
+//! What a tab's CDP event stream tells us: console messages (a bounded ring kept across
+//! navigations), navigation counters, and one-shot waiters for a matching event.
+
+use std::collections::VecDeque;
+
+use futures::channel::oneshot;
+use serde_json::Value;
+
+use crate::methods::{ConsoleLevel, ConsoleMessage};
+
+/// Console messages kept per tab; older ones are dropped first.
+pub const CONSOLE_CAPACITY: usize = 1000;
+/// Longest text kept for one console message.
+const CONSOLE_TEXT_MAX: usize = 4000;
+
+type Filter = Box<dyn Fn(&str, &Value) -> bool>;
+
+/// Event bookkeeping for one attached tab, fed by whatever delivers CDP events.
+pub struct TabEvents {
+    console: VecDeque<ConsoleMessage>,
+    main_frame: Option<String>,
+    navigations_started: u64,
+    loads_started: u64,
+    loads_stopped: u64,
+    waiters: Vec<(Filter, oneshot::Sender<(String, Value)>)>,
+}
+
+impl Default for TabEvents {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TabEvents {
+    pub fn new() -> Self {
+        Self {
+            console: VecDeque::new(),
+            main_frame: None,
+            navigations_started: 0,
+            loads_started: 0,
+            loads_stopped: 0,
+            waiters: Vec::new(),
+        }
+    }
+
+    pub fn set_main_frame(&mut self, frame_id: String) {
+        self.main_frame = Some(frame_id);
+    }
+
+    pub fn main_frame(&self) -> Option<&str> {
+        self.main_frame.as_deref()
+    }
+
+    /// How many main-frame navigations (cross- or same-document) have started so far.
+    pub fn navigations_started(&self) -> u64 {
+        self.navigations_started
+    }
+
+    /// Is a main-frame load under way (started and not yet stopped)?
+    pub fn loading(&self) -> bool {
+        self.loads_started > self.loads_stopped
+    }
+
+    /// Resolve when the main frame stops loading.
+    pub fn wait_for_stop(&mut self) -> oneshot::Receiver<(String, Value)> {
+        let main = self.main_frame.clone();
+        self.wait_for(move |method, params| {
+            method == "Page.frameStoppedLoading"
+                && params.get("frameId").and_then(Value::as_str) == main.as_deref()
+        })
+    }
+
+    /// Resolve with the first later event for which `filter` is true.
+    pub fn wait_for(
+        &mut self,
+        filter: impl Fn(&str, &Value) -> bool + 'static,
+    ) -> oneshot::Receiver<(String, Value)> {
+        let (tx, rx) = oneshot::channel();
+        self.waiters.retain(|(_, tx)| !tx.is_canceled());
+        self.waiters.push((Box::new(filter), tx));
+        rx
+    }
+
+    /// Wait for the main frame to commit a navigation, or to give one up.
+    pub fn wait_for_commit(&mut self) -> oneshot::Receiver<(String, Value)> {
+        let main = self.main_frame.clone();
+        self.wait_for(move |method, params| {
+            let frame_id = match method {
+                "Page.frameNavigated" => params.pointer("/frame/id"),
+                "Page.navigatedWithinDocument" | "Page.frameStoppedLoading" => {
+                    params.get("frameId")
+                }
+                _ => return false,
+            };
+            match (&main, frame_id.and_then(Value::as_str)) {
+                (Some(main), Some(id)) => main == id,
+                // Unknown main frame: any top-level commit will do.
+                (None, _) => {
+                    method == "Page.frameNavigated" && params.pointer("/frame/parentId").is_none()
+                }
+                _ => false,
+            }
+        })
+    }
+
+    /// Feed one CDP event.
+    pub fn on_event(&mut self, method: &str, params: &Value) {
+        match method {
+            "Runtime.consoleAPICalled" => {
+                if let Some(msg) = console_api_message(params) {
+                    self.push_console(msg);
+                }
+            }
+            "Runtime.exceptionThrown" => self.push_console(exception_message(params)),
+            "Log.entryAdded" => {
+                if let Some(msg) = log_entry_message(params) {
+                    self.push_console(msg);
+                }
+            }
+            "Page.frameNavigated" => {
+                if params.pointer("/frame/parentId").is_none() {
+                    if let Some(id) = params.pointer("/frame/id").and_then(Value::as_str) {
+                        self.main_frame = Some(id.to_string());
+                    }
+                }
+            }
+            "Page.frameStartedLoading"
+            | "Page.navigatedWithinDocument"
+            | "Page.frameStoppedLoading" => {
+                let frame = params.get("frameId").and_then(Value::as_str);
+                if frame.is_some() && frame == self.main_frame.as_deref() {
+                    match method {
+                        "Page.frameStartedLoading" => {
+                            self.navigations_started += 1;
+                            self.loads_started += 1;
+                        }
+                        "Page.frameStoppedLoading" => {
+                            // Never below the starts: a stop seen before its start (attach
+                            // mid-load) must not make a later load look finished.
+                            self.loads_stopped = (self.loads_stopped + 1).min(self.loads_started);
+                        }
+                        _ => self.navigations_started += 1,
+                    }
+                }
+            }
+            _ => {}
+        }
+        if !self.waiters.is_empty() {
+            let waiters = std::mem::take(&mut self.waiters);
+            for (filter, tx) in waiters {
+                if tx.is_canceled() {
+                    continue;
+                }
+                if filter(method, params) {
+                    let _ = tx.send((method.to_string(), params.clone()));
+                } else {
+                    self.waiters.push((filter, tx));
+                }
+            }
+        }
+    }
+
+    fn push_console(&mut self, msg: ConsoleMessage) {
+        if self.console.len() == CONSOLE_CAPACITY {
+            self.console.pop_front();
+        }
+        self.console.push_back(msg);
+    }
+
+    /// Messages at `min` level or above, newest first, at most `max`; plus how many matched.
+    pub fn console(&self, min: Option<ConsoleLevel>, max: usize) -> (Vec<ConsoleMessage>, usize) {
+        let matching = self
+            .console
+            .iter()
+            .rev()
+            .filter(|m| min.is_none_or(|min| m.level >= min));
+        let total = matching.clone().count();
+        (matching.take(max).cloned().collect(), total)
+    }
+
+    /// Drop every waiter: their receivers see `Canceled` (tab closed or detached).
+    pub fn cancel_waiters(&mut self) {
+        self.waiters.clear();
+    }
+}
+
+fn truncate(mut text: String) -> String {
+    if text.len() > CONSOLE_TEXT_MAX {
+        let mut cut = CONSOLE_TEXT_MAX;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
+}
+
+fn level_of_console_type(kind: &str) -> ConsoleLevel {
+    match kind {
+        "debug" | "trace" => ConsoleLevel::Debug,
+        "error" | "assert" => ConsoleLevel::Error,
+        "warning" | "warn" => ConsoleLevel::Warning,
+        _ => ConsoleLevel::Info,
+    }
+}
+
+fn console_api_message(params: &Value) -> Option<ConsoleMessage> {
+    let kind = params.get("type").and_then(Value::as_str).unwrap_or("log");
+    if kind == "clear" {
+        return None;
+    }
+    let args = params.get("args").and_then(Value::as_array);
+    let text = args
+        .map(|args| {
+            args.iter()
+                .map(format_remote_object)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    Some(ConsoleMessage {
+        level: level_of_console_type(kind),
+        text: truncate(text),
+        timestamp: params
+            .get("timestamp")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0),
+        url: params
+            .pointer("/stackTrace/callFrames/0/url")
+            .and_then(Value::as_str)
+            .filter(|u| !u.is_empty())
+            .map(str::to_string),
+    })
+}
+
+fn exception_message(params: &Value) -> ConsoleMessage {
+    let details = params
+        .get("exceptionDetails")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let text = details
+        .pointer("/exception/description")
+        .and_then(Value::as_str)
+        .or_else(|| details.get("text").and_then(Value::as_str))
+        .unwrap_or("Uncaught exception")
+        .to_string();
+    ConsoleMessage {
+        level: ConsoleLevel::Error,
+        text: truncate(text),
+        timestamp: params
+            .get("timestamp")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0),
+        url: details
+            .get("url")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    }
+}
+
+fn log_entry_message(params: &Value) -> Option<ConsoleMessage> {
+    let entry = params.get("entry")?;
+    let level = match entry.get("level").and_then(Value::as_str)? {
+        "verbose" => ConsoleLevel::Debug,
+        "warning" => ConsoleLevel::Warning,
+        "error" => ConsoleLevel::Error,
+        _ => ConsoleLevel::Info,
+    };
+    Some(ConsoleMessage {
+        level,
+        text: truncate(entry.get("text").and_then(Value::as_str)?.to_string()),
+        timestamp: entry
+            .get("timestamp")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0),
+        url: entry.get("url").and_then(Value::as_str).map(str::to_string),
+    })
+}
+
+/// Render a CDP `RemoteObject` the way a console would, compactly.
+pub fn format_remote_object(obj: &Value) -> String {
+    let kind = obj.get("type").and_then(Value::as_str).unwrap_or("");
+    if let Some(v) = obj.get("unserializableValue").and_then(Value::as_str) {
+        return v.to_string();
+    }
+    match (kind, obj.get("value")) {
+        ("string", Some(Value::String(s))) => return s.clone(),
+        ("undefined", _) => return "undefined".into(),
+        (_, Some(v)) if kind != "object" || v.is_null() => return v.to_string(),
+        _ => {}
+    }
+    if let Some(preview) = obj.get("preview") {
+        return format_preview(preview);
+    }
+    obj.get("description")
+        .and_then(Value::as_str)
+        .unwrap_or(kind)
+        .to_string()
+}
+
+fn format_preview(preview: &Value) -> String {
+    let props = preview.get("properties").and_then(Value::as_array);
+    let is_array = preview.get("subtype").and_then(Value::as_str) == Some("array");
+    let items: Vec<String> = props
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let value = p.get("value").and_then(Value::as_str).unwrap_or("");
+            let value = if p.get("type").and_then(Value::as_str) == Some("string") {
+                format!("\"{value}\"")
+            } else {
+                value.to_string()
+            };
+            if is_array {
+                value
+            } else {
+                format!(
+                    "{}: {value}",
+                    p.get("name").and_then(Value::as_str).unwrap_or("?")
+                )
+            }
+        })
+        .collect();
+    let more = if preview.get("overflow").and_then(Value::as_bool) == Some(true) {
+        ", …"
+    } else {
+        ""
+    };
+    if is_array {
+        format!("[{}{more}]", items.join(", "))
+    } else {
+        format!("{{{}{more}}}", items.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn log(events: &mut TabEvents, kind: &str, text: &str) {
+        events.on_event(
+            "Runtime.consoleAPICalled",
+            &json!({"type": kind, "args": [{"type": "string", "value": text}], "timestamp": 1.0}),
+        );
+    }
+
+    #[test]
+    fn console_is_newest_first_filtered_and_bounded() {
+        let mut events = TabEvents::new();
+        log(&mut events, "log", "one");
+        log(&mut events, "warning", "two");
+        log(&mut events, "error", "three");
+        log(&mut events, "debug", "four");
+        let (all, total) = events.console(None, 10);
+        assert_eq!(total, 4);
+        assert_eq!(
+            all.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+            ["four", "three", "two", "one"]
+        );
+        let (warn, total) = events.console(Some(ConsoleLevel::Warning), 1);
+        assert_eq!(total, 2);
+        assert_eq!(warn[0].text, "three");
+
+        for i in 0..CONSOLE_CAPACITY + 5 {
+            log(&mut events, "log", &i.to_string());
+        }
+        let (_, total) = events.console(None, 1);
+        assert_eq!(total, CONSOLE_CAPACITY);
+    }
+
+    #[test]
+    fn remote_objects_render_like_a_console() {
+        assert_eq!(
+            format_remote_object(&json!({"type": "number", "value": 42})),
+            "42"
+        );
+        assert_eq!(
+            format_remote_object(&json!({"type": "undefined"})),
+            "undefined"
+        );
+        assert_eq!(
+            format_remote_object(&json!({"type": "number", "unserializableValue": "NaN"})),
+            "NaN"
+        );
+        let obj = json!({"type": "object", "preview": {"type": "object", "overflow": false, "properties": [
+            {"name": "a", "type": "number", "value": "1"}, {"name": "b", "type": "string", "value": "x"}]}});
+        assert_eq!(format_remote_object(&obj), "{a: 1, b: \"x\"}");
+        let arr = json!({"type": "object", "subtype": "array", "preview": {"subtype": "array", "overflow": true, "properties": [
+            {"name": "0", "type": "number", "value": "1"}]}});
+        assert_eq!(format_remote_object(&arr), "[1, …]");
+        assert_eq!(
+            format_remote_object(&json!({"type": "object", "subtype": "null", "value": null})),
+            "null"
+        );
+    }
+
+    #[test]
+    fn exceptions_are_errors() {
+        let mut events = TabEvents::new();
+        events.on_event(
+            "Runtime.exceptionThrown",
+            &json!({"timestamp": 2.0, "exceptionDetails": {"text": "Uncaught", "exception": {"description": "Error: boom\n    at x"}}}),
+        );
+        let (msgs, _) = events.console(Some(ConsoleLevel::Error), 5);
+        assert!(msgs[0].text.starts_with("Error: boom"));
+    }
+
+    #[test]
+    fn waiters_fire_once_on_the_matching_event() {
+        let mut events = TabEvents::new();
+        events.set_main_frame("F".into());
+        let mut commit = events.wait_for_commit();
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "child", "parentId": "F"}}),
+        );
+        assert!(matches!(commit.try_recv(), Ok(None)));
+        events.on_event("Page.frameStartedLoading", &json!({"frameId": "F"}));
+        assert_eq!(events.navigations_started(), 1);
+        events.on_event("Page.frameNavigated", &json!({"frame": {"id": "F"}}));
+        let (method, _) = commit.try_recv().unwrap().unwrap();
+        assert_eq!(method, "Page.frameNavigated");
+        assert!(events.loading());
+        let mut stop = events.wait_for_stop();
+        events.on_event("Page.frameStoppedLoading", &json!({"frameId": "F"}));
+        assert!(!events.loading());
+        assert!(stop.try_recv().unwrap().is_some());
+        events.on_event("Page.frameStoppedLoading", &json!({"frameId": "F"}));
+        assert!(!events.loading(), "extra stops do not go below the starts");
+        assert!(events.waiters.is_empty());
+    }
+
+    #[test]
+    fn cancelled_waiters_see_cancellation() {
+        let mut events = TabEvents::new();
+        let mut rx = events.wait_for(|_, _| true);
+        events.cancel_waiters();
+        assert!(rx.try_recv().is_err());
+    }
+}

@@ -1,0 +1,263 @@
+//! The CDP logic against a scripted session: which commands go out, and how answers map.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
+use futures::executor::block_on;
+use serde_json::{json, Value};
+
+use super::*;
+use crate::methods::Modifier;
+
+/// Answers commands from a script keyed by method, records everything sent.
+struct FakeSession {
+    sent: RefCell<Vec<(String, Value)>>,
+    answers: RefCell<VecDeque<(String, Result<Value, WireError>)>>,
+    events: RefCell<TabEvents>,
+}
+
+impl FakeSession {
+    fn new(answers: Vec<(&str, Result<Value, WireError>)>) -> Self {
+        Self {
+            sent: RefCell::default(),
+            answers: RefCell::new(
+                answers
+                    .into_iter()
+                    .map(|(m, a)| (m.to_string(), a))
+                    .collect(),
+            ),
+            events: RefCell::new(TabEvents::new()),
+        }
+    }
+
+    fn methods(&self) -> Vec<String> {
+        self.sent.borrow().iter().map(|(m, _)| m.clone()).collect()
+    }
+}
+
+impl CdpSession for FakeSession {
+    fn tab_id(&self) -> TabId {
+        9
+    }
+
+    async fn send(&self, method: &str, params: Value) -> Result<Value, WireError> {
+        self.sent.borrow_mut().push((method.to_string(), params));
+        let mut answers = self.answers.borrow_mut();
+        match answers.iter().position(|(m, _)| m == method) {
+            Some(i) => answers.remove(i).map(|(_, a)| a).unwrap_or(Ok(json!({}))),
+            None => Ok(json!({})),
+        }
+    }
+
+    fn events(&self) -> &RefCell<TabEvents> {
+        &self.events
+    }
+}
+
+fn value(v: Value) -> Result<Value, WireError> {
+    Ok(json!({"result": {"type": "object", "value": v}}))
+}
+
+#[test]
+fn click_presses_and_releases_at_the_element_centre() {
+    let s = FakeSession::new(vec![
+        (
+            "Runtime.evaluate",
+            value(json!({"x": 10.5, "y": 20.0, "w": 5, "h": 5, "tag": "button"})),
+        ),
+        (
+            "Runtime.evaluate",
+            value(json!({"url": "http://127.0.0.1/", "title": "T", "status": 200})),
+        ),
+    ]);
+    let click = Click {
+        selector: "#go".into(),
+        button: MouseButton::Left,
+        double_click: false,
+        modifiers: vec![Modifier::Shift],
+    };
+    let out = block_on(super::click(&s, &click)).unwrap();
+    assert_eq!(out.url, "http://127.0.0.1/");
+    assert!(!out.navigated);
+    let sent = s.sent.borrow();
+    let mouse: Vec<&Value> = sent
+        .iter()
+        .filter(|(m, _)| m == "Input.dispatchMouseEvent")
+        .map(|(_, p)| p)
+        .collect();
+    assert_eq!(mouse.len(), 3);
+    assert_eq!(mouse[1]["type"], "mousePressed");
+    assert_eq!(mouse[1]["x"], 10.5);
+    assert_eq!(mouse[1]["modifiers"], 8);
+    assert_eq!(mouse[2]["type"], "mouseReleased");
+}
+
+#[test]
+fn element_errors_from_the_page_keep_their_code() {
+    let s = FakeSession::new(vec![(
+        "Runtime.evaluate",
+        value(json!({"error": "SELECTOR_NOT_FOUND", "message": "no element matches #nope"})),
+    )]);
+    let hover = Hover {
+        selector: "#nope".into(),
+    };
+    let err = block_on(super::hover(&s, &hover)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::SelectorNotFound);
+    assert!(err.message.contains("#nope"));
+    assert!(!s
+        .methods()
+        .contains(&"Input.dispatchMouseEvent".to_string()));
+}
+
+#[test]
+fn page_exceptions_are_eval_failed() {
+    let s = FakeSession::new(vec![(
+        "Runtime.evaluate",
+        Ok(
+            json!({"result": {"type": "object"}, "exceptionDetails": {"text": "Uncaught", "exception": {"description": "Error: boom"}}}),
+        ),
+    )]);
+    let err = block_on(evaluate(
+        &s,
+        &Evaluate {
+            function: "() => { throw new Error('boom') }".into(),
+        },
+    ))
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::EvalFailed);
+    assert!(err.message.contains("Error: boom"));
+    assert_eq!(
+        s.sent.borrow()[0].1["expression"],
+        "(() => { throw new Error('boom') })()"
+    );
+}
+
+#[test]
+fn evaluate_returns_undefined_as_absent() {
+    let s = FakeSession::new(vec![(
+        "Runtime.evaluate",
+        Ok(json!({"result": {"type": "undefined"}})),
+    )]);
+    let out = block_on(evaluate(
+        &s,
+        &Evaluate {
+            function: "void 0".into(),
+        },
+    ))
+    .unwrap();
+    assert_eq!(out.value, None);
+    assert_eq!(s.sent.borrow()[0].1["expression"], "void 0");
+}
+
+#[test]
+fn navigation_refuses_other_schemes_before_touching_the_page() {
+    let s = FakeSession::new(vec![]);
+    for url in [
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "chrome://settings",
+        "example.com",
+    ] {
+        let err = block_on(navigate(&s, url)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::BadArgs, "{url}");
+    }
+    assert!(s.sent.borrow().is_empty());
+}
+
+#[test]
+fn navigation_errors_are_reported_with_the_browser_reason() {
+    let s = FakeSession::new(vec![(
+        "Page.navigate",
+        Ok(json!({"frameId": "F", "errorText": "net::ERR_CONNECTION_REFUSED"})),
+    )]);
+    let err = block_on(navigate(&s, "http://127.0.0.1:9/")).unwrap_err();
+    assert_eq!(err.code, ErrorCode::NavigationFailed);
+    assert!(err.message.contains("ERR_CONNECTION_REFUSED"));
+}
+
+#[test]
+fn history_without_a_previous_entry_is_bad_args() {
+    let s = FakeSession::new(vec![(
+        "Page.getNavigationHistory",
+        Ok(json!({"currentIndex": 0, "entries": [{"id": 1, "url": "about:blank"}]})),
+    )]);
+    let err = block_on(history(&s, -1)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::BadArgs);
+}
+
+#[test]
+fn function_sources_are_told_from_expressions() {
+    for f in [
+        "() => 1",
+        "async () => 1",
+        "function () { return 1 }",
+        "x => x",
+        "(a, b) => a",
+        "  () =>\n 2",
+    ] {
+        assert!(is_function_source(f), "{f}");
+    }
+    for e in [
+        "1+1",
+        "document.title",
+        "(1 + 2) * 3",
+        "[1].map(x => x)",
+        "a == b",
+    ] {
+        assert!(!is_function_source(e), "{e}");
+    }
+}
+
+#[test]
+fn failures_are_classified() {
+    assert_eq!(
+        classify_failure("No tab with given id 5."),
+        ErrorCode::TabNotFound
+    );
+    assert_eq!(
+        classify_failure("Another debugger is already attached to the tab with id: 5."),
+        ErrorCode::DebuggerConflict
+    );
+    assert_eq!(
+        classify_failure("Cannot access a chrome:// URL"),
+        ErrorCode::UnsupportedPage
+    );
+    assert_eq!(
+        classify_failure("Detached while handling command."),
+        ErrorCode::TabClosed
+    );
+    assert_eq!(classify_failure("something else"), ErrorCode::Internal);
+}
+
+#[test]
+fn key_presses_hold_modifiers_around_the_key() {
+    let s = FakeSession::new(vec![(
+        "Runtime.evaluate",
+        value(json!({"url": "u", "title": "t", "status": null})),
+    )]);
+    block_on(press_key(
+        &s,
+        &PressKey {
+            key: "Control+a".into(),
+        },
+    ))
+    .unwrap();
+    let sent = s.sent.borrow();
+    let keys: Vec<(String, String)> = sent
+        .iter()
+        .filter(|(m, _)| m == "Input.dispatchKeyEvent")
+        .map(|(_, p)| {
+            (
+                p["type"].as_str().unwrap().to_string(),
+                p["key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("rawKeyDown", "Control"),
+        ("rawKeyDown", "a"),
+        ("keyUp", "a"),
+        ("keyUp", "Control"),
+    ];
+    assert_eq!(keys, expected.map(|(a, b)| (a.to_string(), b.to_string())));
+}

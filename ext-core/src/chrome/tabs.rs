@@ -1,0 +1,81 @@
+//! `chrome.tabs`: list, create, focus and close tabs.
+//! https://developer.chrome.com/docs/extensions/reference/api/tabs
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+
+use super::{from_js, to_js, wire_error};
+use crate::methods::TabInfo;
+use crate::protocol::{ErrorCode, TabId, WireError};
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
+    async fn query_js(info: JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = get)]
+    async fn get_js(tab_id: i32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = create)]
+    async fn create_js(props: JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = update)]
+    async fn update_js(tab_id: i32, props: JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = remove)]
+    async fn remove_js(tab_id: i32) -> Result<JsValue, JsValue>;
+}
+
+/// The fields of `tabs.Tab` that Kapture reads.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawTab {
+    id: Option<TabId>,
+    index: u32,
+    window_id: i32,
+    url: Option<String>,
+    pending_url: Option<String>,
+    title: Option<String>,
+    active: bool,
+}
+
+impl RawTab {
+    fn into_info(self) -> Option<TabInfo> {
+        Some(TabInfo {
+            tab_id: self.id?,
+            index: self.index,
+            window_id: self.window_id,
+            url: self.url.or(self.pending_url).unwrap_or_default(),
+            title: self.title.unwrap_or_default(),
+            active: self.active,
+        })
+    }
+}
+
+async fn tabs_from(value: Result<JsValue, JsValue>) -> Result<Vec<TabInfo>, WireError> {
+    let raw: Vec<RawTab> = from_js(value.map_err(wire_error)?)?;
+    Ok(raw.into_iter().filter_map(RawTab::into_info).collect())
+}
+
+fn tab_from(value: Result<JsValue, JsValue>) -> Result<TabInfo, WireError> {
+    let raw: RawTab = from_js(value.map_err(wire_error)?)?;
+    raw.into_info()
+        .ok_or_else(|| WireError::new(ErrorCode::Internal, "the browser returned a tab without id"))
+}
+
+pub async fn query(filter: &Value) -> Result<Vec<TabInfo>, WireError> {
+    tabs_from(query_js(to_js(filter)).await).await
+}
+
+pub async fn get(tab_id: TabId) -> Result<TabInfo, WireError> {
+    tab_from(get_js(tab_id).await)
+}
+
+pub async fn create(url: &str) -> Result<TabInfo, WireError> {
+    tab_from(create_js(to_js(&json!({"url": url, "active": true}))).await)
+}
+
+pub async fn activate(tab_id: TabId) -> Result<TabInfo, WireError> {
+    tab_from(update_js(tab_id, to_js(&json!({"active": true}))).await)
+}
+
+pub async fn remove(tab_id: TabId) -> Result<(), WireError> {
+    remove_js(tab_id).await.map(drop).map_err(wire_error)
+}

@@ -1,0 +1,21 @@
+//! `chrome.windows`: bring a window to the front.
+//! https://developer.chrome.com/docs/extensions/reference/api/windows
+
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+
+use super::{to_js, wire_error};
+use crate::protocol::WireError;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "windows"], js_name = update)]
+    async fn update_js(window_id: i32, props: JsValue) -> Result<JsValue, JsValue>;
+}
+
+pub async fn focus(window_id: i32) -> Result<(), WireError> {
+    update_js(window_id, to_js(&json!({"focused": true})))
+        .await
+        .map(drop)
+        .map_err(wire_error)
+}

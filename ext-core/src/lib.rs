@@ -1,0 +1,15 @@
+//! Kapture's browser-side brain. Pure modules (`protocol`, `methods`, `cdp`, `router`) run
+//! natively under `cargo test`; `chrome` bindings and the service worker (`sw`) exist only
+//! on wasm32, where this crate is the extension.
+
+pub mod backoff;
+pub mod cdp;
+pub mod methods;
+pub mod platform;
+pub mod protocol;
+pub mod router;
+
+#[cfg(target_arch = "wasm32")]
+pub mod chrome;
+#[cfg(target_arch = "wasm32")]
+pub mod sw;

@@ -1,0 +1,487 @@
+//! Every frame between `kapture` and the extension, defined once; both sides import it.
+//!
+//! Frames are JSON text messages, one object per WebSocket message, internally tagged by
+//! `type` and stamped with the protocol version `v`. Commands are plain method names plus
+//! JSON params; the typed pairing of params and response lives in [`crate::methods`].
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Version of the bridge protocol. Bump on any incompatible change of a frame or method.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Name under which the native-messaging face of `kapture` is registered with the browser.
+pub const NATIVE_HOST_NAME: &str = "com.kapture.bridge";
+
+/// Identifies a command and its answer on one connection.
+pub type CommandId = u64;
+
+/// A browser tab id, as `chrome.tabs` numbers them.
+pub type TabId = i32;
+
+/// Who is at the other end of the bridge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtensionInfo {
+    /// The extension id (pinned by the manifest `key`).
+    pub id: String,
+    /// The extension's version from its manifest.
+    pub version: String,
+    /// The browser's user agent or product string.
+    pub browser: String,
+}
+
+/// Extension → host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ExtensionFrame {
+    /// First frame on every connection: proves the extension holds this server's token.
+    Hello { token: String, ext: ExtensionInfo },
+    /// Successful answer to `command {id}`.
+    Result { id: CommandId, data: Value },
+    /// Failed answer to `command {id}`.
+    Error {
+        id: CommandId,
+        #[serde(flatten)]
+        error: WireError,
+    },
+    /// Something happened in the browser that the host may care about.
+    Event { event: BrowserEvent },
+    /// Answer to `ping`.
+    Pong,
+}
+
+/// Host → extension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HostFrame {
+    /// The `hello` was accepted.
+    Welcome { session: String, heartbeat_ms: u64 },
+    /// The `hello` was refused; the host closes the socket right after.
+    Unauthorized {
+        reason: RejectReason,
+        message: String,
+    },
+    /// Run `method` (on `tab_id`, or the extension's default tab) within `timeout_ms`.
+    Command {
+        id: CommandId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tab_id: Option<TabId>,
+        method: String,
+        params: Value,
+        timeout_ms: u64,
+    },
+    /// Heartbeat; an application message so that it resets the service worker's idle timer.
+    Ping,
+}
+
+/// Why a connection was refused at `hello`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectReason {
+    /// The token does not match this server's.
+    BadToken,
+    /// The two sides speak different protocol versions.
+    VersionMismatch,
+    /// The first frame was not a `hello`.
+    ExpectedHello,
+    /// A newer connection from the extension replaced this one.
+    Superseded,
+}
+
+/// Browser events pushed to the host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BrowserEvent {
+    /// A tab was closed.
+    TabRemoved { tab_id: TabId },
+    /// The debugger left a tab without being asked to.
+    Detached { tab_id: TabId, reason: String },
+}
+
+/// Native messaging: the extension's question to the `kapture` native host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum NativeRequest {
+    /// Which kapture servers are running?
+    Discover,
+}
+
+/// One live kapture server, as its handshake file describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerEntry {
+    pub port: u16,
+    pub token: String,
+    pub pid: u32,
+    /// Milliseconds since the Unix epoch.
+    pub started: u64,
+}
+
+/// Native messaging: the answer to [`NativeRequest::Discover`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Discovered {
+    pub v: u32,
+    pub servers: Vec<ServerEntry>,
+}
+
+/// A coded failure, the same on both sides of the bridge and at the MCP edge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct WireError {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl WireError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+}
+
+/// The closed set of error codes. Agents branch on these; never rename one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    TabNotFound,
+    TabClosed,
+    NoBrowser,
+    ExtensionDisconnected,
+    Timeout,
+    SelectorNotFound,
+    RefStale,
+    NotInteractable,
+    InvalidSelector,
+    EvalFailed,
+    NavigationFailed,
+    PolicyDenied,
+    ApprovalDenied,
+    DebuggerConflict,
+    BadArgs,
+    UnsupportedPage,
+    VersionMismatch,
+    Internal,
+}
+
+impl ErrorCode {
+    /// The wire spelling (`TAB_NOT_FOUND`…).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::TabNotFound => "TAB_NOT_FOUND",
+            Self::TabClosed => "TAB_CLOSED",
+            Self::NoBrowser => "NO_BROWSER",
+            Self::ExtensionDisconnected => "EXTENSION_DISCONNECTED",
+            Self::Timeout => "TIMEOUT",
+            Self::SelectorNotFound => "SELECTOR_NOT_FOUND",
+            Self::RefStale => "REF_STALE",
+            Self::NotInteractable => "NOT_INTERACTABLE",
+            Self::InvalidSelector => "INVALID_SELECTOR",
+            Self::EvalFailed => "EVAL_FAILED",
+            Self::NavigationFailed => "NAVIGATION_FAILED",
+            Self::PolicyDenied => "POLICY_DENIED",
+            Self::ApprovalDenied => "APPROVAL_DENIED",
+            Self::DebuggerConflict => "DEBUGGER_CONFLICT",
+            Self::BadArgs => "BAD_ARGS",
+            Self::UnsupportedPage => "UNSUPPORTED_PAGE",
+            Self::VersionMismatch => "VERSION_MISMATCH",
+            Self::Internal => "INTERNAL",
+        }
+    }
+
+    /// What an agent should do next when it meets this code.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Self::TabNotFound => "List tabs with browser_tabs {action: \"list\"} and use one of their ids.",
+            Self::TabClosed => "The tab is gone; pick another with browser_tabs or open one with browser_tabs {action: \"new\"}.",
+            Self::NoBrowser => "No browser is connected: start kapture with --browser launch, or open a browser with the Kapture extension (kapture install).",
+            Self::ExtensionDisconnected => "The extension dropped the connection; retry the call, it reconnects on its own.",
+            Self::Timeout => "The page did not answer in time; check the page state (browser_take_screenshot) and retry, or pass a larger timeout.",
+            Self::SelectorNotFound => "No element matches; check the selector against the page (browser_evaluate with document.querySelectorAll) or wait for the page to render.",
+            Self::RefStale => "The element reference belongs to an older page; take a new snapshot.",
+            Self::NotInteractable => "The element exists but cannot receive input (hidden, disabled, covered or zero-sized); scroll, close overlays or pick another element.",
+            Self::InvalidSelector => "The CSS selector does not parse; fix its syntax.",
+            Self::EvalFailed => "The script threw in the page; fix the script or check the page state.",
+            Self::NavigationFailed => "The page could not be loaded; check the URL and that the server is reachable.",
+            Self::PolicyDenied => "The action is not allowed by the policy for this site.",
+            Self::ApprovalDenied => "A person declined this action; do not retry it without asking.",
+            Self::DebuggerConflict => "Another debugger (DevTools or another extension) holds this tab; close it or use another tab.",
+            Self::BadArgs => "Fix the arguments as the message says.",
+            Self::UnsupportedPage => "Browser-internal pages (chrome://, the Web Store) cannot be controlled; navigate to an http(s) page or open a new tab.",
+            Self::VersionMismatch => "Kapture and its extension are different versions; update the older one.",
+            Self::Internal => "Kapture hit an internal error; retry, and report it if it persists.",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A frame as it travels: the version stamp plus the tagged body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope<T> {
+    pub v: u32,
+    #[serde(flatten)]
+    pub frame: T,
+}
+
+/// Why an incoming text could not become a frame.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum DecodeError {
+    #[error("frame is not valid JSON or not a known frame: {0}")]
+    Malformed(String),
+    #[error("{}", version_mismatch_message(*.ours, *.theirs))]
+    VersionMismatch { ours: u32, theirs: u32 },
+}
+
+/// Serialize a frame with the current version stamp.
+pub fn encode<T: Serialize>(frame: &T) -> String {
+    #[derive(Serialize)]
+    struct Stamped<'a, T> {
+        v: u32,
+        #[serde(flatten)]
+        frame: &'a T,
+    }
+    // Serializing our own plain data types cannot fail (no maps with non-string keys).
+    serde_json::to_string(&Stamped {
+        v: PROTOCOL_VERSION,
+        frame,
+    })
+    .unwrap_or_else(|e| {
+        format!("{{\"v\":{PROTOCOL_VERSION},\"type\":\"encode_error\",\"message\":\"{e}\"}}")
+    })
+}
+
+/// Parse a frame, checking the version stamp before the body so that a peer of another
+/// version gets a clear "needs update" error rather than a parse failure.
+pub fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, DecodeError> {
+    let mut value: Value =
+        serde_json::from_str(text).map_err(|e| DecodeError::Malformed(e.to_string()))?;
+    let theirs = value
+        .get("v")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| DecodeError::Malformed("missing protocol version `v`".into()))?;
+    if theirs != u64::from(PROTOCOL_VERSION) {
+        return Err(DecodeError::VersionMismatch {
+            ours: PROTOCOL_VERSION,
+            theirs: u32::try_from(theirs).unwrap_or(u32::MAX),
+        });
+    }
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove("v");
+    }
+    serde_json::from_value(value).map_err(|e| DecodeError::Malformed(e.to_string()))
+}
+
+/// Says which side is older, from the point of view of the side holding `ours`.
+pub fn version_mismatch_message(ours: u32, theirs: u32) -> String {
+    if theirs < ours {
+        format!("protocol version mismatch: this side speaks v{ours}, the peer speaks v{theirs}; the peer needs an update")
+    } else {
+        format!("protocol version mismatch: this side speaks v{ours}, the peer speaks v{theirs}; this side needs an update")
+    }
+}
+
+/// The host's answer when an extension of another protocol version says hello.
+pub fn host_version_mismatch_message(host: u32, extension: u32) -> String {
+    if extension < host {
+        format!("the Kapture extension speaks protocol v{extension} but kapture speaks v{host}: the extension needs an update (rebuild it with `cargo make build` and reload it)")
+    } else {
+        format!("the Kapture extension speaks protocol v{extension} but kapture speaks v{host}: kapture (the server) needs an update")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Golden frames: these strings are the wire format. Changing one is a protocol change.
+    #[track_caller]
+    fn golden<T>(frame: T, wire: &str)
+    where
+        T: Serialize + serde::de::DeserializeOwned + PartialEq + fmt::Debug,
+    {
+        let encoded = encode(&frame);
+        let expected: Value = serde_json::from_str(wire).expect("golden is JSON");
+        let actual: Value = serde_json::from_str(&encoded).expect("encoded is JSON");
+        assert_eq!(actual, expected, "encoding of {frame:?}");
+        assert_eq!(decode::<T>(wire).expect("golden decodes"), frame);
+    }
+
+    #[test]
+    fn extension_frames_are_pinned() {
+        golden(
+            ExtensionFrame::Hello {
+                token: "t0k".into(),
+                ext: ExtensionInfo {
+                    id: "abc".into(),
+                    version: "0.1.0".into(),
+                    browser: "Chromium/156".into(),
+                },
+            },
+            r#"{"v":1,"type":"hello","token":"t0k","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156"}}"#,
+        );
+        golden(
+            ExtensionFrame::Result {
+                id: 7,
+                data: json!({"url": "http://127.0.0.1/"}),
+            },
+            r#"{"v":1,"type":"result","id":7,"data":{"url":"http://127.0.0.1/"}}"#,
+        );
+        golden(
+            ExtensionFrame::Error {
+                id: 8,
+                error: WireError::new(ErrorCode::SelectorNotFound, "no element matches #x"),
+            },
+            r#"{"v":1,"type":"error","id":8,"code":"SELECTOR_NOT_FOUND","message":"no element matches #x"}"#,
+        );
+        golden(
+            ExtensionFrame::Event {
+                event: BrowserEvent::TabRemoved { tab_id: 3 },
+            },
+            r#"{"v":1,"type":"event","event":{"kind":"tab_removed","tab_id":3}}"#,
+        );
+        golden(
+            ExtensionFrame::Event {
+                event: BrowserEvent::Detached {
+                    tab_id: 3,
+                    reason: "canceled_by_user".into(),
+                },
+            },
+            r#"{"v":1,"type":"event","event":{"kind":"detached","tab_id":3,"reason":"canceled_by_user"}}"#,
+        );
+        golden(ExtensionFrame::Pong, r#"{"v":1,"type":"pong"}"#);
+    }
+
+    #[test]
+    fn host_frames_are_pinned() {
+        golden(
+            HostFrame::Welcome {
+                session: "s1".into(),
+                heartbeat_ms: 20000,
+            },
+            r#"{"v":1,"type":"welcome","session":"s1","heartbeat_ms":20000}"#,
+        );
+        golden(
+            HostFrame::Unauthorized {
+                reason: RejectReason::BadToken,
+                message: "bad token".into(),
+            },
+            r#"{"v":1,"type":"unauthorized","reason":"bad_token","message":"bad token"}"#,
+        );
+        golden(
+            HostFrame::Command {
+                id: 1,
+                tab_id: Some(4),
+                method: "click".into(),
+                params: json!({"selector": "#go"}),
+                timeout_ms: 30000,
+            },
+            r##"{"v":1,"type":"command","id":1,"tab_id":4,"method":"click","params":{"selector":"#go"},"timeout_ms":30000}"##,
+        );
+        golden(
+            HostFrame::Command {
+                id: 2,
+                tab_id: None,
+                method: "tabs.list".into(),
+                params: json!({}),
+                timeout_ms: 30000,
+            },
+            r#"{"v":1,"type":"command","id":2,"method":"tabs.list","params":{},"timeout_ms":30000}"#,
+        );
+        golden(HostFrame::Ping, r#"{"v":1,"type":"ping"}"#);
+    }
+
+    #[test]
+    fn native_messages_are_pinned() {
+        assert_eq!(
+            serde_json::to_string(&NativeRequest::Discover).unwrap(),
+            r#"{"type":"discover"}"#
+        );
+        let d = Discovered {
+            v: 1,
+            servers: vec![ServerEntry {
+                port: 61822,
+                token: "t".into(),
+                pid: 42,
+                started: 5,
+            }],
+        };
+        let wire = r#"{"v":1,"servers":[{"port":61822,"token":"t","pid":42,"started":5}]}"#;
+        assert_eq!(serde_json::to_string(&d).unwrap(), wire);
+        assert_eq!(serde_json::from_str::<Discovered>(wire).unwrap(), d);
+    }
+
+    #[test]
+    fn every_error_code_spells_as_on_the_wire() {
+        let all = [
+            ErrorCode::TabNotFound,
+            ErrorCode::TabClosed,
+            ErrorCode::NoBrowser,
+            ErrorCode::ExtensionDisconnected,
+            ErrorCode::Timeout,
+            ErrorCode::SelectorNotFound,
+            ErrorCode::RefStale,
+            ErrorCode::NotInteractable,
+            ErrorCode::InvalidSelector,
+            ErrorCode::EvalFailed,
+            ErrorCode::NavigationFailed,
+            ErrorCode::PolicyDenied,
+            ErrorCode::ApprovalDenied,
+            ErrorCode::DebuggerConflict,
+            ErrorCode::BadArgs,
+            ErrorCode::UnsupportedPage,
+            ErrorCode::VersionMismatch,
+            ErrorCode::Internal,
+        ];
+        for code in all {
+            assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
+            assert!(!code.hint().is_empty());
+        }
+    }
+
+    #[test]
+    fn another_version_is_a_clear_mismatch_not_a_parse_error() {
+        let err =
+            decode::<ExtensionFrame>(r#"{"v":2,"type":"hello","whatever":true}"#).unwrap_err();
+        assert_eq!(err, DecodeError::VersionMismatch { ours: 1, theirs: 2 });
+        assert!(err.to_string().contains("this side needs an update"));
+        let err = decode::<ExtensionFrame>(r#"{"v":0,"type":"pong"}"#).unwrap_err();
+        assert!(err.to_string().contains("the peer needs an update"));
+        assert!(host_version_mismatch_message(2, 1).contains("the extension needs an update"));
+        assert!(
+            host_version_mismatch_message(1, 2).contains("kapture (the server) needs an update")
+        );
+    }
+
+    #[test]
+    fn garbage_is_malformed() {
+        for text in [
+            "",
+            "{",
+            "[]",
+            "null",
+            r#"{"type":"pong"}"#,
+            r#"{"v":1,"type":"nope"}"#,
+            r#"{"v":1}"#,
+        ] {
+            assert!(
+                matches!(
+                    decode::<ExtensionFrame>(text),
+                    Err(DecodeError::Malformed(_))
+                ),
+                "{text:?} should be malformed"
+            );
+        }
+    }
+}

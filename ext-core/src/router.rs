@@ -1,0 +1,129 @@
+//! Which code serves a command: browser-level methods (tabs) or a tab's CDP logic; decodes
+//! params into their typed shape so bad arguments fail with `BAD_ARGS` before any CDP traffic.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cdp::{self, CdpSession};
+use crate::methods::{
+    Click, ConsoleMessages, Evaluate, GoBack, GoForward, Hover, Method, Navigate, PressKey, Reload,
+    Screenshot, SelectOption, TabsClose, TabsList, TabsNew, TabsSelect, Type,
+};
+use crate::protocol::{ErrorCode, WireError};
+
+/// Where a method runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Needs no tab (or names one in its params): runs at once, concurrently.
+    Browser,
+    /// Runs on one tab, in that tab's queue, after attaching the debugger.
+    Tab,
+}
+
+/// Every method the extension serves, with its route.
+pub const METHODS: &[(&str, Route)] = &[
+    (TabsList::NAME, Route::Browser),
+    (TabsNew::NAME, Route::Browser),
+    (TabsSelect::NAME, Route::Browser),
+    (TabsClose::NAME, Route::Browser),
+    (Navigate::NAME, Route::Tab),
+    (GoBack::NAME, Route::Tab),
+    (GoForward::NAME, Route::Tab),
+    (Reload::NAME, Route::Tab),
+    (Click::NAME, Route::Tab),
+    (Hover::NAME, Route::Tab),
+    (Type::NAME, Route::Tab),
+    (SelectOption::NAME, Route::Tab),
+    (PressKey::NAME, Route::Tab),
+    (Evaluate::NAME, Route::Tab),
+    (Screenshot::NAME, Route::Tab),
+    (ConsoleMessages::NAME, Route::Tab),
+];
+
+/// The route of `method`, or `BAD_ARGS` for a method this extension does not know.
+pub fn route(method: &str) -> Result<Route, WireError> {
+    METHODS
+        .iter()
+        .find(|(name, _)| *name == method)
+        .map(|(_, r)| *r)
+        .ok_or_else(|| {
+            WireError::new(
+                ErrorCode::BadArgs,
+                format!("unknown method {method:?}; the extension may be older than kapture"),
+            )
+        })
+}
+
+/// Decode a method's params, naming the method in the error.
+pub fn params<M: Method>(params: Value) -> Result<M, WireError> {
+    let params = if params.is_null() {
+        Value::Object(Default::default())
+    } else {
+        params
+    };
+    serde_json::from_value(params).map_err(|e| {
+        WireError::new(
+            ErrorCode::BadArgs,
+            format!("bad arguments for {}: {e}", M::NAME),
+        )
+    })
+}
+
+fn to_value<T: Serialize>(v: T) -> Result<Value, WireError> {
+    serde_json::to_value(v).map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
+}
+
+/// Run a tab-routed method on an attached tab.
+pub async fn run_on_tab<S: CdpSession>(
+    s: &S,
+    method: &str,
+    raw: Value,
+) -> Result<Value, WireError> {
+    match method {
+        Navigate::NAME => to_value(cdp::navigate(s, &params::<Navigate>(raw)?.url).await?),
+        GoBack::NAME => to_value(cdp::history(s, -1).await?),
+        GoForward::NAME => to_value(cdp::history(s, 1).await?),
+        Reload::NAME => to_value(cdp::reload(s).await?),
+        Click::NAME => to_value(cdp::click(s, &params(raw)?).await?),
+        Hover::NAME => to_value(cdp::hover(s, &params(raw)?).await?),
+        Type::NAME => to_value(cdp::type_text(s, &params(raw)?).await?),
+        SelectOption::NAME => to_value(cdp::select_option(s, &params(raw)?).await?),
+        PressKey::NAME => to_value(cdp::press_key(s, &params(raw)?).await?),
+        Evaluate::NAME => to_value(cdp::evaluate(s, &params(raw)?).await?),
+        Screenshot::NAME => to_value(cdp::screenshot(s, &params(raw)?).await?),
+        ConsoleMessages::NAME => to_value(cdp::console_messages(s, &params(raw)?)),
+        other => Err(route(other).err().unwrap_or_else(|| {
+            WireError::new(ErrorCode::Internal, format!("{other} is not a tab method"))
+        })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn every_method_has_one_route() {
+        for (name, _) in METHODS {
+            assert_eq!(
+                METHODS.iter().filter(|(n, _)| n == name).count(),
+                1,
+                "{name}"
+            );
+        }
+        assert_eq!(route("click").unwrap(), Route::Tab);
+        assert_eq!(route("tabs.list").unwrap(), Route::Browser);
+        assert_eq!(route("nope").unwrap_err().code, ErrorCode::BadArgs);
+    }
+
+    #[test]
+    fn bad_params_are_bad_args_naming_the_method() {
+        let err = params::<Click>(json!({"selector": 5})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::BadArgs);
+        assert!(err.message.contains("click"));
+        assert!(params::<Click>(json!({})).is_err());
+        assert!(params::<GoBack>(Value::Null).is_ok());
+    }
+}

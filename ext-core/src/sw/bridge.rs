@@ -1,0 +1,357 @@
+//! The extension's side of the bridge: discover live kapture servers through native
+//! messaging, keep one authenticated WebSocket to each, and reconnect with capped, jittered
+//! backoff when a server goes away or the service worker wakes up.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+use web_sys::{CloseEvent, MessageEvent, WebSocket};
+
+use super::App;
+use crate::backoff::Backoff;
+use crate::chrome;
+use crate::platform;
+use crate::protocol::{
+    self, Discovered, ExtensionFrame, HostFrame, NativeRequest, ServerEntry, NATIVE_HOST_NAME,
+};
+
+/// Consecutive fruitless discoveries before fast retries stop and only the alarm wakes us,
+/// so a browser with no kapture running is not kept busy forever.
+const FAST_RETRY_BUDGET: u32 = 40;
+
+#[derive(Debug, Clone, PartialEq)]
+enum ConnState {
+    Connecting,
+    Connected { session: String },
+    Rejected(String),
+}
+
+/// One WebSocket to one kapture server.
+pub struct Conn {
+    port: u16,
+    token: String,
+    ws: WebSocket,
+    state: RefCell<ConnState>,
+    last_seen_ms: Cell<f64>,
+    heartbeat_ms: Cell<f64>,
+    // Kept alive as long as the socket; dropped with the connection.
+    handlers: RefCell<Vec<Closure<dyn FnMut(JsValue)>>>,
+}
+
+impl Conn {
+    pub fn send(&self, frame: &ExtensionFrame) {
+        if self.ws.ready_state() == WebSocket::OPEN {
+            let _ = self.ws.send_with_str(&protocol::encode(frame));
+        }
+    }
+}
+
+/// All connections plus discovery state.
+pub struct Bridge {
+    conns: RefCell<HashMap<u16, Rc<Conn>>>,
+    /// Servers that refused us, by port, with the token they refused.
+    refused: RefCell<HashMap<u16, String>>,
+    backoff: RefCell<Backoff>,
+    failures: Cell<u32>,
+    discovering: Cell<bool>,
+    retry_pending: Cell<bool>,
+    problem: RefCell<Option<String>>,
+}
+
+impl Default for Bridge {
+    fn default() -> Self {
+        Self {
+            conns: RefCell::default(),
+            refused: RefCell::default(),
+            backoff: RefCell::new(Backoff::new(
+                Duration::from_millis(250),
+                Duration::from_secs(5),
+            )),
+            failures: Cell::new(0),
+            discovering: Cell::new(false),
+            retry_pending: Cell::new(false),
+            problem: RefCell::default(),
+        }
+    }
+}
+
+impl Bridge {
+    /// Send a frame to every authenticated server.
+    pub fn broadcast(&self, frame: &ExtensionFrame) {
+        for conn in self.conns.borrow().values() {
+            if matches!(*conn.state.borrow(), ConnState::Connected { .. }) {
+                conn.send(frame);
+            }
+        }
+    }
+
+    fn connected_ports(&self) -> Vec<u16> {
+        let mut ports: Vec<u16> = self
+            .conns
+            .borrow()
+            .values()
+            .filter(|c| matches!(*c.state.borrow(), ConnState::Connected { .. }))
+            .map(|c| c.port)
+            .collect();
+        ports.sort_unstable();
+        ports
+    }
+
+    /// Close sockets whose server has been silent for three heartbeats (a half-dead socket).
+    pub fn reap_silent(&self) {
+        let now = platform::now_ms();
+        for conn in self.conns.borrow().values() {
+            if now - conn.last_seen_ms.get() > 3.0 * conn.heartbeat_ms.get() {
+                let _ = conn.ws.close_with_code_and_reason(4000, "heartbeat lost");
+            }
+        }
+    }
+}
+
+/// Toolbar badge: green count when connected, amber while searching, red when refused.
+pub fn update_badge(app: &App) {
+    let ports = app.bridge.connected_ports();
+    let refused = app
+        .bridge
+        .conns
+        .borrow()
+        .values()
+        .find_map(|c| match &*c.state.borrow() {
+            ConnState::Rejected(why) => Some(why.clone()),
+            _ => None,
+        });
+    if !ports.is_empty() {
+        let list = ports
+            .iter()
+            .map(u16::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        chrome::action::show(
+            &ports.len().to_string(),
+            "#1a7f37",
+            &format!("Kapture: connected to kapture on port {list}"),
+        );
+    } else if let Some(why) = refused {
+        chrome::action::show(
+            "!",
+            "#cf222e",
+            &format!("Kapture: refused by kapture: {why}"),
+        );
+    } else {
+        let why = app
+            .bridge
+            .problem
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| "no kapture server running".into());
+        chrome::action::show("…", "#9a6700", &format!("Kapture: not connected ({why})"));
+    }
+}
+
+/// Ask the native host which servers run, and dial the ones we are not connected to.
+pub fn discover(app: &Rc<App>) {
+    if app.bridge.discovering.replace(true) {
+        return;
+    }
+    let app = app.clone();
+    spawn_local(async move {
+        let res: Result<Discovered, _> =
+            chrome::runtime::send_native_message(NATIVE_HOST_NAME, &NativeRequest::Discover).await;
+        app.bridge.discovering.set(false);
+        match res {
+            Ok(found) => {
+                *app.bridge.problem.borrow_mut() = None;
+                for server in found.servers {
+                    let known = app
+                        .bridge
+                        .conns
+                        .borrow()
+                        .get(&server.port)
+                        .map(|c| c.token == server.token);
+                    let refused =
+                        app.bridge.refused.borrow().get(&server.port) == Some(&server.token);
+                    if known != Some(true) && !refused {
+                        connect(&app, server);
+                    }
+                }
+            }
+            Err(e) => {
+                *app.bridge.problem.borrow_mut() =
+                    Some(format!("native host unavailable: {}", e.message));
+            }
+        }
+        if app.bridge.conns.borrow().is_empty() {
+            retry_later(&app);
+        }
+        update_badge(&app);
+    });
+}
+
+/// Schedule another discovery after a backoff delay (at most one pending).
+fn retry_later(app: &Rc<App>) {
+    let failures = app.bridge.failures.get() + 1;
+    app.bridge.failures.set(failures);
+    if failures > FAST_RETRY_BUDGET || app.bridge.retry_pending.replace(true) {
+        return;
+    }
+    let delay = app
+        .bridge
+        .backoff
+        .borrow_mut()
+        .next_delay(js_sys::Math::random());
+    let app = app.clone();
+    spawn_local(async move {
+        platform::sleep(delay).await;
+        app.bridge.retry_pending.set(false);
+        discover(&app);
+    });
+}
+
+/// The alarm fired (or the worker woke): start fast retries afresh and look around.
+pub fn wake(app: &Rc<App>) {
+    app.bridge.reap_silent();
+    app.bridge.failures.set(0);
+    discover(app);
+}
+
+fn connect(app: &Rc<App>, server: ServerEntry) {
+    let ws = match WebSocket::new(&format!("ws://127.0.0.1:{}/", server.port)) {
+        Ok(ws) => ws,
+        Err(e) => {
+            *app.bridge.problem.borrow_mut() = Some(chrome::error_message(&e));
+            return;
+        }
+    };
+    let conn = Rc::new(Conn {
+        port: server.port,
+        token: server.token,
+        ws,
+        state: RefCell::new(ConnState::Connecting),
+        last_seen_ms: Cell::new(platform::now_ms()),
+        heartbeat_ms: Cell::new(20_000.0),
+        handlers: RefCell::default(),
+    });
+    if let Some(old) = app
+        .bridge
+        .conns
+        .borrow_mut()
+        .insert(conn.port, conn.clone())
+    {
+        let _ = old.ws.close();
+    }
+
+    let weak_app = Rc::downgrade(app);
+    let weak_conn = Rc::downgrade(&conn);
+    let on_open = handler(&weak_app, &weak_conn, |app, conn, _| {
+        conn.send(&ExtensionFrame::Hello {
+            token: conn.token.clone(),
+            ext: app.ext.clone(),
+        });
+    });
+    let on_message = handler(&weak_app, &weak_conn, |app, conn, event| {
+        if let Some(text) = event
+            .dyn_into::<MessageEvent>()
+            .ok()
+            .and_then(|m| m.data().as_string())
+        {
+            on_frame(&app, &conn, &text);
+        }
+    });
+    let on_close = handler(&weak_app, &weak_conn, |app, conn, event| {
+        let reason = event
+            .dyn_into::<CloseEvent>()
+            .map(|c| c.reason())
+            .unwrap_or_default();
+        let mut conns = app.bridge.conns.borrow_mut();
+        if conns.get(&conn.port).is_some_and(|c| Rc::ptr_eq(c, &conn)) {
+            conns.remove(&conn.port);
+        }
+        drop(conns);
+        if let ConnState::Rejected(_) = &*conn.state.borrow() {
+            app.bridge
+                .refused
+                .borrow_mut()
+                .insert(conn.port, conn.token.clone());
+        } else if !reason.is_empty() {
+            *app.bridge.problem.borrow_mut() = Some(reason);
+        }
+        update_badge(&app);
+        retry_later(&app);
+    });
+    conn.ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    conn.ws
+        .set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    conn.ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+    conn.handlers
+        .borrow_mut()
+        .extend([on_open, on_message, on_close]);
+}
+
+/// Wrap a socket callback so it holds neither the app nor the connection alive.
+fn handler(
+    app: &Weak<App>,
+    conn: &Weak<Conn>,
+    f: impl Fn(Rc<App>, Rc<Conn>, JsValue) + 'static,
+) -> Closure<dyn FnMut(JsValue)> {
+    let (app, conn) = (app.clone(), conn.clone());
+    Closure::new(move |event: JsValue| {
+        if let (Some(app), Some(conn)) = (app.upgrade(), conn.upgrade()) {
+            f(app, conn, event);
+        }
+    })
+}
+
+fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
+    conn.last_seen_ms.set(platform::now_ms());
+    let frame = match protocol::decode::<HostFrame>(text) {
+        Ok(frame) => frame,
+        Err(protocol::DecodeError::VersionMismatch { ours, theirs }) => {
+            *conn.state.borrow_mut() =
+                ConnState::Rejected(protocol::version_mismatch_message(ours, theirs));
+            let _ = conn
+                .ws
+                .close_with_code_and_reason(4409, "protocol version mismatch");
+            return;
+        }
+        // One malformed frame is dropped; the connection and the worker carry on.
+        Err(_) => return,
+    };
+    match frame {
+        HostFrame::Welcome {
+            session,
+            heartbeat_ms,
+        } => {
+            *conn.state.borrow_mut() = ConnState::Connected { session };
+            conn.heartbeat_ms.set(heartbeat_ms as f64);
+            app.bridge.failures.set(0);
+            app.bridge.backoff.borrow_mut().reset();
+            app.bridge.refused.borrow_mut().remove(&conn.port);
+            update_badge(app);
+        }
+        HostFrame::Unauthorized { reason, message } => {
+            *conn.state.borrow_mut() = ConnState::Rejected(format!("{reason:?}: {message}"));
+            update_badge(app);
+        }
+        HostFrame::Ping => conn.send(&ExtensionFrame::Pong),
+        HostFrame::Command {
+            id,
+            tab_id,
+            method,
+            params,
+            timeout_ms,
+        } => {
+            let (app, conn) = (app.clone(), conn.clone());
+            spawn_local(async move {
+                let frame = match app.run_command(tab_id, &method, params, timeout_ms).await {
+                    Ok(data) => ExtensionFrame::Result { id, data },
+                    Err(error) => ExtensionFrame::Error { id, error },
+                };
+                conn.send(&frame);
+            });
+        }
+    }
+}

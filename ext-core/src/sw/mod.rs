@@ -1,0 +1,204 @@
+//! The service worker: what the JS glue calls. It owns the bridge connections and the tab
+//! queues, and answers every command exactly once (result or coded error).
+
+mod bridge;
+mod tabs;
+
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+
+use crate::chrome;
+use crate::methods::{Closed, Method, Navigate, TabsClose, TabsList, TabsNew, TabsSelect};
+use crate::platform;
+use crate::protocol::{BrowserEvent, ErrorCode, ExtensionFrame, ExtensionInfo, TabId, WireError};
+use crate::router::{self, Route};
+
+/// Name of the periodic wake-up alarm.
+const WAKE_ALARM: &str = "kapture-wake";
+/// Alarm period in minutes. Unpacked extensions may go below Chrome's 30 s minimum.
+const WAKE_PERIOD_MIN: f64 = 0.25;
+
+/// Shared state of the worker.
+pub struct App {
+    ext: ExtensionInfo,
+    bridge: bridge::Bridge,
+    tabs: tabs::Tabs,
+}
+
+impl App {
+    /// Run one command from a server; the answer always comes back (never a hang).
+    async fn run_command(
+        &self,
+        tab_id: Option<TabId>,
+        method: &str,
+        params: Value,
+        timeout_ms: u64,
+    ) -> Result<Value, WireError> {
+        let deadline_ms = platform::now_ms() + timeout_ms as f64;
+        match router::route(method)? {
+            Route::Browser => {
+                let run = self.browser_method(tab_id, method, params, deadline_ms);
+                platform::timeout(std::time::Duration::from_millis(timeout_ms), run)
+                    .await
+                    .unwrap_or_else(|| {
+                        Err(WireError::new(
+                            ErrorCode::Timeout,
+                            format!("{method} did not finish in {timeout_ms} ms"),
+                        ))
+                    })
+            }
+            Route::Tab => {
+                let tab_id = match tab_id {
+                    Some(id) => {
+                        chrome::tabs::get(id).await.map_err(|_| {
+                            WireError::new(
+                                ErrorCode::TabNotFound,
+                                format!("there is no tab with id {id}"),
+                            )
+                        })?;
+                        id
+                    }
+                    None => tabs::default_tab().await?,
+                };
+                self.on_tab(tab_id, method, params, deadline_ms).await
+            }
+        }
+    }
+
+    async fn on_tab(
+        &self,
+        tab_id: TabId,
+        method: &str,
+        params: Value,
+        deadline_ms: f64,
+    ) -> Result<Value, WireError> {
+        let (reply, answer) = oneshot::channel();
+        self.tabs.enqueue(
+            tab_id,
+            tabs::Job {
+                method: method.to_string(),
+                params,
+                deadline_ms,
+                reply,
+            },
+        );
+        answer.await.unwrap_or_else(|_| {
+            Err(WireError::new(
+                ErrorCode::TabClosed,
+                format!("tab {tab_id} was closed"),
+            ))
+        })
+    }
+
+    async fn browser_method(
+        &self,
+        tab_id: Option<TabId>,
+        method: &str,
+        params: Value,
+        deadline_ms: f64,
+    ) -> Result<Value, WireError> {
+        let need_tab = || {
+            tab_id.ok_or_else(|| {
+                WireError::new(ErrorCode::BadArgs, format!("{method} needs a tab id"))
+            })
+        };
+        let value = match method {
+            TabsList::NAME => json!(chrome::tabs::query(&json!({})).await?),
+            TabsNew::NAME => {
+                let p: TabsNew = router::params(params)?;
+                let tab = chrome::tabs::create("about:blank").await?;
+                if let Some(url) = p.url {
+                    let nav = serde_json::to_value(Navigate { url }).unwrap_or_default();
+                    self.on_tab(tab.tab_id, Navigate::NAME, nav, deadline_ms)
+                        .await?;
+                }
+                json!(chrome::tabs::get(tab.tab_id).await?)
+            }
+            TabsSelect::NAME => {
+                let tab = chrome::tabs::activate(need_tab()?).await?;
+                let _ = chrome::windows::focus(tab.window_id).await;
+                json!(tab)
+            }
+            TabsClose::NAME => {
+                let id = need_tab()?;
+                chrome::tabs::remove(id).await?;
+                json!(Closed { tab_id: id })
+            }
+            other => {
+                return Err(WireError::new(
+                    ErrorCode::Internal,
+                    format!("{other} is not a browser method"),
+                ))
+            }
+        };
+        Ok(value)
+    }
+}
+
+/// The worker object the JS glue creates once and forwards every event to.
+#[wasm_bindgen]
+pub struct Worker {
+    app: Rc<App>,
+}
+
+#[wasm_bindgen]
+impl Worker {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Worker {
+        let ext = ExtensionInfo {
+            id: chrome::runtime::extension_id(),
+            version: chrome::runtime::manifest_version(),
+            browser: chrome::runtime::user_agent(),
+        };
+        Worker {
+            app: Rc::new(App {
+                ext,
+                bridge: bridge::Bridge::default(),
+                tabs: tabs::Tabs::default(),
+            }),
+        }
+    }
+
+    /// First run after the worker started: arm the alarm, show state, find servers.
+    pub fn start(&self) {
+        chrome::alarms::create_periodic(WAKE_ALARM, WAKE_PERIOD_MIN);
+        bridge::update_badge(&self.app);
+        bridge::wake(&self.app);
+    }
+
+    pub fn on_alarm(&self, _name: String) {
+        bridge::wake(&self.app);
+    }
+
+    pub fn on_debugger_event(&self, tab_id: Option<i32>, method: String, params: JsValue) {
+        if let Some(tab_id) = tab_id {
+            let params: Value = chrome::from_js(params).unwrap_or(Value::Null);
+            self.app.tabs.on_event(tab_id, &method, &params);
+        }
+    }
+
+    pub fn on_debugger_detach(&self, tab_id: Option<i32>, reason: String) {
+        if let Some(tab_id) = tab_id {
+            self.app.tabs.on_detach(tab_id);
+            self.app.bridge.broadcast(&ExtensionFrame::Event {
+                event: BrowserEvent::Detached { tab_id, reason },
+            });
+        }
+    }
+
+    pub fn on_tab_removed(&self, tab_id: i32) {
+        self.app.tabs.on_removed(tab_id);
+        self.app.bridge.broadcast(&ExtensionFrame::Event {
+            event: BrowserEvent::TabRemoved { tab_id },
+        });
+    }
+}
+
+impl Default for Worker {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,223 @@
+//! Tabs under control: one queue task per tab (its commands run one at a time, in order;
+//! different tabs run concurrently), the `chrome.debugger` session, and per-command deadlines.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures::channel::{mpsc, oneshot};
+use futures::StreamExt;
+use serde_json::{json, Value};
+use wasm_bindgen_futures::spawn_local;
+
+use crate::cdp::{self, CdpSession, TabEvents};
+use crate::chrome;
+use crate::platform;
+use crate::protocol::{ErrorCode, TabId, WireError};
+use crate::router;
+
+/// Commands waiting per tab; a full queue answers at once instead of piling up.
+const QUEUE_DEPTH: usize = 64;
+
+/// One queued command and where its answer goes.
+pub struct Job {
+    pub method: String,
+    pub params: Value,
+    /// Absolute deadline, ms since epoch: time spent queued counts against the timeout.
+    pub deadline_ms: f64,
+    pub reply: oneshot::Sender<Result<Value, WireError>>,
+}
+
+/// Everything kept about one tab.
+pub struct TabSlot {
+    tab_id: TabId,
+    events: RefCell<TabEvents>,
+    attached: Cell<bool>,
+    closed: Cell<bool>,
+    queue: mpsc::Sender<Job>,
+}
+
+impl TabSlot {
+    fn fail_pending(&self) {
+        self.events.borrow_mut().cancel_waiters();
+    }
+}
+
+/// `chrome.debugger` as a [`CdpSession`].
+struct DebuggerSession<'a> {
+    slot: &'a TabSlot,
+}
+
+impl CdpSession for DebuggerSession<'_> {
+    fn tab_id(&self) -> TabId {
+        self.slot.tab_id
+    }
+
+    async fn send(&self, method: &str, params: Value) -> Result<Value, WireError> {
+        if self.slot.closed.get() {
+            return Err(WireError::new(
+                ErrorCode::TabClosed,
+                format!("tab {} was closed", self.slot.tab_id),
+            ));
+        }
+        chrome::debugger::send_command(self.slot.tab_id, method, &params).await
+    }
+
+    fn events(&self) -> &RefCell<TabEvents> {
+        &self.slot.events
+    }
+}
+
+/// All controlled tabs.
+#[derive(Default)]
+pub struct Tabs {
+    slots: RefCell<HashMap<TabId, Rc<TabSlot>>>,
+}
+
+impl Tabs {
+    /// Queue `job` on `tab_id`'s queue, creating the queue task on first use.
+    pub fn enqueue(&self, tab_id: TabId, job: Job) {
+        let slot = self.slot(tab_id);
+        let mut queue = slot.queue.clone();
+        if let Err(err) = queue.try_send(job) {
+            let job = err.into_inner();
+            let _ = job.reply.send(Err(WireError::new(
+                ErrorCode::Internal,
+                format!("tab {tab_id} has {QUEUE_DEPTH} commands waiting; wait for them before sending more"),
+            )));
+        }
+    }
+
+    fn slot(&self, tab_id: TabId) -> Rc<TabSlot> {
+        if let Some(slot) = self.slots.borrow().get(&tab_id) {
+            return slot.clone();
+        }
+        let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
+        let slot = Rc::new(TabSlot {
+            tab_id,
+            events: RefCell::new(TabEvents::new()),
+            attached: Cell::new(false),
+            closed: Cell::new(false),
+            queue: tx,
+        });
+        self.slots.borrow_mut().insert(tab_id, slot.clone());
+        spawn_local(run_queue(slot.clone(), rx));
+        slot
+    }
+
+    /// A CDP event for a tab we control.
+    pub fn on_event(&self, tab_id: TabId, method: &str, params: &Value) {
+        let slot = self.slots.borrow().get(&tab_id).cloned();
+        if let Some(slot) = slot {
+            slot.events.borrow_mut().on_event(method, params);
+        }
+    }
+
+    /// The debugger left the tab (closed, crashed, or the user cancelled the infobar).
+    pub fn on_detach(&self, tab_id: TabId) {
+        let slot = self.slots.borrow().get(&tab_id).cloned();
+        if let Some(slot) = slot {
+            slot.attached.set(false);
+            slot.fail_pending();
+        }
+    }
+
+    /// The tab is gone: queued and running commands end with `TAB_CLOSED`.
+    pub fn on_removed(&self, tab_id: TabId) {
+        let slot = self.slots.borrow_mut().remove(&tab_id);
+        if let Some(slot) = slot {
+            slot.closed.set(true);
+            slot.fail_pending();
+            // Ends the queue task once it has answered what is queued.
+            slot.queue.clone().close_channel();
+        }
+    }
+}
+
+fn closed(tab_id: TabId) -> WireError {
+    WireError::new(ErrorCode::TabClosed, format!("tab {tab_id} was closed"))
+}
+
+/// The queue task of one tab: runs its jobs strictly one after another.
+async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
+    while let Some(job) = rx.next().await {
+        let remaining = job.deadline_ms - platform::now_ms();
+        let result = if slot.closed.get() {
+            Err(closed(slot.tab_id))
+        } else if remaining <= 0.0 {
+            Err(WireError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "{} timed out while waiting for earlier commands on tab {}",
+                    job.method, slot.tab_id
+                ),
+            ))
+        } else {
+            let run = execute(&slot, &job.method, job.params);
+            match platform::timeout(Duration::from_millis(remaining as u64), run).await {
+                Some(result) => result,
+                None => Err(WireError::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "{} did not finish within its timeout on tab {}",
+                        job.method, slot.tab_id
+                    ),
+                )),
+            }
+        };
+        // A closed tab turns whatever the command saw (cancelled waits, detach) into TAB_CLOSED.
+        let result = match result {
+            Err(_) if slot.closed.get() => Err(closed(slot.tab_id)),
+            other => other,
+        };
+        let _ = job.reply.send(result);
+    }
+}
+
+async fn execute(slot: &TabSlot, method: &str, params: Value) -> Result<Value, WireError> {
+    let session = DebuggerSession { slot };
+    if !slot.attached.get() {
+        attach(slot).await?;
+        cdp::prepare(&session).await?;
+    }
+    router::run_on_tab(&session, method, params).await
+}
+
+async fn attach(slot: &TabSlot) -> Result<(), WireError> {
+    match chrome::debugger::attach(slot.tab_id).await {
+        Ok(()) => {}
+        // After a service-worker restart our own earlier session may still hold the tab:
+        // detaching succeeds only if it is ours, and then we attach afresh.
+        Err(e)
+            if e.code == ErrorCode::DebuggerConflict
+                && chrome::debugger::detach(slot.tab_id).await.is_ok() =>
+        {
+            chrome::debugger::attach(slot.tab_id).await?;
+        }
+        Err(mut e) => {
+            if e.code == ErrorCode::Internal {
+                e.code = ErrorCode::UnsupportedPage;
+            }
+            e.message = format!("cannot control tab {}: {}", slot.tab_id, e.message);
+            return Err(e);
+        }
+    }
+    slot.attached.set(true);
+    Ok(())
+}
+
+/// The tab a command without `tab_id` runs on: the active tab of the focused window,
+/// else any active tab, else any tab, else a new blank one.
+pub async fn default_tab() -> Result<TabId, WireError> {
+    for filter in [
+        json!({"active": true, "lastFocusedWindow": true}),
+        json!({"active": true}),
+        json!({}),
+    ] {
+        if let Some(tab) = chrome::tabs::query(&filter).await?.into_iter().next() {
+            return Ok(tab.tab_id);
+        }
+    }
+    Ok(chrome::tabs::create("about:blank").await?.tab_id)
+}

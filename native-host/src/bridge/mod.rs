@@ -1,0 +1,375 @@
+//! The WebSocket bridge to the extension. One hub task owns the authenticated connection
+//! and the table of pending commands; everything else talks to it through [`BridgeHandle`].
+//! Every call gets exactly one answer: the extension's, or a coded error when it times out
+//! or the connection drops.
+
+pub mod guard;
+mod server;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use ext_core::methods::Method;
+use ext_core::protocol::{
+    BrowserEvent, CommandId, ErrorCode, ExtensionInfo, HostFrame, TabId, WireError,
+};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+pub use server::BridgeConfig;
+
+use crate::pairing::Token;
+
+/// Extra time the host gives a command beyond its own timeout before declaring the extension
+/// unresponsive: the extension enforces the timeout itself and answers `TIMEOUT` first.
+const ANSWER_GRACE: Duration = Duration::from_secs(3);
+/// Commands queued towards the hub; callers wait (bounded) when it is busy.
+const HUB_QUEUE: usize = 256;
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum BridgeError {
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    #[error("the bridge is shut down")]
+    Closed,
+}
+
+impl BridgeError {
+    pub fn into_wire(self) -> WireError {
+        match self {
+            Self::Wire(w) => w,
+            Self::Closed => WireError::new(ErrorCode::NoBrowser, "kapture is shutting down"),
+        }
+    }
+}
+
+fn disconnected(message: &str) -> WireError {
+    WireError::new(ErrorCode::ExtensionDisconnected, message)
+}
+
+/// What the bridge can say about its extension.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BridgeStatus {
+    pub port: u16,
+    pub extension: Option<ConnectedExtension>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ConnectedExtension {
+    #[serde(flatten)]
+    pub info: ExtensionInfo,
+    pub session: String,
+    pub connected_for_s: u64,
+}
+
+type Answer = Result<Value, WireError>;
+
+enum HubMsg {
+    Call {
+        method: String,
+        tab_id: Option<TabId>,
+        params: Value,
+        timeout_ms: u64,
+        reply: oneshot::Sender<Answer>,
+    },
+    /// A connection passed `hello`; it becomes the active one.
+    Attach {
+        conn: u64,
+        info: ExtensionInfo,
+        out: mpsc::Sender<HostFrame>,
+        reply: oneshot::Sender<String>,
+    },
+    Detach {
+        conn: u64,
+    },
+    Answered {
+        conn: u64,
+        id: CommandId,
+        answer: Answer,
+    },
+    Event(BrowserEvent),
+    Status {
+        reply: oneshot::Sender<Option<ConnectedExtension>>,
+    },
+    WaitConnected {
+        reply: oneshot::Sender<()>,
+    },
+}
+
+struct Active {
+    conn: u64,
+    info: ExtensionInfo,
+    session: String,
+    since: Instant,
+    out: mpsc::Sender<HostFrame>,
+}
+
+/// Clonable handle to the bridge.
+#[derive(Clone)]
+pub struct BridgeHandle {
+    hub: mpsc::Sender<HubMsg>,
+    events: broadcast::Sender<BrowserEvent>,
+    port: u16,
+}
+
+impl BridgeHandle {
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Browser events (tab closed, debugger detached) as they arrive.
+    pub fn subscribe(&self) -> broadcast::Receiver<BrowserEvent> {
+        self.events.subscribe()
+    }
+
+    /// Send a raw command and wait for its answer.
+    pub async fn call_raw(
+        &self,
+        method: &str,
+        tab_id: Option<TabId>,
+        params: Value,
+        timeout_ms: u64,
+    ) -> Result<Value, BridgeError> {
+        let (reply, answer) = oneshot::channel();
+        let msg = HubMsg::Call {
+            method: method.to_string(),
+            tab_id,
+            params,
+            timeout_ms,
+            reply,
+        };
+        self.hub.send(msg).await.map_err(|_| BridgeError::Closed)?;
+        let limit = Duration::from_millis(timeout_ms) + ANSWER_GRACE;
+        match tokio::time::timeout(limit, answer).await {
+            Ok(Ok(answer)) => answer.map_err(BridgeError::Wire),
+            Ok(Err(_)) => Err(BridgeError::Closed),
+            Err(_) => Err(BridgeError::Wire(WireError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "the extension did not answer {method} within {} ms",
+                    limit.as_millis()
+                ),
+            ))),
+        }
+    }
+
+    /// Typed call: `M`'s params in, `M::Response` out.
+    pub async fn call<M: Method>(
+        &self,
+        tab_id: Option<TabId>,
+        params: &M,
+    ) -> Result<M::Response, BridgeError> {
+        let params = serde_json::to_value(params)
+            .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?;
+        let value = self
+            .call_raw(M::NAME, tab_id, params, M::TIMEOUT_MS)
+            .await?;
+        serde_json::from_value(value).map_err(|e| {
+            BridgeError::Wire(WireError::new(
+                ErrorCode::Internal,
+                format!("unexpected answer to {}: {e}", M::NAME),
+            ))
+        })
+    }
+
+    /// The connected extension, if any.
+    pub async fn status(&self) -> BridgeStatus {
+        let (reply, rx) = oneshot::channel();
+        let extension = match self.hub.send(HubMsg::Status { reply }).await {
+            Ok(()) => rx.await.ok().flatten(),
+            Err(_) => None,
+        };
+        BridgeStatus {
+            port: self.port,
+            extension,
+        }
+    }
+
+    /// Wait up to `limit` for an extension to be connected; true if one is.
+    pub async fn wait_connected(&self, limit: Duration) -> bool {
+        let (reply, rx) = oneshot::channel();
+        if self
+            .hub
+            .send(HubMsg::WaitConnected { reply })
+            .await
+            .is_err()
+        {
+            return false;
+        }
+        matches!(tokio::time::timeout(limit, rx).await, Ok(Ok(())))
+    }
+}
+
+/// Start the bridge on `listener`; it stops when `shutdown` is cancelled.
+pub fn start(
+    listener: TcpListener,
+    token: Token,
+    config: BridgeConfig,
+    shutdown: CancellationToken,
+) -> std::io::Result<BridgeHandle> {
+    let port = listener.local_addr()?.port();
+    let (hub_tx, hub_rx) = mpsc::channel(HUB_QUEUE);
+    let (events, _) = broadcast::channel(64);
+    let handle = BridgeHandle {
+        hub: hub_tx,
+        events: events.clone(),
+        port,
+    };
+    tokio::spawn(run_hub(hub_rx, events, shutdown.clone()));
+    tokio::spawn(server::accept_loop(
+        listener,
+        token,
+        config,
+        handle.hub.clone(),
+        shutdown,
+    ));
+    Ok(handle)
+}
+
+async fn run_hub(
+    mut rx: mpsc::Receiver<HubMsg>,
+    events: broadcast::Sender<BrowserEvent>,
+    shutdown: CancellationToken,
+) {
+    let mut active: Option<Active> = None;
+    let mut pending: HashMap<CommandId, (u64, oneshot::Sender<Answer>)> = HashMap::new();
+    let mut waiters: Vec<oneshot::Sender<()>> = Vec::new();
+    let mut next_id: CommandId = 1;
+    let mut next_session: u64 = 1;
+    loop {
+        let msg = tokio::select! {
+            msg = rx.recv() => match msg { Some(m) => m, None => break },
+            () = shutdown.cancelled() => break,
+        };
+        match msg {
+            HubMsg::Call {
+                method,
+                tab_id,
+                params,
+                timeout_ms,
+                reply,
+            } => {
+                let Some(a) = &active else {
+                    let _ = reply.send(Err(WireError::new(
+                        ErrorCode::NoBrowser,
+                        "no browser extension is connected to kapture",
+                    )));
+                    continue;
+                };
+                let id = next_id;
+                next_id += 1;
+                let frame = HostFrame::Command {
+                    id,
+                    tab_id,
+                    method,
+                    params,
+                    timeout_ms,
+                };
+                // A full outbound queue means the socket is stuck; answer rather than wait.
+                match a.out.try_send(frame) {
+                    Ok(()) => {
+                        pending.retain(|_, (_, tx)| !tx.is_closed());
+                        pending.insert(id, (a.conn, reply));
+                    }
+                    Err(_) => {
+                        let _ = reply.send(Err(disconnected(
+                            "the connection to the extension is not accepting commands",
+                        )));
+                    }
+                }
+            }
+            HubMsg::Attach {
+                conn,
+                info,
+                out,
+                reply,
+            } => {
+                let session = format!("s{next_session}-{conn}");
+                next_session += 1;
+                if let Some(old) = active.take() {
+                    tracing::warn!(old = %old.session, new = %session, "a new authenticated extension connection replaces the previous one");
+                    let _ = old.out.try_send(HostFrame::Unauthorized {
+                        reason: ext_core::protocol::RejectReason::Superseded,
+                        message: "a newer connection from the extension replaced this one".into(),
+                    });
+                    fail_conn(&mut pending, old.conn, "the extension reconnected; the command was not answered on the old connection");
+                }
+                tracing::info!(extension = %info.id, version = %info.version, %session, "extension connected");
+                active = Some(Active {
+                    conn,
+                    info,
+                    session: session.clone(),
+                    since: Instant::now(),
+                    out,
+                });
+                let _ = reply.send(session);
+                for w in waiters.drain(..) {
+                    let _ = w.send(());
+                }
+            }
+            HubMsg::Detach { conn } => {
+                if active.as_ref().is_some_and(|a| a.conn == conn) {
+                    tracing::info!("extension disconnected");
+                    active = None;
+                }
+                fail_conn(
+                    &mut pending,
+                    conn,
+                    "the extension disconnected before answering; retry the call",
+                );
+            }
+            HubMsg::Answered { conn, id, answer } => {
+                if let Some((owner, reply)) = pending.remove(&id) {
+                    if owner == conn {
+                        let _ = reply.send(answer);
+                    } else {
+                        pending.insert(id, (owner, reply));
+                    }
+                }
+            }
+            HubMsg::Event(event) => {
+                let _ = events.send(event);
+            }
+            HubMsg::Status { reply } => {
+                let _ = reply.send(active.as_ref().map(|a| ConnectedExtension {
+                    info: a.info.clone(),
+                    session: a.session.clone(),
+                    connected_for_s: a.since.elapsed().as_secs(),
+                }));
+            }
+            HubMsg::WaitConnected { reply } => {
+                if active.is_some() {
+                    let _ = reply.send(());
+                } else {
+                    waiters.retain(|w| !w.is_closed());
+                    waiters.push(reply);
+                }
+            }
+        }
+    }
+    for (_, (_, reply)) in pending.drain() {
+        let _ = reply.send(Err(disconnected("kapture is shutting down")));
+    }
+}
+
+fn fail_conn(
+    pending: &mut HashMap<CommandId, (u64, oneshot::Sender<Answer>)>,
+    conn: u64,
+    why: &str,
+) {
+    let ids: Vec<CommandId> = pending
+        .iter()
+        .filter(|(_, (c, _))| *c == conn)
+        .map(|(id, _)| *id)
+        .collect();
+    for id in ids {
+        if let Some((_, reply)) = pending.remove(&id) {
+            let _ = reply.send(Err(disconnected(why)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,297 @@
+//! Accepting extension connections: the upgrade-time Origin/Host check, the `hello`
+//! deadline and token check, then one task per authenticated socket that moves frames
+//! between the socket and the hub and keeps the heartbeat.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ext_core::protocol::{self, DecodeError, ExtensionFrame, HostFrame, RejectReason};
+use futures::{SinkExt, StreamExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::CancellationToken;
+
+use super::{guard, HubMsg};
+use crate::pairing::Token;
+
+/// Largest message accepted from the extension (full-page screenshots are the big ones).
+pub const MAX_MESSAGE_BYTES: usize = 12 << 20;
+/// Sockets that have not yet said `hello`, at most; more wait for a slot.
+const MAX_UNAUTHENTICATED: usize = 64;
+/// Frames queued towards one socket.
+const OUT_QUEUE: usize = 128;
+
+/// Settings of the bridge listener.
+#[derive(Debug, Clone)]
+pub struct BridgeConfig {
+    /// The only Origin accepted: `chrome-extension://<id>`.
+    pub allowed_origin: String,
+    /// Time allowed between TCP accept and a valid `hello`.
+    pub hello_timeout: Duration,
+    /// Ping interval; the extension's worker stays awake on application messages.
+    pub heartbeat: Duration,
+}
+
+impl BridgeConfig {
+    pub fn new(allowed_origin: String) -> Self {
+        Self {
+            allowed_origin,
+            hello_timeout: Duration::from_secs(5),
+            heartbeat: Duration::from_secs(20),
+        }
+    }
+}
+
+type Ws = WebSocketStream<TcpStream>;
+
+pub(super) async fn accept_loop(
+    listener: TcpListener,
+    token: Token,
+    config: BridgeConfig,
+    hub: mpsc::Sender<HubMsg>,
+    shutdown: CancellationToken,
+) {
+    let token = Arc::new(token);
+    let config = Arc::new(config);
+    let preauth = Arc::new(Semaphore::new(MAX_UNAUTHENTICATED));
+    let next_conn = Arc::new(AtomicU64::new(1));
+    loop {
+        let (stream, peer) = tokio::select! {
+            res = listener.accept() => match res {
+                Ok(x) => x,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => return,
+        };
+        let (token, config, hub, shutdown) =
+            (token.clone(), config.clone(), hub.clone(), shutdown.clone());
+        let preauth = preauth.clone();
+        let conn = next_conn.fetch_add(1, Ordering::Relaxed);
+        tokio::spawn(async move {
+            let Ok(permit) = preauth.acquire_owned().await else {
+                return;
+            };
+            let Some((ws, info)) = authenticate(stream, &token, &config).await else {
+                tracing::debug!(%peer, "connection refused before authentication");
+                return;
+            };
+            drop(permit);
+            serve(conn, ws, info, &config, hub, shutdown).await;
+        });
+    }
+}
+
+/// Upgrade with Origin/Host checks, then require a valid `hello` within the deadline.
+async fn authenticate(
+    stream: TcpStream,
+    token: &Token,
+    config: &BridgeConfig,
+) -> Option<(Ws, ext_core::protocol::ExtensionInfo)> {
+    let _ = stream.set_nodelay(true);
+    let port = stream.local_addr().ok()?.port();
+    let allowed = config.allowed_origin.clone();
+    let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+        let values = |name: &str| -> Vec<&str> {
+            req.headers()
+                .get_all(name)
+                .iter()
+                .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+                .collect()
+        };
+        let verdict = guard::check_origin(&values("origin"), &allowed)
+            .and_then(|()| guard::check_host(&values("host"), port));
+        match verdict {
+            Ok(()) => Ok(resp),
+            Err(refusal) => {
+                tracing::warn!(%refusal, "refused a bridge connection");
+                let mut deny = ErrorResponse::new(Some("forbidden".into()));
+                *deny.status_mut() = tokio_tungstenite::tungstenite::http::StatusCode::FORBIDDEN;
+                Err(deny)
+            }
+        }
+    };
+    let ws_config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(MAX_MESSAGE_BYTES));
+    let deadline = Instant::now() + config.hello_timeout;
+    let upgrade = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(ws_config));
+    let mut ws = tokio::time::timeout_at(deadline.into(), upgrade)
+        .await
+        .ok()?
+        .ok()?;
+
+    let first = tokio::time::timeout_at(deadline.into(), next_text(&mut ws)).await;
+    let text = match first {
+        Ok(Some(text)) => text,
+        Ok(None) => return None,
+        Err(_) => {
+            close(&mut ws, CloseCode::Policy, "no hello in time").await;
+            return None;
+        }
+    };
+    match protocol::decode::<ExtensionFrame>(&text) {
+        Ok(ExtensionFrame::Hello {
+            token: offered,
+            ext,
+        }) => {
+            if token.verify(&offered) {
+                Some((ws, ext))
+            } else {
+                reject(&mut ws, RejectReason::BadToken, "the token does not match this kapture server; the extension will rediscover servers").await;
+                None
+            }
+        }
+        Err(DecodeError::VersionMismatch { ours, theirs }) => {
+            let message = protocol::host_version_mismatch_message(ours, theirs);
+            tracing::warn!("{message}");
+            reject(&mut ws, RejectReason::VersionMismatch, &message).await;
+            None
+        }
+        Ok(_) | Err(DecodeError::Malformed(_)) => {
+            reject(
+                &mut ws,
+                RejectReason::ExpectedHello,
+                "the first frame must be hello",
+            )
+            .await;
+            None
+        }
+    }
+}
+
+/// The next text message; `None` when the socket ends, errs, or sends non-text data.
+async fn next_text(ws: &mut Ws) -> Option<String> {
+    loop {
+        match ws.next().await? {
+            Ok(Message::Text(t)) => return Some(t.to_string()),
+            Ok(Message::Ping(_) | Message::Pong(_)) => continue,
+            _ => return None,
+        }
+    }
+}
+
+async fn close(ws: &mut Ws, code: CloseCode, reason: &str) {
+    let frame = CloseFrame {
+        code,
+        reason: reason.to_string().into(),
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), ws.close(Some(frame))).await;
+}
+
+async fn reject(ws: &mut Ws, reason: RejectReason, message: &str) {
+    let frame = HostFrame::Unauthorized {
+        reason,
+        message: message.to_string(),
+    };
+    let _ = ws.send(Message::text(protocol::encode(&frame))).await;
+    close(ws, CloseCode::Library(4401), "unauthorized").await;
+}
+
+/// Pump frames for one authenticated connection until it ends.
+async fn serve(
+    conn: u64,
+    mut ws: Ws,
+    info: ext_core::protocol::ExtensionInfo,
+    config: &BridgeConfig,
+    hub: mpsc::Sender<HubMsg>,
+    shutdown: CancellationToken,
+) {
+    let (out_tx, mut out_rx) = mpsc::channel::<HostFrame>(OUT_QUEUE);
+    let (reply, session) = oneshot::channel();
+    if hub
+        .send(HubMsg::Attach {
+            conn,
+            info,
+            out: out_tx,
+            reply,
+        })
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let Ok(session) = session.await else { return };
+    let welcome = HostFrame::Welcome {
+        session,
+        heartbeat_ms: config.heartbeat.as_millis() as u64,
+    };
+    if ws
+        .send(Message::text(protocol::encode(&welcome)))
+        .await
+        .is_err()
+    {
+        let _ = hub.send(HubMsg::Detach { conn }).await;
+        return;
+    }
+    let mut heartbeat = tokio::time::interval(config.heartbeat);
+    heartbeat.tick().await;
+    let mut last_seen = Instant::now();
+    let why = loop {
+        tokio::select! {
+            incoming = ws.next() => match incoming {
+                Some(Ok(Message::Text(text))) => {
+                    last_seen = Instant::now();
+                    match protocol::decode::<ExtensionFrame>(&text) {
+                        Ok(ExtensionFrame::Result { id, data }) => {
+                            let _ = hub.send(HubMsg::Answered { conn, id, answer: Ok(data) }).await;
+                        }
+                        Ok(ExtensionFrame::Error { id, error }) => {
+                            let _ = hub.send(HubMsg::Answered { conn, id, answer: Err(error) }).await;
+                        }
+                        Ok(ExtensionFrame::Event { event }) => {
+                            let _ = hub.send(HubMsg::Event(event)).await;
+                        }
+                        Ok(ExtensionFrame::Pong) => {}
+                        Ok(ExtensionFrame::Hello { .. }) => tracing::debug!("ignoring a repeated hello"),
+                        // One bad frame is logged and dropped; the connection carries on.
+                        Err(e) => tracing::warn!(error = %e, "dropping a malformed frame from the extension"),
+                    }
+                }
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => last_seen = Instant::now(),
+                Some(Ok(Message::Close(_))) | None => break "closed by the extension",
+                Some(Ok(_)) => tracing::warn!("dropping a binary frame from the extension"),
+                Some(Err(e)) => {
+                    tracing::warn!(error = %e, "extension socket failed");
+                    break "socket error";
+                }
+            },
+            frame = out_rx.recv() => match frame {
+                Some(frame) => {
+                    let superseded = matches!(frame, HostFrame::Unauthorized { .. });
+                    if ws.send(Message::text(protocol::encode(&frame))).await.is_err() {
+                        break "send failed";
+                    }
+                    if superseded {
+                        close(&mut ws, CloseCode::Library(4401), "superseded").await;
+                        break "superseded";
+                    }
+                }
+                None => break "hub gone",
+            },
+            _ = heartbeat.tick() => {
+                if last_seen.elapsed() > config.heartbeat * 3 {
+                    close(&mut ws, CloseCode::Away, "heartbeat lost").await;
+                    break "heartbeat lost";
+                }
+                if ws.send(Message::text(protocol::encode(&HostFrame::Ping))).await.is_err() {
+                    break "send failed";
+                }
+            },
+            () = shutdown.cancelled() => {
+                close(&mut ws, CloseCode::Away, "kapture is shutting down").await;
+                break "shutdown";
+            }
+        }
+    };
+    tracing::debug!(conn, why, "extension connection ended");
+    let _ = hub.send(HubMsg::Detach { conn }).await;
+}

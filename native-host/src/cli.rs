@@ -1,0 +1,178 @@
+//! The command line of `kapture`: serve MCP (the default), or the human subcommands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The default bridge port, used when free.
+pub const DEFAULT_PORT: u16 = 61822;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kapture",
+    version,
+    about = "Let an AI agent drive a real browser over MCP, safely."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP on stdin/stdout (what MCP clients start; the default).
+    Mcp(ServeArgs),
+    /// Register the native-messaging host with Chrome, Chromium, Brave and Edge, and print
+    /// the folder to load as an unpacked extension.
+    Install(InstallArgs),
+    /// Check the setup and say in plain words what is missing.
+    Doctor(DoctorArgs),
+}
+
+/// Which browser kapture drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BrowserMode {
+    /// Use a browser whose extension connects on its own; else launch one.
+    Auto,
+    /// Always launch a browser (with the extension) and drive it.
+    Launch,
+    /// Only drive a browser whose Kapture extension connects (your own browser).
+    Connect,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Which browser to drive.
+    #[arg(long, value_enum, default_value_t = BrowserMode::Auto)]
+    pub browser: BrowserMode,
+    /// Run a launched browser without a window.
+    #[arg(long)]
+    pub headless: bool,
+    /// The browser executable to launch (default: $KAPTURE_CHROMIUM, else chromium,
+    /// google-chrome, chrome, brave or edge on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub chromium: Option<PathBuf>,
+    /// Profile folder of a launched browser (default: a fresh temporary one, deleted on exit).
+    #[arg(long, value_name = "DIR")]
+    pub user_data_dir: Option<PathBuf>,
+    /// Extra argument for a launched browser (repeatable).
+    #[arg(long = "chromium-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub chromium_args: Vec<String>,
+    /// Bridge port on 127.0.0.1; 0 picks a free one. When the default is taken, a free one
+    /// is picked as well.
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Folder of the handshake files (default: $KAPTURE_RUNTIME_DIR, else
+    /// $XDG_RUNTIME_DIR/kapture, else a per-user temp folder).
+    #[arg(long, value_name = "DIR")]
+    pub runtime_dir: Option<PathBuf>,
+    /// The unpacked extension to load into a launched browser (default:
+    /// $KAPTURE_EXTENSION_DIR, else `extension/` beside the binary's folder).
+    #[arg(long, value_name = "DIR")]
+    pub extension_dir: Option<PathBuf>,
+}
+
+/// Browsers `install` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BrowserFamily {
+    Chrome,
+    Chromium,
+    Brave,
+    Edge,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InstallArgs {
+    /// Only these browsers (repeatable; default: all four).
+    #[arg(long = "for", value_enum, value_name = "BROWSER")]
+    pub browsers: Vec<BrowserFamily>,
+    /// The unpacked extension folder to point at (default: as for serving).
+    #[arg(long, value_name = "DIR")]
+    pub extension_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// Folder of the handshake files to inspect.
+    #[arg(long, value_name = "DIR")]
+    pub runtime_dir: Option<PathBuf>,
+    /// The unpacked extension folder to check.
+    #[arg(long, value_name = "DIR")]
+    pub extension_dir: Option<PathBuf>,
+    /// The browser to check.
+    #[arg(long, value_name = "PATH")]
+    pub chromium: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("kapture").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn defaults_serve_mcp_in_auto_mode_on_the_default_port() {
+        let cli = parse(&[]);
+        assert!(cli.command.is_none());
+        assert_eq!(cli.serve.browser, BrowserMode::Auto);
+        assert_eq!(cli.serve.port, DEFAULT_PORT);
+        assert!(!cli.serve.headless);
+    }
+
+    #[test]
+    fn launch_flags_and_repeated_browser_args() {
+        let cli = parse(&[
+            "--browser",
+            "launch",
+            "--headless",
+            "--chromium",
+            "/usr/bin/chromium",
+            "--chromium-arg",
+            "--lang=en",
+            "--chromium-arg=--mute-audio",
+            "--port",
+            "0",
+        ]);
+        assert_eq!(cli.serve.browser, BrowserMode::Launch);
+        assert!(cli.serve.headless);
+        assert_eq!(
+            cli.serve.chromium.as_deref(),
+            Some(std::path::Path::new("/usr/bin/chromium"))
+        );
+        assert_eq!(cli.serve.chromium_args, ["--lang=en", "--mute-audio"]);
+        assert_eq!(cli.serve.port, 0);
+    }
+
+    #[test]
+    fn subcommands() {
+        assert!(
+            matches!(parse(&["mcp", "--browser", "connect"]).command, Some(Command::Mcp(a)) if a.browser == BrowserMode::Connect)
+        );
+        assert!(
+            matches!(parse(&["install", "--for", "brave", "--for", "edge"]).command, Some(Command::Install(a)) if a.browsers == [BrowserFamily::Brave, BrowserFamily::Edge])
+        );
+        assert!(matches!(
+            parse(&["doctor"]).command,
+            Some(Command::Doctor(_))
+        ));
+    }
+
+    #[test]
+    fn bad_input_is_refused() {
+        for args in [
+            &["--browser", "firefox"][..],
+            &["--port", "70000"],
+            &["frobnicate"],
+        ] {
+            assert!(
+                Cli::try_parse_from(std::iter::once("kapture").chain(args.iter().copied()))
+                    .is_err(),
+                "{args:?}"
+            );
+        }
+    }
+}

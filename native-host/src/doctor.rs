@@ -1,0 +1,87 @@
+//! `kapture doctor`: look at the setup and say, in plain words, what works and what is
+//! missing (browser, built extension, host registration, live servers, the port).
+
+use std::io::Write;
+
+use crate::cli::{DoctorArgs, DEFAULT_PORT};
+use crate::{extension, install, launcher, pairing};
+
+/// Print the diagnosis; returns how many problems were found.
+pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
+    let mut problems = 0;
+    let mut check = |out: &mut dyn Write, ok: bool, text: String| -> std::io::Result<()> {
+        if !ok {
+            problems += 1;
+        }
+        writeln!(out, "{} {text}", if ok { "ok  " } else { "MISSING" })
+    };
+    writeln!(
+        out,
+        "kapture {} (bridge protocol v{})",
+        env!("CARGO_PKG_VERSION"),
+        ext_core::protocol::PROTOCOL_VERSION
+    )?;
+    match launcher::find_browser(args.chromium.as_deref()) {
+        Ok(path) => check(out, true, format!("browser to launch: {}", path.display()))?,
+        Err(e) => check(out, false, format!("browser to launch: {e}"))?,
+    }
+    match extension::locate(args.extension_dir.as_deref()) {
+        Ok(dir) => check(out, true, format!("extension built: {}", dir.display()))?,
+        Err(e) => check(out, false, format!("extension: {e}"))?,
+    }
+    match extension::extension_id() {
+        Ok(id) => writeln!(out, "     extension id: {id}")?,
+        Err(e) => check(out, false, format!("extension id: {e}"))?,
+    }
+    let registered: Vec<String> = install::ALL_FAMILIES
+        .iter()
+        .filter_map(|&f| {
+            install::registered(f).map(|p| format!("{} ({})", install::family_name(f), p.display()))
+        })
+        .collect();
+    if registered.is_empty() {
+        writeln!(
+            out,
+            "info native host registered for no browser of yours: fine for launched browsers; run `kapture install` to use your own browser"
+        )?;
+    } else {
+        check(
+            out,
+            true,
+            format!("native host registered for {}", registered.join(", ")),
+        )?;
+    }
+    let runtime = pairing::runtime_dir(args.runtime_dir.as_deref());
+    let servers = pairing::live_servers(&runtime);
+    writeln!(out, "info runtime folder: {}", runtime.display())?;
+    if servers.is_empty() {
+        writeln!(out, "info no kapture server is running")?;
+    }
+    for s in &servers {
+        writeln!(
+            out,
+            "ok   kapture server running: pid {} on 127.0.0.1:{}",
+            s.pid, s.port
+        )?;
+    }
+    let default_port_free = std::net::TcpListener::bind(("127.0.0.1", DEFAULT_PORT)).is_ok();
+    let ours = servers.iter().any(|s| s.port == DEFAULT_PORT);
+    let port_text = match (default_port_free, ours) {
+        (true, _) => format!("port {DEFAULT_PORT} is free"),
+        (false, true) => format!("port {DEFAULT_PORT} is used by a kapture server"),
+        (false, false) => format!(
+            "port {DEFAULT_PORT} is used by another program; kapture will pick a free port instead"
+        ),
+    };
+    writeln!(out, "info {port_text}")?;
+    writeln!(
+        out,
+        "{}",
+        if problems == 0 {
+            "\nAll good."
+        } else {
+            "\nFix the MISSING lines above."
+        }
+    )?;
+    Ok(problems)
+}

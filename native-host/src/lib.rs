@@ -1,0 +1,169 @@
+//! `kapture`: the MCP server on stdio, the WebSocket bridge to the Kapture extension,
+//! pairing, the browser launcher, and the human subcommands. `main.rs` only parses the
+//! command line and calls in here.
+
+pub mod bridge;
+pub mod browser;
+pub mod cli;
+pub mod doctor;
+pub mod extension;
+pub mod install;
+pub mod launcher;
+pub mod mcp;
+pub mod native_messaging;
+pub mod pairing;
+
+use std::io::IsTerminal;
+
+use rmcp::ServiceExt;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::bridge::BridgeConfig;
+use crate::cli::{BrowserMode, ServeArgs};
+use crate::launcher::LaunchSpec;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Extension(#[from] extension::ExtensionError),
+    #[error(transparent)]
+    Pairing(#[from] pairing::PairingError),
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Bind { port: u16, source: std::io::Error },
+    #[error("MCP on stdio failed: {0}")]
+    Mcp(String),
+}
+
+/// Bind the bridge on loopback: `port` if free (0: any), falling back to an ephemeral port
+/// when the default one is taken by another server.
+pub async fn bind_bridge(port: u16) -> Result<TcpListener, ServeError> {
+    match TcpListener::bind(("127.0.0.1", port)).await {
+        Ok(l) => Ok(l),
+        Err(e) if port == cli::DEFAULT_PORT && e.kind() == std::io::ErrorKind::AddrInUse => {
+            TcpListener::bind(("127.0.0.1", 0))
+                .await
+                .map_err(|source| ServeError::Bind { port: 0, source })
+        }
+        Err(source) => Err(ServeError::Bind { port, source }),
+    }
+}
+
+fn launch_spec(
+    args: &ServeArgs,
+    extension_id: &str,
+    runtime_dir: &std::path::Path,
+) -> Result<LaunchSpec, String> {
+    Ok(LaunchSpec {
+        browser: launcher::find_browser(args.chromium.as_deref()).map_err(|e| e.to_string())?,
+        extension_dir: extension::locate(args.extension_dir.as_deref())
+            .map_err(|e| e.to_string())?,
+        extension_id: extension_id.to_string(),
+        user_data_dir: args.user_data_dir.clone(),
+        headless: args.headless,
+        extra_args: args.chromium_args.clone(),
+        runtime_dir: runtime_dir.to_path_buf(),
+        host_binary: std::env::current_exe()
+            .map_err(|e| format!("cannot find this program's path: {e}"))?,
+    })
+}
+
+/// What a person who started kapture in a terminal should know.
+fn terminal_banner(port: u16) {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "kapture".into());
+    let config = serde_json::json!({"mcpServers": {"kapture": {"command": exe, "args": ["--browser", "auto"]}}});
+    eprintln!(
+        "kapture is running: an MCP server on stdin/stdout, bridge on ws://127.0.0.1:{port}.\n\
+         It is meant to be started by an MCP client. Add this to the client's configuration:\n\n{}\n\n\
+         (Claude Code: claude mcp add kapture -- {exe})\nPress Ctrl+C to stop.",
+        serde_json::to_string_pretty(&config).unwrap_or_default()
+    );
+}
+
+/// Resolves when the process is asked to stop (Ctrl+C, SIGTERM, SIGHUP).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Serve MCP on stdio until the client goes away or a stop signal arrives; then close the
+/// launched browser and remove the handshake file.
+pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+    let shutdown = CancellationToken::new();
+    let extension_id = extension::extension_id()?;
+    let listener = bind_bridge(args.port).await?;
+    let port = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind {
+            port: args.port,
+            source,
+        })?
+        .port();
+    let token = pairing::Token::generate()?;
+    let runtime_dir = pairing::runtime_dir(args.runtime_dir.as_deref());
+    let handshake = pairing::HandshakeFile::create(&runtime_dir, port, &token)?;
+    let bridge = bridge::start(
+        listener,
+        token,
+        BridgeConfig::new(extension::origin(&extension_id)),
+        shutdown.clone(),
+    )
+    .map_err(|source| ServeError::Bind { port, source })?;
+    tracing::info!(port, runtime = %runtime_dir.display(), mode = ?args.browser, "kapture started");
+
+    let spec = match args.browser {
+        BrowserMode::Connect => Err("not launching in connect mode".into()),
+        _ => launch_spec(&args, &extension_id, &runtime_dir),
+    };
+    let (access, browser_task) = browser::supervise(
+        args.browser,
+        spec,
+        bridge.clone(),
+        mcp::browser_wait(args.browser),
+        shutdown.clone(),
+    );
+
+    if std::io::stdin().is_terminal() {
+        terminal_banner(port);
+    }
+    let facts = mcp::ServerFacts {
+        version: env!("CARGO_PKG_VERSION").into(),
+        protocol: ext_core::protocol::PROTOCOL_VERSION,
+        pid: std::process::id(),
+        mode: format!("{:?}", args.browser).to_lowercase(),
+    };
+    let server = mcp::KaptureServer::new(bridge, access, facts);
+    let result = match server.serve(rmcp::transport::stdio()).await {
+        Ok(running) => {
+            tokio::select! {
+                r = running.waiting() => r.map(drop).map_err(|e| ServeError::Mcp(e.to_string())),
+                () = stop_signal() => Ok(()),
+            }
+        }
+        Err(e) => Err(ServeError::Mcp(e.to_string())),
+    };
+    tracing::info!("kapture stopping");
+    shutdown.cancel();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), browser_task).await;
+    drop(handshake);
+    result
+}

@@ -1,0 +1,145 @@
+//! The native-messaging face: Chrome starts `kapture chrome-extension://<id>/`, sends one
+//! length-prefixed JSON request, and reads one answer: the live servers and their tokens.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use ext_core::protocol::{Discovered, NativeRequest, PROTOCOL_VERSION};
+
+/// Requests are tiny; anything larger is not from our extension.
+const MAX_REQUEST: u32 = 64 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum NativeMessagingError {
+    #[error("native messaging I/O: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("request of {0} bytes is too large")]
+    TooLarge(u32),
+    #[error("request is not a known message: {0}")]
+    Malformed(String),
+    #[error("called by {0}, which is not the Kapture extension")]
+    ForeignCaller(String),
+}
+
+/// Does `arg` look like the caller origin Chrome passes to a native host?
+pub fn is_native_messaging_call(arg: &str) -> bool {
+    arg.starts_with("chrome-extension://")
+}
+
+/// Read one message: 32-bit length in native byte order, then that many bytes of JSON.
+pub fn read_message(input: &mut impl Read) -> Result<Option<Vec<u8>>, NativeMessagingError> {
+    let mut len = [0u8; 4];
+    match input.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e.into()),
+    }
+    let len = u32::from_ne_bytes(len);
+    if len > MAX_REQUEST {
+        return Err(NativeMessagingError::TooLarge(len));
+    }
+    let mut body = vec![0u8; len as usize];
+    input.read_exact(&mut body)?;
+    Ok(Some(body))
+}
+
+pub fn write_message(output: &mut impl Write, body: &[u8]) -> Result<(), NativeMessagingError> {
+    let len = u32::try_from(body.len()).map_err(|_| NativeMessagingError::TooLarge(u32::MAX))?;
+    output.write_all(&len.to_ne_bytes())?;
+    output.write_all(body)?;
+    output.flush()?;
+    Ok(())
+}
+
+/// Answer the extension's requests until it closes the pipe.
+pub fn serve(
+    caller: &str,
+    extension_id: &str,
+    runtime_dir: &Path,
+    input: &mut impl Read,
+    output: &mut impl Write,
+) -> Result<(), NativeMessagingError> {
+    if caller.trim_end_matches('/') != format!("chrome-extension://{extension_id}") {
+        return Err(NativeMessagingError::ForeignCaller(caller.to_string()));
+    }
+    while let Some(body) = read_message(input)? {
+        let request: NativeRequest = serde_json::from_slice(&body)
+            .map_err(|e| NativeMessagingError::Malformed(e.to_string()))?;
+        let answer = match request {
+            NativeRequest::Discover => Discovered {
+                v: PROTOCOL_VERSION,
+                servers: crate::pairing::live_servers(runtime_dir),
+            },
+        };
+        write_message(output, &serde_json::to_vec(&answer).unwrap_or_default())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pairing::{HandshakeFile, Token};
+
+    fn framed(json: &str) -> Vec<u8> {
+        let mut v = (json.len() as u32).to_ne_bytes().to_vec();
+        v.extend_from_slice(json.as_bytes());
+        v
+    }
+
+    #[test]
+    fn discover_answers_with_live_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = Token::generate().unwrap();
+        let _file = HandshakeFile::create(dir.path(), 5555, &token).unwrap();
+        let mut input = std::io::Cursor::new(framed(r#"{"type":"discover"}"#));
+        let mut output = Vec::new();
+        serve(
+            "chrome-extension://abc/",
+            "abc",
+            dir.path(),
+            &mut input,
+            &mut output,
+        )
+        .unwrap();
+        let answer = read_message(&mut std::io::Cursor::new(output))
+            .unwrap()
+            .unwrap();
+        let found: Discovered = serde_json::from_slice(&answer).unwrap();
+        assert_eq!(found.servers.len(), 1);
+        assert_eq!(found.servers[0].port, 5555);
+        assert_eq!(found.servers[0].token, token.expose());
+    }
+
+    #[test]
+    fn other_callers_and_garbage_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = Vec::new();
+        let err = serve(
+            "chrome-extension://evil/",
+            "abc",
+            dir.path(),
+            &mut std::io::Cursor::new(framed("{}")),
+            &mut out,
+        );
+        assert!(matches!(err, Err(NativeMessagingError::ForeignCaller(_))));
+        let err = serve(
+            "chrome-extension://abc/",
+            "abc",
+            dir.path(),
+            &mut std::io::Cursor::new(framed("{\"type\":\"x\"}")),
+            &mut out,
+        );
+        assert!(matches!(err, Err(NativeMessagingError::Malformed(_))));
+        let huge = (MAX_REQUEST + 1).to_ne_bytes().to_vec();
+        let err = serve(
+            "chrome-extension://abc/",
+            "abc",
+            dir.path(),
+            &mut std::io::Cursor::new(huge),
+            &mut out,
+        );
+        assert!(matches!(err, Err(NativeMessagingError::TooLarge(_))));
+        assert!(out.is_empty());
+    }
+}
