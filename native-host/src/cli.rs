@@ -72,6 +72,10 @@ pub struct ServeArgs {
     /// $KAPTURE_EXTENSION_DIR, else `extension/` beside the binary's folder).
     #[arg(long, value_name = "DIR")]
     pub extension_dir: Option<PathBuf>,
+    /// How long a tool call waits for a browser to be connected before failing with
+    /// NO_BROWSER (default: 30000 when launching, 20000 in connect mode).
+    #[arg(long, value_name = "MS")]
+    pub browser_wait_ms: Option<u64>,
 }
 
 /// Browsers `install` knows.

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::Duration;
 
 use ext_core::protocol::NATIVE_HOST_NAME;
 use tokio::process::{Child, Command};
@@ -224,23 +225,31 @@ impl LaunchedBrowser {
         self.child.wait().await.ok()
     }
 
-    /// Stop the browser and wait for it, so its profile can be removed.
+    /// Stop the browser, wait for it, then remove a temporary profile.
     pub async fn stop(mut self) {
+        let mut exited = false;
         #[cfg(unix)]
         if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
+            use nix::sys::signal::{kill, Signal};
             // SIGTERM first lets Chromium close its children; SIGKILL follows if needed.
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-            if tokio::time::timeout(std::time::Duration::from_secs(3), self.child.wait())
-                .await
-                .is_ok()
-            {
-                return;
+            let _ = kill(nix::unistd::Pid::from_raw(pid), Signal::SIGTERM);
+            let wait = tokio::time::timeout(Duration::from_secs(3), self.child.wait());
+            exited = wait.await.is_ok();
+        }
+        if !exited {
+            let _ = self.child.kill().await;
+        }
+        if let Some(profile) = self._temp_profile.take() {
+            // Helper processes may still write into the profile for a moment after the main
+            // process exited; a bounded retry removes what they leave behind.
+            let path = profile.keep();
+            for _ in 0..40 {
+                if std::fs::remove_dir_all(&path).is_ok() || !path.exists() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
-        let _ = self.child.kill().await;
     }
 }
 

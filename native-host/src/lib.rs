@@ -138,7 +138,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         args.browser,
         spec,
         bridge.clone(),
-        mcp::browser_wait(args.browser),
+        mcp::browser_wait(&args),
         shutdown.clone(),
     );
 

@@ -9,12 +9,17 @@ use native_host::cli::{Cli, Command};
 use native_host::{doctor, extension, install, native_messaging, pairing};
 
 fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KAPTURE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // The WebSocket library traces whole frames, the `hello` token among them: never below
+    // debug, whatever KAPTURE_LOG asks for.
+    let filter = ["tungstenite=debug", "tokio_tungstenite=debug"]
+        .iter()
+        .filter_map(|d| d.parse().ok())
+        .fold(filter, |f, d| f.add_directive(d));
     // stdout carries MCP (or native messaging): logs go to stderr only.
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("KAPTURE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();

@@ -31,9 +31,15 @@ pub struct OnTab<P> {
     /// Tab to act on (from browser_tabs); default: the current tab.
     #[serde(default)]
     pub tab_id: Option<TabId>,
+    /// Give up after this many milliseconds (default 30000; navigation and screenshots 60000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
     #[serde(flatten)]
     pub params: P,
 }
+
+/// Longest per-call timeout an agent may ask for.
+const MAX_TIMEOUT_MS: u64 = 300_000;
 
 /// What `browser_tabs` can do.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -191,19 +197,27 @@ impl KaptureServer {
 
     /// Run `M` on a tab (explicit, else current, else the browser's active tab). A call
     /// without an explicit tab pins the tab it ran on as the current one.
-    async fn on_tab<M>(&self, tab: Option<TabId>, params: &M) -> Result<M::Response, WireError>
+    async fn on_tab<M>(&self, args: &OnTab<M>) -> Result<M::Response, WireError>
     where
         M: Method,
         M::Response: RanOn,
     {
+        let timeout_ms = match args.timeout_ms {
+            Some(0) | Some(MAX_TIMEOUT_MS..) => {
+                let why = format!("timeoutMs must be between 1 and {}", MAX_TIMEOUT_MS - 1);
+                return Err(WireError::new(ErrorCode::BadArgs, why));
+            }
+            Some(ms) => ms,
+            None => M::TIMEOUT_MS,
+        };
         self.browser.ready(&self.bridge).await?;
-        let target = tab.or_else(|| self.current());
+        let target = args.tab_id.or_else(|| self.current());
         let res = self
             .bridge
-            .call::<M>(target, params)
+            .call_with_timeout::<M>(target, &args.params, timeout_ms)
             .await
             .map_err(|e| e.into_wire())?;
-        if tab.is_none() {
+        if args.tab_id.is_none() {
             self.set_current(Some(res.ran_on()));
         }
         Ok(res)
@@ -354,7 +368,7 @@ impl KaptureServer {
         Parameters(a): Parameters<OnTab<Navigate>>,
     ) -> Result<CallToolResult, ErrorData> {
         answer(
-            self.on_tab(a.tab_id, &a.params)
+            self.on_tab(&a)
                 .await
                 .map(|p| page_text("Navigated to", &p)),
         )
@@ -369,7 +383,7 @@ impl KaptureServer {
         Parameters(a): Parameters<OnTab<GoBack>>,
     ) -> Result<CallToolResult, ErrorData> {
         answer(
-            self.on_tab(a.tab_id, &a.params)
+            self.on_tab(&a)
                 .await
                 .map(|p| page_text("Went back to", &p)),
         )
@@ -384,7 +398,7 @@ impl KaptureServer {
         Parameters(a): Parameters<OnTab<GoForward>>,
     ) -> Result<CallToolResult, ErrorData> {
         answer(
-            self.on_tab(a.tab_id, &a.params)
+            self.on_tab(&a)
                 .await
                 .map(|p| page_text("Went forward to", &p)),
         )
@@ -399,7 +413,7 @@ impl KaptureServer {
         Parameters(a): Parameters<OnTab<Reload>>,
     ) -> Result<CallToolResult, ErrorData> {
         answer(
-            self.on_tab(a.tab_id, &a.params)
+            self.on_tab(&a)
                 .await
                 .map(|p| page_text("Reloaded", &p)),
         )
@@ -426,7 +440,7 @@ impl KaptureServer {
     ) -> Result<CallToolResult, ErrorData> {
         let what = format!("Clicked {}", a.params.selector);
         answer(
-            self.on_tab(a.tab_id, &a.params)
+            self.on_tab(&a)
                 .await
                 .map(|o| outcome_text(&what, &o)),
         )
@@ -442,7 +456,7 @@ impl KaptureServer {
     ) -> Result<CallToolResult, ErrorData> {
         let what = format!("Hovered {}", a.params.selector);
         answer(
-            self.on_tab(a.tab_id, &a.params)
+            self.on_tab(&a)
                 .await
                 .map(|o| outcome_text(&what, &o)),
         )
@@ -462,7 +476,7 @@ impl KaptureServer {
             a.params.selector
         );
         answer(
-            self.on_tab(a.tab_id, &a.params)
+            self.on_tab(&a)
                 .await
                 .map(|o| outcome_text(&what, &o)),
         )
@@ -478,7 +492,7 @@ impl KaptureServer {
     ) -> Result<CallToolResult, ErrorData> {
         let sel = a.params.selector.clone();
         answer(
-            self.on_tab(a.tab_id, &a.params)
+            self.on_tab(&a)
                 .await
                 .map(|s| format!("Selected {:?} in {sel} [tab {}]", s.values, s.tab_id)),
         )
@@ -494,7 +508,7 @@ impl KaptureServer {
     ) -> Result<CallToolResult, ErrorData> {
         let what = format!("Pressed {}", a.params.key);
         answer(
-            self.on_tab(a.tab_id, &a.params)
+            self.on_tab(&a)
                 .await
                 .map(|o| outcome_text(&what, &o)),
         )
@@ -509,7 +523,7 @@ impl KaptureServer {
         Parameters(a): Parameters<OnTab<Evaluate>>,
     ) -> Result<CallToolResult, ErrorData> {
         answer(
-            self.on_tab(a.tab_id, &a.params)
+            self.on_tab(&a)
                 .await
                 .map(|e| match e.value {
                     Some(v) => cut(v.to_string()),
@@ -526,7 +540,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<Screenshot>>,
     ) -> Result<CallToolResult, ErrorData> {
-        match self.on_tab(a.tab_id, &a.params).await {
+        match self.on_tab(&a).await {
             Ok(c) => Ok(CallToolResult::success(vec![
                 ContentBlock::text(format!(
                     "Screenshot {}x{} {} [tab {}]",
@@ -546,7 +560,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<ConsoleMessages>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.on_tab(a.tab_id, &a.params).await.map(|log| {
+        answer(self.on_tab(&a).await.map(|log| {
             if log.messages.is_empty() {
                 return format!("No console messages [tab {}]", log.tab_id);
             }
@@ -561,7 +575,8 @@ impl KaptureServer {
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default();
-                lines.push(format!("[{level}] {}", m.text));
+                // Continuation lines are indented so every message starts a line with its level.
+                lines.push(format!("[{level}] {}", m.text.replace('\n', "\n  ")));
             }
             lines.join("\n")
         }))
@@ -594,9 +609,13 @@ impl ServerHandler for KaptureServer {
 }
 
 /// How long a tool call waits for a browser before answering `NO_BROWSER`.
-pub fn browser_wait(mode: crate::cli::BrowserMode) -> Duration {
-    match mode {
-        crate::cli::BrowserMode::Connect => Duration::from_secs(10),
+pub fn browser_wait(args: &crate::cli::ServeArgs) -> Duration {
+    if let Some(ms) = args.browser_wait_ms {
+        return Duration::from_millis(ms);
+    }
+    match args.browser {
+        // The extension in a running browser rediscovers servers every few seconds.
+        crate::cli::BrowserMode::Connect => Duration::from_secs(20),
         _ => Duration::from_secs(30),
     }
 }

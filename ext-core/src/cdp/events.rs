@@ -243,8 +243,9 @@ fn exception_message(params: &Value) -> ConsoleMessage {
         .pointer("/exception/description")
         .and_then(Value::as_str)
         .or_else(|| details.get("text").and_then(Value::as_str))
-        .unwrap_or("Uncaught exception")
-        .to_string();
+        .unwrap_or("Uncaught exception");
+    // The message and the top of the stack are what an agent needs; deep stacks cost tokens.
+    let text = text.lines().take(4).collect::<Vec<_>>().join("\n");
     ConsoleMessage {
         level: ConsoleLevel::Error,
         text: truncate(text),

@@ -18,8 +18,9 @@ use crate::router::{self, Route};
 
 /// Name of the periodic wake-up alarm.
 const WAKE_ALARM: &str = "kapture-wake";
-/// Alarm period in minutes. Unpacked extensions may go below Chrome's 30 s minimum.
-const WAKE_PERIOD_MIN: f64 = 0.25;
+/// Alarm period in minutes: how soon a newly started kapture is found. Unpacked extensions
+/// may go below Chrome's 30 s minimum; each wake-up costs one short native-host process.
+const WAKE_PERIOD_MIN: f64 = 0.1;
 
 /// Shared state of the worker.
 pub struct App {

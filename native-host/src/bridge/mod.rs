@@ -161,11 +161,19 @@ impl BridgeHandle {
         tab_id: Option<TabId>,
         params: &M,
     ) -> Result<M::Response, BridgeError> {
+        self.call_with_timeout(tab_id, params, M::TIMEOUT_MS).await
+    }
+
+    /// Typed call with an explicit timeout.
+    pub async fn call_with_timeout<M: Method>(
+        &self,
+        tab_id: Option<TabId>,
+        params: &M,
+        timeout_ms: u64,
+    ) -> Result<M::Response, BridgeError> {
         let params = serde_json::to_value(params)
             .map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))?;
-        let value = self
-            .call_raw(M::NAME, tab_id, params, M::TIMEOUT_MS)
-            .await?;
+        let value = self.call_raw(M::NAME, tab_id, params, timeout_ms).await?;
         serde_json::from_value(value).map_err(|e| {
             BridgeError::Wire(WireError::new(
                 ErrorCode::Internal,

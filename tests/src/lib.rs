@@ -1,0 +1,276 @@
+//! The end-to-end harness: start the real `kapture` binary (which launches a real headless
+//! Chromium with the built extension) as a child process, speak MCP to it over stdio with
+//! rmcp's client, and poll for conditions with a deadline instead of sleeping.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+
+/// Chromium must resolve nothing but loopback in tests.
+pub const RESOLVER_RULES: &str = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1";
+
+/// The workspace's target folder.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"))
+}
+
+/// The built `kapture` binary; the tests need `cargo make build` (which `cargo make test` runs).
+pub fn kapture_bin() -> PathBuf {
+    let bin = target_dir().join("debug").join(format!("kapture{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.is_file(), "{} is missing: run `cargo make build` first", bin.display());
+    assert!(
+        target_dir().join("extension").join("ext_core_bg.wasm").is_file(),
+        "the extension is not built in target/extension: run `cargo make build` first"
+    );
+    bin
+}
+
+/// Poll `check` until it returns `Some`, or panic after `limit` saying what was awaited.
+pub async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out after {limit:?} waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// One tool result, flattened for assertions.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub text: String,
+    pub is_error: bool,
+    /// (mime type, decoded bytes) of each image block.
+    pub images: Vec<(String, Vec<u8>)>,
+    pub structured: Option<Value>,
+}
+
+impl Outcome {
+    fn from(result: CallToolResult) -> Self {
+        let json = serde_json::to_value(&result).unwrap_or_default();
+        let mut text = Vec::new();
+        let mut images = Vec::new();
+        for block in json["content"].as_array().into_iter().flatten() {
+            match block["type"].as_str() {
+                Some("text") => text.push(block["text"].as_str().unwrap_or_default().to_string()),
+                Some("image") => {
+                    let data = base64::engine::general_purpose::STANDARD
+                        .decode(block["data"].as_str().unwrap_or_default())
+                        .expect("image data is base64");
+                    images.push((block["mimeType"].as_str().unwrap_or_default().to_string(), data));
+                }
+                _ => {}
+            }
+        }
+        Outcome {
+            text: text.join("\n"),
+            is_error: result.is_error == Some(true),
+            images,
+            structured: result.structured_content,
+        }
+    }
+
+    /// The stable error code of a failed call.
+    pub fn code(&self) -> Option<String> {
+        self.structured.as_ref()?.get("code")?.as_str().map(str::to_string)
+    }
+}
+
+/// A running `kapture` with an MCP client attached.
+pub struct Kapture {
+    client: Option<RunningService<RoleClient, ()>>,
+    stopped: bool,
+    pub runtime_dir: tempfile::TempDir,
+    pub stderr_path: PathBuf,
+    pub pid: u32,
+    _scratch: tempfile::TempDir,
+}
+
+/// Options for starting kapture.
+#[derive(Debug, Clone)]
+pub struct Start {
+    pub args: Vec<String>,
+    pub runtime_dir: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for Start {
+    fn default() -> Self {
+        Start {
+            args: vec!["--browser".into(), "launch".into(), "--headless".into()],
+            runtime_dir: None,
+            env: Vec::new(),
+        }
+    }
+}
+
+impl Kapture {
+    /// Start kapture with a launched headless Chromium.
+    pub async fn launch() -> Kapture {
+        Self::start(Start::default()).await
+    }
+
+    pub async fn start(opts: Start) -> Kapture {
+        let scratch = tempfile::tempdir().expect("temp dir");
+        let runtime_dir = tempfile::tempdir().expect("runtime dir");
+        let runtime = opts.runtime_dir.clone().unwrap_or_else(|| runtime_dir.path().to_path_buf());
+        let stderr_path = scratch.path().join("kapture.stderr");
+        let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
+        let mut cmd = tokio::process::Command::new(kapture_bin());
+        cmd.args(&opts.args)
+            .arg("--port")
+            .arg("0")
+            .arg("--runtime-dir")
+            .arg(&runtime)
+            .arg(format!("--chromium-arg={RESOLVER_RULES}"))
+            .env("KAPTURE_LOG", "debug");
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .expect("kapture starts");
+        let pid = transport.id().expect("kapture pid");
+        let client = ().serve(transport).await.expect("MCP initialize succeeds");
+        Kapture { client: Some(client), stopped: false, runtime_dir, stderr_path, pid, _scratch: scratch }
+    }
+
+    /// Call a tool and flatten the result; protocol errors panic (use `call_raw` for those).
+    pub async fn call(&self, tool: &str, args: Value) -> Outcome {
+        let result = self.call_raw(tool, args).await.unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
+        Outcome::from(result)
+    }
+
+    pub async fn call_raw(&self, tool: &str, args: Value) -> Result<CallToolResult, rmcp::ServiceError> {
+        let args = match args {
+            Value::Object(map) => map,
+            Value::Null => Default::default(),
+            other => panic!("tool arguments must be an object, got {other}"),
+        };
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+        let client = self.client.as_ref().expect("kapture is running");
+        tokio::time::timeout(Duration::from_secs(120), client.call_tool(params))
+            .await
+            .unwrap_or_else(|_| panic!("{tool} did not answer within 120 s"))
+    }
+
+    /// Call a tool that must succeed; returns its text.
+    pub async fn ok(&self, tool: &str, args: Value) -> String {
+        let out = self.call(tool, args.clone()).await;
+        assert!(!out.is_error, "{tool} {args} failed: {}", out.text);
+        out.text
+    }
+
+    /// Call a tool that must fail; returns its error code.
+    pub async fn fails(&self, tool: &str, args: Value) -> String {
+        let out = self.call(tool, args.clone()).await;
+        assert!(out.is_error, "{tool} {args} should fail but answered: {}", out.text);
+        out.code().unwrap_or_else(|| panic!("no error code in {}", out.text))
+    }
+
+    /// Evaluate JavaScript and parse the JSON answer.
+    pub async fn eval(&self, function: &str) -> Value {
+        let text = self.ok("browser_evaluate", json!({ "function": function })).await;
+        if text == "undefined" {
+            return Value::Null;
+        }
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("evaluate answered non-JSON {text:?}: {e}"))
+    }
+
+    /// The handshake files in this kapture's runtime folder, parsed.
+    pub fn handshakes(&self) -> Vec<Value> {
+        handshakes_in(self.runtime_dir.path())
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    /// Close stdin (as an MCP client does) and wait for kapture to exit.
+    pub async fn stop(mut self) {
+        let pid = self.pid;
+        self.stopped = true;
+        let client = std::mem::replace(&mut self.client, None);
+        if let Some(client) = client {
+            let _ = tokio::time::timeout(Duration::from_secs(15), client.cancel()).await;
+        }
+        eventually("kapture to exit", Duration::from_secs(15), || async move {
+            (!process_alive(pid)).then_some(())
+        })
+        .await;
+    }
+}
+
+impl Drop for Kapture {
+    /// A test that failed midway still stops kapture politely (SIGTERM), so that kapture
+    /// closes the browser it launched instead of leaving it running.
+    fn drop(&mut self) {
+        if self.stopped {
+            return;
+        }
+        let _ = std::process::Command::new("kill").arg("-TERM").arg(self.pid.to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while process_alive(self.pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Parse every handshake file in `dir`.
+pub fn handshakes_in(dir: &Path) -> Vec<Value> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("server-"))
+        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+        .collect()
+}
+
+/// Is a process alive (and not a zombie)?
+pub fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Direct children of `pid` (Linux).
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit(')').next().map(str::to_string))
+                .and_then(|rest| rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok()))
+                == Some(pid)
+        })
+        .collect()
+}
+
+/// Width and height from a PNG's header.
+pub fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap_or_default());
+    let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap_or_default());
+    (w, h)
+}

@@ -1,0 +1,106 @@
+//! A tiny static server for the pages in `pages/`, bound to 127.0.0.1 on a free port, for
+//! tests and benches. It stops when the [`Site`] is dropped.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// The folder of the pages.
+pub fn pages_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("pages")
+}
+
+/// A running page server.
+pub struct Site {
+    server: Arc<tiny_http::Server>,
+    port: u16,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Site {
+    /// Serve `pages/` on 127.0.0.1 with a port the OS picks.
+    pub fn start() -> std::io::Result<Site> {
+        let server = tiny_http::Server::http("127.0.0.1:0").map_err(std::io::Error::other)?;
+        let port = server.server_addr().to_ip().map(|a| a.port()).ok_or_else(|| std::io::Error::other("no ip address"))?;
+        let server = Arc::new(server);
+        let worker = server.clone();
+        let thread = std::thread::spawn(move || {
+            for request in worker.incoming_requests() {
+                let _ = respond(request);
+            }
+        });
+        Ok(Site { server, port, thread: Some(thread) })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Absolute URL of a page, e.g. `url("form.html")`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/{}", self.port, path.trim_start_matches('/'))
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn content_type(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript",
+        Some("css") => "text/css",
+        Some("png") => "image/png",
+        Some("json") => "application/json",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Map a request path to a file under `pages/`, refusing anything that climbs out.
+fn resolve(url: &str) -> Option<PathBuf> {
+    let path = url.split(['?', '#']).next().unwrap_or("/");
+    let rel = Path::new(path.trim_start_matches('/'));
+    if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    let full = pages_dir().join(if rel.as_os_str().is_empty() { Path::new("index.html") } else { rel });
+    full.is_file().then_some(full)
+}
+
+fn respond(request: tiny_http::Request) -> std::io::Result<()> {
+    match resolve(request.url()) {
+        Some(path) => {
+            let body = std::fs::read(&path)?;
+            let header = tiny_http::Header::from_bytes("Content-Type", content_type(&path)).map_err(|_| std::io::Error::other("header"))?;
+            request.respond(tiny_http::Response::from_data(body).with_header(header))
+        }
+        None => request.respond(tiny_http::Response::from_string("not found").with_status_code(404)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_inside_the_pages_folder() {
+        assert!(resolve("/form.html").is_some());
+        assert!(resolve("/form.html?x=1").is_some());
+        assert!(resolve("/").is_some());
+        assert!(resolve("/../Cargo.toml").is_none());
+        assert!(resolve("/nope.html").is_none());
+    }
+
+    #[test]
+    fn serves_on_loopback() {
+        let site = Site::start().unwrap();
+        assert!(site.url("form.html").starts_with("http://127.0.0.1:"));
+        assert_ne!(site.port(), 0);
+    }
+}
