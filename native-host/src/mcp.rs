@@ -367,11 +367,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<Navigate>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            self.on_tab(&a)
-                .await
-                .map(|p| page_text("Navigated to", &p)),
-        )
+        answer(self.on_tab(&a).await.map(|p| page_text("Navigated to", &p)))
     }
 
     #[tool(
@@ -382,11 +378,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<GoBack>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            self.on_tab(&a)
-                .await
-                .map(|p| page_text("Went back to", &p)),
-        )
+        answer(self.on_tab(&a).await.map(|p| page_text("Went back to", &p)))
     }
 
     #[tool(
@@ -412,11 +404,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<Reload>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            self.on_tab(&a)
-                .await
-                .map(|p| page_text("Reloaded", &p)),
-        )
+        answer(self.on_tab(&a).await.map(|p| page_text("Reloaded", &p)))
     }
 
     #[tool(
@@ -439,11 +427,7 @@ impl KaptureServer {
         Parameters(a): Parameters<OnTab<Click>>,
     ) -> Result<CallToolResult, ErrorData> {
         let what = format!("Clicked {}", a.params.selector);
-        answer(
-            self.on_tab(&a)
-                .await
-                .map(|o| outcome_text(&what, &o)),
-        )
+        answer(self.on_tab(&a).await.map(|o| outcome_text(&what, &o)))
     }
 
     #[tool(
@@ -455,11 +439,7 @@ impl KaptureServer {
         Parameters(a): Parameters<OnTab<Hover>>,
     ) -> Result<CallToolResult, ErrorData> {
         let what = format!("Hovered {}", a.params.selector);
-        answer(
-            self.on_tab(&a)
-                .await
-                .map(|o| outcome_text(&what, &o)),
-        )
+        answer(self.on_tab(&a).await.map(|o| outcome_text(&what, &o)))
     }
 
     #[tool(
@@ -475,11 +455,7 @@ impl KaptureServer {
             a.params.text.chars().count(),
             a.params.selector
         );
-        answer(
-            self.on_tab(&a)
-                .await
-                .map(|o| outcome_text(&what, &o)),
-        )
+        answer(self.on_tab(&a).await.map(|o| outcome_text(&what, &o)))
     }
 
     #[tool(
@@ -507,11 +483,7 @@ impl KaptureServer {
         Parameters(a): Parameters<OnTab<PressKey>>,
     ) -> Result<CallToolResult, ErrorData> {
         let what = format!("Pressed {}", a.params.key);
-        answer(
-            self.on_tab(&a)
-                .await
-                .map(|o| outcome_text(&what, &o)),
-        )
+        answer(self.on_tab(&a).await.map(|o| outcome_text(&what, &o)))
     }
 
     #[tool(
@@ -522,14 +494,10 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<Evaluate>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            self.on_tab(&a)
-                .await
-                .map(|e| match e.value {
-                    Some(v) => cut(v.to_string()),
-                    None => "undefined".into(),
-                }),
-        )
+        answer(self.on_tab(&a).await.map(|e| match e.value {
+            Some(v) => cut(v.to_string()),
+            None => "undefined".into(),
+        }))
     }
 
     #[tool(

@@ -206,7 +206,7 @@ pub fn live_servers(dir: &Path) -> Vec<ServerEntry> {
             })
         })
         .collect();
-    servers.sort_by(|a, b| b.started.cmp(&a.started));
+    servers.sort_by_key(|s| std::cmp::Reverse(s.started));
     servers
 }
 

@@ -11,40 +11,125 @@ use www_test_pages::Site;
 async fn bad_input_gets_stable_codes_and_hints() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("input.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("input.html")}))
+        .await;
     let cases = [
-        ("browser_click", json!({"selector": "#does-not-exist"}), "SELECTOR_NOT_FOUND"),
-        ("browser_click", json!({"selector": "##bad["}), "INVALID_SELECTOR"),
-        ("browser_click", json!({"selector": "#under"}), "NOT_INTERACTABLE"),
-        ("browser_click", json!({"selector": "#hidden"}), "NOT_INTERACTABLE"),
-        ("browser_type", json!({"selector": "#dbl", "text": "x"}), "NOT_INTERACTABLE"),
-        ("browser_select_option", json!({"selector": "#keys", "values": ["a"]}), "NOT_INTERACTABLE"),
+        (
+            "browser_click",
+            json!({"selector": "#does-not-exist"}),
+            "SELECTOR_NOT_FOUND",
+        ),
+        (
+            "browser_click",
+            json!({"selector": "##bad["}),
+            "INVALID_SELECTOR",
+        ),
+        (
+            "browser_click",
+            json!({"selector": "#under"}),
+            "NOT_INTERACTABLE",
+        ),
+        (
+            "browser_click",
+            json!({"selector": "#hidden"}),
+            "NOT_INTERACTABLE",
+        ),
+        (
+            "browser_type",
+            json!({"selector": "#dbl", "text": "x"}),
+            "NOT_INTERACTABLE",
+        ),
+        (
+            "browser_select_option",
+            json!({"selector": "#keys", "values": ["a"]}),
+            "NOT_INTERACTABLE",
+        ),
         ("browser_press_key", json!({"key": "Hyper+q"}), "BAD_ARGS"),
-        ("browser_navigate", json!({"url": "file:///etc/passwd"}), "BAD_ARGS"),
-        ("browser_navigate", json!({"url": "javascript:alert(1)"}), "BAD_ARGS"),
+        (
+            "browser_navigate",
+            json!({"url": "file:///etc/passwd"}),
+            "BAD_ARGS",
+        ),
+        (
+            "browser_navigate",
+            json!({"url": "javascript:alert(1)"}),
+            "BAD_ARGS",
+        ),
         ("browser_navigate", json!({"url": "not a url"}), "BAD_ARGS"),
-        ("browser_evaluate", json!({"function": "() => { throw new Error('page bug') }"}), "EVAL_FAILED"),
-        ("browser_evaluate", json!({"function": "1", "tabId": 987654}), "TAB_NOT_FOUND"),
-        ("browser_tabs", json!({"action": "select", "index": 42}), "TAB_NOT_FOUND"),
-        ("browser_evaluate", json!({"function": "1", "timeoutMs": 0}), "BAD_ARGS"),
+        (
+            "browser_evaluate",
+            json!({"function": "() => { throw new Error('page bug') }"}),
+            "EVAL_FAILED",
+        ),
+        (
+            "browser_evaluate",
+            json!({"function": "1", "tabId": 987654}),
+            "TAB_NOT_FOUND",
+        ),
+        (
+            "browser_tabs",
+            json!({"action": "select", "index": 42}),
+            "TAB_NOT_FOUND",
+        ),
+        (
+            "browser_evaluate",
+            json!({"function": "1", "timeoutMs": 0}),
+            "BAD_ARGS",
+        ),
     ];
     for (tool, args, code) in cases {
         let out = k.call(tool, args.clone()).await;
         assert!(out.is_error, "{tool} {args} should fail: {}", out.text);
-        assert_eq!(out.code().as_deref(), Some(code), "{tool} {args}: {}", out.text);
-        assert!(out.text.starts_with(&format!("Error {code}: ")) && out.text.contains("\nHint: "), "{}", out.text);
+        assert_eq!(
+            out.code().as_deref(),
+            Some(code),
+            "{tool} {args}: {}",
+            out.text
+        );
+        assert!(
+            out.text.starts_with(&format!("Error {code}: ")) && out.text.contains("\nHint: "),
+            "{}",
+            out.text
+        );
     }
-    let thrown = k.call("browser_evaluate", json!({"function": "() => { throw new Error('page bug') }"})).await;
-    assert!(thrown.text.contains("page bug"), "the page's message is kept: {}", thrown.text);
+    let thrown = k
+        .call(
+            "browser_evaluate",
+            json!({"function": "() => { throw new Error('page bug') }"}),
+        )
+        .await;
+    assert!(
+        thrown.text.contains("page bug"),
+        "the page's message is kept: {}",
+        thrown.text
+    );
 
     // A refused port is a navigation failure with the browser's reason.
-    let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let out = k.call("browser_navigate", json!({"url": format!("http://127.0.0.1:{closed_port}/")})).await;
-    assert_eq!(out.code().as_deref(), Some("NAVIGATION_FAILED"), "{}", out.text);
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = k
+        .call(
+            "browser_navigate",
+            json!({"url": format!("http://127.0.0.1:{closed_port}/")}),
+        )
+        .await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("NAVIGATION_FAILED"),
+        "{}",
+        out.text
+    );
     assert!(out.text.contains("ERR_CONNECTION_REFUSED"), "{}", out.text);
 
     // Schema violations are refused (as protocol or tool errors), never a crash.
-    for (tool, args) in [("browser_click", json!({})), ("browser_tabs", json!({"action": "explode"})), ("no_such_tool", json!({}))] {
+    for (tool, args) in [
+        ("browser_click", json!({})),
+        ("browser_tabs", json!({"action": "explode"})),
+        ("no_such_tool", json!({})),
+    ] {
         let refused = match k.call_raw(tool, args.clone()).await {
             Err(_) => true,
             Ok(r) => r.is_error == Some(true),
@@ -53,7 +138,8 @@ async fn bad_input_gets_stable_codes_and_hints() {
     }
 
     // After all that, the server and the tab still work.
-    k.ok("browser_navigate", json!({"url": site.url("input.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("input.html")}))
+        .await;
     assert_eq!(k.eval("document.title").await, "Input");
     k.stop().await;
 }
@@ -62,12 +148,26 @@ async fn bad_input_gets_stable_codes_and_hints() {
 async fn a_hung_page_times_out_and_the_tab_keeps_working() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("page-a.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
     let started = Instant::now();
-    let out = k.call("browser_evaluate", json!({"function": "() => new Promise(() => {})", "timeoutMs": 1000})).await;
+    let out = k
+        .call(
+            "browser_evaluate",
+            json!({"function": "() => new Promise(() => {})", "timeoutMs": 1000}),
+        )
+        .await;
     assert_eq!(out.code().as_deref(), Some("TIMEOUT"), "{}", out.text);
-    assert!(started.elapsed() < Duration::from_secs(10), "answered near its timeout: {:?}", started.elapsed());
-    assert_eq!(k.eval("document.title").await, "Page A", "the tab's queue is not stuck");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "answered near its timeout: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        k.eval("document.title").await,
+        "Page A",
+        "the tab's queue is not stuck"
+    );
     k.stop().await;
 }
 
@@ -75,40 +175,71 @@ async fn a_hung_page_times_out_and_the_tab_keeps_working() {
 async fn closing_a_tab_ends_its_running_command_with_tab_closed() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    let opened = k.ok("browser_tabs", json!({"action": "new", "url": site.url("page-a.html")})).await;
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-a.html")}),
+        )
+        .await;
     let tab: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
     let hung = "() => { document.title = 'hanging'; return new Promise(() => {}); }";
-    let hang = k.call("browser_evaluate", json!({"function": hung, "tabId": tab, "timeoutMs": 60000}));
+    let hang = k.call(
+        "browser_evaluate",
+        json!({"function": hung, "tabId": tab, "timeoutMs": 60000}),
+    );
     let close = async {
         // Tab listing does not queue behind the tab's commands: it shows when the script runs.
-        eventually("the script to be running", Duration::from_secs(20), || async {
-            let list = k.ok("browser_tabs", json!({"action": "list"})).await;
-            list.contains("\"hanging\"").then_some(())
-        })
+        eventually(
+            "the script to be running",
+            Duration::from_secs(20),
+            || async {
+                let list = k.ok("browser_tabs", json!({"action": "list"})).await;
+                list.contains("\"hanging\"").then_some(())
+            },
+        )
         .await;
-        k.ok("browser_tabs", json!({"action": "close", "tabId": tab})).await
+        k.ok("browser_tabs", json!({"action": "close", "tabId": tab}))
+            .await
     };
     let started = Instant::now();
     let (out, _) = tokio::join!(hang, close);
     assert_eq!(out.code().as_deref(), Some("TAB_CLOSED"), "{}", out.text);
-    assert!(started.elapsed() < Duration::from_secs(15), "prompt: {:?}", started.elapsed());
-    assert_eq!(k.fails("browser_evaluate", json!({"function": "1", "tabId": tab})).await, "TAB_NOT_FOUND");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "prompt: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        k.fails("browser_evaluate", json!({"function": "1", "tabId": tab}))
+            .await,
+        "TAB_NOT_FOUND"
+    );
     // The remaining tab works.
     let list = k.ok("browser_tabs", json!({"action": "list"})).await;
     assert_eq!(list.lines().count(), 1, "{list}");
-    k.ok("browser_navigate", json!({"url": site.url("page-b.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("page-b.html")}))
+        .await;
     k.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_browser_calls_fail_with_no_browser() {
     let k = Kapture::start(Start {
-        args: vec!["--browser".into(), "connect".into(), "--browser-wait-ms".into(), "500".into()],
+        args: vec![
+            "--browser".into(),
+            "connect".into(),
+            "--browser-wait-ms".into(),
+            "500".into(),
+        ],
         ..Start::default()
     })
     .await;
     let started = Instant::now();
-    assert_eq!(k.fails("browser_navigate", json!({"url": "http://127.0.0.1:1/"})).await, "NO_BROWSER");
+    assert_eq!(
+        k.fails("browser_navigate", json!({"url": "http://127.0.0.1:1/"}))
+            .await,
+        "NO_BROWSER"
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
     let status = k.ok("browser_status", json!({})).await;
     assert!(status.contains("extension: not connected"), "{status}");

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use kapture_e2e::{children_of, eventually, handshakes_in, kapture_bin, process_alive, Kapture, Start};
+use kapture_e2e::{
+    children_of, eventually, handshakes_in, kapture_bin, process_alive, Kapture, Start,
+};
 use serde_json::json;
 use www_test_pages::Site;
 
@@ -21,29 +23,47 @@ async fn exit_closes_the_browser_and_removes_the_handshake_and_profile() {
         .split('\0')
         .find_map(|a| a.strip_prefix("--user-data-dir=").map(str::to_string))
         .expect("the browser has a profile folder");
-    assert!(std::path::Path::new(&profile).join("NativeMessagingHosts/com.kapture.bridge.json").is_file());
+    assert!(std::path::Path::new(&profile)
+        .join("NativeMessagingHosts/com.kapture.bridge.json")
+        .is_file());
 
     let runtime = k.runtime_dir.path().to_path_buf();
     k.stop().await;
     assert!(handshakes_in(&runtime).is_empty(), "handshake file removed");
     for pid in browsers {
-        eventually("the launched browser to exit", Duration::from_secs(10), || async move {
-            (!process_alive(pid)).then_some(())
-        })
+        eventually(
+            "the launched browser to exit",
+            Duration::from_secs(10),
+            || async move { (!process_alive(pid)).then_some(()) },
+        )
         .await;
     }
-    assert!(!std::path::Path::new(&profile).exists(), "temporary profile deleted");
+    assert!(
+        !std::path::Path::new(&profile).exists(),
+        "temporary profile deleted"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_both_work_and_one_extension_serves_both() {
     let site = Site::start().unwrap();
     let shared = tempfile::tempdir().unwrap();
-    let first = Kapture::start(Start { runtime_dir: Some(shared.path().to_path_buf()), ..Start::default() }).await;
-    first.ok("browser_navigate", json!({"url": site.url("page-a.html")})).await;
+    let first = Kapture::start(Start {
+        runtime_dir: Some(shared.path().to_path_buf()),
+        ..Start::default()
+    })
+    .await;
+    first
+        .ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
     // A second server in connect mode: its own port and file; the first one's browser finds it.
     let second = Kapture::start(Start {
-        args: vec!["--browser".into(), "connect".into(), "--browser-wait-ms".into(), "40000".into()],
+        args: vec![
+            "--browser".into(),
+            "connect".into(),
+            "--browser-wait-ms".into(),
+            "40000".into(),
+        ],
         runtime_dir: Some(shared.path().to_path_buf()),
         ..Start::default()
     })
@@ -54,12 +74,28 @@ async fn two_servers_both_work_and_one_extension_serves_both() {
     assert_ne!(files[0]["token"], files[1]["token"]);
 
     let tabs = second.ok("browser_tabs", json!({"action": "list"})).await;
-    assert!(tabs.contains("Page A"), "the second server sees the first one's browser: {tabs}");
-    second.ok("browser_tabs", json!({"action": "new", "url": site.url("page-b.html")})).await;
+    assert!(
+        tabs.contains("Page A"),
+        "the second server sees the first one's browser: {tabs}"
+    );
+    second
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-b.html")}),
+        )
+        .await;
     assert_eq!(second.eval("document.title").await, "Page B");
-    assert_eq!(first.eval("document.title").await, "Page A", "each server keeps its own current tab");
+    assert_eq!(
+        first.eval("document.title").await,
+        "Page A",
+        "each server keeps its own current tab"
+    );
     second.stop().await;
-    assert_eq!(first.eval("document.title").await, "Page A", "the first server is unaffected");
+    assert_eq!(
+        first.eval("document.title").await,
+        "Page A",
+        "the first server is unaffected"
+    );
     first.stop().await;
 }
 
@@ -73,15 +109,36 @@ async fn doctor_and_help_answer_in_plain_words() {
         .await
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    for expected in ["browser to launch: ", "extension built: ", "extension id: djjhjaffgifolhomiafbjplbhmfblamg", "no kapture server is running"] {
+    for expected in [
+        "browser to launch: ",
+        "extension built: ",
+        "extension id: djjhjaffgifolhomiafbjplbhmfblamg",
+        "no kapture server is running",
+    ] {
         assert!(text.contains(expected), "{expected:?} missing:\n{text}");
     }
-    let out = tokio::process::Command::new(kapture_bin()).arg("--help").output().await.unwrap();
+    let out = tokio::process::Command::new(kapture_bin())
+        .arg("--help")
+        .output()
+        .await
+        .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
-    for flag in ["--browser", "--headless", "--chromium", "--user-data-dir", "--chromium-arg", "install", "doctor"] {
+    for flag in [
+        "--browser",
+        "--headless",
+        "--chromium",
+        "--user-data-dir",
+        "--chromium-arg",
+        "install",
+        "doctor",
+    ] {
         assert!(help.contains(flag), "{flag} missing from --help");
     }
-    let out = tokio::process::Command::new(kapture_bin()).args(["--browser", "firefox"]).output().await.unwrap();
+    let out = tokio::process::Command::new(kapture_bin())
+        .args(["--browser", "firefox"])
+        .output()
+        .await
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("firefox"));
 }

@@ -14,15 +14,22 @@ use www_test_pages::Site;
 
 const ORIGIN: &str = "chrome-extension://djjhjaffgifolhomiafbjplbhmfblamg";
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn dial(port: u64, origin: &str, host: Option<&str>) -> Result<Ws, WsError> {
-    let mut req = format!("ws://127.0.0.1:{port}/").into_client_request().unwrap();
-    req.headers_mut().insert("origin", HeaderValue::from_str(origin).unwrap());
+    let mut req = format!("ws://127.0.0.1:{port}/")
+        .into_client_request()
+        .unwrap();
+    req.headers_mut()
+        .insert("origin", HeaderValue::from_str(origin).unwrap());
     if let Some(host) = host {
-        req.headers_mut().insert("host", HeaderValue::from_str(host).unwrap());
+        req.headers_mut()
+            .insert("host", HeaderValue::from_str(host).unwrap());
     }
-    tokio_tungstenite::connect_async(req).await.map(|(ws, _)| ws)
+    tokio_tungstenite::connect_async(req)
+        .await
+        .map(|(ws, _)| ws)
 }
 
 /// Everything the server sends until it closes, bounded in time.
@@ -43,7 +50,12 @@ fn forbidden(res: Result<Ws, WsError>) -> bool {
 }
 
 fn session_of(status: &str) -> String {
-    status.split("(session ").nth(1).and_then(|s| s.split(')').next()).unwrap_or_default().to_string()
+    status
+        .split("(session ")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -53,24 +65,54 @@ async fn strangers_are_refused_and_the_real_extension_is_undisturbed() {
     let before = session_of(&k.ok("browser_status", json!({})).await);
     assert!(!before.is_empty());
     let hs = &k.handshakes()[0];
-    let (port, token) = (hs["port"].as_u64().unwrap(), hs["token"].as_str().unwrap().to_string());
+    let (port, token) = (
+        hs["port"].as_u64().unwrap(),
+        hs["token"].as_str().unwrap().to_string(),
+    );
 
-    assert!(forbidden(dial(port, "http://evil.test", None).await), "a web page's Origin");
-    assert!(forbidden(dial(port, "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", None).await), "another extension");
-    assert!(forbidden(dial(port, ORIGIN, Some(&format!("evil.test:{port}"))).await), "a rebinding Host");
+    assert!(
+        forbidden(dial(port, "http://evil.test", None).await),
+        "a web page's Origin"
+    );
+    assert!(
+        forbidden(
+            dial(
+                port,
+                "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                None
+            )
+            .await
+        ),
+        "another extension"
+    );
+    assert!(
+        forbidden(dial(port, ORIGIN, Some(&format!("evil.test:{port}"))).await),
+        "a rebinding Host"
+    );
 
     let hello = |token: &str| {
         Message::text(json!({"v": 1, "type": "hello", "token": token, "ext": {"id": "x", "version": "0", "browser": "x"}}).to_string())
     };
     let mut wrong = dial(port, ORIGIN, None).await.unwrap();
     let last = if token.ends_with('0') { '1' } else { '0' };
-    wrong.send(hello(&format!("{}{last}", &token[..63]))).await.unwrap();
+    wrong
+        .send(hello(&format!("{}{last}", &token[..63])))
+        .await
+        .unwrap();
     let frames = drain(&mut wrong).await;
     assert_eq!(frames.len(), 1, "{frames:?}");
-    assert_eq!((frames[0]["type"].as_str(), frames[0]["reason"].as_str()), (Some("unauthorized"), Some("bad_token")));
+    assert_eq!(
+        (frames[0]["type"].as_str(), frames[0]["reason"].as_str()),
+        (Some("unauthorized"), Some("bad_token"))
+    );
 
     let mut early = dial(port, ORIGIN, None).await.unwrap();
-    early.send(Message::text(json!({"v": 1, "type": "result", "id": 1, "data": {}}).to_string())).await.unwrap();
+    early
+        .send(Message::text(
+            json!({"v": 1, "type": "result", "id": 1, "data": {}}).to_string(),
+        ))
+        .await
+        .unwrap();
     let frames = drain(&mut early).await;
     assert_eq!(frames[0]["reason"], "expected_hello", "{frames:?}");
 
@@ -88,18 +130,38 @@ async fn strangers_are_refused_and_the_real_extension_is_undisturbed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_appears_in_no_output() {
     let site = Site::start().unwrap();
-    let k = Kapture::start(Start { env: vec![("KAPTURE_LOG".into(), "trace".into())], ..Start::default() }).await;
+    let k = Kapture::start(Start {
+        env: vec![("KAPTURE_LOG".into(), "trace".into())],
+        ..Start::default()
+    })
+    .await;
     let mut outputs = Vec::new();
-    outputs.push(k.ok("browser_navigate", json!({"url": site.url("form.html")})).await);
-    outputs.push(k.ok("browser_type", json!({"selector": "#name", "text": "x"})).await);
+    outputs.push(
+        k.ok("browser_navigate", json!({"url": site.url("form.html")}))
+            .await,
+    );
+    outputs.push(
+        k.ok("browser_type", json!({"selector": "#name", "text": "x"}))
+            .await,
+    );
     outputs.push(k.ok("browser_status", json!({})).await);
     outputs.push(k.ok("browser_console_messages", json!({})).await);
-    outputs.push(k.ok("browser_evaluate", json!({"function": "JSON.stringify(localStorage)"})).await);
+    outputs.push(
+        k.ok(
+            "browser_evaluate",
+            json!({"function": "JSON.stringify(localStorage)"}),
+        )
+        .await,
+    );
     let token = k.handshakes()[0]["token"].as_str().unwrap().to_string();
     assert_eq!(token.len(), 64);
 
     let mut places = vec![("stderr (trace logs)".to_string(), k.stderr())];
-    places.extend(outputs.into_iter().map(|o| ("a tool answer".to_string(), o)));
+    places.extend(
+        outputs
+            .into_iter()
+            .map(|o| ("a tool answer".to_string(), o)),
+    );
     let mut pids = vec![k.pid];
     let mut i = 0;
     while i < pids.len() && pids.len() < 200 {
@@ -110,12 +172,21 @@ async fn the_token_appears_in_no_output() {
     for pid in pids {
         for what in ["cmdline", "environ"] {
             let raw = std::fs::read(format!("/proc/{pid}/{what}")).unwrap_or_default();
-            places.push((format!("/proc/{pid}/{what}"), String::from_utf8_lossy(&raw).into_owned()));
+            places.push((
+                format!("/proc/{pid}/{what}"),
+                String::from_utf8_lossy(&raw).into_owned(),
+            ));
         }
     }
     for (place, text) in &places {
-        assert!(!text.contains(&token), "the bridge token leaked into {place}");
+        assert!(
+            !text.contains(&token),
+            "the bridge token leaked into {place}"
+        );
     }
-    assert!(k.stderr().contains("TRACE") || k.stderr().contains("DEBUG"), "trace logging was on");
+    assert!(
+        k.stderr().contains("TRACE") || k.stderr().contains("DEBUG"),
+        "trace logging was on"
+    );
     k.stop().await;
 }

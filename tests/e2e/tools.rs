@@ -10,33 +10,74 @@ use www_test_pages::Site;
 async fn fill_and_submit_a_form_by_css_selectors() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    let nav = k.ok("browser_navigate", json!({"url": site.url("form.html")})).await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
     assert!(nav.contains("form.html (200) \"Sign up\""), "{nav}");
 
     // Typing replaces what the field held, like a user selecting all and typing.
-    k.ok("browser_type", json!({"selector": "#name", "text": "Ada Lovelace"})).await;
-    k.ok("browser_type", json!({"selector": "#email", "text": "ada@example.com", "slowly": true})).await;
-    k.ok("browser_type", json!({"selector": "#notes", "text": "line one\nline two"})).await;
-    let picked = k.ok("browser_select_option", json!({"selector": "#plan", "values": ["Pro plan"]})).await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#name", "text": "Ada Lovelace"}),
+    )
+    .await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#email", "text": "ada@example.com", "slowly": true}),
+    )
+    .await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#notes", "text": "line one\nline two"}),
+    )
+    .await;
+    let picked = k
+        .ok(
+            "browser_select_option",
+            json!({"selector": "#plan", "values": ["Pro plan"]}),
+        )
+        .await;
     assert!(picked.contains("[\"pro\"]"), "{picked}");
-    k.ok("browser_select_option", json!({"selector": "#toppings", "values": ["cheese", "Ham"]})).await;
+    k.ok(
+        "browser_select_option",
+        json!({"selector": "#toppings", "values": ["cheese", "Ham"]}),
+    )
+    .await;
     k.ok("browser_click", json!({"selector": "#terms"})).await;
-    let clicked = k.ok("browser_click", json!({"selector": "#submit", "element": "Create account button"})).await;
+    let clicked = k
+        .ok(
+            "browser_click",
+            json!({"selector": "#submit", "element": "Create account button"}),
+        )
+        .await;
     assert!(clicked.starts_with("Clicked #submit"), "{clicked}");
 
-    let result = k.eval("() => JSON.parse(document.getElementById('result').textContent)").await;
+    let result = k
+        .eval("() => JSON.parse(document.getElementById('result').textContent)")
+        .await;
     assert_eq!(
         result,
         json!({"name": "Ada Lovelace", "email": "ada@example.com", "plan": "pro",
                "toppings": ["cheese", "ham"], "terms": "on", "notes": "line one\nline two"})
     );
-    let events = k.eval("document.getElementById('events').textContent").await;
+    let events = k
+        .eval("document.getElementById('events').textContent")
+        .await;
     for e in ["name:input", "name:change", "email:input", "email:change"] {
-        assert!(events.as_str().unwrap().contains(e), "{e} missing from {events}");
+        assert!(
+            events.as_str().unwrap().contains(e),
+            "{e} missing from {events}"
+        );
     }
     // Enter in a field submits the form too.
-    k.ok("browser_type", json!({"selector": "#name", "text": "Grace", "submit": true})).await;
-    let name = k.eval("() => JSON.parse(document.getElementById('result').textContent).name").await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#name", "text": "Grace", "submit": true}),
+    )
+    .await;
+    let name = k
+        .eval("() => JSON.parse(document.getElementById('result').textContent).name")
+        .await;
     assert_eq!(name, "Grace");
     k.stop().await;
 }
@@ -45,18 +86,33 @@ async fn fill_and_submit_a_form_by_css_selectors() {
 async fn navigate_back_forward_and_reload_report_where_the_page_is() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("page-a.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
     let click = k.ok("browser_click", json!({"selector": "#to-b"})).await;
-    assert!(click.contains("the page navigated to") && click.contains("page-b.html \"Page B\""), "{click}");
+    assert!(
+        click.contains("the page navigated to") && click.contains("page-b.html \"Page B\""),
+        "{click}"
+    );
     let back = k.ok("browser_navigate_back", json!({})).await;
     assert!(back.contains("page-a.html (200) \"Page A\""), "{back}");
     let forward = k.ok("browser_navigate_forward", json!({})).await;
-    assert!(forward.contains("page-b.html (200) \"Page B\""), "{forward}");
+    assert!(
+        forward.contains("page-b.html (200) \"Page B\""),
+        "{forward}"
+    );
     k.eval("() => { document.title = 'changed'; }").await;
     let reload = k.ok("browser_reload", json!({})).await;
-    assert!(reload.contains("\"Page B\""), "reload restores the served title: {reload}");
+    assert!(
+        reload.contains("\"Page B\""),
+        "reload restores the served title: {reload}"
+    );
     // Same-document navigation (hash) also works and answers at once.
-    let hash = k.ok("browser_navigate", json!({"url": site.url("page-b.html#part")})).await;
+    let hash = k
+        .ok(
+            "browser_navigate",
+            json!({"url": site.url("page-b.html#part")}),
+        )
+        .await;
     assert!(hash.contains("page-b.html#part"), "{hash}");
     k.stop().await;
 }
@@ -65,34 +121,72 @@ async fn navigate_back_forward_and_reload_report_where_the_page_is() {
 async fn console_messages_are_kept_newest_first_across_navigations() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("console.html")})).await;
-    let errors = eventually("the uncaught error to be reported", Duration::from_secs(10), || async {
-        let text = k.ok("browser_console_messages", json!({"level": "error"})).await;
-        text.contains("uncaught boom").then_some(text)
-    })
+    k.ok("browser_navigate", json!({"url": site.url("console.html")}))
+        .await;
+    let errors = eventually(
+        "the uncaught error to be reported",
+        Duration::from_secs(10),
+        || async {
+            let text = k
+                .ok("browser_console_messages", json!({"level": "error"}))
+                .await;
+            text.contains("uncaught boom").then_some(text)
+        },
+    )
     .await;
     // Message lines start with their level; stack lines of an exception follow indented.
-    let lines: Vec<&str> = errors.lines().skip(1).filter(|l| !l.starts_with(' ')).collect();
+    let lines: Vec<&str> = errors
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with(' '))
+        .collect();
     assert!(lines.iter().all(|l| l.starts_with("[error]")), "{errors}");
-    let boom = lines.iter().position(|l| l.contains("uncaught boom")).expect("the exception");
-    let logged = lines.iter().position(|l| l.contains("error line")).expect("console.error");
-    assert!(boom < logged, "newest first: the later exception comes before the earlier log\n{errors}");
+    let boom = lines
+        .iter()
+        .position(|l| l.contains("uncaught boom"))
+        .expect("the exception");
+    let logged = lines
+        .iter()
+        .position(|l| l.contains("error line"))
+        .expect("console.error");
+    assert!(
+        boom < logged,
+        "newest first: the later exception comes before the earlier log\n{errors}"
+    );
 
     let five = k.ok("browser_console_messages", json!({"max": 5})).await;
     assert!(five.starts_with("5 of "), "{five}");
-    assert_eq!(five.lines().filter(|l| l.starts_with('[')).count(), 5, "{five}");
+    assert_eq!(
+        five.lines().filter(|l| l.starts_with('[')).count(),
+        5,
+        "{five}"
+    );
     let all = k.ok("browser_console_messages", json!({"max": 500})).await;
-    for expected in ["[debug] debug line", "[info] plain log {a: 1, b: \"two\"}", "[warning] warning line", "[info] spam 49"] {
+    for expected in [
+        "[debug] debug line",
+        "[info] plain log {a: 1, b: \"two\"}",
+        "[warning] warning line",
+        "[info] spam 49",
+    ] {
         assert!(all.contains(expected), "{expected} missing:\n{all}");
     }
-    let warn = k.ok("browser_console_messages", json!({"level": "warning"})).await;
-    assert!(!warn.contains("[info]") && warn.contains("[warning] warning line"), "{warn}");
+    let warn = k
+        .ok("browser_console_messages", json!({"level": "warning"}))
+        .await;
+    assert!(
+        !warn.contains("[info]") && warn.contains("[warning] warning line"),
+        "{warn}"
+    );
 
     // A click's log lands too, and messages survive a navigation of the tab.
     k.ok("browser_click", json!({"selector": "#more"})).await;
-    k.ok("browser_navigate", json!({"url": site.url("page-a.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
     let after = k.ok("browser_console_messages", json!({"max": 500})).await;
-    assert!(after.contains("clicked 3") && after.contains("debug line"), "{after}");
+    assert!(
+        after.contains("clicked 3") && after.contains("debug line"),
+        "{after}"
+    );
     k.stop().await;
 }
 
@@ -100,7 +194,8 @@ async fn console_messages_are_kept_newest_first_across_navigations() {
 async fn screenshots_of_viewport_full_page_and_element() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("tall.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("tall.html")}))
+        .await;
 
     let viewport = k.call("browser_take_screenshot", json!({})).await;
     assert!(!viewport.is_error, "{}", viewport.text);
@@ -109,17 +204,26 @@ async fn screenshots_of_viewport_full_page_and_element() {
     let (vw, vh) = png_size(png);
     assert!(vw > 100 && vh > 100 && vh < 2000, "viewport {vw}x{vh}");
 
-    let full = k.call("browser_take_screenshot", json!({"fullPage": true})).await;
+    let full = k
+        .call("browser_take_screenshot", json!({"fullPage": true}))
+        .await;
     let (fw, fh) = png_size(&full.images[0].1);
-    assert!(fw <= vw && fw > vw - 30, "same width as the viewport, less a scrollbar: {fw} vs {vw}");
+    assert!(
+        fw <= vw && fw > vw - 30,
+        "same width as the viewport, less a scrollbar: {fw} vs {vw}"
+    );
     assert!(fh >= 5000, "full page is the whole 5000 px: {fw}x{fh}");
     assert!(full.text.contains(&format!("x{fh}")), "{}", full.text);
 
-    let element = k.call("browser_take_screenshot", json!({"selector": "#bottom"})).await;
+    let element = k
+        .call("browser_take_screenshot", json!({"selector": "#bottom"}))
+        .await;
     let (ew, eh) = png_size(&element.images[0].1);
     assert!(ew < 400 && eh < 100, "element {ew}x{eh}");
 
-    let jpeg = k.call("browser_take_screenshot", json!({"type": "jpeg"})).await;
+    let jpeg = k
+        .call("browser_take_screenshot", json!({"type": "jpeg"}))
+        .await;
     assert_eq!(jpeg.images[0].0, "image/jpeg");
     assert!(jpeg.images[0].1.starts_with(&[0xff, 0xd8]), "JPEG magic");
     k.stop().await;
@@ -129,30 +233,61 @@ async fn screenshots_of_viewport_full_page_and_element() {
 async fn tabs_list_new_select_close_and_the_current_tab() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("page-a.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
     let list = k.ok("browser_tabs", json!({"action": "list"})).await;
     assert_eq!(list.lines().count(), 1, "{list}");
-    assert!(list.contains("(current)") && list.contains("Page A"), "{list}");
+    assert!(
+        list.contains("(current)") && list.contains("Page A"),
+        "{list}"
+    );
 
-    let opened = k.ok("browser_tabs", json!({"action": "new", "url": site.url("page-b.html")})).await;
-    assert!(opened.contains("page-b.html") && opened.contains("current"), "{opened}");
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-b.html")}),
+        )
+        .await;
+    assert!(
+        opened.contains("page-b.html") && opened.contains("current"),
+        "{opened}"
+    );
     let new_id: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
-    assert_eq!(k.eval("document.title").await, "Page B", "tools act on the new current tab");
+    assert_eq!(
+        k.eval("document.title").await,
+        "Page B",
+        "tools act on the new current tab"
+    );
 
     let list = k.ok("browser_tabs", json!({"action": "list"})).await;
     assert_eq!(list.lines().count(), 2, "{list}");
-    k.ok("browser_tabs", json!({"action": "select", "index": 0})).await;
+    k.ok("browser_tabs", json!({"action": "select", "index": 0}))
+        .await;
     assert_eq!(k.eval("document.title").await, "Page A");
     // An explicit tabId reaches another tab without changing the current one.
-    let other = k.ok("browser_evaluate", json!({"function": "document.title", "tabId": new_id})).await;
+    let other = k
+        .ok(
+            "browser_evaluate",
+            json!({"function": "document.title", "tabId": new_id}),
+        )
+        .await;
     assert_eq!(other, "\"Page B\"");
     assert_eq!(k.eval("document.title").await, "Page A");
 
-    let closed = k.ok("browser_tabs", json!({"action": "close", "tabId": new_id})).await;
+    let closed = k
+        .ok("browser_tabs", json!({"action": "close", "tabId": new_id}))
+        .await;
     assert!(closed.contains(&new_id.to_string()), "{closed}");
     let list = k.ok("browser_tabs", json!({"action": "list"})).await;
     assert_eq!(list.lines().count(), 1, "{list}");
-    assert_eq!(k.fails("browser_evaluate", json!({"function": "1", "tabId": new_id})).await, "TAB_NOT_FOUND");
+    assert_eq!(
+        k.fails(
+            "browser_evaluate",
+            json!({"function": "1", "tabId": new_id})
+        )
+        .await,
+        "TAB_NOT_FOUND"
+    );
     k.stop().await;
 }
 
@@ -160,27 +295,61 @@ async fn tabs_list_new_select_close_and_the_current_tab() {
 async fn mouse_and_keyboard_input_is_trusted_and_waits_for_elements() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("input.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("input.html")}))
+        .await;
 
-    k.ok("browser_hover", json!({"selector": "#hover-target"})).await;
-    assert_eq!(k.eval("document.getElementById('hover-state').textContent").await, "hovered");
+    k.ok("browser_hover", json!({"selector": "#hover-target"}))
+        .await;
+    assert_eq!(
+        k.eval("document.getElementById('hover-state').textContent")
+            .await,
+        "hovered"
+    );
 
     k.ok("browser_click", json!({"selector": "#keys"})).await;
     for key in ["a", "Shift+B", "Enter", "ArrowLeft", "Control+a"] {
         k.ok("browser_press_key", json!({"key": key})).await;
     }
-    assert_eq!(k.eval("document.getElementById('key-log').textContent").await, "a Shift+B Enter ArrowLeft Ctrl+a");
+    assert_eq!(
+        k.eval("document.getElementById('key-log').textContent")
+            .await,
+        "a Shift+B Enter ArrowLeft Ctrl+a"
+    );
     assert_eq!(k.eval("document.getElementById('keys').value").await, "aB");
 
-    k.ok("browser_click", json!({"selector": "#dbl", "doubleClick": true})).await;
-    assert_eq!(k.eval("document.getElementById('dbl').textContent").await, "double clicked");
-    k.ok("browser_click", json!({"selector": "#right", "button": "right"})).await;
-    assert_eq!(k.eval("document.getElementById('right').textContent").await, "right clicked");
-    k.ok("browser_click", json!({"selector": "#shift", "modifiers": ["Shift"]})).await;
-    assert_eq!(k.eval("document.getElementById('shift').textContent").await, "shift click");
+    k.ok(
+        "browser_click",
+        json!({"selector": "#dbl", "doubleClick": true}),
+    )
+    .await;
+    assert_eq!(
+        k.eval("document.getElementById('dbl').textContent").await,
+        "double clicked"
+    );
+    k.ok(
+        "browser_click",
+        json!({"selector": "#right", "button": "right"}),
+    )
+    .await;
+    assert_eq!(
+        k.eval("document.getElementById('right').textContent").await,
+        "right clicked"
+    );
+    k.ok(
+        "browser_click",
+        json!({"selector": "#shift", "modifiers": ["Shift"]}),
+    )
+    .await;
+    assert_eq!(
+        k.eval("document.getElementById('shift').textContent").await,
+        "shift click"
+    );
     // `#late` appears 300 ms after load: the click waits for it.
     k.ok("browser_click", json!({"selector": "#late"})).await;
-    assert_eq!(k.eval("document.getElementById('late').textContent").await, "late clicked");
+    assert_eq!(
+        k.eval("document.getElementById('late').textContent").await,
+        "late clicked"
+    );
     // Trusted events: the page sees isTrusted clicks.
     k.eval("() => { window.__trusted = null; document.addEventListener('click', e => window.__trusted = e.isTrusted, {once: true}); }").await;
     k.ok("browser_click", json!({"selector": "#shift"})).await;
@@ -192,11 +361,23 @@ async fn mouse_and_keyboard_input_is_trusted_and_waits_for_elements() {
 async fn evaluate_answers_json_for_expressions_and_functions() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("page-a.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
     assert_eq!(k.eval("1+1").await, 2);
-    assert_eq!(k.eval("() => ({a: [1, 'x', null], b: true})").await, json!({"a": [1, "x", null], "b": true}));
-    assert_eq!(k.eval("async () => { await new Promise(r => setTimeout(r, 10)); return document.title; }").await, "Page A");
-    assert_eq!(k.ok("browser_evaluate", json!({"function": "undefined"})).await, "undefined");
+    assert_eq!(
+        k.eval("() => ({a: [1, 'x', null], b: true})").await,
+        json!({"a": [1, "x", null], "b": true})
+    );
+    assert_eq!(
+        k.eval("async () => { await new Promise(r => setTimeout(r, 10)); return document.title; }")
+            .await,
+        "Page A"
+    );
+    assert_eq!(
+        k.ok("browser_evaluate", json!({"function": "undefined"}))
+            .await,
+        "undefined"
+    );
     assert_eq!(k.eval("0/0").await, "NaN");
     k.stop().await;
 }
@@ -208,9 +389,18 @@ async fn status_reports_bridge_extension_and_tabs() {
     k.ok("browser_tabs", json!({"action": "list"})).await;
     let status = k.ok("browser_status", json!({})).await;
     let port = k.handshakes()[0]["port"].as_u64().unwrap();
-    assert!(status.contains(&format!("ws://127.0.0.1:{port}")), "{status}");
-    assert!(status.contains("extension: djjhjaffgifolhomiafbjplbhmfblamg v0.1.0 connected"), "{status}");
-    assert!(status.contains("browser mode: launch; launched"), "{status}");
+    assert!(
+        status.contains(&format!("ws://127.0.0.1:{port}")),
+        "{status}"
+    );
+    assert!(
+        status.contains("extension: djjhjaffgifolhomiafbjplbhmfblamg v0.1.0 connected"),
+        "{status}"
+    );
+    assert!(
+        status.contains("browser mode: launch; launched"),
+        "{status}"
+    );
     assert!(status.contains("about:blank"), "{status}");
     k.stop().await;
 }

@@ -21,15 +21,28 @@ pub const RESOLVER_RULES: &str = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUD
 pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"))
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("target")
+        })
 }
 
 /// The built `kapture` binary; the tests need `cargo make build` (which `cargo make test` runs).
 pub fn kapture_bin() -> PathBuf {
-    let bin = target_dir().join("debug").join(format!("kapture{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.is_file(), "{} is missing: run `cargo make build` first", bin.display());
+    let bin = target_dir()
+        .join("debug")
+        .join(format!("kapture{}", std::env::consts::EXE_SUFFIX));
     assert!(
-        target_dir().join("extension").join("ext_core_bg.wasm").is_file(),
+        bin.is_file(),
+        "{} is missing: run `cargo make build` first",
+        bin.display()
+    );
+    assert!(
+        target_dir()
+            .join("extension")
+            .join("ext_core_bg.wasm")
+            .is_file(),
         "the extension is not built in target/extension: run `cargo make build` first"
     );
     bin
@@ -46,7 +59,10 @@ where
         if let Some(v) = check().await {
             return v;
         }
-        assert!(Instant::now() < deadline, "timed out after {limit:?} waiting for {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -73,7 +89,10 @@ impl Outcome {
                     let data = base64::engine::general_purpose::STANDARD
                         .decode(block["data"].as_str().unwrap_or_default())
                         .expect("image data is base64");
-                    images.push((block["mimeType"].as_str().unwrap_or_default().to_string(), data));
+                    images.push((
+                        block["mimeType"].as_str().unwrap_or_default().to_string(),
+                        data,
+                    ));
                 }
                 _ => {}
             }
@@ -88,7 +107,11 @@ impl Outcome {
 
     /// The stable error code of a failed call.
     pub fn code(&self) -> Option<String> {
-        self.structured.as_ref()?.get("code")?.as_str().map(str::to_string)
+        self.structured
+            .as_ref()?
+            .get("code")?
+            .as_str()
+            .map(str::to_string)
     }
 }
 
@@ -129,7 +152,10 @@ impl Kapture {
     pub async fn start(opts: Start) -> Kapture {
         let scratch = tempfile::tempdir().expect("temp dir");
         let runtime_dir = tempfile::tempdir().expect("runtime dir");
-        let runtime = opts.runtime_dir.clone().unwrap_or_else(|| runtime_dir.path().to_path_buf());
+        let runtime = opts
+            .runtime_dir
+            .clone()
+            .unwrap_or_else(|| runtime_dir.path().to_path_buf());
         let stderr_path = scratch.path().join("kapture.stderr");
         let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
         let mut cmd = tokio::process::Command::new(kapture_bin());
@@ -149,16 +175,30 @@ impl Kapture {
             .expect("kapture starts");
         let pid = transport.id().expect("kapture pid");
         let client = ().serve(transport).await.expect("MCP initialize succeeds");
-        Kapture { client: Some(client), stopped: false, runtime_dir, stderr_path, pid, _scratch: scratch }
+        Kapture {
+            client: Some(client),
+            stopped: false,
+            runtime_dir,
+            stderr_path,
+            pid,
+            _scratch: scratch,
+        }
     }
 
     /// Call a tool and flatten the result; protocol errors panic (use `call_raw` for those).
     pub async fn call(&self, tool: &str, args: Value) -> Outcome {
-        let result = self.call_raw(tool, args).await.unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
+        let result = self
+            .call_raw(tool, args)
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"));
         Outcome::from(result)
     }
 
-    pub async fn call_raw(&self, tool: &str, args: Value) -> Result<CallToolResult, rmcp::ServiceError> {
+    pub async fn call_raw(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> Result<CallToolResult, rmcp::ServiceError> {
         let args = match args {
             Value::Object(map) => map,
             Value::Null => Default::default(),
@@ -181,17 +221,25 @@ impl Kapture {
     /// Call a tool that must fail; returns its error code.
     pub async fn fails(&self, tool: &str, args: Value) -> String {
         let out = self.call(tool, args.clone()).await;
-        assert!(out.is_error, "{tool} {args} should fail but answered: {}", out.text);
-        out.code().unwrap_or_else(|| panic!("no error code in {}", out.text))
+        assert!(
+            out.is_error,
+            "{tool} {args} should fail but answered: {}",
+            out.text
+        );
+        out.code()
+            .unwrap_or_else(|| panic!("no error code in {}", out.text))
     }
 
     /// Evaluate JavaScript and parse the JSON answer.
     pub async fn eval(&self, function: &str) -> Value {
-        let text = self.ok("browser_evaluate", json!({ "function": function })).await;
+        let text = self
+            .ok("browser_evaluate", json!({ "function": function }))
+            .await;
         if text == "undefined" {
             return Value::Null;
         }
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("evaluate answered non-JSON {text:?}: {e}"))
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("evaluate answered non-JSON {text:?}: {e}"))
     }
 
     /// The handshake files in this kapture's runtime folder, parsed.
@@ -207,7 +255,7 @@ impl Kapture {
     pub async fn stop(mut self) {
         let pid = self.pid;
         self.stopped = true;
-        let client = std::mem::replace(&mut self.client, None);
+        let client = self.client.take();
         if let Some(client) = client {
             let _ = tokio::time::timeout(Duration::from_secs(15), client.cancel()).await;
         }
@@ -225,7 +273,10 @@ impl Drop for Kapture {
         if self.stopped {
             return;
         }
-        let _ = std::process::Command::new("kill").arg("-TERM").arg(self.pid.to_string()).status();
+        let _ = std::process::Command::new("kill")
+            .arg("-TERM")
+            .arg(self.pid.to_string())
+            .status();
         let deadline = Instant::now() + Duration::from_secs(5);
         while process_alive(self.pid) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
@@ -235,7 +286,9 @@ impl Drop for Kapture {
 
 /// Parse every handshake file in `dir`.
 pub fn handshakes_in(dir: &Path) -> Vec<Value> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
     entries
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("server-"))
@@ -246,14 +299,21 @@ pub fn handshakes_in(dir: &Path) -> Vec<Value> {
 /// Is a process alive (and not a zombie)?
 pub fn process_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
         Err(_) => false,
     }
 }
 
 /// Direct children of `pid` (Linux).
 pub fn children_of(pid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
@@ -261,7 +321,11 @@ pub fn children_of(pid: u32) -> Vec<u32> {
             std::fs::read_to_string(format!("/proc/{child}/stat"))
                 .ok()
                 .and_then(|s| s.rsplit(')').next().map(str::to_string))
-                .and_then(|rest| rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok()))
+                .and_then(|rest| {
+                    rest.split_whitespace()
+                        .nth(1)
+                        .and_then(|p| p.parse::<u32>().ok())
+                })
                 == Some(pid)
         })
         .collect()
@@ -273,4 +337,46 @@ pub fn png_size(bytes: &[u8]) -> (u32, u32) {
     let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap_or_default());
     let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap_or_default());
     (w, h)
+}
+
+#[cfg(test)]
+mod tidy {
+    use std::path::{Path, PathBuf};
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if path.is_dir() && name != "target" && !name.to_string_lossy().starts_with('.') {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// House rule: every Rust file opens with a `//!` line saying its role.
+    #[test]
+    fn every_rust_file_says_its_role() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        rust_files(&root, &mut files);
+        assert!(files.len() > 10, "found the sources");
+        let missing: Vec<String> = files
+            .iter()
+            .filter(|f| {
+                !std::fs::read_to_string(f)
+                    .unwrap_or_default()
+                    .starts_with("//!")
+            })
+            .map(|f| f.display().to_string())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "files without a //! role line: {missing:?}"
+        );
+    }
 }

@@ -21,7 +21,11 @@ impl Site {
     /// Serve `pages/` on 127.0.0.1 with a port the OS picks.
     pub fn start() -> std::io::Result<Site> {
         let server = tiny_http::Server::http("127.0.0.1:0").map_err(std::io::Error::other)?;
-        let port = server.server_addr().to_ip().map(|a| a.port()).ok_or_else(|| std::io::Error::other("no ip address"))?;
+        let port = server
+            .server_addr()
+            .to_ip()
+            .map(|a| a.port())
+            .ok_or_else(|| std::io::Error::other("no ip address"))?;
         let server = Arc::new(server);
         let worker = server.clone();
         let thread = std::thread::spawn(move || {
@@ -29,7 +33,11 @@ impl Site {
                 let _ = respond(request);
             }
         });
-        Ok(Site { server, port, thread: Some(thread) })
+        Ok(Site {
+            server,
+            port,
+            thread: Some(thread),
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -38,7 +46,11 @@ impl Site {
 
     /// Absolute URL of a page, e.g. `url("form.html")`.
     pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}/{}", self.port, path.trim_start_matches('/'))
+        format!(
+            "http://127.0.0.1:{}/{}",
+            self.port,
+            path.trim_start_matches('/')
+        )
     }
 }
 
@@ -69,7 +81,11 @@ fn resolve(url: &str) -> Option<PathBuf> {
     if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         return None;
     }
-    let full = pages_dir().join(if rel.as_os_str().is_empty() { Path::new("index.html") } else { rel });
+    let full = pages_dir().join(if rel.as_os_str().is_empty() {
+        Path::new("index.html")
+    } else {
+        rel
+    });
     full.is_file().then_some(full)
 }
 
@@ -77,10 +93,13 @@ fn respond(request: tiny_http::Request) -> std::io::Result<()> {
     match resolve(request.url()) {
         Some(path) => {
             let body = std::fs::read(&path)?;
-            let header = tiny_http::Header::from_bytes("Content-Type", content_type(&path)).map_err(|_| std::io::Error::other("header"))?;
+            let header = tiny_http::Header::from_bytes("Content-Type", content_type(&path))
+                .map_err(|_| std::io::Error::other("header"))?;
             request.respond(tiny_http::Response::from_data(body).with_header(header))
         }
-        None => request.respond(tiny_http::Response::from_string("not found").with_status_code(404)),
+        None => {
+            request.respond(tiny_http::Response::from_string("not found").with_status_code(404))
+        }
     }
 }
 

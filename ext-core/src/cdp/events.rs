@@ -117,11 +117,9 @@ impl TabEvents {
                     self.push_console(msg);
                 }
             }
-            "Page.frameNavigated" => {
-                if params.pointer("/frame/parentId").is_none() {
-                    if let Some(id) = params.pointer("/frame/id").and_then(Value::as_str) {
-                        self.main_frame = Some(id.to_string());
-                    }
+            "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
+                if let Some(id) = params.pointer("/frame/id").and_then(Value::as_str) {
+                    self.main_frame = Some(id.to_string());
                 }
             }
             "Page.frameStartedLoading"

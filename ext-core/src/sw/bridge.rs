@@ -23,6 +23,9 @@ use crate::protocol::{
 /// so a browser with no kapture running is not kept busy forever.
 const FAST_RETRY_BUDGET: u32 = 40;
 
+/// A WebSocket event callback.
+type SocketHandler = Closure<dyn FnMut(JsValue)>;
+
 #[derive(Debug, Clone, PartialEq)]
 enum ConnState {
     Connecting,
@@ -39,7 +42,7 @@ pub struct Conn {
     last_seen_ms: Cell<f64>,
     heartbeat_ms: Cell<f64>,
     // Kept alive as long as the socket; dropped with the connection.
-    handlers: RefCell<Vec<Closure<dyn FnMut(JsValue)>>>,
+    handlers: RefCell<Vec<SocketHandler>>,
 }
 
 impl Conn {
@@ -296,7 +299,7 @@ fn handler(
     app: &Weak<App>,
     conn: &Weak<Conn>,
     f: impl Fn(Rc<App>, Rc<Conn>, JsValue) + 'static,
-) -> Closure<dyn FnMut(JsValue)> {
+) -> SocketHandler {
     let (app, conn) = (app.clone(), conn.clone());
     Closure::new(move |event: JsValue| {
         if let (Some(app), Some(conn)) = (app.upgrade(), conn.upgrade()) {

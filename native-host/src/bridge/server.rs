@@ -99,6 +99,8 @@ async fn authenticate(
     let _ = stream.set_nodelay(true);
     let port = stream.local_addr().ok()?.port();
     let allowed = config.allowed_origin.clone();
+    // The callback's signature is tungstenite's; its error type is a whole HTTP response.
+    #[allow(clippy::result_large_err)]
     let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         let values = |name: &str| -> Vec<&str> {
             req.headers()

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use ext_core::protocol::{self, ErrorCode, ExtensionFrame, ExtensionInfo, HostFrame, RejectReason, WireError};
+use ext_core::protocol::{
+    self, ErrorCode, ExtensionFrame, ExtensionInfo, HostFrame, RejectReason, WireError,
+};
 use futures::{SinkExt, StreamExt};
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
@@ -39,11 +41,22 @@ async fn fixture(hello_timeout: Duration) -> Fixture {
     let mut config = BridgeConfig::new(ORIGIN.into());
     config.hello_timeout = hello_timeout;
     let handle = start(listener, token.clone(), config, shutdown.clone()).unwrap();
-    Fixture { handle, token, port, shutdown }
+    Fixture {
+        handle,
+        token,
+        port,
+        shutdown,
+    }
 }
 
-async fn dial(port: u16, origin: Option<&str>, hosts: &[&str]) -> Result<Client, tokio_tungstenite::tungstenite::Error> {
-    let mut req = format!("ws://127.0.0.1:{port}/").into_client_request().unwrap();
+async fn dial(
+    port: u16,
+    origin: Option<&str>,
+    hosts: &[&str],
+) -> Result<Client, tokio_tungstenite::tungstenite::Error> {
+    let mut req = format!("ws://127.0.0.1:{port}/")
+        .into_client_request()
+        .unwrap();
     let headers = req.headers_mut();
     if let Some(origin) = origin {
         headers.insert("origin", HeaderValue::from_str(origin).unwrap());
@@ -54,18 +67,29 @@ async fn dial(port: u16, origin: Option<&str>, hosts: &[&str]) -> Result<Client,
             headers.append("host", HeaderValue::from_str(h).unwrap());
         }
     }
-    tokio_tungstenite::connect_async(req).await.map(|(ws, _)| ws)
+    tokio_tungstenite::connect_async(req)
+        .await
+        .map(|(ws, _)| ws)
 }
 
 fn hello(token: &str) -> Message {
-    let ext = ExtensionInfo { id: "test".into(), version: "0".into(), browser: "test".into() };
-    Message::text(protocol::encode(&ExtensionFrame::Hello { token: token.into(), ext }))
+    let ext = ExtensionInfo {
+        id: "test".into(),
+        version: "0".into(),
+        browser: "test".into(),
+    };
+    Message::text(protocol::encode(&ExtensionFrame::Hello {
+        token: token.into(),
+        ext,
+    }))
 }
 
 /// The next host frame, or `None` when the socket closes; bounded so a test cannot hang.
 async fn next_frame(ws: &mut Client) -> Option<HostFrame> {
     loop {
-        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.expect("bridge answered in time");
+        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("bridge answered in time");
         match msg {
             Some(Ok(Message::Text(t))) => return Some(protocol::decode(&t).unwrap()),
             Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return None,
@@ -77,7 +101,13 @@ async fn next_frame(ws: &mut Client) -> Option<HostFrame> {
 async fn authenticated(f: &Fixture) -> Client {
     let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
     ws.send(hello(f.token.expose())).await.unwrap();
-    assert!(matches!(next_frame(&mut ws).await, Some(HostFrame::Welcome { heartbeat_ms: 20000, .. })));
+    assert!(matches!(
+        next_frame(&mut ws).await,
+        Some(HostFrame::Welcome {
+            heartbeat_ms: 20000,
+            ..
+        })
+    ));
     ws
 }
 
@@ -91,8 +121,15 @@ async fn raw_upgrade(port: u16, host_lines: &str) -> String {
     );
     tcp.write_all(req.as_bytes()).await.unwrap();
     let mut buf = vec![0u8; 256];
-    let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf)).await.unwrap().unwrap();
-    String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or_default().to_string()
+    let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    String::from_utf8_lossy(&buf[..n])
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn status_code(err: tokio_tungstenite::tungstenite::Error) -> u16 {
@@ -105,7 +142,13 @@ fn status_code(err: tokio_tungstenite::tungstenite::Error) -> u16 {
 #[tokio::test]
 async fn foreign_origins_and_hosts_are_refused_before_the_upgrade() {
     let f = fixture(Duration::from_secs(5)).await;
-    for origin in [None, Some("null"), Some("http://evil.com"), Some("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), Some(&format!("{ORIGIN}/x"))] {
+    for origin in [
+        None,
+        Some("null"),
+        Some("http://evil.com"),
+        Some("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+        Some(&format!("{ORIGIN}/x")),
+    ] {
         let err = dial(f.port, origin, &[]).await.expect_err("refused");
         assert_eq!(status_code(err), 403, "origin {origin:?}");
     }
@@ -113,13 +156,17 @@ async fn foreign_origins_and_hosts_are_refused_before_the_upgrade() {
     let evil = format!("evil.com:{port}");
     let rebound = format!("127.0.0.1.nip.io:{port}");
     for host in [evil.as_str(), rebound.as_str()] {
-        let err = dial(f.port, Some(ORIGIN), &[host]).await.expect_err("refused");
+        let err = dial(f.port, Some(ORIGIN), &[host])
+            .await
+            .expect_err("refused");
         assert_eq!(status_code(err), 403, "host {host:?}");
     }
     // WebSocket clients will not send a repeated or missing Host: speak raw HTTP for those.
     let good = format!("Host: 127.0.0.1:{port}\r\n");
     assert!(raw_upgrade(f.port, &good).await.starts_with("HTTP/1.1 101"));
-    assert!(raw_upgrade(f.port, &good.repeat(2)).await.starts_with("HTTP/1.1 403"));
+    assert!(raw_upgrade(f.port, &good.repeat(2))
+        .await
+        .starts_with("HTTP/1.1 403"));
     assert!(raw_upgrade(f.port, "").await.starts_with("HTTP/1.1 403"));
     let localhost = format!("localhost:{port}");
     assert!(dial(f.port, Some(ORIGIN), &[&localhost]).await.is_ok());
@@ -131,11 +178,17 @@ async fn a_wrong_token_is_refused_and_closed() {
     let f = fixture(Duration::from_secs(5)).await;
     let mut flipped = f.token.expose().to_string().into_bytes();
     flipped[0] ^= 1;
-    for wrong in [String::new(), "x".repeat(4096), String::from_utf8(flipped).unwrap()] {
+    for wrong in [
+        String::new(),
+        "x".repeat(4096),
+        String::from_utf8(flipped).unwrap(),
+    ] {
         let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
         ws.send(hello(&wrong)).await.unwrap();
         match next_frame(&mut ws).await {
-            Some(HostFrame::Unauthorized { reason, .. }) => assert_eq!(reason, RejectReason::BadToken),
+            Some(HostFrame::Unauthorized { reason, .. }) => {
+                assert_eq!(reason, RejectReason::BadToken)
+            }
             other => panic!("expected unauthorized, got {other:?}"),
         }
         assert!(next_frame(&mut ws).await.is_none(), "closed after refusal");
@@ -155,13 +208,24 @@ async fn a_socket_that_never_says_hello_is_closed_at_the_deadline() {
 async fn frames_before_hello_are_refused_and_nothing_is_dispatched() {
     let f = fixture(Duration::from_secs(5)).await;
     let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
-    let early = ExtensionFrame::Result { id: 1, data: json!({"pwned": true}) };
-    ws.send(Message::text(protocol::encode(&early))).await.unwrap();
+    let early = ExtensionFrame::Result {
+        id: 1,
+        data: json!({"pwned": true}),
+    };
+    ws.send(Message::text(protocol::encode(&early)))
+        .await
+        .unwrap();
     match next_frame(&mut ws).await {
-        Some(HostFrame::Unauthorized { reason, .. }) => assert_eq!(reason, RejectReason::ExpectedHello),
+        Some(HostFrame::Unauthorized { reason, .. }) => {
+            assert_eq!(reason, RejectReason::ExpectedHello)
+        }
         other => panic!("expected unauthorized, got {other:?}"),
     }
-    let err = f.handle.call_raw("click", None, json!({"selector": "a"}), 1000).await.unwrap_err();
+    let err = f
+        .handle
+        .call_raw("click", None, json!({"selector": "a"}), 1000)
+        .await
+        .unwrap_err();
     assert_eq!(err.into_wire().code, ErrorCode::NoBrowser);
 }
 
@@ -169,12 +233,18 @@ async fn frames_before_hello_are_refused_and_nothing_is_dispatched() {
 async fn another_protocol_version_is_told_who_needs_an_update() {
     let f = fixture(Duration::from_secs(5)).await;
     let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
-    let future = format!(r#"{{"v":99,"type":"hello","token":"{}","ext":{{}}}}"#, f.token.expose());
+    let future = format!(
+        r#"{{"v":99,"type":"hello","token":"{}","ext":{{}}}}"#,
+        f.token.expose()
+    );
     ws.send(Message::text(future)).await.unwrap();
     match next_frame(&mut ws).await {
         Some(HostFrame::Unauthorized { reason, message }) => {
             assert_eq!(reason, RejectReason::VersionMismatch);
-            assert!(message.contains("kapture (the server) needs an update"), "{message}");
+            assert!(
+                message.contains("kapture (the server) needs an update"),
+                "{message}"
+            );
         }
         other => panic!("expected unauthorized, got {other:?}"),
     }
@@ -186,24 +256,57 @@ async fn commands_round_trip_and_a_bad_frame_does_not_break_the_connection() {
     let mut ws = authenticated(&f).await;
     assert!(f.handle.wait_connected(Duration::from_secs(1)).await);
     let handle = f.handle.clone();
-    let call = tokio::spawn(async move { handle.call_raw("evaluate", Some(7), json!({"function": "1+1"}), 5000).await });
-    let Some(HostFrame::Command { id, tab_id, method, params, timeout_ms }) = next_frame(&mut ws).await else {
+    let call = tokio::spawn(async move {
+        handle
+            .call_raw("evaluate", Some(7), json!({"function": "1+1"}), 5000)
+            .await
+    });
+    let Some(HostFrame::Command {
+        id,
+        tab_id,
+        method,
+        params,
+        timeout_ms,
+    }) = next_frame(&mut ws).await
+    else {
         panic!("expected a command");
     };
-    assert_eq!((tab_id, method.as_str(), timeout_ms), (Some(7), "evaluate", 5000));
+    assert_eq!(
+        (tab_id, method.as_str(), timeout_ms),
+        (Some(7), "evaluate", 5000)
+    );
     assert_eq!(params, json!({"function": "1+1"}));
     ws.send(Message::text("{garbage")).await.unwrap();
-    ws.send(Message::Binary(vec![1, 2, 3].into())).await.unwrap();
+    ws.send(Message::Binary(vec![1, 2, 3].into()))
+        .await
+        .unwrap();
     // An answer to a command that does not exist is ignored.
-    ws.send(Message::text(protocol::encode(&ExtensionFrame::Result { id: 999, data: json!(0) }))).await.unwrap();
-    ws.send(Message::text(protocol::encode(&ExtensionFrame::Result { id, data: json!({"value": 2}) }))).await.unwrap();
+    ws.send(Message::text(protocol::encode(&ExtensionFrame::Result {
+        id: 999,
+        data: json!(0),
+    })))
+    .await
+    .unwrap();
+    ws.send(Message::text(protocol::encode(&ExtensionFrame::Result {
+        id,
+        data: json!({"value": 2}),
+    })))
+    .await
+    .unwrap();
     assert_eq!(call.await.unwrap().unwrap(), json!({"value": 2}));
 
     let handle = f.handle.clone();
     let call = tokio::spawn(async move { handle.call_raw("click", None, json!({}), 5000).await });
-    let Some(HostFrame::Command { id, .. }) = next_frame(&mut ws).await else { panic!("expected a command") };
+    let Some(HostFrame::Command { id, .. }) = next_frame(&mut ws).await else {
+        panic!("expected a command")
+    };
     let error = WireError::new(ErrorCode::SelectorNotFound, "no element matches #x");
-    ws.send(Message::text(protocol::encode(&ExtensionFrame::Error { id, error: error.clone() }))).await.unwrap();
+    ws.send(Message::text(protocol::encode(&ExtensionFrame::Error {
+        id,
+        error: error.clone(),
+    })))
+    .await
+    .unwrap();
     assert_eq!(call.await.unwrap().unwrap_err(), BridgeError::Wire(error));
 }
 
@@ -212,10 +315,26 @@ async fn a_dropped_connection_answers_pending_calls_at_once() {
     let f = fixture(Duration::from_secs(5)).await;
     let mut ws = authenticated(&f).await;
     let handle = f.handle.clone();
-    let call = tokio::spawn(async move { handle.call_raw("navigate", None, json!({"url": "http://127.0.0.1/"}), 60_000).await });
-    assert!(matches!(next_frame(&mut ws).await, Some(HostFrame::Command { .. })));
+    let call = tokio::spawn(async move {
+        handle
+            .call_raw(
+                "navigate",
+                None,
+                json!({"url": "http://127.0.0.1/"}),
+                60_000,
+            )
+            .await
+    });
+    assert!(matches!(
+        next_frame(&mut ws).await,
+        Some(HostFrame::Command { .. })
+    ));
     drop(ws);
-    let err = tokio::time::timeout(Duration::from_secs(5), call).await.expect("answered promptly").unwrap().unwrap_err();
+    let err = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("answered promptly")
+        .unwrap()
+        .unwrap_err();
     assert_eq!(err.into_wire().code, ErrorCode::ExtensionDisconnected);
 }
 
@@ -225,13 +344,23 @@ async fn a_newer_connection_replaces_the_old_one_visibly() {
     let mut old = authenticated(&f).await;
     let mut new = authenticated(&f).await;
     match next_frame(&mut old).await {
-        Some(HostFrame::Unauthorized { reason, .. }) => assert_eq!(reason, RejectReason::Superseded),
+        Some(HostFrame::Unauthorized { reason, .. }) => {
+            assert_eq!(reason, RejectReason::Superseded)
+        }
         other => panic!("the old connection should be told, got {other:?}"),
     }
     let handle = f.handle.clone();
-    let call = tokio::spawn(async move { handle.call_raw("tabs.list", None, json!({}), 5000).await });
-    let Some(HostFrame::Command { id, .. }) = next_frame(&mut new).await else { panic!("expected a command") };
-    new.send(Message::text(protocol::encode(&ExtensionFrame::Result { id, data: json!([]) }))).await.unwrap();
+    let call =
+        tokio::spawn(async move { handle.call_raw("tabs.list", None, json!({}), 5000).await });
+    let Some(HostFrame::Command { id, .. }) = next_frame(&mut new).await else {
+        panic!("expected a command")
+    };
+    new.send(Message::text(protocol::encode(&ExtensionFrame::Result {
+        id,
+        data: json!([]),
+    })))
+    .await
+    .unwrap();
     assert_eq!(call.await.unwrap().unwrap(), json!([]));
 }
 
