@@ -30,6 +30,9 @@ pub struct ExtensionInfo {
     pub version: String,
     /// The browser's user agent or product string.
     pub browser: String,
+    /// Random id of this browser session (kept across service-worker restarts), so the host
+    /// can tell a reconnect of the same browser from a second browser.
+    pub instance: String,
 }
 
 /// Extension → host.
@@ -86,8 +89,10 @@ pub enum RejectReason {
     VersionMismatch,
     /// The first frame was not a `hello`.
     ExpectedHello,
-    /// A newer connection from the extension replaced this one.
+    /// A newer connection from the same browser replaced this one.
     Superseded,
+    /// The server already drives another browser.
+    Busy,
 }
 
 /// Browser events pushed to the host.
@@ -327,9 +332,10 @@ mod tests {
                     id: "abc".into(),
                     version: "0.1.0".into(),
                     browser: "Chromium/156".into(),
+                    instance: "i1".into(),
                 },
             },
-            r#"{"v":1,"type":"hello","token":"t0k","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156"}}"#,
+            r#"{"v":1,"type":"hello","token":"t0k","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1"}}"#,
         );
         golden(
             ExtensionFrame::Result {

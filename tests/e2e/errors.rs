@@ -250,20 +250,38 @@ async fn without_a_browser_calls_fail_with_no_browser() {
 async fn a_busy_tab_does_not_hold_up_another_tab() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("page-a.html")})).await;
-    let opened = k.ok("browser_tabs", json!({"action": "new", "url": site.url("page-b.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-b.html")}),
+        )
+        .await;
     let other: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
-    k.ok("browser_tabs", json!({"action": "select", "index": 0})).await;
+    k.ok("browser_tabs", json!({"action": "select", "index": 0}))
+        .await;
     // The current tab runs a 3 s script; the other tab answers meanwhile.
-    let slow = k.call("browser_evaluate", json!({"function": "() => new Promise(r => setTimeout(() => r('slow done'), 3000))"}));
+    let slow = k.call(
+        "browser_evaluate",
+        json!({"function": "() => new Promise(r => setTimeout(() => r('slow done'), 3000))"}),
+    );
     let fast = async {
         let started = Instant::now();
-        let title = k.ok("browser_evaluate", json!({"function": "document.title", "tabId": other})).await;
+        let title = k
+            .ok(
+                "browser_evaluate",
+                json!({"function": "document.title", "tabId": other}),
+            )
+            .await;
         (title, started.elapsed())
     };
     let (slow, (title, fast_took)) = tokio::join!(slow, fast);
     assert_eq!(slow.text, "\"slow done\"");
     assert_eq!(title, "\"Page B\"");
-    assert!(fast_took < Duration::from_millis(2500), "the other tab waited for the busy one: {fast_took:?}");
+    assert!(
+        fast_took < Duration::from_millis(2500),
+        "the other tab waited for the busy one: {fast_took:?}"
+    );
     k.stop().await;
 }

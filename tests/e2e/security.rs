@@ -91,7 +91,7 @@ async fn strangers_are_refused_and_the_real_extension_is_undisturbed() {
     );
 
     let hello = |token: &str| {
-        Message::text(json!({"v": 1, "type": "hello", "token": token, "ext": {"id": "x", "version": "0", "browser": "x"}}).to_string())
+        Message::text(json!({"v": 1, "type": "hello", "token": token, "ext": {"id": "x", "version": "0", "browser": "x", "instance": "stranger"}}).to_string())
     };
     let mut wrong = dial(port, ORIGIN, None).await.unwrap();
     let last = if token.ends_with('0') { '1' } else { '0' };

@@ -5,6 +5,7 @@ pub mod action;
 pub mod alarms;
 pub mod debugger;
 pub mod runtime;
+pub mod storage;
 pub mod tabs;
 pub mod windows;
 

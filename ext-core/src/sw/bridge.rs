@@ -216,6 +216,9 @@ fn retry_later(app: &Rc<App>) {
 
 /// The alarm fired (or the worker woke): start fast retries afresh and look around.
 pub fn wake(app: &Rc<App>) {
+    if app.ext.borrow().instance.is_empty() {
+        return; // `start` has not finished; it wakes us when it has.
+    }
     app.bridge.reap_silent();
     app.bridge.failures.set(0);
     discover(app);
@@ -252,7 +255,7 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
     let on_open = handler(&weak_app, &weak_conn, |app, conn, _| {
         conn.send(&ExtensionFrame::Hello {
             token: conn.token.clone(),
-            ext: app.ext.clone(),
+            ext: app.ext.borrow().clone(),
         });
     });
     let on_message = handler(&weak_app, &weak_conn, |app, conn, event| {

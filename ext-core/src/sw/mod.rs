@@ -4,6 +4,7 @@
 mod bridge;
 mod tabs;
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use futures::channel::oneshot;
@@ -24,7 +25,7 @@ const WAKE_PERIOD_MIN: f64 = 0.1;
 
 /// Shared state of the worker.
 pub struct App {
-    ext: ExtensionInfo,
+    ext: RefCell<ExtensionInfo>,
     bridge: bridge::Bridge,
     tabs: tabs::Tabs,
 }
@@ -139,6 +140,25 @@ impl App {
     }
 }
 
+/// This browser session's random id: kept in session storage so that a restarted service
+/// worker reconnects as the same browser.
+async fn browser_instance() -> String {
+    const KEY: &str = "kapture.instance";
+    if let Ok(Some(Value::String(id))) = chrome::storage::session_get(KEY).await {
+        return id;
+    }
+    let id: String = (0..4)
+        .map(|_| {
+            format!(
+                "{:08x}",
+                (js_sys::Math::random() * f64::from(u32::MAX)) as u32
+            )
+        })
+        .collect();
+    let _ = chrome::storage::session_set(KEY, &Value::String(id.clone())).await;
+    id
+}
+
 /// The worker object the JS glue creates once and forwards every event to.
 #[wasm_bindgen]
 pub struct Worker {
@@ -153,10 +173,12 @@ impl Worker {
             id: chrome::runtime::extension_id(),
             version: chrome::runtime::manifest_version(),
             browser: chrome::runtime::user_agent(),
+            // Set by `start` from session storage; no connection is made before that.
+            instance: String::new(),
         };
         Worker {
             app: Rc::new(App {
-                ext,
+                ext: RefCell::new(ext),
                 bridge: bridge::Bridge::default(),
                 tabs: tabs::Tabs::default(),
             }),
@@ -167,7 +189,12 @@ impl Worker {
     pub fn start(&self) {
         chrome::alarms::create_periodic(WAKE_ALARM, WAKE_PERIOD_MIN);
         bridge::update_badge(&self.app);
-        bridge::wake(&self.app);
+        let app = self.app.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let instance = browser_instance().await;
+            app.ext.borrow_mut().instance = instance;
+            bridge::wake(&app);
+        });
     }
 
     pub fn on_alarm(&self, _name: String) {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use ext_core::methods::Method;
 use ext_core::protocol::{
-    BrowserEvent, CommandId, ErrorCode, ExtensionInfo, HostFrame, TabId, WireError,
+    BrowserEvent, CommandId, ErrorCode, ExtensionInfo, HostFrame, RejectReason, TabId, WireError,
 };
 use serde_json::Value;
 use tokio::net::TcpListener;
@@ -79,7 +79,7 @@ enum HubMsg {
         conn: u64,
         info: ExtensionInfo,
         out: mpsc::Sender<HostFrame>,
-        reply: oneshot::Sender<String>,
+        reply: oneshot::Sender<Result<String, (RejectReason, String)>>,
     },
     Detach {
         conn: u64,
@@ -294,15 +294,29 @@ async fn run_hub(
                 out,
                 reply,
             } => {
+                if let Some(a) = active.as_ref().filter(|a| a.info.instance != info.instance) {
+                    // One browser per server: a second browser is told so, never swapped in.
+                    let why = format!(
+                        "this kapture already drives another browser ({}, session {}); start another kapture for this one",
+                        a.info.browser, a.session
+                    );
+                    tracing::warn!("refused a second browser: {why}");
+                    let _ = reply.send(Err((RejectReason::Busy, why)));
+                    continue;
+                }
                 let session = format!("s{next_session}-{conn}");
                 next_session += 1;
                 if let Some(old) = active.take() {
-                    tracing::warn!(old = %old.session, new = %session, "a new authenticated extension connection replaces the previous one");
+                    tracing::warn!(old = %old.session, new = %session, "the browser reconnected; the new connection replaces the old one");
                     let _ = old.out.try_send(HostFrame::Unauthorized {
-                        reason: ext_core::protocol::RejectReason::Superseded,
-                        message: "a newer connection from the extension replaced this one".into(),
+                        reason: RejectReason::Superseded,
+                        message: "a newer connection from this browser replaced this one".into(),
                     });
-                    fail_conn(&mut pending, old.conn, "the extension reconnected; the command was not answered on the old connection");
+                    fail_conn(
+                        &mut pending,
+                        old.conn,
+                        "the extension reconnected; the command was not answered on the old connection",
+                    );
                 }
                 tracing::info!(extension = %info.id, version = %info.version, %session, "extension connected");
                 active = Some(Active {
@@ -312,7 +326,7 @@ async fn run_hub(
                     since: Instant::now(),
                     out,
                 });
-                let _ = reply.send(session);
+                let _ = reply.send(Ok(session));
                 for w in waiters.drain(..) {
                     let _ = w.send(());
                 }

@@ -221,7 +221,11 @@ async fn serve(
     {
         return;
     }
-    let Ok(session) = session.await else { return };
+    let session = match session.await {
+        Ok(Ok(session)) => session,
+        Ok(Err((reason, message))) => return reject(&mut ws, reason, &message).await,
+        Err(_) => return,
+    };
     let welcome = HostFrame::Welcome {
         session,
         heartbeat_ms: config.heartbeat.as_millis() as u64,

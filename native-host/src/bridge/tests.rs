@@ -73,10 +73,15 @@ async fn dial(
 }
 
 fn hello(token: &str) -> Message {
+    hello_from(token, "browser-1")
+}
+
+fn hello_from(token: &str, instance: &str) -> Message {
     let ext = ExtensionInfo {
         id: "test".into(),
         version: "0".into(),
         browser: "test".into(),
+        instance: instance.into(),
     };
     Message::text(protocol::encode(&ExtensionFrame::Hello {
         token: token.into(),
@@ -373,4 +378,37 @@ async fn an_oversized_message_closes_only_that_connection() {
     assert!(next_frame(&mut ws).await.is_none(), "closed");
     let _ws = authenticated(&f).await;
     assert!(f.handle.status().await.extension.is_some());
+}
+
+#[tokio::test]
+async fn a_second_browser_is_refused_while_the_first_is_connected() {
+    let f = fixture(Duration::from_secs(5)).await;
+    let mut first = authenticated(&f).await;
+    let mut second = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
+    second
+        .send(hello_from(f.token.expose(), "browser-2"))
+        .await
+        .unwrap();
+    match next_frame(&mut second).await {
+        Some(HostFrame::Unauthorized { reason, message }) => {
+            assert_eq!(reason, RejectReason::Busy);
+            assert!(message.contains("another browser"), "{message}");
+        }
+        other => panic!("expected busy, got {other:?}"),
+    }
+    // The first browser keeps serving.
+    let handle = f.handle.clone();
+    let call =
+        tokio::spawn(async move { handle.call_raw("tabs.list", None, json!({}), 5000).await });
+    let Some(HostFrame::Command { id, .. }) = next_frame(&mut first).await else {
+        panic!("expected a command")
+    };
+    first
+        .send(Message::text(protocol::encode(&ExtensionFrame::Result {
+            id,
+            data: json!([]),
+        })))
+        .await
+        .unwrap();
+    assert_eq!(call.await.unwrap().unwrap(), json!([]));
 }
