@@ -159,6 +159,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
                 () = stop_signal() => Ok(()),
             }
         }
+        // The client went away before initializing (or stdin was never a client): not a fault.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("stdin closed before an MCP client initialized");
+            Ok(())
+        }
         Err(e) => Err(ServeError::Mcp(e.to_string())),
     };
     tracing::info!("kapture stopping");
