@@ -194,6 +194,10 @@ fn truncate(mut text: String) -> String {
     text
 }
 
+fn number(v: &Value, key: &str) -> f64 {
+    v.get(key).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
 fn level_of_console_type(kind: &str) -> ConsoleLevel {
     match kind {
         "debug" | "trace" => ConsoleLevel::Debug,
@@ -220,10 +224,7 @@ fn console_api_message(params: &Value) -> Option<ConsoleMessage> {
     Some(ConsoleMessage {
         level: level_of_console_type(kind),
         text: truncate(text),
-        timestamp: params
-            .get("timestamp")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0),
+        timestamp: number(params, "timestamp"),
         url: params
             .pointer("/stackTrace/callFrames/0/url")
             .and_then(Value::as_str)
@@ -232,25 +233,28 @@ fn console_api_message(params: &Value) -> Option<ConsoleMessage> {
     })
 }
 
-fn exception_message(params: &Value) -> ConsoleMessage {
-    let details = params
-        .get("exceptionDetails")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let text = details
+/// The page's own words for an exception: its description (message and stack), else the
+/// short text CDP gives.
+pub fn exception_text(details: &Value) -> &str {
+    details
         .pointer("/exception/description")
         .and_then(Value::as_str)
         .or_else(|| details.get("text").and_then(Value::as_str))
-        .unwrap_or("Uncaught exception");
+        .unwrap_or("the script threw")
+}
+
+fn exception_message(params: &Value) -> ConsoleMessage {
+    let details = params.get("exceptionDetails").unwrap_or(&Value::Null);
     // The message and the top of the stack are what an agent needs; deep stacks cost tokens.
-    let text = text.lines().take(4).collect::<Vec<_>>().join("\n");
+    let text = exception_text(details)
+        .lines()
+        .take(4)
+        .collect::<Vec<_>>()
+        .join("\n");
     ConsoleMessage {
         level: ConsoleLevel::Error,
         text: truncate(text),
-        timestamp: params
-            .get("timestamp")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0),
+        timestamp: number(params, "timestamp"),
         url: details
             .get("url")
             .and_then(Value::as_str)
@@ -269,10 +273,7 @@ fn log_entry_message(params: &Value) -> Option<ConsoleMessage> {
     Some(ConsoleMessage {
         level,
         text: truncate(entry.get("text").and_then(Value::as_str)?.to_string()),
-        timestamp: entry
-            .get("timestamp")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0),
+        timestamp: number(entry, "timestamp"),
         url: entry.get("url").and_then(Value::as_str).map(str::to_string),
     })
 }

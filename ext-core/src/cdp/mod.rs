@@ -39,6 +39,11 @@ pub trait CdpSession {
     fn events(&self) -> &RefCell<TabEvents>;
 }
 
+/// The number at `pointer` in `v`, or 0.
+fn num(v: &Value, pointer: &str) -> f64 {
+    v.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
 /// Map a browser or CDP failure message to its error code.
 pub fn classify_failure(message: &str) -> ErrorCode {
     let m = message.to_ascii_lowercase();
@@ -93,11 +98,7 @@ pub async fn eval<S: CdpSession>(s: &S, expression: &str) -> Result<Option<Value
         )
         .await?;
     if let Some(details) = res.get("exceptionDetails") {
-        let text = details
-            .pointer("/exception/description")
-            .and_then(Value::as_str)
-            .or_else(|| details.get("text").and_then(Value::as_str))
-            .unwrap_or("the script threw");
+        let text = events::exception_text(details);
         return Err(WireError::new(
             ErrorCode::EvalFailed,
             format!("page script threw: {text}"),
@@ -321,8 +322,8 @@ struct Point {
 async fn locate<S: CdpSession>(s: &S, selector: &str) -> Result<Point, WireError> {
     let v = run_script(
         s,
-        js::LOCATE,
-        &[json!(selector), json!(ACTIONABLE_WAIT_MS), json!(true)],
+        &js::with_find(js::LOCATE),
+        &[json!(selector), json!(ACTIONABLE_WAIT_MS)],
     )
     .await?;
     serde_json::from_value(v)
@@ -417,7 +418,7 @@ pub async fn type_text<S: CdpSession>(s: &S, p: &Type) -> Result<ActionOutcome, 
     let before = s.events().borrow().navigations_started();
     let prep = run_script(
         s,
-        js::PREPARE_TYPE,
+        &js::with_find(js::PREPARE_TYPE),
         &[json!(p.selector), json!(ACTIONABLE_WAIT_MS), json!(p.text)],
     )
     .await?;
@@ -456,7 +457,7 @@ pub async fn select_option<S: CdpSession>(s: &S, p: &SelectOption) -> Result<Sel
     }
     let v = run_script(
         s,
-        js::SELECT_OPTIONS,
+        &js::with_find(js::SELECT_OPTIONS),
         &[
             json!(p.selector),
             json!(ACTIONABLE_WAIT_MS),
@@ -537,44 +538,38 @@ pub async fn screenshot<S: CdpSession>(s: &S, p: &Screenshot) -> Result<Captured
     if p.image_type == ImageType::Jpeg {
         params["quality"] = json!(80);
     }
-    let (width, height);
-    if let Some(selector) = &p.selector {
-        let clip = run_script(s, js::ELEMENT_CLIP, &[json!(selector)]).await?;
-        width = clip.get("width").and_then(Value::as_f64).unwrap_or(0.0);
-        height = clip
-            .get("height")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0)
-            .min(MAX_CAPTURE_HEIGHT);
-        let mut clip = clip;
-        clip["height"] = json!(height);
-        clip["scale"] = json!(1);
+    // A clip is in page CSS pixels; a full page or an element may extend past the viewport.
+    let clip_of = |x: f64, y: f64, w: f64, h: f64| json!({"x": x, "y": y, "width": w, "height": h, "scale": 1});
+    let (clip, width, height) = if let Some(selector) = &p.selector {
+        let wait = json!(ACTIONABLE_WAIT_MS);
+        let r = run_script(
+            s,
+            &js::with_find(js::ELEMENT_CLIP),
+            &[json!(selector), wait],
+        )
+        .await?;
+        let (w, h) = (
+            num(&r, "/width"),
+            num(&r, "/height").min(MAX_CAPTURE_HEIGHT),
+        );
+        (Some(clip_of(num(&r, "/x"), num(&r, "/y"), w, h)), w, h)
+    } else {
+        let m = s.send("Page.getLayoutMetrics", json!({})).await?;
+        if p.full_page {
+            let w = num(&m, "/cssContentSize/width");
+            let h = num(&m, "/cssContentSize/height").min(MAX_CAPTURE_HEIGHT);
+            (Some(clip_of(0.0, 0.0, w, h)), w, h)
+        } else {
+            let (w, h) = (
+                num(&m, "/cssVisualViewport/clientWidth"),
+                num(&m, "/cssVisualViewport/clientHeight"),
+            );
+            (None, w, h)
+        }
+    };
+    if let Some(clip) = clip {
         params["clip"] = clip;
         params["captureBeyondViewport"] = json!(true);
-    } else {
-        let metrics = s.send("Page.getLayoutMetrics", json!({})).await?;
-        if p.full_page {
-            width = metrics
-                .pointer("/cssContentSize/width")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0);
-            height = metrics
-                .pointer("/cssContentSize/height")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0)
-                .min(MAX_CAPTURE_HEIGHT);
-            params["clip"] = json!({"x": 0, "y": 0, "width": width, "height": height, "scale": 1});
-            params["captureBeyondViewport"] = json!(true);
-        } else {
-            width = metrics
-                .pointer("/cssVisualViewport/clientWidth")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0);
-            height = metrics
-                .pointer("/cssVisualViewport/clientHeight")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0);
-        }
     }
     let res = s.send("Page.captureScreenshot", params).await?;
     let data = res
