@@ -8,6 +8,7 @@ pub mod methods;
 pub mod platform;
 pub mod protocol;
 pub mod router;
+pub mod snapshot;
 
 #[cfg(target_arch = "wasm32")]
 pub mod chrome;
