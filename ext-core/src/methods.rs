@@ -36,6 +36,59 @@ macro_rules! method {
     };
 }
 
+/// The element a tool acts on: exactly one of `ref` (from a snapshot) or `selector`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct ElementTarget {
+    /// Ref of the element from browser_snapshot or browser_find, e.g. "e12".
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub element_ref: Option<String>,
+    /// CSS selector of the element (main frame), when no ref is at hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// What the element is, in words (for people reading the log; not used to find it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<String>,
+}
+
+/// Like [`ElementTarget`], for tools where the element is optional (whole page otherwise).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct OptionalTarget {
+    /// Ref of an element from browser_snapshot or browser_find, e.g. "e12".
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub element_ref: Option<String>,
+    /// CSS selector of an element (main frame).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// What the element is, in words (not used to find it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<String>,
+}
+
+impl OptionalTarget {
+    /// The element target, if one is named.
+    pub fn get(&self) -> Option<ElementTarget> {
+        (self.element_ref.is_some() || self.selector.is_some()).then(|| ElementTarget {
+            element_ref: self.element_ref.clone(),
+            selector: self.selector.clone(),
+            element: self.element.clone(),
+        })
+    }
+}
+
+impl ElementTarget {
+    /// A short description for answers: the ref, else the selector.
+    pub fn describe(&self) -> String {
+        match (&self.element_ref, &self.selector, &self.element) {
+            (Some(r), _, Some(e)) => format!("{e} ({r})"),
+            (Some(r), _, None) => r.clone(),
+            (None, Some(s), _) => s.clone(),
+            (None, None, _) => "the element".into(),
+        }
+    }
+}
+
 /// Navigation, screenshots and waits get more time than the 30 s default.
 pub const LONG_TIMEOUT_MS: u64 = 60_000;
 
@@ -146,8 +199,8 @@ pub enum Modifier {
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Click {
-    /// CSS selector of the element to click.
-    pub selector: String,
+    #[serde(flatten)]
+    pub target: ElementTarget,
     /// Mouse button, default left.
     #[serde(default)]
     pub button: MouseButton,
@@ -163,16 +216,16 @@ method!(Click, "click", ActionOutcome);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct Hover {
-    /// CSS selector of the element to hover.
-    pub selector: String,
+    #[serde(flatten)]
+    pub target: ElementTarget,
 }
 method!(Hover, "hover", ActionOutcome);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct Type {
-    /// CSS selector of the input, textarea or contenteditable element.
-    pub selector: String,
+    #[serde(flatten)]
+    pub target: ElementTarget,
     /// Text that replaces the field's content.
     pub text: String,
     /// Press Enter afterwards.
@@ -187,8 +240,8 @@ method!(Type, "type", ActionOutcome);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct SelectOption {
-    /// CSS selector of the <select> element.
-    pub selector: String,
+    #[serde(flatten)]
+    pub target: ElementTarget,
     /// Values or visible labels of the options to select.
     pub values: Vec<String>,
 }
@@ -213,7 +266,10 @@ method!(PressKey, "press_key", ActionOutcome);
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct Evaluate {
     /// A JavaScript expression, or a function such as `() => document.title` (may be async).
+    /// With `ref` or `selector` the function receives that element: `(el) => el.value`.
     pub function: String,
+    #[serde(flatten)]
+    pub target: OptionalTarget,
 }
 method!(Evaluate, "evaluate", Evaluated);
 
@@ -230,8 +286,8 @@ pub struct Evaluated {
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ImageType {
-    #[default]
     Png,
+    #[default]
     Jpeg,
 }
 
@@ -239,15 +295,18 @@ pub enum ImageType {
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Screenshot {
-    /// Capture the whole scrollable page instead of the viewport.
+    /// Capture the whole scrollable page instead of the viewport (capped; marked when cut).
     #[serde(default)]
     pub full_page: bool,
-    /// Capture only this element (CSS selector).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub selector: Option<String>,
-    /// png (default) or jpeg.
+    /// Capture only this element (by selector or ref).
+    #[serde(flatten)]
+    pub target: OptionalTarget,
+    /// jpeg (default, smaller) or png.
     #[serde(default, rename = "type")]
     pub image_type: ImageType,
+    /// Scale factor (0.1–2); default: fit the longer side into 1568 px.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
 }
 method!(Screenshot, "screenshot", Captured, LONG_TIMEOUT_MS);
 
@@ -257,8 +316,12 @@ pub struct Captured {
     /// Base64 image bytes.
     pub data: String,
     pub mime_type: String,
+    /// Image size in pixels.
     pub width: u32,
     pub height: u32,
+    /// Set when a full page was cut: its whole height in CSS pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated_from: Option<u32>,
 }
 
 /// Severity of a console message, least to most severe.
@@ -303,3 +366,166 @@ pub struct ConsoleLog {
     /// How many matching messages exist in the buffer (may exceed `messages.len()`).
     pub total: u32,
 }
+
+/// Paging and budget of a text answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Budget {
+    /// Longest answer in characters (default: the server's --max-chars, 25000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+    /// Where to continue after a cut, as the cut marker says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    /// Only this element's subtree (ref or selector); `offset` then pages through its children.
+    #[serde(flatten)]
+    pub target: OptionalTarget,
+    /// Levels to show below the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// Only elements an agent can act on, one per line.
+    #[serde(default)]
+    pub interactive_only: bool,
+    /// Answer only what changed since the last snapshot of this tab.
+    #[serde(default)]
+    pub diff: bool,
+    #[serde(flatten)]
+    pub budget: Budget,
+}
+method!(Snapshot, "snapshot", Text);
+
+/// A text answer, possibly cut to its budget (the text then says how to get the rest).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Text {
+    pub tab_id: TabId,
+    pub text: String,
+    #[serde(default)]
+    pub cut: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Find {
+    /// Text to look for in roles, names, texts, values and link targets (case-insensitive).
+    pub query: String,
+    /// Most matches to answer (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
+}
+method!(Find, "find", Text);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct GetText {
+    /// The element (default: the whole page).
+    #[serde(flatten)]
+    pub target: OptionalTarget,
+    #[serde(flatten)]
+    pub budget: Budget,
+}
+method!(GetText, "get_text", Text);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct GetHtml {
+    /// The element (default: the whole document).
+    #[serde(flatten)]
+    pub target: OptionalTarget,
+    /// Include the element's own tag (outerHTML); default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outer: Option<bool>,
+    #[serde(flatten)]
+    pub budget: Budget,
+}
+method!(GetHtml, "get_html", Text);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct ReadMarkdown {
+    /// Read only this element (default: the page's main content).
+    #[serde(flatten)]
+    pub target: OptionalTarget,
+    #[serde(flatten)]
+    pub budget: Budget,
+}
+method!(ReadMarkdown, "read_markdown", Text);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ExtractLinks {
+    /// Only links inside this element.
+    #[serde(flatten)]
+    pub target: OptionalTarget,
+    /// Only links to the page's own origin.
+    #[serde(default)]
+    pub same_origin_only: bool,
+    /// Only URLs matching this regular expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include: Option<String>,
+    /// Drop URLs matching this regular expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude: Option<String>,
+    #[serde(flatten)]
+    pub budget: Budget,
+}
+method!(ExtractLinks, "extract_links", Text);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WaitFor {
+    /// Wait until this text is on the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Wait until this text is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_gone: Option<String>,
+    /// Wait until an element matches this CSS selector (visible).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// With `selector`: wait until no visible element matches it instead.
+    #[serde(default)]
+    pub gone: bool,
+    /// Just wait this many seconds (at most 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<f64>,
+}
+method!(WaitFor, "wait_for", Waited, LONG_TIMEOUT_MS);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Waited {
+    pub tab_id: TabId,
+    pub waited_ms: u64,
+    pub what: String,
+}
+
+/// One field of a form fill.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct FormField {
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    /// Text for text fields; option value or label for selects; "true"/"false" for
+    /// checkboxes and radios.
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct FillForm {
+    /// The fields, filled in order.
+    pub fields: Vec<FormField>,
+    /// Submit the form of the last field afterwards.
+    #[serde(default)]
+    pub submit: bool,
+}
+method!(FillForm, "fill_form", ActionOutcome);

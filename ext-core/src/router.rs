@@ -6,8 +6,9 @@ use serde_json::Value;
 
 use crate::cdp::{self, CdpSession};
 use crate::methods::{
-    Click, ConsoleMessages, Evaluate, GoBack, GoForward, Hover, Method, Navigate, PressKey, Reload,
-    Screenshot, SelectOption, TabsClose, TabsList, TabsNew, TabsSelect, Type,
+    Click, ConsoleMessages, Evaluate, ExtractLinks, FillForm, Find, GetHtml, GetText, GoBack,
+    GoForward, Hover, Method, Navigate, PressKey, ReadMarkdown, Reload, Screenshot, SelectOption,
+    Snapshot, TabsClose, TabsList, TabsNew, TabsSelect, Type, WaitFor,
 };
 use crate::protocol::{ErrorCode, WireError};
 
@@ -38,6 +39,14 @@ pub const METHODS: &[(&str, Route)] = &[
     (Evaluate::NAME, Route::Tab),
     (Screenshot::NAME, Route::Tab),
     (ConsoleMessages::NAME, Route::Tab),
+    (Snapshot::NAME, Route::Tab),
+    (Find::NAME, Route::Tab),
+    (GetText::NAME, Route::Tab),
+    (GetHtml::NAME, Route::Tab),
+    (ReadMarkdown::NAME, Route::Tab),
+    (ExtractLinks::NAME, Route::Tab),
+    (WaitFor::NAME, Route::Tab),
+    (FillForm::NAME, Route::Tab),
 ];
 
 /// The route of `method`, or `BAD_ARGS` for a method this extension does not know.
@@ -92,6 +101,14 @@ pub async fn run_on_tab<S: CdpSession>(
         Evaluate::NAME => to_value(cdp::evaluate(s, &params(raw)?).await?),
         Screenshot::NAME => to_value(cdp::screenshot(s, &params(raw)?).await?),
         ConsoleMessages::NAME => to_value(cdp::console_messages(s, &params(raw)?)),
+        Snapshot::NAME => to_value(cdp::snapshot(s, &params(raw)?).await?),
+        Find::NAME => to_value(cdp::find(s, &params(raw)?).await?),
+        GetText::NAME => to_value(cdp::get_text(s, &params(raw)?).await?),
+        GetHtml::NAME => to_value(cdp::get_html(s, &params(raw)?).await?),
+        ReadMarkdown::NAME => to_value(cdp::read_markdown(s, &params(raw)?).await?),
+        ExtractLinks::NAME => to_value(cdp::extract_links(s, &params(raw)?).await?),
+        WaitFor::NAME => to_value(cdp::wait_for(s, &params(raw)?).await?),
+        FillForm::NAME => to_value(cdp::fill_form(s, &params(raw)?).await?),
         other => Err(route(other).err().unwrap_or_else(|| {
             WireError::new(ErrorCode::Internal, format!("{other} is not a tab method"))
         })),
@@ -123,7 +140,7 @@ mod tests {
         let err = params::<Click>(json!({"selector": 5})).unwrap_err();
         assert_eq!(err.code, ErrorCode::BadArgs);
         assert!(err.message.contains("click"));
-        assert!(params::<Click>(json!({})).is_err());
+        assert!(params::<SelectOption>(json!({})).is_err());
         assert!(params::<GoBack>(Value::Null).is_ok());
     }
 }

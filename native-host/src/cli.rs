@@ -76,6 +76,12 @@ pub struct ServeArgs {
     /// NO_BROWSER (default: 30000 when launching, 20000 in connect mode).
     #[arg(long, value_name = "MS")]
     pub browser_wait_ms: Option<u64>,
+    /// Character budget of text answers (snapshots, text, HTML…) when a call names none.
+    #[arg(long, value_name = "N", default_value_t = 25_000, value_parser = clap::value_parser!(u32).range(200..))]
+    pub max_chars: u32,
+    /// After every action, also answer the page snapshot (full) or what changed (diff).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::mcp::SnapshotMode::Off)]
+    pub include_snapshot: crate::mcp::SnapshotMode,
 }
 
 /// Browsers `install` knows.

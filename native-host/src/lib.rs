@@ -151,7 +151,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         pid: std::process::id(),
         mode: format!("{:?}", args.browser).to_lowercase(),
     };
-    let server = mcp::KaptureServer::new(bridge, access, facts);
+    let defaults = mcp::ToolDefaults {
+        max_chars: args.max_chars,
+        include_snapshot: args.include_snapshot,
+    };
+    let server = mcp::KaptureServer::new(bridge, access, facts, defaults);
     let result = match server.serve(rmcp::transport::stdio()).await {
         Ok(running) => {
             tokio::select! {

@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ext_core::methods::{
-    self, ActionOutcome, Click, ConsoleMessages, Evaluate, GoBack, GoForward, Hover, Method,
-    Navigate, PageInfo, PressKey, Reload, Screenshot, SelectOption, TabInfo, TabsClose, TabsList,
-    TabsNew, TabsSelect, Type,
+    self, ActionOutcome, Budget, Click, ConsoleMessages, Evaluate, ExtractLinks, FillForm, Find,
+    GetHtml, GetText, GoBack, GoForward, Hover, Method, Navigate, PageInfo, PressKey, ReadMarkdown,
+    Reload, Screenshot, SelectOption, Snapshot, TabInfo, TabsClose, TabsList, TabsNew, TabsSelect,
+    Type, WaitFor,
 };
 use ext_core::protocol::{BrowserEvent, ErrorCode, TabId, WireError};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -20,9 +21,6 @@ use serde::Deserialize;
 
 use crate::bridge::BridgeHandle;
 use crate::browser::BrowserAccess;
-
-/// Longest evaluate result returned as text; more is cut with a note.
-const MAX_TEXT: usize = 50_000;
 
 /// Any tool's arguments plus the optional tab to act on.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -36,6 +34,37 @@ pub struct OnTab<P> {
     pub timeout_ms: Option<u64>,
     #[serde(flatten)]
     pub params: P,
+}
+
+/// An action's arguments: [`OnTab`] plus what to answer about the page afterwards.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Acting<P> {
+    /// After the action, also answer the page snapshot (`full`) or what changed (`diff`).
+    #[serde(default)]
+    pub include_snapshot: Option<SnapshotMode>,
+    #[serde(flatten)]
+    pub on: OnTab<P>,
+}
+
+/// What to answer about the page after an action.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SnapshotMode {
+    /// Nothing beyond the action's own result.
+    #[default]
+    Off,
+    /// The whole snapshot.
+    Full,
+    /// Only the lines that changed since the last snapshot.
+    Diff,
+}
+
+/// Per-server defaults of the tools, from the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolDefaults {
+    pub max_chars: u32,
+    pub include_snapshot: SnapshotMode,
 }
 
 /// Longest per-call timeout an agent may ask for.
@@ -86,6 +115,7 @@ pub struct KaptureServer {
     browser: BrowserAccess,
     current_tab: Arc<Mutex<Option<TabId>>>,
     facts: ServerFacts,
+    defaults: ToolDefaults,
     tool_router: ToolRouter<Self>,
 }
 
@@ -132,15 +162,17 @@ fn outcome_text(what: &str, o: &ActionOutcome) -> String {
     }
 }
 
-fn cut(mut s: String) -> String {
-    if s.len() > MAX_TEXT {
+fn cut(mut s: String, max: usize) -> String {
+    if s.len() > max {
         let total = s.len();
-        let mut end = MAX_TEXT;
+        let mut end = max;
         while !s.is_char_boundary(end) {
             end -= 1;
         }
         s.truncate(end);
-        s.push_str(&format!("… (cut, {total} bytes in all)"));
+        s.push_str(&format!(
+            "… (cut at {max} of {total} bytes; narrow the script's result)"
+        ));
     }
     s
 }
@@ -159,11 +191,18 @@ ran_on!(
     methods::Selected,
     methods::Evaluated,
     methods::Captured,
-    methods::ConsoleLog
+    methods::ConsoleLog,
+    methods::Text,
+    methods::Waited
 );
 
 impl KaptureServer {
-    pub fn new(bridge: BridgeHandle, browser: BrowserAccess, facts: ServerFacts) -> Self {
+    pub fn new(
+        bridge: BridgeHandle,
+        browser: BrowserAccess,
+        facts: ServerFacts,
+        defaults: ToolDefaults,
+    ) -> Self {
         let current_tab = Arc::new(Mutex::new(None));
         // Forget the current tab when it closes, so the next call falls back to the active tab.
         let mut events = bridge.subscribe();
@@ -183,6 +222,7 @@ impl KaptureServer {
             browser,
             current_tab,
             facts,
+            defaults,
             tool_router: Self::tool_router(),
         }
     }
@@ -221,6 +261,51 @@ impl KaptureServer {
             self.set_current(Some(res.ran_on()));
         }
         Ok(res)
+    }
+
+    /// Apply the server's character budget where the call names none.
+    fn fill_budget(&self, budget: &mut Budget) {
+        budget.max_chars.get_or_insert(self.defaults.max_chars);
+    }
+
+    /// Run an action; add the snapshot or its diff when asked (per call, else server default).
+    async fn act<M>(
+        &self,
+        a: &Acting<M>,
+        describe: impl FnOnce(&M::Response) -> String,
+    ) -> Result<CallToolResult, ErrorData>
+    where
+        M: Method,
+        M::Response: RanOn,
+    {
+        let res = match self.on_tab(&a.on).await {
+            Ok(r) => r,
+            Err(e) => return Ok(tool_error(&e)),
+        };
+        let mut out = describe(&res);
+        let mode = a.include_snapshot.unwrap_or(self.defaults.include_snapshot);
+        if mode != SnapshotMode::Off {
+            let params = Snapshot {
+                diff: mode == SnapshotMode::Diff,
+                budget: Budget {
+                    max_chars: Some(self.defaults.max_chars),
+                    offset: None,
+                },
+                ..Snapshot::default()
+            };
+            match self
+                .bridge
+                .call::<Snapshot>(Some(res.ran_on()), &params)
+                .await
+            {
+                Ok(snap) => {
+                    out.push('\n');
+                    out.push_str(&snap.text);
+                }
+                Err(e) => out.push_str(&format!("\n(no snapshot: {})", e.into_wire())),
+            }
+        }
+        text(out)
     }
 
     async fn browser_call<M: Method>(
@@ -419,59 +504,101 @@ impl KaptureServer {
     }
 
     #[tool(
+        name = "browser_snapshot",
+        description = "The page as a compact text tree (roles, names, values, states) with [ref=eN] on what can be acted on; pass a ref to other tools. Long lists are folded and long pages cut to maxChars, each with a marker saying how to see more (ref + offset, or browser_find). `diff` answers only what changed since the last snapshot."
+    )]
+    async fn browser_snapshot(
+        &self,
+        Parameters(mut a): Parameters<OnTab<Snapshot>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.fill_budget(&mut a.params.budget);
+        answer(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_find",
+        description = "Search the page model for text, a role, a name, a value or a link target; answers only the matching lines with refs, instead of the whole snapshot."
+    )]
+    async fn browser_find(
+        &self,
+        Parameters(a): Parameters<OnTab<Find>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
         name = "browser_click",
-        description = "Click an element (CSS selector) with a real mouse event at its centre, after scrolling it into view. Waits briefly for it to appear and become clickable."
+        description = "Click an element (ref from browser_snapshot, or CSS selector) with a real mouse event at its centre, after scrolling it into view. Waits briefly for it to appear and become clickable."
     )]
     async fn browser_click(
         &self,
-        Parameters(a): Parameters<OnTab<Click>>,
+        Parameters(a): Parameters<Acting<Click>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let what = format!("Clicked {}", a.params.selector);
-        answer(self.on_tab(&a).await.map(|o| outcome_text(&what, &o)))
+        let what = format!("Clicked {}", a.on.params.target.describe());
+        self.act(&a, |o| outcome_text(&what, o)).await
     }
 
     #[tool(
         name = "browser_hover",
-        description = "Move the mouse over an element (CSS selector)."
+        description = "Move the mouse over an element (ref or CSS selector)."
     )]
     async fn browser_hover(
         &self,
-        Parameters(a): Parameters<OnTab<Hover>>,
+        Parameters(a): Parameters<Acting<Hover>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let what = format!("Hovered {}", a.params.selector);
-        answer(self.on_tab(&a).await.map(|o| outcome_text(&what, &o)))
+        let what = format!("Hovered {}", a.on.params.target.describe());
+        self.act(&a, |o| outcome_text(&what, o)).await
     }
 
     #[tool(
         name = "browser_type",
-        description = "Fill a text field (CSS selector) like a user: focus, replace its content, fire input and change events. `submit` presses Enter after; `slowly` types key by key."
+        description = "Fill a text field (ref or CSS selector) like a user: focus, replace its content, fire input and change events. `submit` presses Enter after; `slowly` types key by key."
     )]
     async fn browser_type(
         &self,
-        Parameters(a): Parameters<OnTab<Type>>,
+        Parameters(a): Parameters<Acting<Type>>,
     ) -> Result<CallToolResult, ErrorData> {
         let what = format!(
             "Typed {} characters into {}",
-            a.params.text.chars().count(),
-            a.params.selector
+            a.on.params.text.chars().count(),
+            a.on.params.target.describe()
         );
-        answer(self.on_tab(&a).await.map(|o| outcome_text(&what, &o)))
+        self.act(&a, |o| outcome_text(&what, o)).await
+    }
+
+    #[tool(
+        name = "browser_fill_form",
+        description = "Fill several fields in one call: text fields, checkboxes and radios (\"true\"/\"false\"), selects (value or label); each by ref or selector. `submit` submits the form of the last field."
+    )]
+    async fn browser_fill_form(
+        &self,
+        Parameters(a): Parameters<Acting<FillForm>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let what = format!(
+            "Filled {} fields{}",
+            a.on.params.fields.len(),
+            if a.on.params.submit {
+                " and submitted"
+            } else {
+                ""
+            }
+        );
+        self.act(&a, |o| outcome_text(&what, o)).await
     }
 
     #[tool(
         name = "browser_select_option",
-        description = "Select options of a <select> (CSS selector) by value or visible label."
+        description = "Select options of a <select> (ref or CSS selector) by value or visible label."
     )]
     async fn browser_select_option(
         &self,
-        Parameters(a): Parameters<OnTab<SelectOption>>,
+        Parameters(a): Parameters<Acting<SelectOption>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let sel = a.params.selector.clone();
-        answer(
-            self.on_tab(&a)
-                .await
-                .map(|s| format!("Selected {:?} in {sel} [tab {}]", s.values, s.tab_id)),
-        )
+        let sel = a.on.params.target.describe();
+        self.act(&a, |s| {
+            format!("Selected {:?} in {sel} [tab {}]", s.values, s.tab_id)
+        })
+        .await
     }
 
     #[tool(
@@ -480,42 +607,113 @@ impl KaptureServer {
     )]
     async fn browser_press_key(
         &self,
-        Parameters(a): Parameters<OnTab<PressKey>>,
+        Parameters(a): Parameters<Acting<PressKey>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let what = format!("Pressed {}", a.params.key);
-        answer(self.on_tab(&a).await.map(|o| outcome_text(&what, &o)))
+        let what = format!("Pressed {}", a.on.params.key);
+        self.act(&a, |o| outcome_text(&what, o)).await
     }
 
     #[tool(
         name = "browser_evaluate",
-        description = "Run JavaScript in the page: an expression, or a function such as `() => document.title` (may be async). Answers the result as JSON; a page exception is reported as EVAL_FAILED."
+        description = "Run JavaScript in the page: an expression, or a function such as `() => document.title` (may be async). With ref or selector the function receives that element: `(el) => el.value`. Answers the result as JSON; a page exception is EVAL_FAILED."
     )]
     async fn browser_evaluate(
         &self,
         Parameters(a): Parameters<OnTab<Evaluate>>,
     ) -> Result<CallToolResult, ErrorData> {
+        let max = self.defaults.max_chars as usize;
         answer(self.on_tab(&a).await.map(|e| match e.value {
-            Some(v) => cut(v.to_string()),
+            Some(v) => cut(v.to_string(), max),
             None => "undefined".into(),
         }))
     }
 
     #[tool(
+        name = "browser_wait_for",
+        description = "Wait until text appears (text), disappears (textGone), an element is visible (selector) or gone (selector + gone), or for `time` seconds. Polls; ends with TIMEOUT after timeoutMs."
+    )]
+    async fn browser_wait_for(
+        &self,
+        Parameters(a): Parameters<OnTab<WaitFor>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        answer(self.on_tab(&a).await.map(|w| {
+            format!(
+                "Done after {} ms: {} [tab {}]",
+                w.waited_ms, w.what, w.tab_id
+            )
+        }))
+    }
+
+    #[tool(
+        name = "browser_get_text",
+        description = "Visible text of the page or of one element (ref or selector), cut to maxChars with a marker; continue with offset."
+    )]
+    async fn browser_get_text(
+        &self,
+        Parameters(mut a): Parameters<OnTab<GetText>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.fill_budget(&mut a.params.budget);
+        answer(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_get_html",
+        description = "HTML of the document or of one element (ref or selector); outer=false for its content only. Cut to maxChars with a marker; continue with offset."
+    )]
+    async fn browser_get_html(
+        &self,
+        Parameters(mut a): Parameters<OnTab<GetHtml>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.fill_budget(&mut a.params.budget);
+        answer(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_read_markdown",
+        description = "The page's readable content (article or main, else the body without navigation) as Markdown: headings, paragraphs, lists, links, tables, code."
+    )]
+    async fn browser_read_markdown(
+        &self,
+        Parameters(mut a): Parameters<OnTab<ReadMarkdown>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.fill_budget(&mut a.params.budget);
+        answer(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_extract_links",
+        description = "Links of the page (or inside an element) as Markdown list items with absolute URLs, de-duplicated; filter with sameOriginOnly, include and exclude (regular expressions)."
+    )]
+    async fn browser_extract_links(
+        &self,
+        Parameters(mut a): Parameters<OnTab<ExtractLinks>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.fill_budget(&mut a.params.budget);
+        answer(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
         name = "browser_take_screenshot",
-        description = "Screenshot of the viewport, the full page (fullPage) or one element (selector), as an image."
+        description = "Screenshot of the viewport, the full page (fullPage, capped and marked when cut) or one element (ref or selector). JPEG scaled so the longer side is at most 1568 px by default; type png and scale on request."
     )]
     async fn browser_take_screenshot(
         &self,
         Parameters(a): Parameters<OnTab<Screenshot>>,
     ) -> Result<CallToolResult, ErrorData> {
         match self.on_tab(&a).await {
-            Ok(c) => Ok(CallToolResult::success(vec![
-                ContentBlock::text(format!(
-                    "Screenshot {}x{} {} [tab {}]",
-                    c.width, c.height, c.mime_type, c.tab_id
-                )),
-                ContentBlock::image(c.data, c.mime_type),
-            ])),
+            Ok(c) => {
+                let cut = c
+                    .truncated_from
+                    .map(|h| format!("; truncated: the page is {h} px tall"))
+                    .unwrap_or_default();
+                Ok(CallToolResult::success(vec![
+                    ContentBlock::text(format!(
+                        "Screenshot {}x{} {}{cut} [tab {}]",
+                        c.width, c.height, c.mime_type, c.tab_id
+                    )),
+                    ContentBlock::image(c.data, c.mime_type),
+                ]))
+            }
             Err(e) => Ok(tool_error(&e)),
         }
     }
@@ -606,25 +804,36 @@ mod tests {
     }
 
     #[test]
-    fn tab_args_flatten_into_one_schema() {
-        let schema = serde_json::to_value(schemars::schema_for!(OnTab<Click>)).unwrap();
+    fn tool_args_flatten_into_one_schema() {
+        let schema = serde_json::to_value(schemars::schema_for!(Acting<Click>)).unwrap();
         let props = schema["properties"].as_object().unwrap();
-        for key in ["tabId", "selector", "button", "doubleClick", "modifiers"] {
+        for key in [
+            "tabId",
+            "timeoutMs",
+            "includeSnapshot",
+            "ref",
+            "selector",
+            "element",
+            "button",
+            "doubleClick",
+            "modifiers",
+        ] {
             assert!(props.contains_key(key), "{key} missing from {props:?}");
         }
-        assert_eq!(schema["required"], serde_json::json!(["selector"]));
-        let args: OnTab<Click> = serde_json::from_value(
-            serde_json::json!({"selector": "#a", "tabId": 3, "element": "the button"}),
+        let args: Acting<Click> = serde_json::from_value(
+            serde_json::json!({"ref": "e4", "tabId": 3, "element": "the button", "includeSnapshot": "diff"}),
         )
         .unwrap();
-        assert_eq!(args.tab_id, Some(3));
-        assert_eq!(args.params.selector, "#a");
+        assert_eq!(args.on.tab_id, Some(3));
+        assert_eq!(args.on.params.target.element_ref.as_deref(), Some("e4"));
+        assert_eq!(args.include_snapshot, Some(SnapshotMode::Diff));
+        assert_eq!(args.on.params.target.describe(), "the button (e4)");
     }
 
     #[test]
     fn long_text_is_cut_with_a_note() {
-        let s = cut("é".repeat(MAX_TEXT));
-        assert!(s.len() < MAX_TEXT + 100);
-        assert!(s.ends_with("bytes in all)"));
+        let s = cut("é".repeat(1000), 100);
+        assert!(s.len() < 200);
+        assert!(s.contains("cut at 100 of 2000 bytes"), "{s}");
     }
 }

@@ -1,12 +1,13 @@
 //! What a tab's CDP event stream tells us: console messages (a bounded ring kept across
 //! navigations), navigation counters, and one-shot waiters for a matching event.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use futures::channel::oneshot;
 use serde_json::Value;
 
 use crate::methods::{ConsoleLevel, ConsoleMessage};
+use crate::snapshot::RefTable;
 
 /// Console messages kept per tab; older ones are dropped first.
 pub const CONSOLE_CAPACITY: usize = 1000;
@@ -15,10 +16,19 @@ const CONSOLE_TEXT_MAX: usize = 4000;
 
 type Filter = Box<dyn Fn(&str, &Value) -> bool>;
 
-/// Event bookkeeping for one attached tab, fed by whatever delivers CDP events.
+/// Event bookkeeping and page-model state of one attached tab, fed by whatever delivers
+/// CDP events.
 pub struct TabEvents {
     console: VecDeque<ConsoleMessage>,
     main_frame: Option<String>,
+    /// Current document (loader id) of every frame.
+    frames: HashMap<String, String>,
+    /// Kapture's isolated world per frame: (loader id, execution context id).
+    worlds: HashMap<String, (String, i64)>,
+    /// Refs handed out for this tab's documents.
+    pub refs: RefTable,
+    /// The body lines of the last snapshot the agent saw, for diffs.
+    pub last_snapshot: Vec<String>,
     navigations_started: u64,
     loads_started: u64,
     loads_stopped: u64,
@@ -36,6 +46,10 @@ impl TabEvents {
         Self {
             console: VecDeque::new(),
             main_frame: None,
+            frames: HashMap::new(),
+            worlds: HashMap::new(),
+            refs: RefTable::new(),
+            last_snapshot: Vec::new(),
             navigations_started: 0,
             loads_started: 0,
             loads_stopped: 0,
@@ -44,7 +58,35 @@ impl TabEvents {
     }
 
     pub fn set_main_frame(&mut self, frame_id: String) {
+        self.refs.set_main_frame(&frame_id);
         self.main_frame = Some(frame_id);
+    }
+
+    /// Record a frame's current document.
+    pub fn set_frame_loader(&mut self, frame_id: &str, loader_id: &str) {
+        self.frames
+            .insert(frame_id.to_string(), loader_id.to_string());
+    }
+
+    /// The current document of a frame.
+    pub fn frame_loader(&self, frame_id: &str) -> Option<String> {
+        self.frames.get(frame_id).cloned()
+    }
+
+    /// Kapture's world in the frame's current document, if made already.
+    pub fn world(&self, frame_id: &str) -> Option<i64> {
+        let (loader, ctx) = self.worlds.get(frame_id)?;
+        (self.frames.get(frame_id) == Some(loader)).then_some(*ctx)
+    }
+
+    pub fn set_world(&mut self, frame_id: &str, loader_id: &str, context_id: i64) {
+        self.worlds
+            .insert(frame_id.to_string(), (loader_id.to_string(), context_id));
+    }
+
+    /// Forget a world the browser says is gone.
+    pub fn drop_world(&mut self, context_id: i64) {
+        self.worlds.retain(|_, (_, ctx)| *ctx != context_id);
     }
 
     pub fn main_frame(&self) -> Option<&str> {
@@ -117,11 +159,30 @@ impl TabEvents {
                     self.push_console(msg);
                 }
             }
-            "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
-                if let Some(id) = params.pointer("/frame/id").and_then(Value::as_str) {
-                    self.main_frame = Some(id.to_string());
+            "Page.frameNavigated" => {
+                let id = params.pointer("/frame/id").and_then(Value::as_str);
+                let loader = params.pointer("/frame/loaderId").and_then(Value::as_str);
+                if let (Some(id), Some(loader)) = (id, loader) {
+                    self.frames.insert(id.to_string(), loader.to_string());
+                    self.refs.forget_frame_documents(id, Some(loader));
+                    if params.pointer("/frame/parentId").is_none() {
+                        self.set_main_frame(id.to_string());
+                    }
                 }
             }
+            "Page.frameDetached" => {
+                if let Some(id) = params.get("frameId").and_then(Value::as_str) {
+                    self.frames.remove(id);
+                    self.worlds.remove(id);
+                    self.refs.forget_frame_documents(id, None);
+                }
+            }
+            "Runtime.executionContextDestroyed" => {
+                if let Some(ctx) = params.get("executionContextId").and_then(Value::as_i64) {
+                    self.drop_world(ctx);
+                }
+            }
+            "Runtime.executionContextsCleared" => self.worlds.clear(),
             "Page.frameStartedLoading"
             | "Page.navigatedWithinDocument"
             | "Page.frameStoppedLoading" => {

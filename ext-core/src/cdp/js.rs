@@ -1,47 +1,18 @@
-//! The few page-side scripts the CDP logic evaluates. Each is a function expression called
-//! with JSON arguments and returns a plain JSON object, so one round trip does one step.
-//! Element scripts share one finder, [`FIND`], bound in by [`with_find`].
+//! The page-side scripts the CDP logic runs. Each is a function expression called with JSON
+//! arguments that answers a plain JSON object (or `{error, message}`), so one round trip
+//! does one step. Element scripts run in Kapture's world with the prelude's `resolve`.
 
-/// `find(sel, waitMs, check)`: the element matching `sel` once it exists and `check(el)`
-/// (if given) returns `true`; retries until `waitMs` passed, then answers the last
-/// `{error, message}` (`check` returns one to say why the element is not ready yet).
-pub const FIND: &str = r#"async (sel, waitMs, check) => {
-  const deadline = Date.now() + waitMs;
-  let last = { error: 'SELECTOR_NOT_FOUND', message: 'no element matches ' + sel };
-  for (;;) {
-    let el;
-    try { el = document.querySelector(sel); }
-    catch (e) { return { error: 'INVALID_SELECTOR', message: 'invalid selector ' + sel + ': ' + e.message }; }
-    if (el) {
-      const verdict = check ? check(el) : true;
-      if (verdict === true) return { el };
-      last = verdict;
-    }
-    if (Date.now() >= deadline) return last;
-    await new Promise((res) => setTimeout(res, 30));
-  }
-}"#;
-
-/// A short description of an element for messages: `button#go.primary`.
-const DESCRIBE: &str = r#"(el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
-  (el.classList && el.classList.length ? '.' + [...el.classList].slice(0, 2).join('.') : '')"#;
-
-/// Wrap an element script so `find` and `describe` are in scope for it.
-pub fn with_find(script: &str) -> String {
-    format!("(() => {{ const find = {FIND}; const describe = {DESCRIBE}; return {script}; }})()")
-}
-
-/// Scroll an element into view and wait until it is visible, enabled and not covered at
-/// its centre. Returns `{x, y}` (viewport CSS pixels of the centre) or `{error, message}`.
-pub const LOCATE: &str = r#"async (sel, waitMs) => {
-  const found = await find(sel, waitMs, (el) => {
+/// Wait until the target is visible, enabled and not covered at its centre, scrolled into
+/// view. Answers `{x, y}`: its centre in the frame's viewport CSS pixels.
+pub const LOCATE: &str = r#"async (target, waitMs) => {
+  const found = await resolve(target, waitMs, (el) => {
     el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     const r = el.getBoundingClientRect();
     const style = getComputedStyle(el);
     if (r.width <= 0 || r.height <= 0 || style.visibility === 'hidden' || style.display === 'none')
       return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is not visible' };
     if (el.disabled) return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is disabled' };
-    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    const hit = (el.getRootNode().elementFromPoint ? el.getRootNode() : document).elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
     if (hit && hit !== el && !el.contains(hit) && !(hit.shadowRoot && hit.contains(el)))
       return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is covered by ' + describe(hit) };
     return true;
@@ -51,10 +22,18 @@ pub const LOCATE: &str = r#"async (sel, waitMs) => {
   return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
 }"#;
 
+/// Scroll the target into view (screenshots, evaluate on an element).
+pub const SCROLL_INTO_VIEW: &str = r#"async (target, waitMs) => {
+  const found = await resolve(target, waitMs);
+  if (found.error) return found;
+  found.el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  return { ok: true };
+}"#;
+
 /// Focus an editable element and select its content so that inserted text replaces it.
-/// Value-typed inputs (date, color, range…) are set directly. Returns `{mode}` or `{error}`.
-pub const PREPARE_TYPE: &str = r#"async (sel, waitMs, text) => {
-  const found = await find(sel, waitMs);
+/// Value-typed inputs (date, color, range…) are set directly. Answers `{mode}`.
+pub const PREPARE_TYPE: &str = r#"async (target, waitMs, text) => {
+  const found = await resolve(target, waitMs);
   if (found.error) return found;
   const el = found.el;
   const tag = el.tagName.toLowerCase();
@@ -86,14 +65,15 @@ pub const PREPARE_TYPE: &str = r#"async (sel, waitMs, text) => {
 
 /// Tell the page the typed value is final, as leaving the field would.
 pub const DISPATCH_CHANGE: &str = r#"() => {
-  const el = document.activeElement;
+  let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
   if (el && el !== document.body) el.dispatchEvent(new Event('change', { bubbles: true }));
   return true;
 }"#;
 
-/// Select `<option>`s of a `<select>` by value or visible label. Returns `{values}` or `{error}`.
-pub const SELECT_OPTIONS: &str = r#"async (sel, waitMs, wanted) => {
-  const found = await find(sel, waitMs);
+/// Select `<option>`s of a `<select>` by value or visible label. Answers `{values}`.
+pub const SELECT_OPTIONS: &str = r#"async (target, waitMs, wanted) => {
+  const found = await resolve(target, waitMs);
   if (found.error) return found;
   const el = found.el;
   if (el.tagName !== 'SELECT') return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is not a <select>' };
@@ -115,15 +95,93 @@ pub const SELECT_OPTIONS: &str = r#"async (sel, waitMs, wanted) => {
   return { values: picked.map((o) => o.value) };
 }"#;
 
-/// Page coordinates of an element's box, for element screenshots.
-pub const ELEMENT_CLIP: &str = r#"async (sel, waitMs) => {
-  const found = await find(sel, waitMs);
+/// What kind of form control the target is: `{kind: text|check|select|other, checked}`.
+pub const FIELD_KIND: &str = r#"async (target, waitMs) => {
+  const found = await resolve(target, waitMs);
   if (found.error) return found;
-  found.el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-  const r = found.el.getBoundingClientRect();
-  if (r.width <= 0 || r.height <= 0) return { error: 'NOT_INTERACTABLE', message: describe(found.el) + ' has no visible box' };
-  return { x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height };
+  const el = found.el;
+  const type = (el.type || '').toLowerCase();
+  if (el.tagName === 'SELECT') return { kind: 'select' };
+  if (el.tagName === 'INPUT' && (type === 'checkbox' || type === 'radio')) return { kind: 'check', checked: el.checked };
+  const role = el.getAttribute('role');
+  if (role === 'checkbox' || role === 'radio' || role === 'switch') return { kind: 'check', checked: el.getAttribute('aria-checked') === 'true' };
+  return { kind: 'text' };
 }"#;
+
+/// Submit the form that holds the target (a trusted click on its submit button is done by
+/// the caller when there is one): answers `{button: true}` when a submit button exists.
+pub const SUBMIT_FORM: &str = r#"async (target) => {
+  const found = await resolve(target, 0);
+  if (found.error) return found;
+  const form = found.el.form || found.el.closest('form');
+  if (!form) return { error: 'BAD_ARGS', message: 'the last field is not inside a <form>; click its submit button instead' };
+  const button = form.querySelector('button:not([type]),button[type=submit],input[type=submit],input[type=image]');
+  if (button && !button.disabled) return { button: idOf(button) };
+  form.requestSubmit();
+  return { submitted: true };
+}"#;
+
+/// The registry id of the element the function is called on (`this`).
+pub const ID_OF_THIS: &str =
+    "function() { return globalThis.__k ? globalThis.__k.ids.get(this) || 0 : 0; }";
+
+/// The element's (or page's) visible text, from `offset`, at most `max` characters.
+pub const GET_TEXT: &str = r#"async (target, offset, max) => {
+  let el = document.body || document.documentElement;
+  if (target) { const f = await resolve(target, 0); if (f.error) return f; el = f.el; }
+  const all = (el.innerText ?? el.textContent ?? '').replace(/\n{3,}/g, '\n\n').trim();
+  return { text: all.slice(offset, offset + max), total: all.length };
+}"#;
+
+/// The element's (or document's) HTML, from `offset`, at most `max` characters.
+pub const GET_HTML: &str = r#"async (target, outer, offset, max) => {
+  let el = document.documentElement;
+  if (target) { const f = await resolve(target, 0); if (f.error) return f; el = f.el; }
+  const all = outer ? el.outerHTML : el.innerHTML;
+  return { text: all.slice(offset, offset + max), total: all.length };
+}"#;
+
+/// Links of the page (or inside the target): `{links: [[text, absolute url]], total}`.
+pub const LINKS: &str = r#"async (target, sameOrigin, include, exclude) => {
+  let root = document;
+  if (target) { const f = await resolve(target, 0); if (f.error) return f; root = f.el; }
+  let inc, exc;
+  try { inc = include ? new RegExp(include) : null; exc = exclude ? new RegExp(exclude) : null; }
+  catch (e) { return { error: 'BAD_ARGS', message: 'include/exclude is not a valid regular expression: ' + e.message }; }
+  const seen = new Set();
+  const links = [];
+  for (const a of root.querySelectorAll('a[href],area[href]')) {
+    const url = a.href;
+    if (!url || url.startsWith('javascript:') || seen.has(url)) continue;
+    if (sameOrigin && new URL(url, location.href).origin !== location.origin) continue;
+    if (inc && !inc.test(url)) continue;
+    if (exc && exc.test(url)) continue;
+    seen.add(url);
+    links.push([(a.innerText || a.getAttribute('aria-label') || a.title || '').replace(/\s+/g, ' ').trim(), url]);
+  }
+  return { links };
+}"#;
+
+/// One check of a wait condition: `{met: bool}`.
+pub const WAIT_CHECK: &str = r#"(text, textGone, sel, gone) => {
+  const body = (document.body && document.body.innerText) || '';
+  if (text !== null && !body.includes(text)) return { met: false };
+  if (textGone !== null && body.includes(textGone)) return { met: false };
+  if (sel !== null) {
+    let els;
+    try { els = [...document.querySelectorAll(sel)]; }
+    catch (e) { return { error: 'INVALID_SELECTOR', message: 'invalid selector ' + sel + ': ' + e.message }; }
+    const visible = els.some((el) => el.checkVisibility ? el.checkVisibility({ visibilityProperty: true }) : el.getClientRects().length > 0);
+    if (visible === gone) return { met: false };
+  }
+  return { met: true };
+}"#;
+
+/// Readable content as Markdown: headings, paragraphs, lists, links, code, tables, quotes.
+pub const MARKDOWN: &str = include_str!("page/markdown.js");
+
+/// The page walker (see `page/walker.js`).
+pub const WALKER: &str = include_str!("page/walker.js");
 
 /// Resolves once the current document has fired `load`.
 pub const WAIT_FOR_LOAD: &str = r#"() => document.readyState === 'complete' ? true :
@@ -151,13 +209,5 @@ mod tests {
     fn call_embeds_arguments_as_json_literals() {
         let src = call("(a, b) => a + b", &[json!("x\"'</script>"), json!(2)]);
         assert_eq!(src, r#"((a, b) => a + b)("x\"'</script>", 2)"#);
-    }
-
-    #[test]
-    fn element_scripts_get_the_shared_finder() {
-        let src = with_find(LOCATE);
-        assert!(src.starts_with("(() => { const find = async (sel, waitMs, check)"));
-        assert!(src.contains("const describe = (el)"));
-        assert!(src.ends_with("; })()"));
     }
 }

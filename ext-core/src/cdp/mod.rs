@@ -2,8 +2,11 @@
 //! extension implements it with `chrome.debugger`, anything else may with a CDP socket.
 
 pub mod events;
+mod input;
 pub mod js;
 pub mod keys;
+mod read;
+pub mod world;
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -12,11 +15,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 pub use events::TabEvents;
-
-use crate::methods::{
-    ActionOutcome, Captured, Click, ConsoleLog, ConsoleMessages, Evaluate, Evaluated, Hover,
-    ImageType, MouseButton, PageInfo, PressKey, Screenshot, SelectOption, Selected, Type,
+pub use input::{click, fill_form, hover, press_key, select_option, type_text};
+pub use read::{
+    evaluate, extract_links, find, get_html, get_text, is_function_source, read_markdown,
+    screenshot, snapshot, wait_for,
 };
+
+use crate::methods::{ActionOutcome, ConsoleLog, ConsoleMessages, PageInfo};
 use crate::platform;
 use crate::protocol::{ErrorCode, TabId, WireError};
 
@@ -69,7 +74,7 @@ pub fn classify_failure(message: &str) -> ErrorCode {
 }
 
 /// A document was replaced while we spoke to it (navigation or redirect).
-fn context_gone(err: &WireError) -> bool {
+pub(crate) fn context_gone(err: &WireError) -> bool {
     let m = err.message.to_ascii_lowercase();
     m.contains("execution context was destroyed")
         || m.contains("cannot find context")
@@ -81,22 +86,31 @@ pub async fn prepare<S: CdpSession>(s: &S) -> Result<(), WireError> {
     s.send("Page.enable", json!({})).await?;
     s.send("Runtime.enable", json!({})).await?;
     s.send("Log.enable", json!({})).await?;
-    let tree = s.send("Page.getFrameTree", json!({})).await?;
-    if let Some(id) = tree.pointer("/frameTree/frame/id").and_then(Value::as_str) {
-        s.events().borrow_mut().set_main_frame(id.to_string());
-    }
-    Ok(())
+    world::refresh_frames(s).await.map(drop)
 }
 
 /// Evaluate `expression` in the page and return its JSON value (`None` for `undefined`).
 /// A page exception becomes `EVAL_FAILED` carrying the page's message.
 pub async fn eval<S: CdpSession>(s: &S, expression: &str) -> Result<Option<Value>, WireError> {
-    let res = s
-        .send(
-            "Runtime.evaluate",
-            json!({"expression": expression, "returnByValue": true, "awaitPromise": true, "userGesture": true}),
-        )
-        .await?;
+    eval_in(s, None, expression).await
+}
+
+/// [`eval`] in a given execution context (Kapture's world), or the page's main world.
+pub async fn eval_in<S: CdpSession>(
+    s: &S,
+    context: Option<i64>,
+    expression: &str,
+) -> Result<Option<Value>, WireError> {
+    let mut params = json!({"expression": expression, "returnByValue": true, "awaitPromise": true, "userGesture": true});
+    if let Some(ctx) = context {
+        params["contextId"] = json!(ctx);
+    }
+    let res = s.send("Runtime.evaluate", params).await?;
+    remote_value(res)
+}
+
+/// The JSON value of a `Runtime.evaluate`/`callFunctionOn` answer (exceptions → EVAL_FAILED).
+pub(crate) fn remote_value(res: Value) -> Result<Option<Value>, WireError> {
     if let Some(details) = res.get("exceptionDetails") {
         let text = events::exception_text(details);
         return Err(WireError::new(
@@ -114,31 +128,19 @@ pub async fn eval<S: CdpSession>(s: &S, expression: &str) -> Result<Option<Value
     }
 }
 
-/// Call one of our own page scripts; an `{error, message}` answer becomes a wire error.
+/// Call one of our own prelude-free page scripts in the main world.
 async fn run_script<S: CdpSession>(
     s: &S,
     function: &str,
     args: &[Value],
 ) -> Result<Value, WireError> {
-    let value = eval(s, &js::call(function, args))
-        .await
-        .map_err(|e| {
-            if e.code == ErrorCode::EvalFailed {
-                WireError::new(ErrorCode::Internal, e.message)
-            } else {
-                e
-            }
-        })?
-        .unwrap_or(Value::Null);
-    if let Some(code) = value.get("error").and_then(Value::as_str) {
-        let code: ErrorCode = serde_json::from_value(json!(code)).unwrap_or(ErrorCode::Internal);
-        let message = value
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or(code.as_str());
-        return Err(WireError::new(code, message));
+    match eval(s, &js::call(function, args)).await {
+        Ok(v) => world::coded(v.unwrap_or(Value::Null)),
+        Err(e) if e.code == ErrorCode::EvalFailed => {
+            Err(WireError::new(ErrorCode::Internal, e.message))
+        }
+        Err(e) => Err(e),
     }
-    Ok(value)
 }
 
 fn check_url(url: &str) -> Result<(), WireError> {
@@ -280,7 +282,10 @@ pub async fn reload<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
 
 /// After an input action: if it started a main-frame navigation, wait (bounded) for that
 /// load to finish, then report where the page is.
-async fn settle<S: CdpSession>(s: &S, navigations_before: u64) -> Result<ActionOutcome, WireError> {
+pub(crate) async fn settle<S: CdpSession>(
+    s: &S,
+    navigations_before: u64,
+) -> Result<ActionOutcome, WireError> {
     // One round trip lets the events the action caused arrive before we look at them.
     let first = page_info(s).await;
     let navigated = s.events().borrow().navigations_started() > navigations_before;
@@ -310,278 +315,6 @@ async fn settle<S: CdpSession>(s: &S, navigations_before: u64) -> Result<ActionO
         navigated,
         url: info.url,
         title: info.title,
-    })
-}
-
-#[derive(Deserialize)]
-struct Point {
-    x: f64,
-    y: f64,
-}
-
-async fn locate<S: CdpSession>(s: &S, selector: &str) -> Result<Point, WireError> {
-    let v = run_script(
-        s,
-        &js::with_find(js::LOCATE),
-        &[json!(selector), json!(ACTIONABLE_WAIT_MS)],
-    )
-    .await?;
-    serde_json::from_value(v)
-        .map_err(|e| WireError::new(ErrorCode::Internal, format!("locate: {e}")))
-}
-
-async fn mouse<S: CdpSession>(s: &S, kind: &str, p: &Point, extra: Value) -> Result<(), WireError> {
-    let mut params = json!({"type": kind, "x": p.x, "y": p.y});
-    if let (Some(obj), Value::Object(more)) = (params.as_object_mut(), extra) {
-        obj.extend(more);
-    }
-    s.send("Input.dispatchMouseEvent", params).await.map(drop)
-}
-
-/// A trusted click at the element's centre after scrolling it into view.
-pub async fn click<S: CdpSession>(s: &S, p: &Click) -> Result<ActionOutcome, WireError> {
-    let before = s.events().borrow().navigations_started();
-    let at = locate(s, &p.selector).await?;
-    let button = match p.button {
-        MouseButton::Left => "left",
-        MouseButton::Right => "right",
-        MouseButton::Middle => "middle",
-    };
-    let modifiers = keys::modifier_mask(&p.modifiers);
-    mouse(s, "mouseMoved", &at, json!({"modifiers": modifiers})).await?;
-    let clicks: &[u32] = if p.double_click { &[1, 2] } else { &[1] };
-    for &count in clicks {
-        let extra = json!({"button": button, "clickCount": count, "modifiers": modifiers});
-        mouse(s, "mousePressed", &at, extra.clone()).await?;
-        mouse(s, "mouseReleased", &at, extra).await?;
-    }
-    settle(s, before).await
-}
-
-/// Move the mouse over the element's centre.
-pub async fn hover<S: CdpSession>(s: &S, p: &Hover) -> Result<ActionOutcome, WireError> {
-    let before = s.events().borrow().navigations_started();
-    let at = locate(s, &p.selector).await?;
-    mouse(s, "mouseMoved", &at, json!({})).await?;
-    settle(s, before).await
-}
-
-async fn key_event<S: CdpSession>(
-    s: &S,
-    kind: &str,
-    key: &keys::KeyDef,
-    modifiers: u32,
-) -> Result<(), WireError> {
-    // With Ctrl/Alt/Meta held a key is a shortcut and types no text.
-    let text = key.text.as_ref().filter(|_| modifiers & 0b0111 == 0);
-    let kind = if kind == "keyDown" && text.is_none() {
-        "rawKeyDown"
-    } else {
-        kind
-    };
-    let mut params = json!({
-        "type": kind, "key": key.key, "code": key.code, "modifiers": modifiers,
-        "windowsVirtualKeyCode": key.key_code, "nativeVirtualKeyCode": key.key_code,
-    });
-    if let (Some(text), "keyDown", Some(obj)) = (text, kind, params.as_object_mut()) {
-        obj.insert("text".into(), json!(text));
-        obj.insert("unmodifiedText".into(), json!(text));
-    }
-    s.send("Input.dispatchKeyEvent", params).await.map(drop)
-}
-
-async fn press_chord<S: CdpSession>(s: &S, chord: &keys::Chord) -> Result<(), WireError> {
-    let mut held = 0;
-    for m in &chord.modifiers {
-        held |= keys::modifier_bit(*m);
-        key_event(s, "keyDown", &keys::modifier_key(*m), held).await?;
-    }
-    key_event(s, "keyDown", &chord.key, held).await?;
-    key_event(s, "keyUp", &chord.key, held).await?;
-    for m in chord.modifiers.iter().rev() {
-        held &= !keys::modifier_bit(*m);
-        key_event(s, "keyUp", &keys::modifier_key(*m), held).await?;
-    }
-    Ok(())
-}
-
-/// Press a key or a combination on whatever has focus.
-pub async fn press_key<S: CdpSession>(s: &S, p: &PressKey) -> Result<ActionOutcome, WireError> {
-    let chord = keys::parse_chord(&p.key)?;
-    let before = s.events().borrow().navigations_started();
-    press_chord(s, &chord).await?;
-    settle(s, before).await
-}
-
-/// Fill a field as a user would: focus, replace the content, fire input and change events.
-pub async fn type_text<S: CdpSession>(s: &S, p: &Type) -> Result<ActionOutcome, WireError> {
-    let before = s.events().borrow().navigations_started();
-    let prep = run_script(
-        s,
-        &js::with_find(js::PREPARE_TYPE),
-        &[json!(p.selector), json!(ACTIONABLE_WAIT_MS), json!(p.text)],
-    )
-    .await?;
-    if prep.get("mode").and_then(Value::as_str) == Some("insert") {
-        let was_empty = prep.get("empty").and_then(Value::as_bool).unwrap_or(false);
-        if p.text.is_empty() || p.slowly {
-            if !was_empty {
-                let backspace = keys::parse_chord("Backspace")?;
-                press_chord(s, &backspace).await?;
-            }
-            if p.slowly {
-                for c in p.text.chars() {
-                    let key = keys::char_key(c);
-                    key_event(s, "keyDown", &key, 0).await?;
-                    key_event(s, "keyUp", &key, 0).await?;
-                }
-            }
-        } else {
-            s.send("Input.insertText", json!({"text": p.text})).await?;
-        }
-        run_script(s, js::DISPATCH_CHANGE, &[]).await?;
-    }
-    if p.submit {
-        press_chord(s, &keys::parse_chord("Enter")?).await?;
-    }
-    settle(s, before).await
-}
-
-/// Choose options of a `<select>` by value or label.
-pub async fn select_option<S: CdpSession>(s: &S, p: &SelectOption) -> Result<Selected, WireError> {
-    if p.values.is_empty() {
-        return Err(WireError::new(
-            ErrorCode::BadArgs,
-            "values is empty: name at least one option",
-        ));
-    }
-    let v = run_script(
-        s,
-        &js::with_find(js::SELECT_OPTIONS),
-        &[
-            json!(p.selector),
-            json!(ACTIONABLE_WAIT_MS),
-            json!(p.values),
-        ],
-    )
-    .await?;
-    let values = v
-        .get("values")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
-    Ok(Selected {
-        tab_id: s.tab_id(),
-        values,
-    })
-}
-
-/// Does this source look like a function rather than an expression?
-pub fn is_function_source(src: &str) -> bool {
-    let t = src.trim_start();
-    t.starts_with("function")
-        || t.starts_with("async ")
-        || t.starts_with("async(")
-        || (t.starts_with('(') && arrow_after_params(t))
-        || t.split_once("=>").is_some_and(|(head, _)| {
-            let head = head.trim();
-            !head.is_empty()
-                && head
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-        })
-}
-
-fn arrow_after_params(t: &str) -> bool {
-    let mut depth = 0usize;
-    for (i, c) in t.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return t[i + 1..].trim_start().starts_with("=>");
-                }
-            }
-            _ => {}
-        }
-    }
-    false
-}
-
-/// Run an agent's expression or function in the page; the result comes back as JSON.
-pub async fn evaluate<S: CdpSession>(s: &S, p: &Evaluate) -> Result<Evaluated, WireError> {
-    if p.function.trim().is_empty() {
-        return Err(WireError::new(
-            ErrorCode::BadArgs,
-            "function is empty: pass an expression or a function such as () => document.title",
-        ));
-    }
-    let source = if is_function_source(&p.function) {
-        format!("({})()", p.function)
-    } else {
-        p.function.clone()
-    };
-    let value = eval(s, &source).await?;
-    Ok(Evaluated {
-        tab_id: s.tab_id(),
-        value,
-    })
-}
-
-/// Capture the viewport, the whole page, or one element.
-pub async fn screenshot<S: CdpSession>(s: &S, p: &Screenshot) -> Result<Captured, WireError> {
-    let (format, mime) = match p.image_type {
-        ImageType::Png => ("png", "image/png"),
-        ImageType::Jpeg => ("jpeg", "image/jpeg"),
-    };
-    let mut params = json!({"format": format});
-    if p.image_type == ImageType::Jpeg {
-        params["quality"] = json!(80);
-    }
-    // A clip is in page CSS pixels; a full page or an element may extend past the viewport.
-    let clip_of = |x: f64, y: f64, w: f64, h: f64| json!({"x": x, "y": y, "width": w, "height": h, "scale": 1});
-    let (clip, width, height) = if let Some(selector) = &p.selector {
-        let wait = json!(ACTIONABLE_WAIT_MS);
-        let r = run_script(
-            s,
-            &js::with_find(js::ELEMENT_CLIP),
-            &[json!(selector), wait],
-        )
-        .await?;
-        let (w, h) = (
-            num(&r, "/width"),
-            num(&r, "/height").min(MAX_CAPTURE_HEIGHT),
-        );
-        (Some(clip_of(num(&r, "/x"), num(&r, "/y"), w, h)), w, h)
-    } else {
-        let m = s.send("Page.getLayoutMetrics", json!({})).await?;
-        if p.full_page {
-            let w = num(&m, "/cssContentSize/width");
-            let h = num(&m, "/cssContentSize/height").min(MAX_CAPTURE_HEIGHT);
-            (Some(clip_of(0.0, 0.0, w, h)), w, h)
-        } else {
-            let (w, h) = (
-                num(&m, "/cssVisualViewport/clientWidth"),
-                num(&m, "/cssVisualViewport/clientHeight"),
-            );
-            (None, w, h)
-        }
-    };
-    if let Some(clip) = clip {
-        params["clip"] = clip;
-        params["captureBeyondViewport"] = json!(true);
-    }
-    let res = s.send("Page.captureScreenshot", params).await?;
-    let data = res
-        .get("data")
-        .and_then(Value::as_str)
-        .ok_or_else(|| WireError::new(ErrorCode::Internal, "the browser returned no image"))?;
-    Ok(Captured {
-        tab_id: s.tab_id(),
-        data: data.to_string(),
-        mime_type: mime.to_string(),
-        width: width.round() as u32,
-        height: height.round() as u32,
     })
 }
 

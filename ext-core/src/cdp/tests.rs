@@ -7,7 +7,7 @@ use futures::executor::block_on;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::methods::Modifier;
+use crate::methods::{Click, ElementTarget, Evaluate, Hover, Modifier, MouseButton, PressKey};
 
 /// Answers commands from a script keyed by method, records everything sent.
 struct FakeSession {
@@ -45,12 +45,25 @@ impl CdpSession for FakeSession {
         let mut answers = self.answers.borrow_mut();
         match answers.iter().position(|(m, _)| m == method) {
             Some(i) => answers.remove(i).map(|(_, a)| a).unwrap_or(Ok(json!({}))),
-            None => Ok(json!({})),
+            None => Ok(match method {
+                "Page.getFrameTree" => {
+                    json!({"frameTree": {"frame": {"id": "M", "loaderId": "L"}}})
+                }
+                "Page.createIsolatedWorld" => json!({"executionContextId": 7}),
+                _ => json!({}),
+            }),
         }
     }
 
     fn events(&self) -> &RefCell<TabEvents> {
         &self.events
+    }
+}
+
+fn sel(selector: &str) -> ElementTarget {
+    ElementTarget {
+        selector: Some(selector.into()),
+        ..ElementTarget::default()
     }
 }
 
@@ -71,7 +84,7 @@ fn click_presses_and_releases_at_the_element_centre() {
         ),
     ]);
     let click = Click {
-        selector: "#go".into(),
+        target: sel("#go"),
         button: MouseButton::Left,
         double_click: false,
         modifiers: vec![Modifier::Shift],
@@ -99,7 +112,7 @@ fn element_errors_from_the_page_keep_their_code() {
         value(json!({"error": "SELECTOR_NOT_FOUND", "message": "no element matches #nope"})),
     )]);
     let hover = Hover {
-        selector: "#nope".into(),
+        target: sel("#nope"),
     };
     let err = block_on(super::hover(&s, &hover)).unwrap_err();
     assert_eq!(err.code, ErrorCode::SelectorNotFound);
@@ -121,6 +134,7 @@ fn page_exceptions_are_eval_failed() {
         &s,
         &Evaluate {
             function: "() => { throw new Error('boom') }".into(),
+            target: Default::default(),
         },
     ))
     .unwrap_err();
@@ -142,6 +156,7 @@ fn evaluate_returns_undefined_as_absent() {
         &s,
         &Evaluate {
             function: "void 0".into(),
+            target: Default::default(),
         },
     ))
     .unwrap();
@@ -260,4 +275,51 @@ fn key_presses_hold_modifiers_around_the_key() {
         ("keyUp", "Control"),
     ];
     assert_eq!(keys, expected.map(|(a, b)| (a.to_string(), b.to_string())));
+}
+
+#[test]
+fn exactly_one_of_ref_and_selector() {
+    let s = FakeSession::new(vec![]);
+    for target in [
+        ElementTarget::default(),
+        ElementTarget {
+            selector: Some("#a".into()),
+            element_ref: Some("e1".into()),
+            element: None,
+        },
+    ] {
+        let err = block_on(super::click(
+            &s,
+            &Click {
+                target,
+                button: MouseButton::Left,
+                double_click: false,
+                modifiers: vec![],
+            },
+        ))
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::BadArgs);
+    }
+    assert!(s.methods().iter().all(|m| !m.starts_with("Input.")));
+}
+
+#[test]
+fn element_scripts_run_in_kaptures_world() {
+    let s = FakeSession::new(vec![
+        ("Runtime.evaluate", value(json!({"x": 1, "y": 2}))),
+        (
+            "Runtime.evaluate",
+            value(json!({"url": "u", "title": "t", "status": null})),
+        ),
+    ]);
+    block_on(super::hover(&s, &Hover { target: sel("#a") })).unwrap();
+    let sent = s.sent.borrow();
+    let locate = sent.iter().find(|(m, _)| m == "Runtime.evaluate").unwrap();
+    assert_eq!(
+        locate.1["contextId"], 7,
+        "the isolated world, not the page's"
+    );
+    assert!(sent
+        .iter()
+        .any(|(m, p)| m == "Page.createIsolatedWorld" && p["frameId"] == "M"));
 }

@@ -89,7 +89,13 @@ pub struct Page {
 impl Page {
     /// Build the tree of one frame's walk.
     pub fn from_walk(walk: Walk, frame: FrameKey) -> Page {
-        let mut page = Page { frames: vec![frame], title: walk.title, url: walk.url, truncated: walk.truncated, ..Page::default() };
+        let mut page = Page {
+            frames: vec![frame],
+            title: walk.title,
+            url: walk.url,
+            truncated: walk.truncated,
+            ..Page::default()
+        };
         let roots = page.append(walk.nodes, 0, None);
         page.roots = roots;
         page
@@ -107,7 +113,12 @@ impl Page {
             let idx = self.nodes.len();
             let up = stack.last().map(|(_, i)| *i).or(parent);
             let depth = node.d;
-            self.nodes.push(Node { raw: node, frame, children: Vec::new(), parent: up });
+            self.nodes.push(Node {
+                raw: node,
+                frame,
+                children: Vec::new(),
+                parent: up,
+            });
             match stack.last() {
                 Some((_, p)) => self.nodes[*p].children.push(idx),
                 None => match parent {
@@ -130,7 +141,9 @@ impl Page {
 
     /// The node with registry id `local` in frame `frame`.
     pub fn node_by_local(&self, frame: usize, local: u32) -> Option<usize> {
-        self.nodes.iter().position(|n| n.frame == frame && n.raw.i == Some(local))
+        self.nodes
+            .iter()
+            .position(|n| n.frame == frame && n.raw.i == Some(local))
     }
 
     /// Iframe nodes of frame `frame` with their registry ids.

@@ -46,25 +46,49 @@ impl RefTable {
             String::new()
         } else {
             let count = self.frame_numbers.len() as u32 + 1;
-            let n = *self.frame_numbers.entry(frame.frame_id.clone()).or_insert(count);
+            let n = *self
+                .frame_numbers
+                .entry(frame.frame_id.clone())
+                .or_insert(count);
             format!("f{n}")
         };
         let name = format!("{prefix}e{}", self.next);
         self.by_element.insert((frame.clone(), local), name.clone());
-        self.by_ref.insert(name.clone(), RefTarget { frame: frame.clone(), local });
+        self.by_ref.insert(
+            name.clone(),
+            RefTarget {
+                frame: frame.clone(),
+                local,
+            },
+        );
         name
     }
 
     /// Resolve a ref against the frames' current documents (`loader_of(frame_id)`).
-    pub fn resolve(&self, name: &str, loader_of: impl Fn(&str) -> Option<String>) -> Result<RefTarget, WireError> {
+    pub fn resolve(
+        &self,
+        name: &str,
+        loader_of: impl Fn(&str) -> Option<String>,
+    ) -> Result<RefTarget, WireError> {
         let Some(target) = self.by_ref.get(name.trim()) else {
-            let shape_ok = name.trim().trim_start_matches('f').chars().any(|c| c == 'e');
+            let shape_ok = name
+                .trim()
+                .trim_start_matches('f')
+                .chars()
+                .any(|c| c == 'e');
             let message = if shape_ok {
                 format!("ref {name} is unknown here (refs come from browser_snapshot or browser_find of this tab)")
             } else {
                 format!("{name:?} is not a ref; refs look like e12 or f1e7")
             };
-            return Err(WireError::new(if shape_ok { ErrorCode::RefStale } else { ErrorCode::BadArgs }, message));
+            return Err(WireError::new(
+                if shape_ok {
+                    ErrorCode::RefStale
+                } else {
+                    ErrorCode::BadArgs
+                },
+                message,
+            ));
         };
         match loader_of(&target.frame.frame_id) {
             Some(loader) if loader == target.frame.loader_id => Ok(target.clone()),
@@ -77,8 +101,9 @@ impl RefTable {
 
     /// Forget refs of documents that are gone, keeping their names reserved.
     pub fn forget_frame_documents(&mut self, frame_id: &str, current_loader: Option<&str>) {
-        self.by_element
-            .retain(|(f, _), _| f.frame_id != frame_id || Some(f.loader_id.as_str()) == current_loader);
+        self.by_element.retain(|(f, _), _| {
+            f.frame_id != frame_id || Some(f.loader_id.as_str()) == current_loader
+        });
     }
 }
 
@@ -87,7 +112,10 @@ mod tests {
     use super::*;
 
     fn key(f: &str, l: &str) -> FrameKey {
-        FrameKey { frame_id: f.into(), loader_id: l.into() }
+        FrameKey {
+            frame_id: f.into(),
+            loader_id: l.into(),
+        }
     }
 
     #[test]
@@ -102,7 +130,11 @@ mod tests {
         let child = key("C", "L9");
         assert_eq!(t.ref_for(&child, 1), "f1e3", "frame-scoped");
         let doc2 = key("M", "L2");
-        assert_eq!(t.ref_for(&doc2, 1), "e4", "a new document's element 1 is a new ref");
+        assert_eq!(
+            t.ref_for(&doc2, 1),
+            "e4",
+            "a new document's element 1 is a new ref"
+        );
     }
 
     #[test]
@@ -113,8 +145,19 @@ mod tests {
         assert_eq!(t.resolve(&r, |_| Some("L1".into())).unwrap().local, 7);
         let stale = t.resolve(&r, |_| Some("L2".into())).unwrap_err();
         assert_eq!(stale.code, ErrorCode::RefStale);
-        assert_eq!(t.resolve(&r, |_| None).unwrap_err().code, ErrorCode::RefStale);
-        assert_eq!(t.resolve("e999", |_| Some("L1".into())).unwrap_err().code, ErrorCode::RefStale);
-        assert_eq!(t.resolve("#button", |_| Some("L1".into())).unwrap_err().code, ErrorCode::BadArgs);
+        assert_eq!(
+            t.resolve(&r, |_| None).unwrap_err().code,
+            ErrorCode::RefStale
+        );
+        assert_eq!(
+            t.resolve("e999", |_| Some("L1".into())).unwrap_err().code,
+            ErrorCode::RefStale
+        );
+        assert_eq!(
+            t.resolve("#button", |_| Some("L1".into()))
+                .unwrap_err()
+                .code,
+            ErrorCode::BadArgs
+        );
     }
 }

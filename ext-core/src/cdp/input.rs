@@ -1,0 +1,294 @@
+//! Input as a user gives it: trusted mouse and keyboard events through `Input.*` at the
+//! element's place on screen (frames included), form filling, option selection.
+
+use serde_json::{json, Value};
+
+use super::world::{self, Located};
+use super::{js, keys, settle, CdpSession, ACTIONABLE_WAIT_MS};
+use crate::methods::{
+    ActionOutcome, Click, ElementTarget, FillForm, Hover, MouseButton, PressKey, SelectOption,
+    Selected, Type,
+};
+use crate::protocol::{ErrorCode, WireError};
+
+/// Wait for the target to be actionable and answer its centre in top-level viewport pixels.
+async fn point<S: CdpSession>(s: &S, target: &Located) -> Result<(f64, f64), WireError> {
+    let at = world::run(
+        s,
+        &target.frame,
+        js::LOCATE,
+        &[target.js.clone(), json!(ACTIONABLE_WAIT_MS)],
+    )
+    .await?;
+    let main = world::main_frame(s).await?;
+    if target.frame == main {
+        let x = at.get("x").and_then(Value::as_f64).unwrap_or(0.0);
+        let y = at.get("y").and_then(Value::as_f64).unwrap_or(0.0);
+        return Ok((x, y));
+    }
+    // Inside a frame the page's coordinates are the frame's; the browser knows the offset.
+    let object = world::element_object(s, target).await?;
+    world::element_center(s, &object).await
+}
+
+async fn mouse<S: CdpSession>(
+    s: &S,
+    kind: &str,
+    (x, y): (f64, f64),
+    extra: Value,
+) -> Result<(), WireError> {
+    let mut params = json!({"type": kind, "x": x, "y": y});
+    if let (Some(obj), Value::Object(more)) = (params.as_object_mut(), extra) {
+        obj.extend(more);
+    }
+    s.send("Input.dispatchMouseEvent", params).await.map(drop)
+}
+
+async fn click_at<S: CdpSession>(
+    s: &S,
+    at: (f64, f64),
+    button: MouseButton,
+    double: bool,
+    modifiers: u32,
+) -> Result<(), WireError> {
+    let button = match button {
+        MouseButton::Left => "left",
+        MouseButton::Right => "right",
+        MouseButton::Middle => "middle",
+    };
+    mouse(s, "mouseMoved", at, json!({"modifiers": modifiers})).await?;
+    let clicks: &[u32] = if double { &[1, 2] } else { &[1] };
+    for &count in clicks {
+        let extra = json!({"button": button, "clickCount": count, "modifiers": modifiers});
+        mouse(s, "mousePressed", at, extra.clone()).await?;
+        mouse(s, "mouseReleased", at, extra).await?;
+    }
+    Ok(())
+}
+
+/// A trusted click at the element's centre after scrolling it into view.
+pub async fn click<S: CdpSession>(s: &S, p: &Click) -> Result<ActionOutcome, WireError> {
+    let target = world::locate_target(s, &p.target).await?;
+    let before = s.events().borrow().navigations_started();
+    let at = point(s, &target).await?;
+    click_at(
+        s,
+        at,
+        p.button,
+        p.double_click,
+        keys::modifier_mask(&p.modifiers),
+    )
+    .await?;
+    settle(s, before).await
+}
+
+/// Move the mouse over the element's centre.
+pub async fn hover<S: CdpSession>(s: &S, p: &Hover) -> Result<ActionOutcome, WireError> {
+    let target = world::locate_target(s, &p.target).await?;
+    let before = s.events().borrow().navigations_started();
+    let at = point(s, &target).await?;
+    mouse(s, "mouseMoved", at, json!({})).await?;
+    settle(s, before).await
+}
+
+async fn key_event<S: CdpSession>(
+    s: &S,
+    kind: &str,
+    key: &keys::KeyDef,
+    modifiers: u32,
+) -> Result<(), WireError> {
+    // With Ctrl/Alt/Meta held a key is a shortcut and types no text.
+    let text = key.text.as_ref().filter(|_| modifiers & 0b0111 == 0);
+    let kind = if kind == "keyDown" && text.is_none() {
+        "rawKeyDown"
+    } else {
+        kind
+    };
+    let mut params = json!({
+        "type": kind, "key": key.key, "code": key.code, "modifiers": modifiers,
+        "windowsVirtualKeyCode": key.key_code, "nativeVirtualKeyCode": key.key_code,
+    });
+    if let (Some(text), "keyDown", Some(obj)) = (text, kind, params.as_object_mut()) {
+        obj.insert("text".into(), json!(text));
+        obj.insert("unmodifiedText".into(), json!(text));
+    }
+    s.send("Input.dispatchKeyEvent", params).await.map(drop)
+}
+
+async fn press_chord<S: CdpSession>(s: &S, chord: &keys::Chord) -> Result<(), WireError> {
+    let mut held = 0;
+    for m in &chord.modifiers {
+        held |= keys::modifier_bit(*m);
+        key_event(s, "keyDown", &keys::modifier_key(*m), held).await?;
+    }
+    key_event(s, "keyDown", &chord.key, held).await?;
+    key_event(s, "keyUp", &chord.key, held).await?;
+    for m in chord.modifiers.iter().rev() {
+        held &= !keys::modifier_bit(*m);
+        key_event(s, "keyUp", &keys::modifier_key(*m), held).await?;
+    }
+    Ok(())
+}
+
+/// Press a key or a combination on whatever has focus.
+pub async fn press_key<S: CdpSession>(s: &S, p: &PressKey) -> Result<ActionOutcome, WireError> {
+    let chord = keys::parse_chord(&p.key)?;
+    let before = s.events().borrow().navigations_started();
+    press_chord(s, &chord).await?;
+    settle(s, before).await
+}
+
+/// Replace a field's content as a user would; no settle (callers do).
+async fn fill<S: CdpSession>(
+    s: &S,
+    target: &Located,
+    text: &str,
+    slowly: bool,
+) -> Result<(), WireError> {
+    let prep = world::run(
+        s,
+        &target.frame,
+        js::PREPARE_TYPE,
+        &[target.js.clone(), json!(ACTIONABLE_WAIT_MS), json!(text)],
+    )
+    .await?;
+    if prep.get("mode").and_then(Value::as_str) != Some("insert") {
+        return Ok(());
+    }
+    let was_empty = prep.get("empty").and_then(Value::as_bool).unwrap_or(false);
+    if text.is_empty() || slowly {
+        if !was_empty {
+            press_chord(s, &keys::parse_chord("Backspace")?).await?;
+        }
+        if slowly {
+            for c in text.chars() {
+                let key = keys::char_key(c);
+                key_event(s, "keyDown", &key, 0).await?;
+                key_event(s, "keyUp", &key, 0).await?;
+            }
+        }
+    } else {
+        s.send("Input.insertText", json!({"text": text})).await?;
+    }
+    world::run(s, &target.frame, js::DISPATCH_CHANGE, &[])
+        .await
+        .map(drop)
+}
+
+/// Fill a field as a user would: focus, replace the content, fire input and change events.
+pub async fn type_text<S: CdpSession>(s: &S, p: &Type) -> Result<ActionOutcome, WireError> {
+    let target = world::locate_target(s, &p.target).await?;
+    let before = s.events().borrow().navigations_started();
+    fill(s, &target, &p.text, p.slowly).await?;
+    if p.submit {
+        press_chord(s, &keys::parse_chord("Enter")?).await?;
+    }
+    settle(s, before).await
+}
+
+async fn select_in<S: CdpSession>(
+    s: &S,
+    target: &Located,
+    values: &[String],
+) -> Result<Vec<String>, WireError> {
+    if values.is_empty() {
+        return Err(WireError::new(
+            ErrorCode::BadArgs,
+            "values is empty: name at least one option",
+        ));
+    }
+    let v = world::run(
+        s,
+        &target.frame,
+        js::SELECT_OPTIONS,
+        &[target.js.clone(), json!(ACTIONABLE_WAIT_MS), json!(values)],
+    )
+    .await?;
+    Ok(v.get("values")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default())
+}
+
+/// Choose options of a `<select>` by value or label.
+pub async fn select_option<S: CdpSession>(s: &S, p: &SelectOption) -> Result<Selected, WireError> {
+    let target = world::locate_target(s, &p.target).await?;
+    let values = select_in(s, &target, &p.values).await?;
+    Ok(Selected {
+        tab_id: s.tab_id(),
+        values,
+    })
+}
+
+fn truthy(value: &str) -> Result<bool, WireError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "on" | "yes" | "checked" | "1" => Ok(true),
+        "false" | "off" | "no" | "unchecked" | "0" | "" => Ok(false),
+        other => Err(WireError::new(
+            ErrorCode::BadArgs,
+            format!("{other:?} is not a checkbox value; use \"true\" or \"false\""),
+        )),
+    }
+}
+
+/// Fill several fields of any kind in one call, then optionally submit.
+pub async fn fill_form<S: CdpSession>(s: &S, p: &FillForm) -> Result<ActionOutcome, WireError> {
+    if p.fields.is_empty() {
+        return Err(WireError::new(ErrorCode::BadArgs, "fields is empty"));
+    }
+    let before = s.events().borrow().navigations_started();
+    let mut last = None;
+    for (i, field) in p.fields.iter().enumerate() {
+        let target = world::locate_target(s, &field.target)
+            .await
+            .map_err(|e| at_field(e, i, &field.target))?;
+        let kind = world::run(
+            s,
+            &target.frame,
+            js::FIELD_KIND,
+            &[target.js.clone(), json!(ACTIONABLE_WAIT_MS)],
+        )
+        .await
+        .map_err(|e| at_field(e, i, &field.target))?;
+        let done = match kind.get("kind").and_then(Value::as_str) {
+            Some("select") => select_in(s, &target, std::slice::from_ref(&field.value))
+                .await
+                .map(drop),
+            Some("check") => {
+                let want = truthy(&field.value)?;
+                if kind.get("checked").and_then(Value::as_bool) != Some(want) {
+                    let at = point(s, &target).await?;
+                    click_at(s, at, MouseButton::Left, false, 0).await
+                } else {
+                    Ok(())
+                }
+            }
+            _ => fill(s, &target, &field.value, false).await,
+        };
+        done.map_err(|e| at_field(e, i, &field.target))?;
+        last = Some(target);
+    }
+    if let (true, Some(target)) = (p.submit, last) {
+        let res = world::run(
+            s,
+            &target.frame,
+            js::SUBMIT_FORM,
+            std::slice::from_ref(&target.js),
+        )
+        .await?;
+        if let Some(button) = res.get("button").and_then(Value::as_u64) {
+            let located = Located {
+                frame: target.frame.clone(),
+                js: json!({"id": button, "ref": "the submit button"}),
+                label: "submit".into(),
+            };
+            let at = point(s, &located).await?;
+            click_at(s, at, MouseButton::Left, false, 0).await?;
+        }
+    }
+    settle(s, before).await
+}
+
+fn at_field(mut e: WireError, index: usize, target: &ElementTarget) -> WireError {
+    e.message = format!("field {} ({}): {}", index + 1, target.describe(), e.message);
+    e
+}

@@ -1,0 +1,548 @@
+//! Reading the page: the snapshot (page model) and `find`, text, HTML, Markdown, links,
+//! waits, screenshots and the agent's own scripts. Every text answer keeps to its budget
+//! and says what it cut and how to get the rest.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::world::{self, Located};
+use super::{eval, js, num, remote_value, CdpSession, ACTIONABLE_WAIT_MS};
+use crate::methods::{
+    Budget, Captured, Evaluate, Evaluated, ExtractLinks, Find, GetHtml, GetText, ImageType,
+    OptionalTarget, ReadMarkdown, Screenshot, Snapshot, Text, WaitFor, Waited,
+};
+use crate::platform;
+use crate::protocol::{ErrorCode, WireError};
+use crate::snapshot::{self, FrameKey, Page, RenderOptions, Walk};
+
+/// Default character budget of a text answer.
+pub const DEFAULT_MAX_CHARS: u32 = 25_000;
+/// Nodes one walk of one frame reads at most.
+const WALK_MAX_NODES: u32 = 30_000;
+/// Longer side of a default screenshot, in pixels (what vision models take without resizing).
+const SCREENSHOT_MAX_SIDE: f64 = 1568.0;
+/// A full-page screenshot is cut at this many viewport widths of height.
+const FULL_PAGE_MAX_ASPECT: f64 = 4.0;
+/// Pause between two checks of a wait condition.
+const WAIT_POLL: Duration = Duration::from_millis(100);
+
+fn budget(b: &Budget) -> (usize, usize) {
+    let max = b
+        .max_chars
+        .unwrap_or(DEFAULT_MAX_CHARS)
+        .clamp(200, 1_000_000) as usize;
+    (max, b.offset.unwrap_or(0) as usize)
+}
+
+async fn located<S: CdpSession>(s: &S, t: &OptionalTarget) -> Result<Option<Located>, WireError> {
+    match t.get() {
+        Some(t) => Ok(Some(world::locate_target(s, &t).await?)),
+        None => Ok(None),
+    }
+}
+
+fn text(s: &impl CdpSession, text: String, cut: bool) -> Text {
+    Text {
+        tab_id: s.tab_id(),
+        text,
+        cut,
+    }
+}
+
+/// One frame's walk from `root` (or the whole document).
+async fn walk<S: CdpSession>(s: &S, frame: &str, root: Value) -> Result<Walk, WireError> {
+    let raw = world::run(s, frame, js::WALKER, &[root, json!(WALK_MAX_NODES)]).await?;
+    serde_json::from_value(raw)
+        .map_err(|e| WireError::new(ErrorCode::Internal, format!("page walk: {e}")))
+}
+
+/// Observe the page (or the subtree of `root`), child frames included under their iframes.
+/// Answers the page and the node index of `root`.
+async fn observe<S: CdpSession>(
+    s: &S,
+    root: Option<&Located>,
+) -> Result<(Page, Option<usize>), WireError> {
+    let tree = world::refresh_frames(s).await?;
+    let main = tree[0].id.clone();
+    let frame = root.map(|r| r.frame.clone()).unwrap_or(main);
+    let key = |frame: &str| FrameKey {
+        frame_id: frame.to_string(),
+        loader_id: s.events().borrow().frame_loader(frame).unwrap_or_default(),
+    };
+    let first = walk(s, &frame, root.map(|r| r.js.clone()).unwrap_or(Value::Null)).await?;
+    let mut page = Page::from_walk(first, key(&frame));
+    let root_idx = root.and(page.roots.first().copied());
+    // Child frames, breadth first, each under the iframe element that holds it.
+    let mut pending = vec![0usize];
+    while let Some(parent) = pending.pop() {
+        let parent_id = page.frames[parent].frame_id.clone();
+        let iframes = page.iframes(parent);
+        if iframes.is_empty() {
+            continue;
+        }
+        for child in tree
+            .iter()
+            .filter(|f| f.parent.as_deref() == Some(parent_id.as_str()))
+        {
+            let Some(local) = owner_id(s, &parent_id, &child.id).await else {
+                continue;
+            };
+            let Some(&(node, _)) = iframes.iter().find(|(_, l)| *l == local) else {
+                continue;
+            };
+            let child_walk = match walk(s, &child.id, Value::Null).await {
+                Ok(w) => w,
+                Err(e) => Walk {
+                    nodes: vec![serde_json::from_value(json!({"d": 0, "t": format!("(frame content not available: {})", e.message)}))
+                        .unwrap_or_default()],
+                    ..Walk::default()
+                },
+            };
+            page.attach_frame(node, child_walk, key(&child.id));
+            pending.push(page.frames.len() - 1);
+        }
+    }
+    Ok((page, root_idx))
+}
+
+/// The registry id, in the parent frame's world, of the iframe element holding `child`.
+async fn owner_id<S: CdpSession>(s: &S, parent: &str, child: &str) -> Option<u32> {
+    let owner = s
+        .send("DOM.getFrameOwner", json!({"frameId": child}))
+        .await
+        .ok()?;
+    let backend = owner.get("backendNodeId")?.as_i64()?;
+    let ctx = world::world(s, parent).await.ok()?;
+    let node = s
+        .send(
+            "DOM.resolveNode",
+            json!({"backendNodeId": backend, "executionContextId": ctx}),
+        )
+        .await
+        .ok()?;
+    let object = node.pointer("/object/objectId")?.as_str()?;
+    let res = s
+        .send("Runtime.callFunctionOn", json!({"objectId": object, "functionDeclaration": js::ID_OF_THIS, "returnByValue": true}))
+        .await
+        .ok()?;
+    res.pointer("/result/value")?
+        .as_u64()
+        .map(|v| v as u32)
+        .filter(|v| *v > 0)
+}
+
+/// The page model as text (or only what changed since the last one).
+pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireError> {
+    let root = located(s, &p.target).await?;
+    let (page, root_idx) = observe(s, root.as_ref()).await?;
+    let (max_chars, offset) = budget(&p.budget);
+    let opts = RenderOptions {
+        max_chars,
+        depth: p.depth,
+        interactive_only: p.interactive_only,
+        offset,
+        ..RenderOptions::default()
+    };
+    let mut state = s.events().borrow_mut();
+    let out = snapshot::render(&page, root_idx, &mut state.refs, &opts);
+    let whole_page = root.is_none() && offset == 0 && !p.interactive_only && p.depth.is_none();
+    let answer = if p.diff {
+        let changes = snapshot::diff(&state.last_snapshot, &out.lines);
+        if changes.is_empty() {
+            "No changes since the last snapshot.".to_string()
+        } else {
+            format!(
+                "{} changed lines since the last snapshot:\n{}",
+                changes.len(),
+                changes.join("\n")
+            )
+        }
+    } else {
+        out.text
+    };
+    if whole_page {
+        state.last_snapshot = out.lines;
+    }
+    Ok(text(s, answer, out.cut))
+}
+
+/// Matching lines of the page model, with refs.
+pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
+    if p.query.trim().is_empty() {
+        return Err(WireError::new(ErrorCode::BadArgs, "query is empty"));
+    }
+    let (page, _) = observe(s, None).await?;
+    let max = p.max.unwrap_or(30).clamp(1, 500) as usize;
+    let mut state = s.events().borrow_mut();
+    let (lines, total) = snapshot::find(&page, &mut state.refs, p.query.trim(), max);
+    let answer = match total {
+        0 => format!("No match for {:?} on the page.", p.query),
+        t if t > lines.len() => format!(
+            "{t} matches for {:?}, first {}; refine the query or raise max:\n{}",
+            p.query,
+            lines.len(),
+            lines.join("\n")
+        ),
+        t => format!("{t} matches for {:?}:\n{}", p.query, lines.join("\n")),
+    };
+    Ok(text(s, answer, total > lines.len()))
+}
+
+/// A slice `[offset, offset+max)` of a long text with an honest marker when cut.
+fn sliced(v: &Value, offset: usize, what: &str) -> (String, bool) {
+    let body = v
+        .get("text")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let end = offset + body.chars().count();
+    if end < total {
+        (format!("{body}\n… cut: characters {offset}–{end} of {total}. More: the same call with offset: {end}, or a narrower ref/selector"), true)
+    } else if total == 0 {
+        (format!("(no {what})"), false)
+    } else {
+        (body, false)
+    }
+}
+
+/// Visible text of the page or an element.
+pub async fn get_text<S: CdpSession>(s: &S, p: &GetText) -> Result<Text, WireError> {
+    let (max, offset) = budget(&p.budget);
+    let (frame, target) = frame_and_target(s, &p.target).await?;
+    let v = world::run(
+        s,
+        &frame,
+        js::GET_TEXT,
+        &[target, json!(offset), json!(max)],
+    )
+    .await?;
+    let (t, cut) = sliced(&v, offset, "text");
+    Ok(text(s, t, cut))
+}
+
+/// HTML of the document or an element.
+pub async fn get_html<S: CdpSession>(s: &S, p: &GetHtml) -> Result<Text, WireError> {
+    let (max, offset) = budget(&p.budget);
+    let (frame, target) = frame_and_target(s, &p.target).await?;
+    let outer = p.outer.unwrap_or(true);
+    let v = world::run(
+        s,
+        &frame,
+        js::GET_HTML,
+        &[target, json!(outer), json!(offset), json!(max)],
+    )
+    .await?;
+    let (t, cut) = sliced(&v, offset, "HTML");
+    Ok(text(s, t, cut))
+}
+
+/// The readable content as Markdown.
+pub async fn read_markdown<S: CdpSession>(s: &S, p: &ReadMarkdown) -> Result<Text, WireError> {
+    let (max, offset) = budget(&p.budget);
+    let (frame, target) = frame_and_target(s, &p.target).await?;
+    let v = world::run(
+        s,
+        &frame,
+        js::MARKDOWN,
+        &[target, json!(offset), json!(max)],
+    )
+    .await?;
+    let (t, cut) = sliced(&v, offset, "readable content");
+    Ok(text(s, t, cut))
+}
+
+/// Links of the page, de-duplicated, absolute.
+pub async fn extract_links<S: CdpSession>(s: &S, p: &ExtractLinks) -> Result<Text, WireError> {
+    let (max, offset) = budget(&p.budget);
+    let (frame, target) = frame_and_target(s, &p.target).await?;
+    let v = world::run(
+        s,
+        &frame,
+        js::LINKS,
+        &[
+            target,
+            json!(p.same_origin_only),
+            json!(p.include),
+            json!(p.exclude),
+        ],
+    )
+    .await?;
+    let links: Vec<(String, String)> = v
+        .get("links")
+        .and_then(|l| serde_json::from_value(l.clone()).ok())
+        .unwrap_or_default();
+    let total = links.len();
+    let mut out = format!("{total} links");
+    let mut shown = 0;
+    for (i, (label, url)) in links.iter().enumerate().skip(offset) {
+        let line = format!("\n- [{}]({url})", label.replace(']', "\\]"));
+        if out.len() + line.len() > max {
+            out.push_str(&format!(
+                "\n… cut after {i} of {total} links. More: the same call with offset: {i}"
+            ));
+            return Ok(text(s, out, true));
+        }
+        out.push_str(&line);
+        shown += 1;
+    }
+    if shown == 0 && total > 0 {
+        out.push_str(&format!(" (none after offset {offset})"));
+    }
+    Ok(text(s, out, false))
+}
+
+async fn frame_and_target<S: CdpSession>(
+    s: &S,
+    t: &OptionalTarget,
+) -> Result<(String, Value), WireError> {
+    match located(s, t).await? {
+        Some(l) => Ok((l.frame, l.js)),
+        None => Ok((world::main_frame(s).await?, Value::Null)),
+    }
+}
+
+/// Wait for text or an element to appear or go, or for some time; polls with a deadline
+/// (the command's timeout ends a wait that never comes true).
+pub async fn wait_for<S: CdpSession>(s: &S, p: &WaitFor) -> Result<Waited, WireError> {
+    let started = platform::now_ms();
+    let done = |what: String| Waited {
+        tab_id: s.tab_id(),
+        waited_ms: (platform::now_ms() - started).max(0.0) as u64,
+        what,
+    };
+    if let Some(secs) = p.time {
+        if !(0.0..=30.0).contains(&secs) {
+            return Err(WireError::new(
+                ErrorCode::BadArgs,
+                "time is in seconds, between 0 and 30",
+            ));
+        }
+        if p.text.is_none() && p.text_gone.is_none() && p.selector.is_none() {
+            platform::sleep(Duration::from_secs_f64(secs)).await;
+            return Ok(done(format!("waited {secs} s")));
+        }
+    }
+    if p.text.is_none() && p.text_gone.is_none() && p.selector.is_none() {
+        return Err(WireError::new(
+            ErrorCode::BadArgs,
+            "say what to wait for: text, textGone, selector (with gone) or time",
+        ));
+    }
+    let mut what = Vec::new();
+    if let Some(t) = &p.text {
+        what.push(format!("text {t:?} appeared"));
+    }
+    if let Some(t) = &p.text_gone {
+        what.push(format!("text {t:?} is gone"));
+    }
+    if let Some(sel) = &p.selector {
+        what.push(format!(
+            "{sel} is {}",
+            if p.gone { "gone" } else { "visible" }
+        ));
+    }
+    let main = world::main_frame(s).await?;
+    let args = [
+        json!(p.text),
+        json!(p.text_gone),
+        json!(p.selector),
+        json!(p.gone),
+    ];
+    loop {
+        // A navigation may replace the document between checks; the next check follows it.
+        match world::run(s, &main, js::WAIT_CHECK, &args).await {
+            Ok(v) if v.get("met").and_then(Value::as_bool) == Some(true) => {
+                return Ok(done(what.join(", ")))
+            }
+            Ok(_) => {}
+            Err(e) if e.code == ErrorCode::RefStale || super::context_gone(&e) => {}
+            Err(e) => return Err(e),
+        }
+        platform::sleep(WAIT_POLL).await;
+    }
+}
+
+/// Does this source look like a function rather than an expression?
+pub fn is_function_source(src: &str) -> bool {
+    let t = src.trim_start();
+    t.starts_with("function")
+        || t.starts_with("async ")
+        || t.starts_with("async(")
+        || (t.starts_with('(') && arrow_after_params(t))
+        || t.split_once("=>").is_some_and(|(head, _)| {
+            let head = head.trim();
+            !head.is_empty()
+                && head
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        })
+}
+
+fn arrow_after_params(t: &str) -> bool {
+    let mut depth = 0usize;
+    for (i, c) in t.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return t[i + 1..].trim_start().starts_with("=>");
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Run an agent's expression or function in the page (the page's own world); with a target
+/// the function receives that element. The result comes back as JSON.
+pub async fn evaluate<S: CdpSession>(s: &S, p: &Evaluate) -> Result<Evaluated, WireError> {
+    if p.function.trim().is_empty() {
+        return Err(WireError::new(
+            ErrorCode::BadArgs,
+            "function is empty: pass an expression or a function such as () => document.title",
+        ));
+    }
+    let is_fn = is_function_source(&p.function);
+    let Some(target) = p.target.get() else {
+        let source = if is_fn {
+            format!("({})()", p.function)
+        } else {
+            p.function.clone()
+        };
+        let value = eval(s, &source).await?;
+        return Ok(Evaluated {
+            tab_id: s.tab_id(),
+            value,
+        });
+    };
+    if !is_fn {
+        return Err(WireError::new(ErrorCode::BadArgs, "with ref or selector, pass a function that takes the element, e.g. (el) => el.textContent"));
+    }
+    let located = world::locate_target(s, &target).await?;
+    world::run(
+        s,
+        &located.frame,
+        js::SCROLL_INTO_VIEW,
+        &[located.js.clone(), json!(ACTIONABLE_WAIT_MS)],
+    )
+    .await?;
+    let ours = world::element_object(s, &located).await?;
+    // Hand the element to the page's own world, where the agent's code belongs.
+    let node = s
+        .send("DOM.describeNode", json!({"objectId": ours}))
+        .await?;
+    let backend = node
+        .pointer("/node/backendNodeId")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let theirs = s
+        .send("DOM.resolveNode", json!({"backendNodeId": backend}))
+        .await?;
+    let object = theirs
+        .pointer("/object/objectId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| WireError::new(ErrorCode::RefStale, "the element is gone"))?;
+    let res = s
+        .send(
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": object,
+                "functionDeclaration": format!("function() {{ return ({})(this); }}", p.function),
+                "returnByValue": true, "awaitPromise": true, "userGesture": true,
+            }),
+        )
+        .await?;
+    Ok(Evaluated {
+        tab_id: s.tab_id(),
+        value: remote_value(res)?,
+    })
+}
+
+/// Capture the viewport, the whole page (capped) or one element, scaled to fit.
+pub async fn screenshot<S: CdpSession>(s: &S, p: &Screenshot) -> Result<Captured, WireError> {
+    let (format, mime) = match p.image_type {
+        ImageType::Png => ("png", "image/png"),
+        ImageType::Jpeg => ("jpeg", "image/jpeg"),
+    };
+    let mut truncated_from = None;
+    let metrics = s.send("Page.getLayoutMetrics", json!({})).await?;
+    let (page_x, page_y) = (
+        num(&metrics, "/cssVisualViewport/pageX"),
+        num(&metrics, "/cssVisualViewport/pageY"),
+    );
+    let (x, y, w, h, beyond) = if let Some(target) = located(s, &p.target).await? {
+        world::run(
+            s,
+            &target.frame,
+            js::SCROLL_INTO_VIEW,
+            &[target.js.clone(), json!(ACTIONABLE_WAIT_MS)],
+        )
+        .await?;
+        let object = world::element_object(s, &target).await?;
+        let (bx, by, bw, bh) = world::element_box(s, &object).await?;
+        // Scrolling moved the viewport: read its offset again.
+        let m = s.send("Page.getLayoutMetrics", json!({})).await?;
+        (
+            bx + num(&m, "/cssVisualViewport/pageX"),
+            by + num(&m, "/cssVisualViewport/pageY"),
+            bw,
+            bh,
+            true,
+        )
+    } else if p.full_page {
+        let (cw, ch) = (
+            num(&metrics, "/cssContentSize/width"),
+            num(&metrics, "/cssContentSize/height"),
+        );
+        let cap = (cw * FULL_PAGE_MAX_ASPECT)
+            .max(num(&metrics, "/cssVisualViewport/clientHeight"))
+            .min(16_384.0);
+        if ch > cap {
+            truncated_from = Some(ch.round() as u32);
+        }
+        (0.0, 0.0, cw, ch.min(cap), true)
+    } else {
+        let (vw, vh) = (
+            num(&metrics, "/cssVisualViewport/clientWidth"),
+            num(&metrics, "/cssVisualViewport/clientHeight"),
+        );
+        (page_x, page_y, vw, vh, false)
+    };
+    if w <= 0.0 || h <= 0.0 {
+        return Err(WireError::new(
+            ErrorCode::NotInteractable,
+            "nothing to capture: the area is empty",
+        ));
+    }
+    let scale = match p.scale {
+        Some(s) if !(0.1..=2.0).contains(&s) => {
+            return Err(WireError::new(
+                ErrorCode::BadArgs,
+                "scale must be between 0.1 and 2",
+            ))
+        }
+        Some(s) => s,
+        None => (SCREENSHOT_MAX_SIDE / w.max(h)).min(1.0),
+    };
+    let mut params = json!({"format": format, "clip": {"x": x, "y": y, "width": w, "height": h, "scale": scale}, "captureBeyondViewport": beyond});
+    if p.image_type == ImageType::Jpeg {
+        params["quality"] = json!(75);
+    }
+    let res = s.send("Page.captureScreenshot", params).await?;
+    let data = res
+        .get("data")
+        .and_then(Value::as_str)
+        .ok_or_else(|| WireError::new(ErrorCode::Internal, "the browser returned no image"))?;
+    Ok(Captured {
+        tab_id: s.tab_id(),
+        data: data.to_string(),
+        mime_type: mime.to_string(),
+        width: (w * scale).round() as u32,
+        height: (h * scale).round() as u32,
+        truncated_from,
+    })
+}

@@ -1,0 +1,288 @@
+//! Kapture's isolated world in each frame: where its page scripts run, out of reach of the
+//! page's own scripts, and where the element registry behind refs lives. Element targets
+//! (`ref` or `selector`) resolve here to a frame plus a page-side target object.
+
+use serde_json::{json, Value};
+
+use super::{context_gone, eval_in, CdpSession};
+use crate::methods::ElementTarget;
+use crate::protocol::{ErrorCode, WireError};
+
+/// The page-side helpers every world script can use (`resolve`, `idOf`, `describe`, `K`).
+pub const PRELUDE: &str = include_str!("page/prelude.js");
+
+/// Name of the isolated world (visible in DevTools' context picker).
+const WORLD_NAME: &str = "kapture";
+
+/// An element target, resolved to the frame it lives in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Located {
+    pub frame: String,
+    /// `{sel}` or `{id, ref}`, the argument of the prelude's `resolve`.
+    pub js: Value,
+    /// How to name the element in answers.
+    pub label: String,
+}
+
+/// One frame of a tab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameInfo {
+    pub id: String,
+    pub loader: String,
+    pub parent: Option<String>,
+}
+
+/// Record the current document of every frame; answers the frames, the main frame first.
+pub async fn refresh_frames<S: CdpSession>(s: &S) -> Result<Vec<FrameInfo>, WireError> {
+    let tree = s.send("Page.getFrameTree", json!({})).await?;
+    fn walk(node: &Value, parent: Option<&str>, out: &mut Vec<FrameInfo>) {
+        let frame = node.get("frame");
+        let id = frame.and_then(|f| f.get("id")).and_then(Value::as_str);
+        let loader = frame
+            .and_then(|f| f.get("loaderId"))
+            .and_then(Value::as_str);
+        let (Some(id), Some(loader)) = (id, loader) else {
+            return;
+        };
+        out.push(FrameInfo {
+            id: id.to_string(),
+            loader: loader.to_string(),
+            parent: parent.map(str::to_string),
+        });
+        for child in node
+            .get("childFrames")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            walk(child, Some(id), out);
+        }
+    }
+    let mut frames = Vec::new();
+    walk(
+        tree.get("frameTree").unwrap_or(&Value::Null),
+        None,
+        &mut frames,
+    );
+    let mut state = s.events().borrow_mut();
+    for f in &frames {
+        state.set_frame_loader(&f.id, &f.loader);
+    }
+    let main = frames
+        .first()
+        .ok_or_else(|| WireError::new(ErrorCode::TabClosed, "the tab has no document"))?;
+    state.set_main_frame(main.id.clone());
+    drop(state);
+    Ok(frames)
+}
+
+/// The main frame's id.
+pub async fn main_frame<S: CdpSession>(s: &S) -> Result<String, WireError> {
+    let known = s.events().borrow().main_frame().map(str::to_string);
+    match known {
+        Some(id) => Ok(id),
+        None => Ok(refresh_frames(s).await?.remove(0).id),
+    }
+}
+
+/// Resolve `ref` or `selector` (exactly one) to a frame and a page-side target.
+pub async fn locate_target<S: CdpSession>(s: &S, t: &ElementTarget) -> Result<Located, WireError> {
+    match (&t.element_ref, &t.selector) {
+        (Some(_), Some(_)) | (None, None) => Err(WireError::new(
+            ErrorCode::BadArgs,
+            "name the element with exactly one of `ref` (from browser_snapshot) or `selector`",
+        )),
+        (Some(r), None) => {
+            let state = s.events().borrow();
+            let target = state.refs.resolve(r, |frame| state.frame_loader(frame))?;
+            Ok(Located {
+                frame: target.frame.frame_id,
+                js: json!({"id": target.local, "ref": r.trim()}),
+                label: t.describe(),
+            })
+        }
+        (None, Some(sel)) => {
+            if sel.trim().is_empty() {
+                return Err(WireError::new(ErrorCode::BadArgs, "selector is empty"));
+            }
+            Ok(Located {
+                frame: main_frame(s).await?,
+                js: json!({"sel": sel}),
+                label: t.describe(),
+            })
+        }
+    }
+}
+
+/// Kapture's world in `frame`'s current document, made on first use.
+pub async fn world<S: CdpSession>(s: &S, frame: &str) -> Result<i64, WireError> {
+    if let Some(ctx) = s.events().borrow().world(frame) {
+        return Ok(ctx);
+    }
+    let mut loader = s.events().borrow().frame_loader(frame);
+    if loader.is_none() {
+        refresh_frames(s).await?;
+        loader = s.events().borrow().frame_loader(frame);
+    }
+    let loader = loader
+        .ok_or_else(|| WireError::new(ErrorCode::RefStale, "the frame of that element is gone"))?;
+    let res = s
+        .send(
+            "Page.createIsolatedWorld",
+            json!({"frameId": frame, "worldName": WORLD_NAME, "grantUniveralAccess": false}),
+        )
+        .await?;
+    let ctx = res
+        .get("executionContextId")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| {
+            WireError::new(
+                ErrorCode::Internal,
+                "no execution context for Kapture's world",
+            )
+        })?;
+    s.events().borrow_mut().set_world(frame, &loader, ctx);
+    Ok(ctx)
+}
+
+/// A world script with the prelude in scope, called with JSON `args`.
+pub fn script(function: &str, args: &[Value]) -> String {
+    let args: Vec<String> = args.iter().map(Value::to_string).collect();
+    format!(
+        "(() => {{\n{PRELUDE}\nreturn ({function});\n}})()({})",
+        args.join(", ")
+    )
+}
+
+/// Run a world script in `frame`; an `{error, message}` answer becomes a wire error.
+/// A world lost to a navigation is made afresh once.
+pub async fn run<S: CdpSession>(
+    s: &S,
+    frame: &str,
+    function: &str,
+    args: &[Value],
+) -> Result<Value, WireError> {
+    let expression = script(function, args);
+    let mut retried = false;
+    loop {
+        let ctx = world(s, frame).await?;
+        match eval_in(s, Some(ctx), &expression).await {
+            Err(e) if context_gone(&e) && !retried => {
+                s.events().borrow_mut().drop_world(ctx);
+                retried = true;
+            }
+            Err(e) if e.code == ErrorCode::EvalFailed => {
+                return Err(WireError::new(ErrorCode::Internal, e.message))
+            }
+            Err(e) => return Err(e),
+            Ok(value) => return coded(value.unwrap_or(Value::Null)),
+        }
+    }
+}
+
+/// Turn a page-side `{error, message}` into a wire error.
+pub fn coded(value: Value) -> Result<Value, WireError> {
+    if let Some(code) = value.get("error").and_then(Value::as_str) {
+        let code: ErrorCode = serde_json::from_value(json!(code)).unwrap_or(ErrorCode::Internal);
+        let message = value
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or(code.as_str());
+        return Err(WireError::new(code, message));
+    }
+    Ok(value)
+}
+
+/// The element of `target` as a remote object id (for DOM.* commands), in Kapture's world.
+pub async fn element_object<S: CdpSession>(s: &S, target: &Located) -> Result<String, WireError> {
+    let ctx = world(s, &target.frame).await?;
+    let expression = script(
+        "async (t) => { const f = await resolve(t, 0); return f.error ? JSON.stringify(f) : f.el; }",
+        std::slice::from_ref(&target.js),
+    );
+    let res = s
+        .send(
+            "Runtime.evaluate",
+            json!({"expression": expression, "contextId": ctx, "awaitPromise": true}),
+        )
+        .await?;
+    if let Some(id) = res.pointer("/result/objectId").and_then(Value::as_str) {
+        return Ok(id.to_string());
+    }
+    let err = res
+        .pointer("/result/value")
+        .and_then(Value::as_str)
+        .unwrap_or("{}");
+    coded(
+        serde_json::from_str(err)
+            .unwrap_or(json!({"error": "INTERNAL", "message": "element lookup failed"})),
+    )
+    .and_then(|_| {
+        Err(WireError::new(
+            ErrorCode::Internal,
+            "element lookup gave no element",
+        ))
+    })
+}
+
+/// Centre of an element's first content quad, in top-level viewport CSS pixels.
+pub async fn element_center<S: CdpSession>(
+    s: &S,
+    object_id: &str,
+) -> Result<(f64, f64), WireError> {
+    let (x, y, w, h) = element_box(s, object_id).await?;
+    Ok((x + w / 2.0, y + h / 2.0))
+}
+
+/// Bounding box `(x, y, width, height)` of an element's content quads, in top-level
+/// viewport CSS pixels (frames' offsets included).
+pub async fn element_box<S: CdpSession>(
+    s: &S,
+    object_id: &str,
+) -> Result<(f64, f64, f64, f64), WireError> {
+    let res = s
+        .send("DOM.getContentQuads", json!({"objectId": object_id}))
+        .await?;
+    let quad = res
+        .pointer("/quads/0")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            WireError::new(
+                ErrorCode::NotInteractable,
+                "the element has no box on screen",
+            )
+        })?;
+    let pts: Vec<f64> = quad.iter().filter_map(Value::as_f64).collect();
+    let xs = pts.iter().step_by(2);
+    let ys = pts.iter().skip(1).step_by(2);
+    let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    let (y0, y1) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    Ok((x0, y0, x1 - x0, y1 - y0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_scripts_carry_the_prelude_and_json_arguments() {
+        let src = script("(t) => t", &[json!({"sel": "a\"b"})]);
+        assert!(src.starts_with("(() => {\n// Kapture's page-side helpers"));
+        assert!(src.ends_with(r#"})()({"sel":"a\"b"})"#), "{src}");
+        assert!(src.contains("const resolve = async (target, waitMs, check)"));
+    }
+
+    #[test]
+    fn page_errors_keep_their_code() {
+        let err = coded(json!({"error": "REF_STALE", "message": "gone"})).unwrap_err();
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (ErrorCode::RefStale, "gone")
+        );
+        assert_eq!(
+            coded(json!({"error": "WHAT"})).unwrap_err().code,
+            ErrorCode::Internal
+        );
+        assert_eq!(coded(json!({"x": 1})).unwrap(), json!({"x": 1}));
+    }
+}
