@@ -3,5 +3,6 @@
 
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
+mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
 mod security; // the bridge refuses strangers; the token never leaks
 mod tools; // every tool on real pages

@@ -58,7 +58,7 @@ async fn fill_and_submit_a_form_by_css_selectors() {
     assert_eq!(
         result,
         json!({"name": "Ada Lovelace", "email": "ada@example.com", "plan": "pro",
-               "toppings": ["cheese", "ham"], "terms": "on", "notes": "line one\nline two"})
+               "toppings": ["cheese", "ham"], "birthday": "", "terms": "on", "notes": "line one\nline two"})
     );
     let events = k
         .eval("document.getElementById('events').textContent")
@@ -197,34 +197,28 @@ async fn screenshots_of_viewport_full_page_and_element() {
     k.ok("browser_navigate", json!({"url": site.url("tall.html")}))
         .await;
 
-    let viewport = k.call("browser_take_screenshot", json!({})).await;
+    let viewport = k.call("browser_take_screenshot", json!({"type": "png"})).await;
     assert!(!viewport.is_error, "{}", viewport.text);
     let (mime, png) = &viewport.images[0];
     assert_eq!(mime, "image/png");
     let (vw, vh) = png_size(png);
     assert!(vw > 100 && vh > 100 && vh < 2000, "viewport {vw}x{vh}");
 
-    let full = k
-        .call("browser_take_screenshot", json!({"fullPage": true}))
-        .await;
+    // A full page is capped at four widths of height, scaled into 1568 px, and says so.
+    let full = k.call("browser_take_screenshot", json!({"fullPage": true, "type": "png"})).await;
     let (fw, fh) = png_size(&full.images[0].1);
-    assert!(
-        fw <= vw && fw > vw - 30,
-        "same width as the viewport, less a scrollbar: {fw} vs {vw}"
-    );
-    assert!(fh >= 5000, "full page is the whole 5000 px: {fw}x{fh}");
-    assert!(full.text.contains(&format!("x{fh}")), "{}", full.text);
+    assert!(fh <= 1568 && fh > 1500, "{fw}x{fh}");
+    assert!(full.text.contains(&format!("{fw}x{fh}")) && full.text.contains("truncated: the page is 5000 px tall"), "{}", full.text);
+    let unscaled = k.call("browser_take_screenshot", json!({"fullPage": true, "type": "png", "scale": 1})).await;
+    let (uw, uh) = png_size(&unscaled.images[0].1);
+    assert!(uw.abs_diff(vw) < 30 && uh == uw * 4, "full width, four widths tall: {uw}x{uh}");
 
-    let element = k
-        .call("browser_take_screenshot", json!({"selector": "#bottom"}))
-        .await;
+    let element = k.call("browser_take_screenshot", json!({"selector": "#bottom", "type": "png"})).await;
     let (ew, eh) = png_size(&element.images[0].1);
     assert!(ew < 400 && eh < 100, "element {ew}x{eh}");
 
-    let jpeg = k
-        .call("browser_take_screenshot", json!({"type": "jpeg"}))
-        .await;
-    assert_eq!(jpeg.images[0].0, "image/jpeg");
+    let jpeg = k.call("browser_take_screenshot", json!({})).await;
+    assert_eq!(jpeg.images[0].0, "image/jpeg", "JPEG by default");
     assert!(jpeg.images[0].1.starts_with(&[0xff, 0xd8]), "JPEG magic");
     k.stop().await;
 }

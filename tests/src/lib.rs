@@ -331,6 +331,40 @@ pub fn children_of(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The ref on the first line of `text` that contains `needle`.
+pub fn ref_on(text: &str, needle: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{text}"));
+    line.split("[ref=")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .unwrap_or_else(|| panic!("no ref on {line:?}"))
+        .to_string()
+}
+
+/// Width and height from a JPEG's start-of-frame marker.
+pub fn jpeg_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.starts_with(&[0xff, 0xd8]), "not a JPEG");
+    let mut i = 2;
+    while i + 9 < bytes.len() {
+        if bytes[i] != 0xff {
+            i += 1;
+            continue;
+        }
+        let marker = bytes[i + 1];
+        let len = usize::from(bytes[i + 2]) << 8 | usize::from(bytes[i + 3]);
+        if (0xc0..=0xcf).contains(&marker) && marker != 0xc4 && marker != 0xc8 && marker != 0xcc {
+            let h = u32::from(bytes[i + 5]) << 8 | u32::from(bytes[i + 6]);
+            let w = u32::from(bytes[i + 7]) << 8 | u32::from(bytes[i + 8]);
+            return (w, h);
+        }
+        i += 2 + len;
+    }
+    panic!("no frame header in the JPEG");
+}
+
 /// Width and height from a PNG's header.
 pub fn png_size(bytes: &[u8]) -> (u32, u32) {
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");

@@ -251,10 +251,44 @@ impl Ctx<'_> {
             && raw.f.is_empty()
     }
 
+    /// Is this node empty: nothing to say, nothing inside, nothing to act on?
+    fn empty(&self, idx: usize) -> bool {
+        let n = &self.page.nodes[idx];
+        n.raw.t.is_none()
+            && n.children.is_empty()
+            && n.raw.n.as_deref().unwrap_or("").is_empty()
+            && n.raw.v.is_none()
+            && n.raw.f.is_empty()
+            && !is_actionable(n)
+            && !matches!(
+                n.raw.r.as_deref(),
+                Some("img" | "separator" | "cell" | "columnheader" | "rowheader")
+            )
+    }
+
+    /// An unnamed list item holding one element: the element speaks for it.
+    fn pass_through(&self, idx: usize) -> Option<usize> {
+        let n = &self.page.nodes[idx];
+        match (n.raw.r.as_deref(), n.children.as_slice()) {
+            (Some("listitem"), [only])
+                if n.raw.n.as_deref().unwrap_or("").is_empty() && n.raw.f.is_empty() =>
+            {
+                self.page.nodes[*only].raw.t.is_none().then_some(*only)
+            }
+            _ => None,
+        }
+    }
+
     /// Render `idx` and its subtree at `depth`; false once the budget is spent.
     fn node(&mut self, idx: usize, depth: usize, level: u32) -> bool {
         if self.transparent(idx) {
             return self.children(idx, depth, level, 0);
+        }
+        if self.empty(idx) {
+            return true;
+        }
+        if let Some(only) = self.pass_through(idx) {
+            return self.node(only, depth, level);
         }
         if let Some(row) = self.inline_row(idx) {
             return self.push(depth, row);

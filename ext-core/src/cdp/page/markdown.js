@@ -23,6 +23,18 @@ async (target, offset, max) => {
     }
   };
   const out = [];
+  // A list as lines, nested lists indented under their item.
+  const list = (node, depth) => {
+    const lines = [];
+    let n = 1;
+    for (const li of node.children) {
+      if (li.tagName !== 'LI' || hidden(li)) continue;
+      const own = [...li.childNodes].filter((c) => !(c.nodeType === 1 && (c.tagName === 'UL' || c.tagName === 'OL'))).map(inline).join('').trim();
+      lines.push('  '.repeat(depth) + (node.tagName === 'OL' ? (n++) + '. ' : '- ') + own);
+      for (const sub of li.children) if (sub.tagName === 'UL' || sub.tagName === 'OL') lines.push(...list(sub, depth + 1));
+    }
+    return lines;
+  };
   const block = (el, depth) => {
     for (const node of el.childNodes) {
       if (node.nodeType === 3) { const t = node.data.replace(/\s+/g, ' ').trim(); if (t) out.push(t); continue; }
@@ -31,22 +43,14 @@ async (target, offset, max) => {
       const tag = node.tagName;
       if (/^H[1-6]$/.test(tag)) out.push('#'.repeat(Number(tag[1])) + ' ' + inline(node).trim());
       else if (tag === 'P') { const t = inline(node).trim(); if (t) out.push(t); }
-      else if (tag === 'UL' || tag === 'OL') {
-        let n = 1;
-        for (const li of node.children) {
-          if (li.tagName !== 'LI' || hidden(li)) continue;
-          const own = [...li.childNodes].filter((c) => !(c.nodeType === 1 && (c.tagName === 'UL' || c.tagName === 'OL'))).map(inline).join('').trim();
-          out.push('  '.repeat(depth) + (tag === 'OL' ? (n++) + '. ' : '- ') + own);
-          for (const sub of li.children) if (sub.tagName === 'UL' || sub.tagName === 'OL') block({ childNodes: [sub] }, depth + 1);
-        }
-      } else if (tag === 'PRE') out.push('```\n' + node.innerText.replace(/\n$/, '') + '\n```');
+      else if (tag === 'UL' || tag === 'OL') out.push(list(node, depth).join('\n')); else if (tag === 'PRE') out.push('```\n' + node.innerText.replace(/\n$/, '') + '\n```');
       else if (tag === 'BLOCKQUOTE') out.push(inline(node).trim().split('\n').map((l) => '> ' + l).join('\n'));
       else if (tag === 'TABLE') {
         const rows = [...node.rows].map((r) => [...r.cells].map((c) => inline(c).trim().replace(/\|/g, '\\|')));
         if (rows.length) {
-          out.push('| ' + rows[0].join(' | ') + ' |');
-          out.push('|' + rows[0].map(() => ' --- |').join(''));
-          for (const r of rows.slice(1)) out.push('| ' + r.join(' | ') + ' |');
+          const lines = ['| ' + rows[0].join(' | ') + ' |', '|' + rows[0].map(() => ' --- |').join('')];
+          for (const r of rows.slice(1)) lines.push('| ' + r.join(' | ') + ' |');
+          out.push(lines.join('\n'));
         }
       } else if (tag === 'HR') out.push('---');
       else if (INLINE.has(tag)) { const t = inline(node).trim(); if (t) out.push(t); }

@@ -57,16 +57,19 @@ async (rootTarget, maxNodes) => {
     return TAG_ROLES[tag] || null;
   };
 
-  const textOf = (el, depth = 0) => {
+  // Text of a subtree for names; a label's own controls are not part of its text.
+  const CONTROLS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON']);
+  const textOf = (el, depth = 0, skipControls = false) => {
     if (depth > 12) return '';
     let s = '';
     for (const n of (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes)) {
       if (n.nodeType === 3) s += n.data;
       else if (n.nodeType === 1) {
         if (SKIP_TAGS.has(n.tagName) || n.getAttribute('aria-hidden') === 'true' || n.hidden) continue;
+        if (skipControls && CONTROLS.has(n.tagName)) continue;
         if (n.tagName === 'IMG') s += ' ' + (n.getAttribute('alt') || '') + ' ';
         else if (n.tagName === 'INPUT') s += ' ' + (n.value || '') + ' ';
-        else s += ' ' + textOf(n, depth + 1) + ' ';
+        else s += ' ' + textOf(n, depth + 1, skipControls) + ' ';
       }
     }
     return s;
@@ -85,7 +88,7 @@ async (rootTarget, maxNodes) => {
       const t = el.type;
       if (tag === 'INPUT' && (t === 'button' || t === 'submit' || t === 'reset')) return clean(el.value) || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '');
       if (tag === 'INPUT' && t === 'image') return clean(el.alt) || 'Submit';
-      const labels = el.labels ? [...el.labels].map((l) => clean(textOf(l))).filter(Boolean).join(' ') : '';
+      const labels = el.labels ? [...el.labels].map((l) => clean(textOf(l, 0, true))).filter(Boolean).join(' ') : '';
       if (labels) return labels;
       return clean(el.getAttribute('title')) || clean(el.getAttribute('placeholder'));
     }
@@ -130,6 +133,13 @@ async (rootTarget, maxNodes) => {
     if (node.nodeType !== 1) return;
     const el = node;
     if (SKIP_TAGS.has(el.tagName)) return;
+    // Legends and captions name their fieldset or table; they are not said twice.
+    if (el.tagName === 'LEGEND' || el.tagName === 'CAPTION') return;
+    // A label's words became its control's name: only the controls inside it remain.
+    if (el.tagName === 'LABEL' && el.control && !el.getAttribute('role')) {
+      for (const c of el.querySelectorAll('input,select,textarea,button,a[href],[tabindex]')) visit(c, d, hiddenFlag);
+      return;
+    }
     const style = getComputedStyle(el);
     if (hiddenForAll(el, style)) return;
     let role = roleOf(el);
