@@ -197,7 +197,9 @@ async fn screenshots_of_viewport_full_page_and_element() {
     k.ok("browser_navigate", json!({"url": site.url("tall.html")}))
         .await;
 
-    let viewport = k.call("browser_take_screenshot", json!({"type": "png"})).await;
+    let viewport = k
+        .call("browser_take_screenshot", json!({"type": "png"}))
+        .await;
     assert!(!viewport.is_error, "{}", viewport.text);
     let (mime, png) = &viewport.images[0];
     assert_eq!(mime, "image/png");
@@ -205,15 +207,38 @@ async fn screenshots_of_viewport_full_page_and_element() {
     assert!(vw > 100 && vh > 100 && vh < 2000, "viewport {vw}x{vh}");
 
     // A full page is capped at four widths of height, scaled into 1568 px, and says so.
-    let full = k.call("browser_take_screenshot", json!({"fullPage": true, "type": "png"})).await;
+    let full = k
+        .call(
+            "browser_take_screenshot",
+            json!({"fullPage": true, "type": "png"}),
+        )
+        .await;
     let (fw, fh) = png_size(&full.images[0].1);
     assert!(fh <= 1568 && fh > 1500, "{fw}x{fh}");
-    assert!(full.text.contains(&format!("{fw}x{fh}")) && full.text.contains("truncated: the page is 5000 px tall"), "{}", full.text);
-    let unscaled = k.call("browser_take_screenshot", json!({"fullPage": true, "type": "png", "scale": 1})).await;
+    assert!(
+        full.text.contains(&format!("{fw}x{fh}"))
+            && full.text.contains("truncated: the page is 5000 px tall"),
+        "{}",
+        full.text
+    );
+    let unscaled = k
+        .call(
+            "browser_take_screenshot",
+            json!({"fullPage": true, "type": "png", "scale": 1}),
+        )
+        .await;
     let (uw, uh) = png_size(&unscaled.images[0].1);
-    assert!(uw.abs_diff(vw) < 30 && uh == uw * 4, "full width, four widths tall: {uw}x{uh}");
+    assert!(
+        uw.abs_diff(vw) < 30 && uh == uw * 4,
+        "full width, four widths tall: {uw}x{uh}"
+    );
 
-    let element = k.call("browser_take_screenshot", json!({"selector": "#bottom", "type": "png"})).await;
+    let element = k
+        .call(
+            "browser_take_screenshot",
+            json!({"selector": "#bottom", "type": "png"}),
+        )
+        .await;
     let (ew, eh) = png_size(&element.images[0].1);
     assert!(ew < 400 && eh < 100, "element {ew}x{eh}");
 

@@ -17,6 +17,8 @@ use serde_json::{json, Value};
 /// Chromium must resolve nothing but loopback in tests.
 pub const RESOLVER_RULES: &str = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1";
 
+pub mod cdp;
+
 /// The workspace's target folder.
 pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")

@@ -1,0 +1,115 @@
+//! A minimal raw CDP client for benchmarks: the physical floor and the raw sizes Kapture is
+//! measured against. It speaks to the browser endpoint a `--remote-debugging-port` browser
+//! writes to `DevToolsActivePort`, with flattened sessions.
+
+use std::path::Path;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message;
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A raw CDP connection to a browser.
+pub struct RawCdp {
+    ws: Ws,
+    next: u64,
+}
+
+impl RawCdp {
+    /// Connect to the browser whose profile is `profile` (it must run with
+    /// `--remote-debugging-port`).
+    pub async fn connect(profile: &Path) -> Result<RawCdp, String> {
+        let file = profile.join("DevToolsActivePort");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let text = loop {
+            if let Ok(t) = std::fs::read_to_string(&file) {
+                if t.lines().count() >= 2 {
+                    break t;
+                }
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(format!("{} never appeared", file.display()));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let mut lines = text.lines();
+        let port = lines.next().unwrap_or_default();
+        let path = lines.next().unwrap_or_default();
+        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}{path}"))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(RawCdp { ws, next: 0 })
+    }
+
+    /// Send a command (on a session, if given) and wait for its answer; events are skipped.
+    pub async fn send(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, String> {
+        self.next += 1;
+        let mut msg = json!({"id": self.next, "method": method, "params": params});
+        if let Some(s) = session {
+            msg["sessionId"] = json!(s);
+        }
+        self.ws
+            .send(Message::text(msg.to_string()))
+            .await
+            .map_err(|e| e.to_string())?;
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(60), self.ws.next())
+                .await
+                .map_err(|_| format!("{method}: no answer"))?
+                .ok_or("socket closed")?
+                .map_err(|e| e.to_string())?;
+            let Message::Text(t) = frame else { continue };
+            let v: Value = serde_json::from_str(&t).map_err(|e| e.to_string())?;
+            if v.get("id").and_then(Value::as_u64) == Some(self.next) {
+                if let Some(err) = v.get("error") {
+                    return Err(format!("{method}: {err}"));
+                }
+                return Ok(v.get("result").cloned().unwrap_or(Value::Null));
+            }
+        }
+    }
+
+    /// The raw byte size of a command's whole answer message.
+    pub async fn answer_bytes(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<usize, String> {
+        self.send(session, method, params)
+            .await
+            .map(|v| v.to_string().len())
+    }
+
+    /// Attach to the page target whose URL contains `url_part`; answers the session id.
+    pub async fn attach_page(&mut self, url_part: &str) -> Result<String, String> {
+        let targets = self.send(None, "Target.getTargets", json!({})).await?;
+        let target = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| {
+                t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.contains(url_part))
+            })
+            .ok_or_else(|| format!("no page with {url_part}"))?;
+        let attached = self
+            .send(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": target["targetId"], "flatten": true}),
+            )
+            .await?;
+        attached["sessionId"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| "no session".into())
+    }
+}
