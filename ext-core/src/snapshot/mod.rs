@@ -43,6 +43,9 @@ pub struct RawNode {
     /// Heading level.
     #[serde(default)]
     pub l: Option<u8>,
+    /// Choices of a select.
+    #[serde(default)]
+    pub o: Vec<String>,
 }
 
 /// What one walk of one frame returned.

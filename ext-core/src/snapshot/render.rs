@@ -186,6 +186,9 @@ impl Ctx<'_> {
         } else if let Some(p) = &raw.p {
             s.push_str(&format!(" placeholder {}", quote(p)));
         }
+        if !raw.o.is_empty() {
+            s.push_str(&format!(" options: {}", raw.o.join(" | ")));
+        }
         if let Some(u) = raw.u.as_ref().filter(|u| !u.is_empty()) {
             s.push_str(" -> ");
             s.push_str(u);

@@ -50,6 +50,7 @@ fn a_form_renders_compactly_with_refs_on_what_can_be_acted_on() {
         {"d": 0, "r": "form", "n": "Sign up form", "i": 2},
         {"d": 1, "r": "textbox", "n": "Name", "v": "Ada", "i": 3},
         {"d": 1, "r": "textbox", "n": "Email", "p": "you@example.com", "f": ["required"], "i": 4},
+        {"d": 1, "r": "combobox", "n": "Plan", "v": "Free", "o": ["Free", "Pro", "Team (disabled)"], "i": 9},
         {"d": 1, "r": "checkbox", "n": "I agree", "f": ["checked"], "i": 5},
         {"d": 1, "r": "button", "n": "Create", "f": ["disabled"], "i": 6},
         {"d": 0, "r": "paragraph", "i": 7},
@@ -63,11 +64,12 @@ h1 \"Sign up\"
 form \"Sign up form\"
  textbox \"Name\" [ref=e1]: Ada
  textbox \"Email\" [required] [ref=e2] placeholder \"you@example.com\"
- checkbox \"I agree\" [checked] [ref=e3]
- button \"Create\" [disabled] [ref=e4]
+ combobox \"Plan\" [ref=e3]: Free options: Free | Pro | Team (disabled)
+ checkbox \"I agree\" [checked] [ref=e4]
+ button \"Create\" [disabled] [ref=e5]
 paragraph
  \"Already registered?\"
- link \"Log in\" [ref=e5] -> /login";
+ link \"Log in\" [ref=e6] -> /login";
     assert_eq!(out.text, expected);
     assert!(!out.cut);
 }
@@ -302,4 +304,25 @@ fn diffs_show_only_what_changed() {
         ]
     );
     assert!(diff(&a, &a).is_empty());
+}
+
+#[test]
+fn empty_nodes_vanish_and_single_element_items_speak_for_themselves() {
+    let p = page(json!([
+        {"d": 0, "r": "paragraph", "i": 1},
+        {"d": 0, "r": "list", "i": 2},
+        {"d": 1, "r": "listitem", "i": 3},
+        {"d": 2, "r": "link", "n": "Home", "u": "/", "i": 4},
+        {"d": 1, "r": "listitem", "i": 5},
+        {"d": 2, "t": "plain"},
+    ]));
+    let out = render(&p, None, &mut refs(), &RenderOptions::default());
+    assert_eq!(
+        out.lines,
+        [
+            "list",
+            " link \"Home\" [ref=e1] -> /",
+            " listitem \"plain\""
+        ]
+    );
 }

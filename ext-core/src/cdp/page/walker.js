@@ -178,6 +178,10 @@ async (rootTarget, maxNodes) => {
       const sel = [...el.selectedOptions].map((o) => clean(o.label));
       if (sel.length) n.v = sel.join(', ');
       if (el.required) f.push('required');
+      // The choices, so an agent can pick one without another call (capped).
+      const opts = [...el.options];
+      n.o = opts.slice(0, 30).map((o) => clean(o.label) + (o.disabled ? ' (disabled)' : ''));
+      if (opts.length > 30) n.o.push('… ' + (opts.length - 30) + ' more');
     }
     if (tag === 'OPTION' && el.selected) f.push('selected');
     if (el.disabled || el.getAttribute('aria-disabled') === 'true') f.push('disabled');
