@@ -51,33 +51,13 @@ pub struct ElementTarget {
     pub element: Option<String>,
 }
 
-/// Like [`ElementTarget`], for tools where the element is optional (whole page otherwise).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-pub struct OptionalTarget {
-    /// Ref of an element from browser_snapshot or browser_find, e.g. "e12".
-    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
-    pub element_ref: Option<String>,
-    /// CSS selector of an element (main frame).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub selector: Option<String>,
-    /// What the element is, in words (not used to find it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub element: Option<String>,
-}
-
-impl OptionalTarget {
-    /// The element target, if one is named.
-    pub fn get(&self) -> Option<ElementTarget> {
-        (self.element_ref.is_some() || self.selector.is_some()).then(|| ElementTarget {
-            element_ref: self.element_ref.clone(),
-            selector: self.selector.clone(),
-            element: self.element.clone(),
-        })
-    }
-}
-
 impl ElementTarget {
+    /// This target, if it names an element (tools where the element is optional act on the
+    /// whole page otherwise).
+    pub fn get(&self) -> Option<ElementTarget> {
+        (self.element_ref.is_some() || self.selector.is_some()).then(|| self.clone())
+    }
+
     /// A short description for answers: the ref, else the selector.
     pub fn describe(&self) -> String {
         match (&self.element_ref, &self.selector, &self.element) {
@@ -269,7 +249,7 @@ pub struct Evaluate {
     /// With `ref` or `selector` the function receives that element: `(el) => el.value`.
     pub function: String,
     #[serde(flatten)]
-    pub target: OptionalTarget,
+    pub target: ElementTarget,
 }
 method!(Evaluate, "evaluate", Evaluated);
 
@@ -300,7 +280,7 @@ pub struct Screenshot {
     pub full_page: bool,
     /// Capture only this element (by selector or ref).
     #[serde(flatten)]
-    pub target: OptionalTarget,
+    pub target: ElementTarget,
     /// jpeg (default, smaller) or png.
     #[serde(default, rename = "type")]
     pub image_type: ImageType,
@@ -386,7 +366,7 @@ pub struct Budget {
 pub struct Snapshot {
     /// Only this element's subtree (ref or selector); `offset` then pages through its children.
     #[serde(flatten)]
-    pub target: OptionalTarget,
+    pub target: ElementTarget,
     /// Levels to show below the root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<u32>,
@@ -427,7 +407,7 @@ method!(Find, "find", Text);
 pub struct GetText {
     /// The element (default: the whole page).
     #[serde(flatten)]
-    pub target: OptionalTarget,
+    pub target: ElementTarget,
     #[serde(flatten)]
     pub budget: Budget,
 }
@@ -438,7 +418,7 @@ method!(GetText, "get_text", Text);
 pub struct GetHtml {
     /// The element (default: the whole document).
     #[serde(flatten)]
-    pub target: OptionalTarget,
+    pub target: ElementTarget,
     /// Include the element's own tag (outerHTML); default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outer: Option<bool>,
@@ -452,7 +432,7 @@ method!(GetHtml, "get_html", Text);
 pub struct ReadMarkdown {
     /// Read only this element (default: the page's main content).
     #[serde(flatten)]
-    pub target: OptionalTarget,
+    pub target: ElementTarget,
     #[serde(flatten)]
     pub budget: Budget,
 }
@@ -464,7 +444,7 @@ method!(ReadMarkdown, "read_markdown", Text);
 pub struct ExtractLinks {
     /// Only links inside this element.
     #[serde(flatten)]
-    pub target: OptionalTarget,
+    pub target: ElementTarget,
     /// Only links to the page's own origin.
     #[serde(default)]
     pub same_origin_only: bool,

@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 use super::world::{self, Located};
 use super::{eval, js, num, remote_value, CdpSession, ACTIONABLE_WAIT_MS};
 use crate::methods::{
-    Budget, Captured, Evaluate, Evaluated, ExtractLinks, Find, GetHtml, GetText, ImageType,
-    OptionalTarget, ReadMarkdown, Screenshot, Snapshot, Text, WaitFor, Waited,
+    Budget, Captured, ElementTarget, Evaluate, Evaluated, ExtractLinks, Find, GetHtml, GetText,
+    ImageType, ReadMarkdown, Screenshot, Snapshot, Text, WaitFor, Waited,
 };
 use crate::platform;
 use crate::protocol::{ErrorCode, WireError};
@@ -35,7 +35,7 @@ fn budget(b: &Budget) -> (usize, usize) {
     (max, b.offset.unwrap_or(0) as usize)
 }
 
-async fn located<S: CdpSession>(s: &S, t: &OptionalTarget) -> Result<Option<Located>, WireError> {
+async fn located<S: CdpSession>(s: &S, t: &ElementTarget) -> Result<Option<Located>, WireError> {
     match t.get() {
         Some(t) => Ok(Some(world::locate_target(s, &t).await?)),
         None => Ok(None),
@@ -207,50 +207,48 @@ fn sliced(v: &Value, offset: usize, what: &str) -> (String, bool) {
     }
 }
 
+/// Run a paged text script (`(target, …extra, offset, max) => {text, total}`) and cut its
+/// answer with an honest marker.
+async fn paged<S: CdpSession>(
+    s: &S,
+    t: &ElementTarget,
+    b: &Budget,
+    script: &str,
+    extra: &[Value],
+    what: &str,
+) -> Result<Text, WireError> {
+    let (max, offset) = budget(b);
+    let (frame, target) = frame_and_target(s, t).await?;
+    let mut args = vec![target];
+    args.extend_from_slice(extra);
+    args.extend([json!(offset), json!(max)]);
+    let v = world::run(s, &frame, script, &args).await?;
+    let (t, cut) = sliced(&v, offset, what);
+    Ok(text(s, t, cut))
+}
+
 /// Visible text of the page or an element.
 pub async fn get_text<S: CdpSession>(s: &S, p: &GetText) -> Result<Text, WireError> {
-    let (max, offset) = budget(&p.budget);
-    let (frame, target) = frame_and_target(s, &p.target).await?;
-    let v = world::run(
-        s,
-        &frame,
-        js::GET_TEXT,
-        &[target, json!(offset), json!(max)],
-    )
-    .await?;
-    let (t, cut) = sliced(&v, offset, "text");
-    Ok(text(s, t, cut))
+    paged(s, &p.target, &p.budget, js::GET_TEXT, &[], "text").await
 }
 
 /// HTML of the document or an element.
 pub async fn get_html<S: CdpSession>(s: &S, p: &GetHtml) -> Result<Text, WireError> {
-    let (max, offset) = budget(&p.budget);
-    let (frame, target) = frame_and_target(s, &p.target).await?;
-    let outer = p.outer.unwrap_or(true);
-    let v = world::run(
-        s,
-        &frame,
-        js::GET_HTML,
-        &[target, json!(outer), json!(offset), json!(max)],
-    )
-    .await?;
-    let (t, cut) = sliced(&v, offset, "HTML");
-    Ok(text(s, t, cut))
+    let outer = json!(p.outer.unwrap_or(true));
+    paged(s, &p.target, &p.budget, js::GET_HTML, &[outer], "HTML").await
 }
 
 /// The readable content as Markdown.
 pub async fn read_markdown<S: CdpSession>(s: &S, p: &ReadMarkdown) -> Result<Text, WireError> {
-    let (max, offset) = budget(&p.budget);
-    let (frame, target) = frame_and_target(s, &p.target).await?;
-    let v = world::run(
+    paged(
         s,
-        &frame,
+        &p.target,
+        &p.budget,
         js::MARKDOWN,
-        &[target, json!(offset), json!(max)],
+        &[],
+        "readable content",
     )
-    .await?;
-    let (t, cut) = sliced(&v, offset, "readable content");
-    Ok(text(s, t, cut))
+    .await
 }
 
 /// Links of the page, de-duplicated, absolute.
@@ -295,7 +293,7 @@ pub async fn extract_links<S: CdpSession>(s: &S, p: &ExtractLinks) -> Result<Tex
 
 async fn frame_and_target<S: CdpSession>(
     s: &S,
-    t: &OptionalTarget,
+    t: &ElementTarget,
 ) -> Result<(String, Value), WireError> {
     match located(s, t).await? {
         Some(l) => Ok((l.frame, l.js)),
