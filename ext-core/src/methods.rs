@@ -91,6 +91,9 @@ pub struct ActionOutcome {
     pub navigated: bool,
     pub url: String,
     pub title: String,
+    /// A file chooser the page opened waits for browser_file_upload.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub file_chooser: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -509,3 +512,273 @@ pub struct FillForm {
     pub submit: bool,
 }
 method!(FillForm, "fill_form", ActionOutcome);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HandleDialog {
+    /// Accept (OK) or dismiss (Cancel) the dialog.
+    pub accept: bool,
+    /// Text to answer a prompt() with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_text: Option<String>,
+}
+method!(HandleDialog, "handle_dialog", Text);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct FileUpload {
+    /// The file input (ref or selector); omit to answer a file chooser the page opened.
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    /// Absolute paths of the files to set (empty clears the input).
+    pub paths: Vec<String>,
+}
+method!(FileUpload, "file_upload", Text);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct DownloadArgs {
+    /// URL to download (else click the element named by ref or selector).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(flatten)]
+    pub target: ElementTarget,
+}
+
+/// The bridge command of a download: the tool's arguments and the folder kapture owns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Download {
+    #[serde(flatten)]
+    pub args: DownloadArgs,
+    /// Absolute folder the browser writes the file into (named by its guid).
+    pub dir: String,
+}
+method!(Download, "download", Downloaded, LONG_TIMEOUT_MS);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Downloaded {
+    pub tab_id: TabId,
+    /// The file's name in `dir` as the browser wrote it.
+    pub guid: String,
+    pub suggested_name: String,
+    pub url: String,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct NetworkRequests {
+    /// Only requests whose URL contains this text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    /// At most this many, newest first (default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
+}
+method!(NetworkRequests, "network_requests", Text);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkRequest {
+    /// Request id from browser_network_requests.
+    pub id: String,
+    /// Longest response body answered, in characters (default 10000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_body: Option<u32>,
+    /// Set by kapture from its configuration, never by the agent.
+    #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub reveal_sensitive: bool,
+}
+method!(NetworkRequest, "network_request", Text);
+
+/// What to do with cookies or storage entries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum StoreAction {
+    #[default]
+    List,
+    Get,
+    Set,
+    Delete,
+    Clear,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Cookies {
+    /// list, get, set, delete or clear; all scoped to the tab's page URL.
+    pub action: StoreAction,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Path of a cookie to set (default /).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Expiry of a cookie to set, seconds since the Unix epoch (default: a session cookie).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<f64>,
+    #[serde(default)]
+    pub http_only: bool,
+    #[serde(default)]
+    pub secure: bool,
+}
+method!(Cookies, "cookies", Text);
+
+/// Which Web Storage area.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum StorageArea {
+    #[default]
+    Local,
+    Session,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct Storage {
+    /// local or session storage of the tab's origin.
+    pub area: StorageArea,
+    pub action: StoreAction,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+method!(Storage, "storage", Text);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct Resize {
+    /// Viewport width in CSS pixels.
+    pub width: u32,
+    /// Viewport height in CSS pixels.
+    pub height: u32,
+}
+method!(Resize, "resize", Text);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct Geolocation {
+    pub latitude: f64,
+    pub longitude: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<f64>,
+}
+
+/// Preferred color scheme to emulate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ColorScheme {
+    Light,
+    Dark,
+    /// Stop emulating.
+    None,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Emulate {
+    /// A device preset: "iPhone 13", "Pixel 7", "iPad", "Desktop" (or "none" to stop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geolocation: Option<Geolocation>,
+    /// Cut the tab off the network (true) or restore it (false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color_scheme: Option<ColorScheme>,
+}
+method!(Emulate, "emulate", Text);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Drag {
+    /// Ref of the element to drag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ref: Option<String>,
+    /// CSS selector of the element to drag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_selector: Option<String>,
+    /// Ref of the element to drop on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_ref: Option<String>,
+    /// CSS selector of the element to drop on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_selector: Option<String>,
+}
+method!(Drag, "drag", ActionOutcome);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Scroll {
+    /// Scroll with the mouse over this element (default: the middle of the viewport).
+    #[serde(flatten)]
+    pub target: ElementTarget,
+    /// Pixels to the right (negative: left).
+    #[serde(default)]
+    pub delta_x: f64,
+    /// Pixels down (negative: up); default one viewport-ish step of 600.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_y: Option<f64>,
+}
+method!(Scroll, "scroll", ActionOutcome);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct MouseClickXy {
+    /// Viewport x in CSS pixels.
+    pub x: f64,
+    /// Viewport y in CSS pixels.
+    pub y: f64,
+    #[serde(default)]
+    pub button: MouseButton,
+    #[serde(default)]
+    pub double_click: bool,
+}
+method!(MouseClickXy, "mouse_click_xy", ActionOutcome);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct MouseMoveXy {
+    /// Viewport x in CSS pixels.
+    pub x: f64,
+    /// Viewport y in CSS pixels.
+    pub y: f64,
+}
+method!(MouseMoveXy, "mouse_move_xy", ActionOutcome);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct PdfSave {
+    /// Where to write the PDF (default: the download folder, named after the page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// The bridge command of a PDF: only the page; kapture writes the file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrintPdf {}
+method!(PrintPdf, "print_pdf", Pdf, LONG_TIMEOUT_MS);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pdf {
+    pub tab_id: TabId,
+    /// Base64 PDF bytes.
+    pub data: String,
+    pub title: String,
+}

@@ -103,6 +103,13 @@ pub enum BrowserEvent {
     TabRemoved { tab_id: TabId },
     /// The debugger left a tab without being asked to.
     Detached { tab_id: TabId, reason: String },
+    /// A tab was opened (by a page: `opener_tab_id` says which).
+    TabCreated {
+        tab_id: TabId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        opener_tab_id: Option<TabId>,
+        url: String,
+    },
 }
 
 /// Native messaging: the extension's question to the `kapture` native host.
@@ -171,6 +178,12 @@ pub enum ErrorCode {
     BadArgs,
     UnsupportedPage,
     VersionMismatch,
+    /// Not an error of the action: a JavaScript dialog opened and waits for an answer.
+    DialogOpen,
+    PageCrashed,
+    /// The browser cannot do this at all (e.g. PDF printing in a windowed browser).
+    Unsupported,
+    DownloadFailed,
     Internal,
 }
 
@@ -195,6 +208,10 @@ impl ErrorCode {
             Self::BadArgs => "BAD_ARGS",
             Self::UnsupportedPage => "UNSUPPORTED_PAGE",
             Self::VersionMismatch => "VERSION_MISMATCH",
+            Self::DialogOpen => "DIALOG_OPEN",
+            Self::PageCrashed => "PAGE_CRASHED",
+            Self::Unsupported => "UNSUPPORTED",
+            Self::DownloadFailed => "DOWNLOAD_FAILED",
             Self::Internal => "INTERNAL",
         }
     }
@@ -219,6 +236,10 @@ impl ErrorCode {
             Self::BadArgs => "Fix the arguments as the message says.",
             Self::UnsupportedPage => "Browser-internal pages (chrome://, the Web Store) cannot be controlled; navigate to an http(s) page or open a new tab.",
             Self::VersionMismatch => "Kapture and its extension are different versions; update the older one.",
+            Self::DialogOpen => "Answer the dialog with browser_handle_dialog {accept: true|false, promptText?}; the page waits until then.",
+            Self::PageCrashed => "The page crashed; navigate the tab (browser_navigate) or reload it, or use another tab.",
+            Self::Unsupported => "This browser cannot do that; see the message for where it works.",
+            Self::DownloadFailed => "The download did not complete; check the URL or the server and retry.",
             Self::Internal => "Kapture hit an internal error; retry, and report it if it persists.",
         }
     }
@@ -448,6 +469,10 @@ mod tests {
             ErrorCode::BadArgs,
             ErrorCode::UnsupportedPage,
             ErrorCode::VersionMismatch,
+            ErrorCode::DialogOpen,
+            ErrorCode::PageCrashed,
+            ErrorCode::Unsupported,
+            ErrorCode::DownloadFailed,
             ErrorCode::Internal,
         ];
         for code in all {

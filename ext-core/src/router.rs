@@ -1,14 +1,17 @@
 //! Which code serves a command: browser-level methods (tabs) or a tab's CDP logic; decodes
 //! params into their typed shape so bad arguments fail with `BAD_ARGS` before any CDP traffic.
 
+use futures::future::Either;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::cdp::{self, CdpSession};
 use crate::methods::{
-    Click, ConsoleMessages, Evaluate, ExtractLinks, FillForm, Find, GetHtml, GetText, GoBack,
-    GoForward, Hover, Method, Navigate, PressKey, ReadMarkdown, Reload, Screenshot, SelectOption,
-    Snapshot, TabsClose, TabsList, TabsNew, TabsSelect, Type, WaitFor,
+    Click, ConsoleMessages, Cookies, Download, Drag, Emulate, Evaluate, ExtractLinks, FileUpload,
+    FillForm, Find, GetHtml, GetText, GoBack, GoForward, HandleDialog, Hover, Method, MouseClickXy,
+    MouseMoveXy, Navigate, NetworkRequest, NetworkRequests, PressKey, PrintPdf, ReadMarkdown,
+    Reload, Resize, Screenshot, Scroll, SelectOption, Snapshot, Storage, TabsClose, TabsList,
+    TabsNew, TabsSelect, Type, WaitFor,
 };
 use crate::protocol::{ErrorCode, WireError};
 
@@ -47,6 +50,20 @@ pub const METHODS: &[(&str, Route)] = &[
     (ExtractLinks::NAME, Route::Tab),
     (WaitFor::NAME, Route::Tab),
     (FillForm::NAME, Route::Tab),
+    (HandleDialog::NAME, Route::Tab),
+    (FileUpload::NAME, Route::Tab),
+    (Download::NAME, Route::Tab),
+    (NetworkRequests::NAME, Route::Tab),
+    (NetworkRequest::NAME, Route::Tab),
+    (Cookies::NAME, Route::Tab),
+    (Storage::NAME, Route::Tab),
+    (Resize::NAME, Route::Tab),
+    (Emulate::NAME, Route::Tab),
+    (Drag::NAME, Route::Tab),
+    (Scroll::NAME, Route::Tab),
+    (MouseClickXy::NAME, Route::Tab),
+    (MouseMoveXy::NAME, Route::Tab),
+    (PrintPdf::NAME, Route::Tab),
 ];
 
 /// The route of `method`, or `BAD_ARGS` for a method this extension does not know.
@@ -82,12 +99,54 @@ fn to_value<T: Serialize>(v: T) -> Result<Value, WireError> {
     serde_json::to_value(v).map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
 }
 
-/// Run a tab-routed method on an attached tab.
+/// Run a tab-routed method on an attached tab. A JavaScript dialog blocks the page: a
+/// command meeting one (open before, or opening while it runs) ends with `DIALOG_OPEN`
+/// instead of hanging; only `handle_dialog` and reads of kept state go through.
 pub async fn run_on_tab<S: CdpSession>(
     s: &S,
     method: &str,
     raw: Value,
 ) -> Result<Value, WireError> {
+    // A crashed page can only be navigated away from (or reloaded).
+    if s.events().borrow().crashed && !matches!(method, Navigate::NAME | Reload::NAME) {
+        return Err(crashed(s));
+    }
+    let unblocked = matches!(
+        method,
+        HandleDialog::NAME | ConsoleMessages::NAME | NetworkRequests::NAME | NetworkRequest::NAME
+    );
+    if unblocked {
+        return dispatch(s, method, raw).await;
+    }
+    if let Some(d) = s.events().borrow().dialog.clone() {
+        return Err(cdp::dialog_error(&d, s.tab_id()));
+    }
+    let stopper = s.events().borrow_mut().wait_for(|m, _| {
+        m == "Page.javascriptDialogOpening" || m == "Inspector.targetCrashed"
+    });
+    let run = std::pin::pin!(dispatch(s, method, raw));
+    match futures::future::select(run, stopper).await {
+        Either::Left((res, _)) => res,
+        Either::Right((Ok((event, _)), _)) if event == "Inspector.targetCrashed" => Err(crashed(s)),
+        Either::Right((Ok(_), _)) => {
+            let d = s.events().borrow().dialog.clone();
+            Err(d.map(|d| cdp::dialog_error(&d, s.tab_id())).unwrap_or_else(|| {
+                WireError::new(ErrorCode::Internal, "a dialog came and went")
+            }))
+        }
+        // The waiter was dropped: the tab closed or the debugger left it.
+        Either::Right((Err(_), _)) => Err(WireError::new(
+            ErrorCode::TabClosed,
+            format!("tab {} went away", s.tab_id()),
+        )),
+    }
+}
+
+fn crashed<S: CdpSession>(s: &S) -> WireError {
+    WireError::new(ErrorCode::PageCrashed, format!("the page in tab {} crashed", s.tab_id()))
+}
+
+async fn dispatch<S: CdpSession>(s: &S, method: &str, raw: Value) -> Result<Value, WireError> {
     match method {
         Navigate::NAME => to_value(cdp::navigate(s, &params::<Navigate>(raw)?.url).await?),
         GoBack::NAME => to_value(cdp::history(s, -1).await?),
@@ -109,6 +168,20 @@ pub async fn run_on_tab<S: CdpSession>(
         ExtractLinks::NAME => to_value(cdp::extract_links(s, &params(raw)?).await?),
         WaitFor::NAME => to_value(cdp::wait_for(s, &params(raw)?).await?),
         FillForm::NAME => to_value(cdp::fill_form(s, &params(raw)?).await?),
+        HandleDialog::NAME => to_value(cdp::handle_dialog(s, &params(raw)?).await?),
+        FileUpload::NAME => to_value(cdp::file_upload(s, &params(raw)?).await?),
+        Download::NAME => to_value(cdp::download(s, &params(raw)?).await?),
+        NetworkRequests::NAME => to_value(cdp::network_requests(s, &params(raw)?)),
+        NetworkRequest::NAME => to_value(cdp::network_request(s, &params(raw)?).await?),
+        Cookies::NAME => to_value(cdp::cookies(s, &params(raw)?).await?),
+        Storage::NAME => to_value(cdp::storage(s, &params(raw)?).await?),
+        Resize::NAME => to_value(cdp::resize(s, &params(raw)?).await?),
+        Emulate::NAME => to_value(cdp::emulate(s, &params(raw)?).await?),
+        Drag::NAME => to_value(cdp::drag(s, &params(raw)?).await?),
+        Scroll::NAME => to_value(cdp::scroll(s, &params(raw)?).await?),
+        MouseClickXy::NAME => to_value(cdp::mouse_click_xy(s, &params(raw)?).await?),
+        MouseMoveXy::NAME => to_value(cdp::mouse_move_xy(s, &params(raw)?).await?),
+        PrintPdf::NAME => to_value(cdp::print_pdf(s, &params(raw)?).await?),
         other => Err(route(other).err().unwrap_or_else(|| {
             WireError::new(ErrorCode::Internal, format!("{other} is not a tab method"))
         })),

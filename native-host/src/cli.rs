@@ -82,6 +82,24 @@ pub struct ServeArgs {
     /// After every action, also answer the page snapshot (full) or what changed (diff).
     #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::mcp::SnapshotMode::Off)]
     pub include_snapshot: crate::mcp::SnapshotMode,
+    /// How JavaScript dialogs (alert, confirm, prompt, beforeunload) are answered: the agent
+    /// answers them (ask), or kapture accepts or dismisses them at once.
+    #[arg(long, value_enum, value_name = "ANSWER", default_value_t = DialogPolicy::Ask)]
+    pub dialog: DialogPolicy,
+    /// Folder downloads and PDFs are saved into (default: the user's data folder, kapture/downloads).
+    #[arg(long, value_name = "DIR")]
+    pub download_dir: Option<PathBuf>,
+    /// Show Authorization, Cookie and Set-Cookie header values in network details (redacted by default).
+    #[arg(long)]
+    pub reveal_sensitive_headers: bool,
+}
+
+/// Who answers JavaScript dialogs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DialogPolicy {
+    Ask,
+    Accept,
+    Dismiss,
 }
 
 /// Browsers `install` knows.

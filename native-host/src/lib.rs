@@ -7,6 +7,7 @@ pub mod browser;
 pub mod cli;
 pub mod doctor;
 pub mod extension;
+pub mod files;
 pub mod install;
 pub mod launcher;
 pub mod mcp;
@@ -154,6 +155,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let defaults = mcp::ToolDefaults {
         max_chars: args.max_chars,
         include_snapshot: args.include_snapshot,
+        dialog: args.dialog,
+        download_dir: args
+            .download_dir
+            .clone()
+            .unwrap_or_else(files::default_download_dir),
+        reveal_sensitive_headers: args.reveal_sensitive_headers,
     };
     let server = mcp::KaptureServer::new(bridge, access, facts, defaults);
     let result = match server.serve(rmcp::transport::stdio()).await {

@@ -6,10 +6,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ext_core::methods::{
-    self, ActionOutcome, Budget, Click, ConsoleMessages, Evaluate, ExtractLinks, FillForm, Find,
-    GetHtml, GetText, GoBack, GoForward, Hover, Method, Navigate, PageInfo, PressKey, ReadMarkdown,
-    Reload, Screenshot, SelectOption, Snapshot, TabInfo, TabsClose, TabsList, TabsNew, TabsSelect,
-    Type, WaitFor,
+    self, ActionOutcome, Budget, Click, ConsoleMessages, Cookies, Download, DownloadArgs, Drag,
+    Emulate, Evaluate, ExtractLinks, FileUpload, FillForm, Find, GetHtml, GetText, GoBack,
+    GoForward, HandleDialog, Hover, Method, MouseClickXy, MouseMoveXy, Navigate, NetworkRequest,
+    NetworkRequests, PageInfo, PdfSave, PressKey, PrintPdf, ReadMarkdown, Reload, Resize,
+    Screenshot, Scroll, SelectOption, Snapshot, Storage, TabInfo, TabsClose, TabsList, TabsNew,
+    TabsSelect, Type, WaitFor,
 };
 use ext_core::protocol::{BrowserEvent, ErrorCode, TabId, WireError};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -21,6 +23,7 @@ use serde::Deserialize;
 
 use crate::bridge::BridgeHandle;
 use crate::browser::BrowserAccess;
+use crate::files;
 
 /// Any tool's arguments plus the optional tab to act on.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -61,10 +64,13 @@ pub enum SnapshotMode {
 }
 
 /// Per-server defaults of the tools, from the command line.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ToolDefaults {
     pub max_chars: u32,
     pub include_snapshot: SnapshotMode,
+    pub dialog: crate::cli::DialogPolicy,
+    pub download_dir: std::path::PathBuf,
+    pub reveal_sensitive_headers: bool,
 }
 
 /// Longest per-call timeout an agent may ask for.
@@ -114,6 +120,8 @@ pub struct KaptureServer {
     bridge: BridgeHandle,
     browser: BrowserAccess,
     current_tab: Arc<Mutex<Option<TabId>>>,
+    /// Tabs the pages opened since the last answer: told in the next one.
+    new_tabs: Arc<Mutex<Vec<(TabId, String)>>>,
     facts: ServerFacts,
     defaults: ToolDefaults,
     tool_router: ToolRouter<Self>,
@@ -132,17 +140,6 @@ pub fn tool_error(err: &WireError) -> CallToolResult {
     result
 }
 
-fn text(s: impl Into<String>) -> Result<CallToolResult, ErrorData> {
-    Ok(CallToolResult::success(vec![ContentBlock::text(s)]))
-}
-
-fn answer(res: Result<String, WireError>) -> Result<CallToolResult, ErrorData> {
-    match res {
-        Ok(s) => text(s),
-        Err(e) => Ok(tool_error(&e)),
-    }
-}
-
 fn page_text(verb: &str, p: &PageInfo) -> String {
     let status = p.status.map(|s| format!(" ({s})")).unwrap_or_default();
     format!(
@@ -152,14 +149,15 @@ fn page_text(verb: &str, p: &PageInfo) -> String {
 }
 
 fn outcome_text(what: &str, o: &ActionOutcome) -> String {
-    if o.navigated {
-        format!(
-            "{what}; the page navigated to {} \"{}\" [tab {}]",
-            o.url, o.title, o.tab_id
-        )
+    let mut out = if o.navigated {
+        format!("{what}; the page navigated to {} \"{}\" [tab {}]", o.url, o.title, o.tab_id)
     } else {
         format!("{what} [tab {}]", o.tab_id)
+    };
+    if o.file_chooser {
+        out.push_str("\nA file chooser is open: answer it with browser_file_upload {paths: [...]}");
     }
+    out
 }
 
 fn cut(mut s: String, max: usize) -> String {
@@ -193,7 +191,9 @@ ran_on!(
     methods::Captured,
     methods::ConsoleLog,
     methods::Text,
-    methods::Waited
+    methods::Waited,
+    methods::Downloaded,
+    methods::Pdf
 );
 
 impl KaptureServer {
@@ -204,16 +204,32 @@ impl KaptureServer {
         defaults: ToolDefaults,
     ) -> Self {
         let current_tab = Arc::new(Mutex::new(None));
-        // Forget the current tab when it closes, so the next call falls back to the active tab.
+        let new_tabs = Arc::new(Mutex::new(Vec::new()));
+        // Forget the current tab when it closes (the next call falls back to the active tab);
+        // note tabs that pages open, for the next answer.
         let mut events = bridge.subscribe();
-        let watched = current_tab.clone();
+        let (watched, opened) = (current_tab.clone(), new_tabs.clone());
         tokio::spawn(async move {
             while let Ok(event) = events.recv().await {
-                if let BrowserEvent::TabRemoved { tab_id } = event {
-                    let mut current = watched.lock().unwrap_or_else(|p| p.into_inner());
-                    if *current == Some(tab_id) {
-                        *current = None;
+                match event {
+                    BrowserEvent::TabRemoved { tab_id } => {
+                        let mut current = watched.lock().unwrap_or_else(|p| p.into_inner());
+                        if *current == Some(tab_id) {
+                            *current = None;
+                        }
                     }
+                    BrowserEvent::TabCreated {
+                        tab_id,
+                        opener_tab_id: Some(_),
+                        url,
+                    } => {
+                        let mut list: std::sync::MutexGuard<'_, Vec<(TabId, String)>> =
+                            opened.lock().unwrap_or_else(|p| p.into_inner());
+                        if list.len() < 20 {
+                            list.push((tab_id, url));
+                        }
+                    }
+                    _ => {}
                 }
             }
         });
@@ -221,6 +237,7 @@ impl KaptureServer {
             bridge,
             browser,
             current_tab,
+            new_tabs,
             facts,
             defaults,
             tool_router: Self::tool_router(),
@@ -256,11 +273,85 @@ impl KaptureServer {
             .bridge
             .call_with_timeout::<M>(target, &args.params, timeout_ms)
             .await
-            .map_err(|e| e.into_wire())?;
+            .map_err(|e| e.into_wire());
+        let res = match res {
+            Err(e) if e.code == ErrorCode::DialogOpen => return Err(self.auto_answer(e).await),
+            other => other?,
+        };
         if args.tab_id.is_none() {
             self.set_current(Some(res.ran_on()));
         }
         Ok(res)
+    }
+
+    /// The answer of a tool: its text (or error), plus tabs pages opened since the last one.
+    /// A dialog that stopped a command is news, not an error.
+    fn reply(&self, res: Result<String, WireError>) -> Result<CallToolResult, ErrorData> {
+        let mut result = match res {
+            Ok(s) => CallToolResult::success(vec![ContentBlock::text(s)]),
+            Err(e) if e.code == ErrorCode::DialogOpen => {
+                CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Stopped: {}. {}",
+                    e.message,
+                    if e.message.contains("automatically") {
+                        ""
+                    } else {
+                        e.code.hint()
+                    }
+                ))])
+            }
+            Err(e) => tool_error(&e),
+        };
+        let opened: Vec<(TabId, String)> =
+            std::mem::take(&mut *self.new_tabs.lock().unwrap_or_else(|p| p.into_inner()));
+        if !opened.is_empty() {
+            let list: Vec<String> = opened
+                .iter()
+                .map(|(id, url)| format!("tab {id} {url}"))
+                .collect();
+            let note = format!(
+                "\nThe page opened new tabs: {} (act on them with tabId)",
+                list.join(", ")
+            );
+            result.content.push(ContentBlock::text(note));
+        }
+        Ok(result)
+    }
+
+    /// With `--dialog accept|dismiss`, answer a dialog that stopped a command right away.
+    async fn auto_answer(&self, mut e: WireError) -> WireError {
+        let accept = match self.defaults.dialog {
+            crate::cli::DialogPolicy::Ask => return e,
+            crate::cli::DialogPolicy::Accept => true,
+            crate::cli::DialogPolicy::Dismiss => false,
+        };
+        let tab = e
+            .data
+            .as_ref()
+            .and_then(|d| d.get("tab_id"))
+            .and_then(|t| t.as_i64())
+            .map(|t| t as TabId);
+        let answer = HandleDialog {
+            accept,
+            prompt_text: None,
+        };
+        match self.bridge.call::<HandleDialog>(tab, &answer).await {
+            Ok(_) => {
+                e.message = format!(
+                    "{} and was {} automatically (--dialog)",
+                    e.message.replacen(" is open", " opened", 1),
+                    if accept { "accepted" } else { "dismissed" }
+                )
+            }
+            Err(err) => {
+                e.message = format!(
+                    "{} (answering it automatically failed: {})",
+                    e.message,
+                    err.into_wire()
+                )
+            }
+        }
+        e
     }
 
     /// Apply the server's character budget where the call names none.
@@ -280,7 +371,7 @@ impl KaptureServer {
     {
         let res = match self.on_tab(&a.on).await {
             Ok(r) => r,
-            Err(e) => return Ok(tool_error(&e)),
+            Err(e) => return self.reply(Err(e)),
         };
         let mut out = describe(&res);
         let mode = a.include_snapshot.unwrap_or(self.defaults.include_snapshot);
@@ -305,7 +396,7 @@ impl KaptureServer {
                 Err(e) => out.push_str(&format!("\n(no snapshot: {})", e.into_wire())),
             }
         }
-        text(out)
+        self.reply(Ok(out))
     }
 
     async fn browser_call<M: Method>(
@@ -452,7 +543,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<Navigate>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.on_tab(&a).await.map(|p| page_text("Navigated to", &p)))
+        self.reply(self.on_tab(&a).await.map(|p| page_text("Navigated to", &p)))
     }
 
     #[tool(
@@ -463,7 +554,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<GoBack>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.on_tab(&a).await.map(|p| page_text("Went back to", &p)))
+        self.reply(self.on_tab(&a).await.map(|p| page_text("Went back to", &p)))
     }
 
     #[tool(
@@ -474,7 +565,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<GoForward>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(
+        self.reply(
             self.on_tab(&a)
                 .await
                 .map(|p| page_text("Went forward to", &p)),
@@ -489,7 +580,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<Reload>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.on_tab(&a).await.map(|p| page_text("Reloaded", &p)))
+        self.reply(self.on_tab(&a).await.map(|p| page_text("Reloaded", &p)))
     }
 
     #[tool(
@@ -500,7 +591,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<TabsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.tabs(a).await)
+        self.reply(self.tabs(a).await)
     }
 
     #[tool(
@@ -512,7 +603,7 @@ impl KaptureServer {
         Parameters(mut a): Parameters<OnTab<Snapshot>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.fill_budget(&mut a.params.budget);
-        answer(self.on_tab(&a).await.map(|t| t.text))
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
     }
 
     #[tool(
@@ -523,7 +614,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<Find>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.on_tab(&a).await.map(|t| t.text))
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
     }
 
     #[tool(
@@ -622,7 +713,7 @@ impl KaptureServer {
         Parameters(a): Parameters<OnTab<Evaluate>>,
     ) -> Result<CallToolResult, ErrorData> {
         let max = self.defaults.max_chars as usize;
-        answer(self.on_tab(&a).await.map(|e| match e.value {
+        self.reply(self.on_tab(&a).await.map(|e| match e.value {
             Some(v) => cut(v.to_string(), max),
             None => "undefined".into(),
         }))
@@ -636,7 +727,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<WaitFor>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.on_tab(&a).await.map(|w| {
+        self.reply(self.on_tab(&a).await.map(|w| {
             format!(
                 "Done after {} ms: {} [tab {}]",
                 w.waited_ms, w.what, w.tab_id
@@ -653,7 +744,7 @@ impl KaptureServer {
         Parameters(mut a): Parameters<OnTab<GetText>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.fill_budget(&mut a.params.budget);
-        answer(self.on_tab(&a).await.map(|t| t.text))
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
     }
 
     #[tool(
@@ -665,7 +756,7 @@ impl KaptureServer {
         Parameters(mut a): Parameters<OnTab<GetHtml>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.fill_budget(&mut a.params.budget);
-        answer(self.on_tab(&a).await.map(|t| t.text))
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
     }
 
     #[tool(
@@ -677,7 +768,7 @@ impl KaptureServer {
         Parameters(mut a): Parameters<OnTab<ReadMarkdown>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.fill_budget(&mut a.params.budget);
-        answer(self.on_tab(&a).await.map(|t| t.text))
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
     }
 
     #[tool(
@@ -689,7 +780,7 @@ impl KaptureServer {
         Parameters(mut a): Parameters<OnTab<ExtractLinks>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.fill_budget(&mut a.params.budget);
-        answer(self.on_tab(&a).await.map(|t| t.text))
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
     }
 
     #[tool(
@@ -726,7 +817,7 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<ConsoleMessages>>,
     ) -> Result<CallToolResult, ErrorData> {
-        answer(self.on_tab(&a).await.map(|log| {
+        self.reply(self.on_tab(&a).await.map(|log| {
             if log.messages.is_empty() {
                 return format!("No console messages [tab {}]", log.tab_id);
             }
@@ -749,6 +840,196 @@ impl KaptureServer {
     }
 
     #[tool(
+        name = "browser_handle_dialog",
+        description = "Answer the JavaScript dialog (alert, confirm, prompt, beforeunload) that stopped the last command: accept or dismiss, with promptText for a prompt."
+    )]
+    async fn browser_handle_dialog(
+        &self,
+        Parameters(a): Parameters<OnTab<HandleDialog>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_file_upload",
+        description = "Set files on a file input (ref or selector), or on the file chooser a click opened (no ref/selector). Paths are absolute paths on this machine."
+    )]
+    async fn browser_file_upload(
+        &self,
+        Parameters(mut a): Parameters<OnTab<FileUpload>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        match files::check_uploads(&a.params.paths) {
+            Ok(paths) => a.params.paths = paths,
+            Err(e) => return self.reply(Err(e)),
+        }
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_download",
+        description = "Download a URL, or what clicking a link (ref or selector) downloads, into kapture's download folder; answers when the file is complete: path, bytes, MIME type, suggested name."
+    )]
+    async fn browser_download(
+        &self,
+        Parameters(a): Parameters<OnTab<DownloadArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let dir = match files::ensure_dir(&self.defaults.download_dir) {
+            Ok(d) => d,
+            Err(e) => return self.reply(Err(e)),
+        };
+        let params = Download {
+            args: a.params,
+            dir: dir.display().to_string(),
+        };
+        let call = OnTab {
+            tab_id: a.tab_id,
+            timeout_ms: a.timeout_ms,
+            params,
+        };
+        let res = match self.on_tab(&call).await {
+            Ok(d) => files::finish_download(&dir, &d),
+            Err(e) => Err(e),
+        };
+        self.reply(res)
+    }
+
+    #[tool(
+        name = "browser_network_requests",
+        description = "The tab's network requests, newest first (method, URL, status, type, size, time), kept since Kapture first controlled the tab; filter by URL text."
+    )]
+    async fn browser_network_requests(
+        &self,
+        Parameters(a): Parameters<OnTab<NetworkRequests>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_network_request",
+        description = "One request by id: headers (Authorization, Cookie and Set-Cookie redacted) and its response body, capped."
+    )]
+    async fn browser_network_request(
+        &self,
+        Parameters(mut a): Parameters<OnTab<NetworkRequest>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        // Only the user's configuration decides whether secrets are shown, never the agent.
+        a.params.reveal_sensitive = self.defaults.reveal_sensitive_headers;
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_cookies",
+        description = "Cookies of the tab's page: list, get (name), set (name, value, path?, expires?, httpOnly?, secure?), delete (name) or clear."
+    )]
+    async fn browser_cookies(
+        &self,
+        Parameters(a): Parameters<OnTab<Cookies>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_storage",
+        description = "localStorage or sessionStorage of the tab's origin: list, get (key), set (key, value), delete (key) or clear."
+    )]
+    async fn browser_storage(
+        &self,
+        Parameters(a): Parameters<OnTab<Storage>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_resize",
+        description = "Set the tab's viewport size in CSS pixels."
+    )]
+    async fn browser_resize(
+        &self,
+        Parameters(a): Parameters<OnTab<Resize>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_emulate",
+        description = "Emulate a device (iPhone 13, Pixel 7, iPad, Desktop, none), a user agent, a geolocation, being offline, or a color scheme (light, dark, none)."
+    )]
+    async fn browser_emulate(
+        &self,
+        Parameters(a): Parameters<OnTab<Emulate>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.reply(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_drag",
+        description = "Drag an element (startRef or startSelector) and drop it on another (endRef or endSelector); HTML drag and drop and pointer-driven drags both work."
+    )]
+    async fn browser_drag(
+        &self,
+        Parameters(a): Parameters<Acting<Drag>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.act(&a, |o| outcome_text("Dragged", o)).await
+    }
+
+    #[tool(
+        name = "browser_scroll",
+        description = "Scroll with the mouse wheel over an element (ref or selector) or the middle of the viewport; deltaY defaults to 600 px down."
+    )]
+    async fn browser_scroll(
+        &self,
+        Parameters(a): Parameters<Acting<Scroll>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.act(&a, |o| outcome_text("Scrolled", o)).await
+    }
+
+    #[tool(
+        name = "browser_mouse_click_xy",
+        description = "Click at viewport coordinates (CSS pixels), for canvas-like pages."
+    )]
+    async fn browser_mouse_click_xy(
+        &self,
+        Parameters(a): Parameters<Acting<MouseClickXy>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let what = format!("Clicked at {},{}", a.on.params.x, a.on.params.y);
+        self.act(&a, |o| outcome_text(&what, o)).await
+    }
+
+    #[tool(
+        name = "browser_mouse_move_xy",
+        description = "Move the mouse to viewport coordinates (CSS pixels)."
+    )]
+    async fn browser_mouse_move_xy(
+        &self,
+        Parameters(a): Parameters<Acting<MouseMoveXy>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let what = format!("Moved the mouse to {},{}", a.on.params.x, a.on.params.y);
+        self.act(&a, |o| outcome_text(&what, o)).await
+    }
+
+    #[tool(
+        name = "browser_pdf_save",
+        description = "Save the page as a PDF file (headless browsers launched by kapture; a windowed browser answers UNSUPPORTED). Default path: the download folder, named after the page."
+    )]
+    async fn browser_pdf_save(
+        &self,
+        Parameters(a): Parameters<OnTab<PdfSave>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let call = OnTab {
+            tab_id: a.tab_id,
+            timeout_ms: a.timeout_ms,
+            params: PrintPdf {},
+        };
+        let res = match self.on_tab(&call).await {
+            Ok(pdf) => {
+                files::write_pdf(a.params.path.as_deref(), &self.defaults.download_dir, &pdf)
+            }
+            Err(e) => Err(e),
+        };
+        self.reply(res)
+    }
+
+    #[tool(
         name = "browser_status",
         description = "What kapture is connected to: the bridge port, the extension and browser, versions, and the open tabs."
     )]
@@ -756,7 +1037,7 @@ impl KaptureServer {
         &self,
         Parameters(_): Parameters<NoArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        text(self.status().await)
+        self.reply(Ok(self.status().await))
     }
 }
 

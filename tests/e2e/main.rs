@@ -3,6 +3,7 @@
 
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
+mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes
 mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
 mod security; // the bridge refuses strangers; the token never leaks
 mod tools; // every tool on real pages

@@ -70,6 +70,7 @@ fn content_type(path: &Path) -> &'static str {
         Some("css") => "text/css",
         Some("png") => "image/png",
         Some("json") => "application/json",
+        Some("txt") => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     }
 }
@@ -89,13 +90,25 @@ fn resolve(url: &str) -> Option<PathBuf> {
     full.is_file().then_some(full)
 }
 
+fn header(name: &str, value: &str) -> std::io::Result<tiny_http::Header> {
+    tiny_http::Header::from_bytes(name, value).map_err(|_| std::io::Error::other("header"))
+}
+
 fn respond(request: tiny_http::Request) -> std::io::Result<()> {
+    // `/attachment/<name>`: a generated file served as a download (Content-Disposition).
+    if let Some(name) = request.url().strip_prefix("/attachment/") {
+        let name: String = name.chars().filter(|c| c.is_ascii_alphanumeric() || ".-_".contains(*c)).collect();
+        let body = format!("attachment body of {name}\n");
+        let response = tiny_http::Response::from_string(body)
+            .with_header(header("Content-Type", "application/octet-stream")?)
+            .with_header(header("Content-Disposition", &format!("attachment; filename=\"{name}\""))?);
+        return request.respond(response);
+    }
     match resolve(request.url()) {
         Some(path) => {
             let body = std::fs::read(&path)?;
-            let header = tiny_http::Header::from_bytes("Content-Type", content_type(&path))
-                .map_err(|_| std::io::Error::other("header"))?;
-            request.respond(tiny_http::Response::from_data(body).with_header(header))
+            let content_type = header("Content-Type", content_type(&path))?;
+            request.respond(tiny_http::Response::from_data(body).with_header(content_type))
         }
         None => {
             request.respond(tiny_http::Response::from_string("not found").with_status_code(404))

@@ -16,9 +16,72 @@ const CONSOLE_TEXT_MAX: usize = 4000;
 
 type Filter = Box<dyn Fn(&str, &Value) -> bool>;
 
+/// Network requests kept per tab; older ones are dropped first.
+pub const NETWORK_CAPACITY: usize = 500;
+
+/// A JavaScript dialog waiting for an answer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Dialog {
+    /// alert, confirm, prompt or beforeunload.
+    pub kind: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub default_prompt: String,
+}
+
+/// One network request as seen so far.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Request {
+    pub id: String,
+    pub method: String,
+    pub url: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub mime_type: String,
+    /// Bytes on the wire, once finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Milliseconds from the request to its end, once finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+    #[serde(skip)]
+    pub request_headers: Value,
+    #[serde(skip)]
+    pub response_headers: Value,
+    #[serde(skip)]
+    started: f64,
+}
+
+/// A download the tab started.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Download {
+    pub guid: String,
+    pub url: String,
+    pub suggested_name: String,
+    /// inProgress, completed or canceled.
+    pub state: String,
+    pub received: u64,
+}
+
 /// Event bookkeeping and page-model state of one attached tab, fed by whatever delivers
 /// CDP events.
 pub struct TabEvents {
+    /// The dialog open right now, if any.
+    pub dialog: Option<Dialog>,
+    /// The last dialog seen, open or answered.
+    pub last_dialog: Option<Dialog>,
+    /// A file chooser the page opened (intercepted): the input's backend node id.
+    pub file_chooser: Option<i64>,
+    /// The renderer crashed; cleared by the next navigation.
+    pub crashed: bool,
+    network: VecDeque<Request>,
+    /// Downloads by guid, in start order.
+    pub downloads: Vec<Download>,
     console: VecDeque<ConsoleMessage>,
     main_frame: Option<String>,
     /// Current document (loader id) of every frame.
@@ -44,6 +107,12 @@ impl Default for TabEvents {
 impl TabEvents {
     pub fn new() -> Self {
         Self {
+            dialog: None,
+            last_dialog: None,
+            file_chooser: None,
+            crashed: false,
+            network: VecDeque::new(),
+            downloads: Vec::new(),
             console: VecDeque::new(),
             main_frame: None,
             frames: HashMap::new(),
@@ -160,6 +229,9 @@ impl TabEvents {
                 }
             }
             "Page.frameNavigated" => {
+                if params.pointer("/frame/parentId").is_none() {
+                    self.crashed = false;
+                }
                 let id = params.pointer("/frame/id").and_then(Value::as_str);
                 let loader = params.pointer("/frame/loaderId").and_then(Value::as_str);
                 if let (Some(id), Some(loader)) = (id, loader) {
@@ -183,6 +255,105 @@ impl TabEvents {
                 }
             }
             "Runtime.executionContextsCleared" => self.worlds.clear(),
+            "Page.javascriptDialogOpening" => {
+                let text = |k: &str| {
+                    params
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                let d = Dialog {
+                    kind: text("type"),
+                    message: text("message"),
+                    default_prompt: text("defaultPrompt"),
+                };
+                self.last_dialog = Some(d.clone());
+                self.dialog = Some(d);
+            }
+            "Page.javascriptDialogClosed" => self.dialog = None,
+            "Page.fileChooserOpened" => {
+                self.file_chooser = params.get("backendNodeId").and_then(Value::as_i64)
+            }
+            "Inspector.targetCrashed" => {
+                self.crashed = true;
+                self.dialog = None;
+            }
+            "Page.downloadWillBegin" => {
+                let text = |k: &str| {
+                    params
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                self.downloads.push(Download {
+                    guid: text("guid"),
+                    url: text("url"),
+                    suggested_name: text("suggestedFilename"),
+                    state: "inProgress".into(),
+                    received: 0,
+                });
+            }
+            "Page.downloadProgress" => {
+                let guid = params
+                    .get("guid")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if let Some(d) = self.downloads.iter_mut().find(|d| d.guid == guid) {
+                    d.state = params
+                        .get("state")
+                        .and_then(Value::as_str)
+                        .unwrap_or("inProgress")
+                        .to_string();
+                    d.received = params
+                        .get("receivedBytes")
+                        .and_then(Value::as_f64)
+                        .unwrap_or(0.0) as u64;
+                }
+            }
+            "Network.requestWillBeSent" => self.on_request(params),
+            "Network.responseReceived" => {
+                if let Some(r) = self.request_mut(params) {
+                    let resp = params.get("response").cloned().unwrap_or(Value::Null);
+                    r.status = resp.get("status").and_then(Value::as_u64).map(|s| s as u16);
+                    r.mime_type = resp
+                        .get("mimeType")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    r.response_headers = resp.get("headers").cloned().unwrap_or(Value::Null);
+                    if let Some(t) = params.get("type").and_then(Value::as_str) {
+                        r.kind = t.to_string();
+                    }
+                }
+            }
+            "Network.loadingFinished" => {
+                let ts = params
+                    .get("timestamp")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0);
+                if let Some(r) = self.request_mut(params) {
+                    r.size = params
+                        .get("encodedDataLength")
+                        .and_then(Value::as_f64)
+                        .map(|v| v as u64);
+                    r.duration_ms = Some(((ts - r.started) * 1000.0).max(0.0));
+                }
+            }
+            "Network.loadingFailed" => {
+                let ts = params
+                    .get("timestamp")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0);
+                if let Some(r) = self.request_mut(params) {
+                    r.failed = params
+                        .get("errorText")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                    r.duration_ms = Some(((ts - r.started) * 1000.0).max(0.0));
+                }
+            }
             "Page.frameStartedLoading"
             | "Page.navigatedWithinDocument"
             | "Page.frameStoppedLoading" => {
@@ -217,6 +388,52 @@ impl TabEvents {
                 }
             }
         }
+    }
+
+    fn on_request(&mut self, params: &Value) {
+        let text = |p: &str| {
+            params
+                .pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let id = text("/requestId");
+        // A redirect reuses the id: the new hop replaces the old entry.
+        self.network.retain(|r| r.id != id);
+        if self.network.len() == NETWORK_CAPACITY {
+            self.network.pop_front();
+        }
+        self.network.push_back(Request {
+            id,
+            method: text("/request/method"),
+            url: text("/request/url"),
+            kind: text("/type"),
+            request_headers: params
+                .pointer("/request/headers")
+                .cloned()
+                .unwrap_or(Value::Null),
+            started: params
+                .get("timestamp")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0),
+            ..Request::default()
+        });
+    }
+
+    fn request_mut(&mut self, params: &Value) -> Option<&mut Request> {
+        let id = params.get("requestId").and_then(Value::as_str)?;
+        self.network.iter_mut().rev().find(|r| r.id == id)
+    }
+
+    /// Requests newest first.
+    pub fn requests(&self) -> impl Iterator<Item = &Request> {
+        self.network.iter().rev()
+    }
+
+    /// One request by id.
+    pub fn request(&self, id: &str) -> Option<&Request> {
+        self.network.iter().find(|r| r.id == id)
     }
 
     fn push_console(&mut self, msg: ConsoleMessage) {
@@ -500,5 +717,71 @@ mod tests {
         let mut rx = events.wait_for(|_, _| true);
         events.cancel_waiters();
         assert!(rx.try_recv().is_err());
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn dialogs_open_and_close() {
+        let mut e = TabEvents::new();
+        e.on_event(
+            "Page.javascriptDialogOpening",
+            &json!({"type": "confirm", "message": "Sure?", "url": "u"}),
+        );
+        assert_eq!(e.dialog.as_ref().map(|d| d.kind.as_str()), Some("confirm"));
+        e.on_event("Page.javascriptDialogClosed", &json!({"result": true}));
+        assert!(e.dialog.is_none());
+    }
+
+    #[test]
+    fn network_requests_are_tracked_newest_first_and_bounded() {
+        let mut e = TabEvents::new();
+        e.on_event("Network.requestWillBeSent", &json!({"requestId": "1", "type": "Fetch", "timestamp": 1.0, "request": {"method": "GET", "url": "http://x/a", "headers": {}}}));
+        e.on_event("Network.responseReceived", &json!({"requestId": "1", "type": "Fetch", "response": {"status": 200, "mimeType": "application/json", "headers": {"a": "b"}}}));
+        e.on_event(
+            "Network.loadingFinished",
+            &json!({"requestId": "1", "timestamp": 1.25, "encodedDataLength": 42}),
+        );
+        e.on_event("Network.requestWillBeSent", &json!({"requestId": "2", "type": "XHR", "timestamp": 2.0, "request": {"method": "POST", "url": "http://x/b"}}));
+        e.on_event(
+            "Network.loadingFailed",
+            &json!({"requestId": "2", "timestamp": 2.5, "errorText": "net::ERR_FAILED"}),
+        );
+        let all: Vec<&Request> = e.requests().collect();
+        assert_eq!(all[0].url, "http://x/b");
+        assert_eq!(all[0].failed.as_deref(), Some("net::ERR_FAILED"));
+        assert_eq!(
+            (all[1].status, all[1].size, all[1].duration_ms),
+            (Some(200), Some(42), Some(250.0))
+        );
+        for i in 0..NETWORK_CAPACITY + 10 {
+            e.on_event(
+                "Network.requestWillBeSent",
+                &json!({"requestId": format!("r{i}"), "request": {"method": "GET", "url": "u"}}),
+            );
+        }
+        assert_eq!(e.requests().count(), NETWORK_CAPACITY);
+    }
+
+    #[test]
+    fn downloads_progress_to_completion() {
+        let mut e = TabEvents::new();
+        e.on_event(
+            "Page.downloadWillBegin",
+            &json!({"guid": "g", "url": "http://x/f.txt", "suggestedFilename": "f.txt"}),
+        );
+        e.on_event(
+            "Page.downloadProgress",
+            &json!({"guid": "g", "state": "completed", "receivedBytes": 12.0, "totalBytes": 12.0}),
+        );
+        assert_eq!(
+            (e.downloads[0].state.as_str(), e.downloads[0].received),
+            ("completed", 12)
+        );
     }
 }

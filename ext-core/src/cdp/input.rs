@@ -12,7 +12,7 @@ use crate::methods::{
 use crate::protocol::{ErrorCode, WireError};
 
 /// Wait for the target to be actionable and answer its centre in top-level viewport pixels.
-async fn point<S: CdpSession>(s: &S, target: &Located) -> Result<(f64, f64), WireError> {
+pub(crate) async fn point<S: CdpSession>(s: &S, target: &Located) -> Result<(f64, f64), WireError> {
     let at = world::run(
         s,
         &target.frame,
@@ -31,7 +31,7 @@ async fn point<S: CdpSession>(s: &S, target: &Located) -> Result<(f64, f64), Wir
     world::element_center(s, &object).await
 }
 
-async fn mouse<S: CdpSession>(
+pub(crate) async fn mouse<S: CdpSession>(
     s: &S,
     kind: &str,
     (x, y): (f64, f64),
@@ -41,10 +41,23 @@ async fn mouse<S: CdpSession>(
     if let (Some(obj), Value::Object(more)) = (params.as_object_mut(), extra) {
         obj.extend(more);
     }
-    s.send("Input.dispatchMouseEvent", params).await.map(drop)
+    send_input(s, "Input.dispatchMouseEvent", params).await
 }
 
-async fn click_at<S: CdpSession>(
+/// How long the page may take to accept one input event before we look for a dialog.
+const INPUT_ACK: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Send one input event. The browser answers once the page handled it, and holds back the
+/// session's other messages meanwhile; a dialog opened by the handler holds both until it
+/// is answered. So a slow answer ends the command with `DIALOG_OPEN` instead of a hang.
+async fn send_input<S: CdpSession>(s: &S, method: &str, params: Value) -> Result<(), WireError> {
+    match crate::platform::timeout(INPUT_ACK, s.send(method, params)).await {
+        Some(res) => res.map(drop),
+        None => Err(super::more::blocked_by_dialog(s)),
+    }
+}
+
+pub(crate) async fn click_at<S: CdpSession>(
     s: &S,
     at: (f64, f64),
     button: MouseButton,
@@ -64,6 +77,49 @@ async fn click_at<S: CdpSession>(
         mouse(s, "mouseReleased", at, extra).await?;
     }
     Ok(())
+}
+
+/// Press at `a`, move to `b` in steps, release. An HTML drag (draggable elements) is handed
+/// to us by the browser instead of its own drag loop, and dropped with drag events.
+pub(crate) async fn drag_between<S: CdpSession>(
+    s: &S,
+    a: (f64, f64),
+    b: (f64, f64),
+) -> Result<(), WireError> {
+    s.send("Input.setInterceptDrags", json!({"enabled": true}))
+        .await?;
+    let intercepted = s
+        .events()
+        .borrow_mut()
+        .wait_for(|m, _| m == "Input.dragIntercepted");
+    let left = json!({"button": "left", "buttons": 1, "clickCount": 1});
+    mouse(s, "mouseMoved", a, json!({})).await?;
+    mouse(s, "mousePressed", a, left.clone()).await?;
+    const STEPS: u32 = 5;
+    for i in 1..=STEPS {
+        let t = f64::from(i) / f64::from(STEPS);
+        let p = (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
+        mouse(s, "mouseMoved", p, json!({"button": "left", "buttons": 1})).await?;
+    }
+    // The moves above are round trips: a drag that started has been reported by now.
+    let drop_data =
+        match crate::platform::timeout(std::time::Duration::from_millis(50), intercepted).await {
+            Some(Ok((_, params))) => params.get("data").cloned(),
+            _ => None,
+        };
+    if let Some(data) = drop_data {
+        for kind in ["dragEnter", "dragOver", "drop"] {
+            s.send(
+                "Input.dispatchDragEvent",
+                json!({"type": kind, "x": b.0, "y": b.1, "data": data, "modifiers": 0}),
+            )
+            .await?;
+        }
+    }
+    mouse(s, "mouseReleased", b, left).await?;
+    s.send("Input.setInterceptDrags", json!({"enabled": false}))
+        .await
+        .map(drop)
 }
 
 /// A trusted click at the element's centre after scrolling it into view.
@@ -112,7 +168,7 @@ async fn key_event<S: CdpSession>(
         obj.insert("text".into(), json!(text));
         obj.insert("unmodifiedText".into(), json!(text));
     }
-    s.send("Input.dispatchKeyEvent", params).await.map(drop)
+    send_input(s, "Input.dispatchKeyEvent", params).await
 }
 
 async fn press_chord<S: CdpSession>(s: &S, chord: &keys::Chord) -> Result<(), WireError> {

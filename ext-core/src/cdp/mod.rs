@@ -5,6 +5,7 @@ pub mod events;
 mod input;
 pub mod js;
 pub mod keys;
+mod more;
 mod read;
 pub mod world;
 
@@ -16,6 +17,10 @@ use serde_json::{json, Value};
 
 pub use events::TabEvents;
 pub use input::{click, fill_form, hover, press_key, select_option, type_text};
+pub use more::{
+    cookies, dialog_error, download, drag, emulate, file_upload, handle_dialog, mouse_click_xy,
+    mouse_move_xy, network_request, network_requests, print_pdf, resize, scroll, storage,
+};
 pub use read::{
     evaluate, extract_links, find, get_html, get_text, is_function_source, read_markdown,
     screenshot, snapshot, wait_for,
@@ -86,6 +91,18 @@ pub async fn prepare<S: CdpSession>(s: &S) -> Result<(), WireError> {
     s.send("Page.enable", json!({})).await?;
     s.send("Runtime.enable", json!({})).await?;
     s.send("Log.enable", json!({})).await?;
+    s.send(
+        "Network.enable",
+        json!({"maxTotalBufferSize": 10_000_000, "maxResourceBufferSize": 2_000_000}),
+    )
+    .await?;
+    s.send("Inspector.enable", json!({})).await?;
+    // File choosers opened by the page are reported to the agent instead of a native dialog.
+    s.send(
+        "Page.setInterceptFileChooserDialog",
+        json!({"enabled": true}),
+    )
+    .await?;
     world::refresh_frames(s).await.map(drop)
 }
 
@@ -146,8 +163,27 @@ async fn run_script<S: CdpSession>(
 fn check_url(url: &str) -> Result<(), WireError> {
     let lower = url.trim().to_ascii_lowercase();
     let allowed = ["http://", "https://", "about:blank", "data:"];
-    if allowed.iter().any(|p| lower.starts_with(p)) {
+    // Browser-internal pages cannot be driven through the debugger at all.
+    let internal = [
+        "chrome://",
+        "chrome-extension://",
+        "chrome-untrusted://",
+        "devtools://",
+        "view-source:",
+        "edge://",
+        "brave://",
+        "about:",
+    ];
+    if allowed.iter().any(|p| lower.starts_with(p)) && !lower.contains("chromewebstore.google.com")
+    {
         Ok(())
+    } else if internal.iter().any(|p| lower.starts_with(p))
+        || lower.contains("chromewebstore.google.com")
+    {
+        Err(WireError::new(
+            ErrorCode::UnsupportedPage,
+            format!("{url} is a browser-internal page that extensions may not control"),
+        ))
     } else {
         Err(WireError::new(
             ErrorCode::BadArgs,
@@ -286,8 +322,12 @@ pub(crate) async fn settle<S: CdpSession>(
     s: &S,
     navigations_before: u64,
 ) -> Result<ActionOutcome, WireError> {
-    // One round trip lets the events the action caused arrive before we look at them.
-    let first = page_info(s).await;
+    // One round trip lets the events the action caused arrive before we look at them. A
+    // page that cannot answer it is stopped by a dialog (beforeunload, or one a timer opened).
+    let first = match platform::timeout(Duration::from_secs(2), page_info(s)).await {
+        Some(info) => info,
+        None => return Err(more::blocked_by_dialog(s)),
+    };
     let navigated = s.events().borrow().navigations_started() > navigations_before;
     let info = if navigated {
         let deadline = platform::now_ms() + SETTLE_LIMIT_MS;
@@ -315,6 +355,7 @@ pub(crate) async fn settle<S: CdpSession>(
         navigated,
         url: info.url,
         title: info.title,
+        file_chooser: s.events().borrow().file_chooser.is_some(),
     })
 }
 

@@ -167,14 +167,18 @@ fn evaluate_returns_undefined_as_absent() {
 #[test]
 fn navigation_refuses_other_schemes_before_touching_the_page() {
     let s = FakeSession::new(vec![]);
-    for url in [
-        "javascript:alert(1)",
-        "file:///etc/passwd",
-        "chrome://settings",
-        "example.com",
-    ] {
+    for url in ["javascript:alert(1)", "file:///etc/passwd", "example.com"] {
         let err = block_on(navigate(&s, url)).unwrap_err();
         assert_eq!(err.code, ErrorCode::BadArgs, "{url}");
+    }
+    for url in [
+        "chrome://settings",
+        "chrome-extension://abc/x.html",
+        "view-source:http://a/",
+        "https://chromewebstore.google.com/x",
+    ] {
+        let err = block_on(navigate(&s, url)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::UnsupportedPage, "{url}");
     }
     assert!(s.sent.borrow().is_empty());
 }

@@ -217,6 +217,15 @@ impl Worker {
         }
     }
 
+    pub fn on_tab_created(&self, tab_id: i32, opener_tab_id: Option<i32>, url: String) {
+        let event = BrowserEvent::TabCreated {
+            tab_id,
+            opener_tab_id,
+            url,
+        };
+        self.app.bridge.broadcast(&ExtensionFrame::Event { event });
+    }
+
     pub fn on_tab_removed(&self, tab_id: i32) {
         self.app.tabs.on_removed(tab_id);
         self.app.bridge.broadcast(&ExtensionFrame::Event {

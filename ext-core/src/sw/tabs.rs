@@ -64,6 +64,7 @@ impl CdpSession for DebuggerSession<'_> {
         chrome::debugger::send_command(self.slot.tab_id, method, &params).await
     }
 
+
     fn events(&self) -> &RefCell<TabEvents> {
         &self.slot.events
     }
@@ -157,13 +158,17 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
             let run = execute(&slot, &job.method, job.params);
             match platform::timeout(Duration::from_millis(remaining as u64), run).await {
                 Some(result) => result,
-                None => Err(WireError::new(
-                    ErrorCode::Timeout,
-                    format!(
-                        "{} did not finish within its timeout on tab {}",
-                        job.method, slot.tab_id
-                    ),
-                )),
+                None => {
+                    // A dialog that opened meanwhile is what stopped the command.
+                    let dialog = slot.events.borrow().dialog.clone();
+                    Err(match dialog {
+                        Some(d) => crate::cdp::dialog_error(&d, slot.tab_id),
+                        None => WireError::new(
+                            ErrorCode::Timeout,
+                            format!("{} did not finish within its timeout on tab {}", job.method, slot.tab_id),
+                        ),
+                    })
+                }
             }
         };
         // A closed tab turns whatever the command saw (cancelled waits, detach) into TAB_CLOSED.

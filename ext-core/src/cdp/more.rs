@@ -1,0 +1,672 @@
+//! The rest of what agents need from a browser: dialogs, uploads, downloads, network,
+//! cookies and storage, emulation, drag, scroll, coordinate input, PDFs.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::events::Dialog;
+use super::input::{click_at, drag_between, mouse, point};
+use super::world::{self, Located};
+use super::{classify_failure, settle, CdpSession};
+use crate::methods::{
+    ActionOutcome, Cookies, Download, Downloaded, Drag, ElementTarget, Emulate, FileUpload,
+    HandleDialog, MouseClickXy, MouseMoveXy, NetworkRequest, NetworkRequests, Pdf, PrintPdf,
+    Resize, Scroll, Storage, StorageArea, StoreAction, Text,
+};
+use crate::platform;
+use crate::protocol::{ErrorCode, WireError};
+
+/// Headers whose values are secrets unless the user's configuration reveals them.
+const SENSITIVE_HEADERS: &[&str] = &[
+    "authorization",
+    "cookie",
+    "set-cookie",
+    "proxy-authorization",
+    "x-api-key",
+];
+/// How long a download may take before the command's own timeout ends it.
+const DOWNLOAD_POLL: Duration = Duration::from_millis(100);
+
+fn text<S: CdpSession>(s: &S, t: String) -> Text {
+    Text {
+        tab_id: s.tab_id(),
+        text: t,
+        cut: false,
+    }
+}
+
+/// The "a dialog is open" answer a command gets when one opens while it runs.
+pub fn dialog_error(d: &Dialog, tab_id: crate::protocol::TabId) -> WireError {
+    let mut e = WireError::new(
+        ErrorCode::DialogOpen,
+        format!("{} {} dialog is open: {:?}", article(&d.kind), d.kind, d.message),
+    );
+    let mut data = serde_json::to_value(d).unwrap_or_default();
+    data["tab_id"] = json!(tab_id);
+    e.data = Some(data);
+    e
+}
+
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
+}
+
+/// The answer of a command whose input the page did not take in time: the dialog when it
+/// is known, else the likely cause.
+pub fn blocked_by_dialog<S: CdpSession>(s: &S) -> WireError {
+    if let Some(d) = s.events().borrow().dialog.clone() {
+        return dialog_error(&d, s.tab_id());
+    }
+    let mut e = WireError::new(
+        ErrorCode::DialogOpen,
+        "the page did not take the input within 10 s: a JavaScript dialog (alert, confirm, prompt) is probably open, or the page is busy",
+    );
+    e.data = Some(json!({"tab_id": s.tab_id()}));
+    e
+}
+
+/// Answer the open dialog. Its type and message may only be known once it is answered
+/// (the browser holds the news back while an input waits on the dialog).
+pub async fn handle_dialog<S: CdpSession>(s: &S, p: &HandleDialog) -> Result<Text, WireError> {
+    let known = s.events().borrow().dialog.clone();
+    let mut params = json!({"accept": p.accept});
+    if let Some(t) = &p.prompt_text {
+        params["promptText"] = json!(t);
+    }
+    let closed = s.events().borrow_mut().wait_for(|m, _| m == "Page.javascriptDialogClosed");
+    if let Err(e) = s.send("Page.handleJavaScriptDialog", params).await {
+        return Err(if e.message.to_ascii_lowercase().contains("no dialog") {
+            WireError::new(ErrorCode::BadArgs, "no dialog is open on this tab")
+        } else {
+            e
+        });
+    }
+    // Held-back news arrives now: wait a moment for it so the answer can name the dialog.
+    let _ = platform::timeout(Duration::from_millis(1000), closed).await;
+    let d = known.or_else(|| s.events().borrow().last_dialog.clone());
+    s.events().borrow_mut().dialog = None;
+    let how = if p.accept { "accepted" } else { "dismissed" };
+    Ok(text(
+        s,
+        match d {
+            Some(d) => format!("The {} dialog {:?} was {how}", d.kind, d.message),
+            None => format!("The dialog was {how}"),
+        },
+    ))
+}
+
+/// Set files on a file input (or answer the file chooser the page opened).
+pub async fn file_upload<S: CdpSession>(s: &S, p: &FileUpload) -> Result<Text, WireError> {
+    let node = match p.target.get() {
+        Some(t) => {
+            let target = world::locate_target(s, &t).await?;
+            let object = world::element_object(s, &target).await?;
+            let kind = s
+                .send(
+                    "Runtime.callFunctionOn",
+                    json!({"objectId": object, "returnByValue": true,
+                           "functionDeclaration": "function() { return this.tagName === 'INPUT' && this.type === 'file' ? (this.multiple ? 'multi' : 'single') : 'no'; }"}),
+                )
+                .await?;
+            match kind.pointer("/result/value").and_then(Value::as_str) {
+                Some("single") if p.paths.len() > 1 => {
+                    return Err(WireError::new(
+                        ErrorCode::BadArgs,
+                        "this file input takes one file",
+                    ))
+                }
+                Some("single" | "multi") => {}
+                _ => {
+                    return Err(WireError::new(
+                        ErrorCode::NotInteractable,
+                        format!("{} is not a file input", target.label),
+                    ))
+                }
+            }
+            json!({"objectId": object})
+        }
+        None => {
+            let chooser = s.events().borrow_mut().file_chooser.take();
+            let id = chooser.ok_or_else(|| {
+                WireError::new(
+                    ErrorCode::BadArgs,
+                    "name the file input (ref or selector); no file chooser is open",
+                )
+            })?;
+            json!({"backendNodeId": id})
+        }
+    };
+    let mut params = json!({"files": p.paths});
+    if let (Some(obj), Value::Object(more)) = (params.as_object_mut(), node) {
+        obj.extend(more);
+    }
+    s.send("DOM.setFileInputFiles", params).await?;
+    Ok(text(
+        s,
+        format!("Set {} file(s) on the input", p.paths.len()),
+    ))
+}
+
+/// Start a download (URL or click) and wait until the browser finished writing it.
+pub async fn download<S: CdpSession>(s: &S, p: &Download) -> Result<Downloaded, WireError> {
+    s.send(
+        "Page.setDownloadBehavior",
+        json!({"behavior": "allowAndName", "downloadPath": p.dir}),
+    )
+    .await?;
+    let known = s.events().borrow().downloads.len();
+    match (&p.args.url, p.args.target.get()) {
+        (Some(_), Some(_)) => {
+            return Err(WireError::new(
+                ErrorCode::BadArgs,
+                "give either url or the element to click, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(WireError::new(
+                ErrorCode::BadArgs,
+                "give the url to download, or the ref/selector of a link to click",
+            ))
+        }
+        (Some(url), None) => {
+            let main = world::main_frame(s).await?;
+            let script = "(url) => { const a = document.createElement('a'); a.href = url; a.download = ''; document.body.appendChild(a); a.click(); a.remove(); return true; }";
+            world::run(s, &main, script, &[json!(url)]).await?;
+        }
+        (None, Some(t)) => {
+            let target = world::locate_target(s, &t).await?;
+            let at = point(s, &target).await?;
+            click_at(s, at, Default::default(), false, 0).await?;
+        }
+    }
+    loop {
+        let d = s.events().borrow().downloads.get(known).cloned();
+        match d {
+            Some(d) if d.state == "completed" => {
+                return Ok(Downloaded {
+                    tab_id: s.tab_id(),
+                    guid: d.guid,
+                    suggested_name: d.suggested_name,
+                    url: d.url,
+                    bytes: d.received,
+                })
+            }
+            Some(d) if d.state == "canceled" => {
+                return Err(WireError::new(
+                    ErrorCode::DownloadFailed,
+                    format!("the download of {} was canceled or failed", d.url),
+                ))
+            }
+            _ => platform::sleep(DOWNLOAD_POLL).await,
+        }
+    }
+}
+
+fn redact(headers: &Value, reveal: bool) -> Vec<String> {
+    let mut out: Vec<String> = headers
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            let v = v.as_str().unwrap_or_default();
+            if !reveal && SENSITIVE_HEADERS.contains(&k.to_ascii_lowercase().as_str()) {
+                format!("{k}: <redacted {} chars>", v.len())
+            } else {
+                format!("{k}: {v}")
+            }
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The tab's requests, newest first.
+pub fn network_requests<S: CdpSession>(s: &S, p: &NetworkRequests) -> Text {
+    let max = p.max.unwrap_or(50).clamp(1, 500) as usize;
+    let state = s.events().borrow();
+    let filter = p.filter.as_deref().unwrap_or("");
+    let matching: Vec<_> = state
+        .requests()
+        .filter(|r| r.url.contains(filter))
+        .collect();
+    if matching.is_empty() {
+        return text(s, "No requests seen on this tab yet.".into());
+    }
+    let mut lines = vec![format!(
+        "{} of {} requests, newest first:",
+        matching.len().min(max),
+        matching.len()
+    )];
+    for r in matching.iter().take(max) {
+        let status = match (&r.failed, r.status) {
+            (Some(f), _) => format!("failed {f}"),
+            (None, Some(st)) => st.to_string(),
+            (None, None) => "pending".into(),
+        };
+        let size = r.size.map(|b| format!(" {b}B")).unwrap_or_default();
+        let time = r
+            .duration_ms
+            .map(|t| format!(" {t:.0}ms"))
+            .unwrap_or_default();
+        lines.push(format!(
+            "[{}] {} {} → {status} {}{size}{time}",
+            r.id, r.method, r.url, r.kind
+        ));
+    }
+    text(s, lines.join("\n"))
+}
+
+/// One request: headers (secrets redacted) and a capped response body.
+pub async fn network_request<S: CdpSession>(s: &S, p: &NetworkRequest) -> Result<Text, WireError> {
+    let r = s.events().borrow().request(&p.id).cloned().ok_or_else(|| {
+        WireError::new(
+            ErrorCode::BadArgs,
+            format!(
+                "no request {} on this tab; list them with browser_network_requests",
+                p.id
+            ),
+        )
+    })?;
+    let mut out = vec![format!("{} {}", r.method, r.url)];
+    out.push(format!(
+        "status: {}",
+        r.status
+            .map(|v| v.to_string())
+            .or(r.failed.clone())
+            .unwrap_or_else(|| "pending".into())
+    ));
+    out.push("request headers:".into());
+    out.extend(
+        redact(&r.request_headers, p.reveal_sensitive)
+            .into_iter()
+            .map(|h| format!("  {h}")),
+    );
+    out.push("response headers:".into());
+    out.extend(
+        redact(&r.response_headers, p.reveal_sensitive)
+            .into_iter()
+            .map(|h| format!("  {h}")),
+    );
+    let max = p.max_body.unwrap_or(10_000).min(200_000) as usize;
+    match s
+        .send("Network.getResponseBody", json!({"requestId": p.id}))
+        .await
+    {
+        Ok(body) => {
+            let b64 = body
+                .get("base64Encoded")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let raw = body.get("body").and_then(Value::as_str).unwrap_or_default();
+            if b64 {
+                out.push(format!("body: {} bytes of binary data", raw.len() * 3 / 4));
+            } else {
+                let total = raw.chars().count();
+                let shown: String = raw.chars().take(max).collect();
+                out.push(format!("body ({total} chars):"));
+                out.push(shown);
+                if total > max {
+                    out.push(format!(
+                        "… cut at {max} of {total} chars; ask with a larger maxBody"
+                    ));
+                }
+            }
+        }
+        Err(e) => out.push(format!("body: not available ({})", e.message)),
+    }
+    Ok(text(s, out.join("\n")))
+}
+
+async fn page_url<S: CdpSession>(s: &S) -> Result<String, WireError> {
+    let main = world::main_frame(s).await?;
+    let url = world::run(s, &main, "() => location.href", &[]).await?;
+    Ok(url.as_str().unwrap_or_default().to_string())
+}
+
+fn need<'a>(v: &'a Option<String>, what: &str) -> Result<&'a str, WireError> {
+    v.as_deref()
+        .ok_or_else(|| WireError::new(ErrorCode::BadArgs, format!("this action needs `{what}`")))
+}
+
+/// Cookies of the tab's page URL.
+pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireError> {
+    let url = page_url(s).await?;
+    if !url.starts_with("http") {
+        return Err(WireError::new(
+            ErrorCode::UnsupportedPage,
+            "cookies belong to http(s) pages; navigate to one first",
+        ));
+    }
+    let list = |v: &Value| -> Vec<Value> {
+        v.get("cookies")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    match p.action {
+        StoreAction::List | StoreAction::Get => {
+            let all = list(&s.send("Network.getCookies", json!({"urls": [url]})).await?);
+            let shown: Vec<String> = all
+                .iter()
+                .filter(|c| p.name.as_deref().is_none_or(|n| c["name"] == n))
+                .map(|c| {
+                    let flags = [("httpOnly", "HttpOnly"), ("secure", "Secure")]
+                        .iter()
+                        .filter(|(k, _)| c[*k] == true)
+                        .map(|(_, f)| *f)
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    format!(
+                        "{}={} (path {}{}{})",
+                        c["name"].as_str().unwrap_or(""),
+                        c["value"].as_str().unwrap_or(""),
+                        c["path"].as_str().unwrap_or("/"),
+                        if flags.is_empty() { "" } else { ", " },
+                        flags
+                    )
+                })
+                .collect();
+            if shown.is_empty() {
+                return Ok(text(
+                    s,
+                    match &p.name {
+                        Some(n) => format!("No cookie {n:?} for {url}"),
+                        None => format!("No cookies for {url}"),
+                    },
+                ));
+            }
+            Ok(text(s, shown.join("\n")))
+        }
+        StoreAction::Set => {
+            let name = need(&p.name, "name")?;
+            let mut c = json!({"name": name, "value": p.value.clone().unwrap_or_default(), "url": url,
+                               "path": p.path.clone().unwrap_or_else(|| "/".into()), "httpOnly": p.http_only, "secure": p.secure});
+            if let Some(e) = p.expires {
+                c["expires"] = json!(e);
+            }
+            let ok = s.send("Network.setCookie", c).await?;
+            if ok.get("success").and_then(Value::as_bool) == Some(false) {
+                return Err(WireError::new(
+                    ErrorCode::BadArgs,
+                    "the browser refused the cookie (check name, path and secure)",
+                ));
+            }
+            Ok(text(s, format!("Set cookie {name}")))
+        }
+        StoreAction::Delete => {
+            let name = need(&p.name, "name")?;
+            s.send("Network.deleteCookies", json!({"name": name, "url": url}))
+                .await?;
+            Ok(text(s, format!("Deleted cookie {name}")))
+        }
+        StoreAction::Clear => {
+            let all = list(&s.send("Network.getCookies", json!({"urls": [url]})).await?);
+            for c in &all {
+                s.send("Network.deleteCookies", json!({"name": c["name"], "url": url, "domain": c["domain"], "path": c["path"]})).await?;
+            }
+            Ok(text(s, format!("Deleted {} cookies", all.len())))
+        }
+    }
+}
+
+/// localStorage or sessionStorage of the tab's origin.
+pub async fn storage<S: CdpSession>(s: &S, p: &Storage) -> Result<Text, WireError> {
+    let area = match p.area {
+        StorageArea::Local => "localStorage",
+        StorageArea::Session => "sessionStorage",
+    };
+    let action = serde_json::to_value(p.action).unwrap_or_default();
+    if matches!(
+        p.action,
+        StoreAction::Get | StoreAction::Set | StoreAction::Delete
+    ) {
+        need(&p.key, "key")?;
+    }
+    let script = r#"(area, action, key, value) => {
+      let st;
+      try { st = window[area]; } catch (e) { return { error: 'UNSUPPORTED_PAGE', message: area + ' is not available here: ' + e.message }; }
+      switch (action) {
+        case 'list': return { lines: Object.keys(st).sort().map((k) => k + '=' + st.getItem(k)) };
+        case 'get': { const v = st.getItem(key); return { lines: [v === null ? 'No key ' + JSON.stringify(key) : key + '=' + v] }; }
+        case 'set': st.setItem(key, value ?? ''); return { lines: ['Set ' + key] };
+        case 'delete': st.removeItem(key); return { lines: ['Deleted ' + key] };
+        case 'clear': { const n = st.length; st.clear(); return { lines: ['Cleared ' + n + ' keys'] }; }
+      }
+    }"#;
+    let main = world::main_frame(s).await?;
+    let v = world::run(
+        s,
+        &main,
+        script,
+        &[json!(area), action, json!(p.key), json!(p.value)],
+    )
+    .await?;
+    let lines: Vec<String> = v
+        .get("lines")
+        .and_then(|l| serde_json::from_value(l.clone()).ok())
+        .unwrap_or_default();
+    Ok(text(
+        s,
+        if lines.is_empty() {
+            format!("{area} is empty")
+        } else {
+            lines.join("\n")
+        },
+    ))
+}
+
+/// Resize the viewport.
+pub async fn resize<S: CdpSession>(s: &S, p: &Resize) -> Result<Text, WireError> {
+    if !(100..=10_000).contains(&p.width) || !(100..=10_000).contains(&p.height) {
+        return Err(WireError::new(
+            ErrorCode::BadArgs,
+            "width and height are between 100 and 10000",
+        ));
+    }
+    s.send(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": p.width, "height": p.height, "deviceScaleFactor": 0, "mobile": false}),
+    )
+    .await?;
+    Ok(text(s, format!("Viewport is {}x{}", p.width, p.height)))
+}
+
+/// Device presets: (name, width, height, scale, mobile, user agent).
+const DEVICES: &[(&str, u32, u32, f64, bool, &str)] = &[
+    ("iphone 13", 390, 844, 3.0, true, "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"),
+    ("pixel 7", 412, 915, 2.625, true, "Mozilla/5.0 (Linux; Android 14; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36"),
+    ("ipad", 820, 1180, 2.0, true, "Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"),
+    ("desktop", 1280, 800, 1.0, false, ""),
+];
+
+/// Emulate a device, user agent, location, network state or color scheme.
+pub async fn emulate<S: CdpSession>(s: &S, p: &Emulate) -> Result<Text, WireError> {
+    let mut done = Vec::new();
+    if let Some(name) = &p.device {
+        let key = name.trim().to_ascii_lowercase();
+        if key == "none" {
+            s.send("Emulation.clearDeviceMetricsOverride", json!({}))
+                .await?;
+            s.send(
+                "Emulation.setTouchEmulationEnabled",
+                json!({"enabled": false}),
+            )
+            .await?;
+            done.push("device emulation off".to_string());
+        } else {
+            let Some(&(label, w, h, scale, mobile, ua)) = DEVICES.iter().find(|d| d.0 == key)
+            else {
+                let names: Vec<&str> = DEVICES.iter().map(|d| d.0).collect();
+                return Err(WireError::new(
+                    ErrorCode::BadArgs,
+                    format!("unknown device {name:?}; known: {}, none", names.join(", ")),
+                ));
+            };
+            s.send(
+                "Emulation.setDeviceMetricsOverride",
+                json!({"width": w, "height": h, "deviceScaleFactor": scale, "mobile": mobile}),
+            )
+            .await?;
+            s.send(
+                "Emulation.setTouchEmulationEnabled",
+                json!({"enabled": mobile}),
+            )
+            .await?;
+            if !ua.is_empty() && p.user_agent.is_none() {
+                s.send("Emulation.setUserAgentOverride", json!({"userAgent": ua}))
+                    .await?;
+            }
+            done.push(format!("device {label} ({w}x{h})"));
+        }
+    }
+    if let Some(ua) = &p.user_agent {
+        s.send("Emulation.setUserAgentOverride", json!({"userAgent": ua}))
+            .await?;
+        done.push("user agent".into());
+    }
+    if let Some(g) = &p.geolocation {
+        s.send("Emulation.setGeolocationOverride", json!({"latitude": g.latitude, "longitude": g.longitude, "accuracy": g.accuracy.unwrap_or(10.0)}))
+            .await?;
+        done.push(format!("location {},{}", g.latitude, g.longitude));
+    }
+    if let Some(off) = p.offline {
+        s.send(
+            "Network.emulateNetworkConditions",
+            json!({"offline": off, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}),
+        )
+        .await?;
+        done.push(if off { "offline" } else { "online" }.into());
+    }
+    if let Some(scheme) = p.color_scheme {
+        let value = serde_json::to_value(scheme).unwrap_or_default();
+        let value = if value == "none" { json!("") } else { value };
+        s.send(
+            "Emulation.setEmulatedMedia",
+            json!({"features": [{"name": "prefers-color-scheme", "value": value}]}),
+        )
+        .await?;
+        done.push(format!(
+            "color scheme {}",
+            value
+                .as_str()
+                .filter(|v| !v.is_empty())
+                .unwrap_or("as the system")
+        ));
+    }
+    if done.is_empty() {
+        return Err(WireError::new(
+            ErrorCode::BadArgs,
+            "say what to emulate: device, userAgent, geolocation, offline or colorScheme",
+        ));
+    }
+    Ok(text(s, format!("Emulating {}", done.join(", "))))
+}
+
+fn end_target(
+    r: &Option<String>,
+    sel: &Option<String>,
+    which: &str,
+) -> Result<ElementTarget, WireError> {
+    match (r, sel) {
+        (Some(_), Some(_)) | (None, None) => Err(WireError::new(
+            ErrorCode::BadArgs,
+            format!("name the {which} element with exactly one of {which}Ref or {which}Selector"),
+        )),
+        _ => Ok(ElementTarget {
+            element_ref: r.clone(),
+            selector: sel.clone(),
+            element: None,
+        }),
+    }
+}
+
+/// Drag one element onto another (HTML drag and drop or pointer-driven).
+pub async fn drag<S: CdpSession>(s: &S, p: &Drag) -> Result<ActionOutcome, WireError> {
+    let from =
+        world::locate_target(s, &end_target(&p.start_ref, &p.start_selector, "start")?).await?;
+    let to = world::locate_target(s, &end_target(&p.end_ref, &p.end_selector, "end")?).await?;
+    let before = s.events().borrow().navigations_started();
+    let a = point(s, &from).await?;
+    let b = point(s, &to).await?;
+    drag_between(s, a, b).await?;
+    settle(s, before).await
+}
+
+/// Scroll with the wheel over an element or the middle of the viewport.
+pub async fn scroll<S: CdpSession>(s: &S, p: &Scroll) -> Result<ActionOutcome, WireError> {
+    let at = match p.target.get() {
+        Some(t) => {
+            let target: Located = world::locate_target(s, &t).await?;
+            point(s, &target).await?
+        }
+        None => {
+            let m = s.send("Page.getLayoutMetrics", json!({})).await?;
+            let w = m
+                .pointer("/cssVisualViewport/clientWidth")
+                .and_then(Value::as_f64)
+                .unwrap_or(800.0);
+            let h = m
+                .pointer("/cssVisualViewport/clientHeight")
+                .and_then(Value::as_f64)
+                .unwrap_or(600.0);
+            (w / 2.0, h / 2.0)
+        }
+    };
+    let before = s.events().borrow().navigations_started();
+    mouse(
+        s,
+        "mouseWheel",
+        at,
+        json!({"deltaX": p.delta_x, "deltaY": p.delta_y.unwrap_or(600.0)}),
+    )
+    .await?;
+    settle(s, before).await
+}
+
+/// Click at viewport coordinates (canvas-like pages).
+pub async fn mouse_click_xy<S: CdpSession>(
+    s: &S,
+    p: &MouseClickXy,
+) -> Result<ActionOutcome, WireError> {
+    let before = s.events().borrow().navigations_started();
+    click_at(s, (p.x, p.y), p.button, p.double_click, 0).await?;
+    settle(s, before).await
+}
+
+/// Move the mouse to viewport coordinates.
+pub async fn mouse_move_xy<S: CdpSession>(
+    s: &S,
+    p: &MouseMoveXy,
+) -> Result<ActionOutcome, WireError> {
+    let before = s.events().borrow().navigations_started();
+    mouse(s, "mouseMoved", (p.x, p.y), json!({})).await?;
+    settle(s, before).await
+}
+
+/// Print the page to PDF (headless browsers only).
+pub async fn print_pdf<S: CdpSession>(s: &S, _p: &PrintPdf) -> Result<Pdf, WireError> {
+    let res = s.send("Page.printToPDF", json!({"printBackground": true})).await.map_err(|e| {
+        if classify_failure(&e.message) == ErrorCode::Internal {
+            WireError::new(
+                ErrorCode::Unsupported,
+                format!("this browser cannot print to PDF ({}); a headless browser launched by kapture can", e.message),
+            )
+        } else {
+            e
+        }
+    })?;
+    let main = world::main_frame(s).await?;
+    let title = world::run(s, &main, "() => document.title", &[]).await.ok();
+    Ok(Pdf {
+        tab_id: s.tab_id(),
+        data: res
+            .get("data")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        title: title
+            .and_then(|t| t.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    })
+}
