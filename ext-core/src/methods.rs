@@ -546,24 +546,17 @@ pub struct DownloadArgs {
     pub target: ElementTarget,
 }
 
-/// The bridge command of a download: the tool's arguments and the folder kapture owns.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Download {
-    #[serde(flatten)]
-    pub args: DownloadArgs,
-    /// Absolute folder the browser writes the file into (named by its guid).
-    pub dir: String,
-}
-method!(Download, "download", Downloaded, LONG_TIMEOUT_MS);
+method!(DownloadArgs, "download", Downloaded, LONG_TIMEOUT_MS);
 
+/// A finished download, where the browser wrote it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Downloaded {
     pub tab_id: TabId,
-    /// The file's name in `dir` as the browser wrote it.
-    pub guid: String,
-    pub suggested_name: String,
+    /// Absolute path of the file the browser wrote.
+    pub path: String,
     pub url: String,
     pub bytes: u64,
+    pub mime_type: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -7,11 +7,11 @@ use serde_json::Value;
 
 use crate::cdp::{self, CdpSession};
 use crate::methods::{
-    Click, ConsoleMessages, Cookies, Download, Drag, Emulate, Evaluate, ExtractLinks, FileUpload,
-    FillForm, Find, GetHtml, GetText, GoBack, GoForward, HandleDialog, Hover, Method, MouseClickXy,
-    MouseMoveXy, Navigate, NetworkRequest, NetworkRequests, PressKey, PrintPdf, ReadMarkdown,
-    Reload, Resize, Screenshot, Scroll, SelectOption, Snapshot, Storage, TabsClose, TabsList,
-    TabsNew, TabsSelect, Type, WaitFor,
+    Click, ConsoleMessages, Cookies, DownloadArgs, Drag, Emulate, Evaluate, ExtractLinks,
+    FileUpload, FillForm, Find, GetHtml, GetText, GoBack, GoForward, HandleDialog, Hover, Method,
+    MouseClickXy, MouseMoveXy, Navigate, NetworkRequest, NetworkRequests, PressKey, PrintPdf,
+    ReadMarkdown, Reload, Resize, Screenshot, Scroll, SelectOption, Snapshot, Storage, TabsClose,
+    TabsList, TabsNew, TabsSelect, Type, WaitFor,
 };
 use crate::protocol::{ErrorCode, WireError};
 
@@ -52,7 +52,7 @@ pub const METHODS: &[(&str, Route)] = &[
     (FillForm::NAME, Route::Tab),
     (HandleDialog::NAME, Route::Tab),
     (FileUpload::NAME, Route::Tab),
-    (Download::NAME, Route::Tab),
+    (DownloadArgs::NAME, Route::Browser),
     (NetworkRequests::NAME, Route::Tab),
     (NetworkRequest::NAME, Route::Tab),
     (Cookies::NAME, Route::Tab),
@@ -121,18 +121,19 @@ pub async fn run_on_tab<S: CdpSession>(
     if let Some(d) = s.events().borrow().dialog.clone() {
         return Err(cdp::dialog_error(&d, s.tab_id()));
     }
-    let stopper = s.events().borrow_mut().wait_for(|m, _| {
-        m == "Page.javascriptDialogOpening" || m == "Inspector.targetCrashed"
-    });
+    let stopper = s
+        .events()
+        .borrow_mut()
+        .wait_for(|m, _| m == "Page.javascriptDialogOpening" || m == "Inspector.targetCrashed");
     let run = std::pin::pin!(dispatch(s, method, raw));
     match futures::future::select(run, stopper).await {
         Either::Left((res, _)) => res,
         Either::Right((Ok((event, _)), _)) if event == "Inspector.targetCrashed" => Err(crashed(s)),
         Either::Right((Ok(_), _)) => {
             let d = s.events().borrow().dialog.clone();
-            Err(d.map(|d| cdp::dialog_error(&d, s.tab_id())).unwrap_or_else(|| {
-                WireError::new(ErrorCode::Internal, "a dialog came and went")
-            }))
+            Err(d
+                .map(|d| cdp::dialog_error(&d, s.tab_id()))
+                .unwrap_or_else(|| WireError::new(ErrorCode::Internal, "a dialog came and went")))
         }
         // The waiter was dropped: the tab closed or the debugger left it.
         Either::Right((Err(_), _)) => Err(WireError::new(
@@ -143,7 +144,10 @@ pub async fn run_on_tab<S: CdpSession>(
 }
 
 fn crashed<S: CdpSession>(s: &S) -> WireError {
-    WireError::new(ErrorCode::PageCrashed, format!("the page in tab {} crashed", s.tab_id()))
+    WireError::new(
+        ErrorCode::PageCrashed,
+        format!("the page in tab {} crashed", s.tab_id()),
+    )
 }
 
 async fn dispatch<S: CdpSession>(s: &S, method: &str, raw: Value) -> Result<Value, WireError> {
@@ -170,7 +174,6 @@ async fn dispatch<S: CdpSession>(s: &S, method: &str, raw: Value) -> Result<Valu
         FillForm::NAME => to_value(cdp::fill_form(s, &params(raw)?).await?),
         HandleDialog::NAME => to_value(cdp::handle_dialog(s, &params(raw)?).await?),
         FileUpload::NAME => to_value(cdp::file_upload(s, &params(raw)?).await?),
-        Download::NAME => to_value(cdp::download(s, &params(raw)?).await?),
         NetworkRequests::NAME => to_value(cdp::network_requests(s, &params(raw)?)),
         NetworkRequest::NAME => to_value(cdp::network_request(s, &params(raw)?).await?),
         Cookies::NAME => to_value(cdp::cookies(s, &params(raw)?).await?),

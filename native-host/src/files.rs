@@ -89,29 +89,52 @@ pub fn unique_path(dir: &Path, name: &str) -> PathBuf {
         .unwrap_or_else(|| dir.join(format!("{stem} ({}){ext}", std::process::id())))
 }
 
-/// Give a finished download its safe name and describe it.
+/// Keep a finished download in kapture's folder (moving it there from the browser's own
+/// download folder, under a safe, unused name) and describe it.
 pub fn finish_download(dir: &Path, d: &Downloaded) -> Result<String, WireError> {
-    let written = dir.join(&d.guid);
-    let name = sanitize_name(&d.suggested_name);
-    let target = unique_path(dir, &name);
-    std::fs::rename(&written, &target).map_err(|e| {
-        WireError::new(
-            ErrorCode::DownloadFailed,
-            format!(
-                "the browser finished, but {} is not there: {e}",
-                written.display()
-            ),
-        )
-    })?;
+    let written = PathBuf::from(&d.path);
+    let suggested = written
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let target = if written
+        .parent()
+        .and_then(|p| p.canonicalize().ok())
+        .as_deref()
+        == Some(dir)
+    {
+        written.clone()
+    } else {
+        let target = unique_path(dir, &sanitize_name(&suggested));
+        std::fs::rename(&written, &target)
+            .or_else(|_| {
+                std::fs::copy(&written, &target).and_then(|_| std::fs::remove_file(&written))
+            })
+            .map_err(|e| {
+                WireError::new(
+                    ErrorCode::DownloadFailed,
+                    format!(
+                        "the browser finished, but {} could not be moved: {e}",
+                        written.display()
+                    ),
+                )
+            })?;
+        target
+    };
     let bytes = std::fs::metadata(&target)
         .map(|m| m.len())
         .unwrap_or(d.bytes);
-    let mime = mime_guess::from_path(&target).first_or_octet_stream();
+    let mime = if d.mime_type.is_empty() {
+        mime_guess::from_path(&target)
+            .first_or_octet_stream()
+            .to_string()
+    } else {
+        d.mime_type.clone()
+    };
     Ok(format!(
-        "Downloaded {}\npath: {}\nbytes: {bytes}\nmimeType: {mime}\nsuggestedName: {}",
+        "Downloaded {}\npath: {}\nbytes: {bytes}\nmimeType: {mime}\nsuggestedName: {suggested}",
         d.url,
-        target.display(),
-        d.suggested_name
+        target.display()
     ))
 }
 
@@ -184,23 +207,48 @@ mod tests {
     }
 
     #[test]
-    fn downloads_get_their_safe_name() {
+    fn downloads_move_into_the_folder_under_a_safe_name() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("guid-1"), b"hello").unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let file = elsewhere.path().join("notes.txt");
+        std::fs::write(&file, b"hello").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), b"older").unwrap();
         let d = Downloaded {
             tab_id: 1,
-            guid: "guid-1".into(),
-            suggested_name: "../notes.txt".into(),
+            path: file.display().to_string(),
             url: "http://x/notes.txt".into(),
             bytes: 5,
+            mime_type: String::new(),
         };
-        let text = finish_download(dir.path(), &d).unwrap();
+        let canonical = dir.path().canonicalize().unwrap();
+        let text = finish_download(&canonical, &d).unwrap();
         assert!(
             text.contains("bytes: 5") && text.contains("mimeType: text/plain"),
             "{text}"
         );
-        assert!(dir.path().join("_notes.txt").is_file());
-        assert!(!dir.path().join("guid-1").exists());
+        assert_eq!(
+            std::fs::read(canonical.join("notes (2).txt")).unwrap(),
+            b"hello"
+        );
+        assert_eq!(
+            std::fs::read(canonical.join("notes.txt")).unwrap(),
+            b"older",
+            "nothing overwritten"
+        );
+        assert!(!file.exists());
+        // A file the browser already wrote into the folder stays where it is.
+        let inside = canonical.join("report.csv");
+        std::fs::write(&inside, b"a,b").unwrap();
+        let d = Downloaded {
+            tab_id: 1,
+            path: inside.display().to_string(),
+            url: "u".into(),
+            bytes: 3,
+            mime_type: "text/csv".into(),
+        };
+        assert!(finish_download(&canonical, &d)
+            .unwrap()
+            .contains(&format!("path: {}", inside.display())));
     }
 
     #[test]

@@ -117,6 +117,18 @@ pub fn write_native_host_manifest(
     Ok(path)
 }
 
+/// Point a fresh profile's downloads at `dir`, without a save dialog.
+fn write_download_preferences(profile: &Path, dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let default = profile.join("Default");
+    std::fs::create_dir_all(&default)?;
+    let prefs = serde_json::json!({
+        "download": {"default_directory": dir, "prompt_for_download": false, "directory_upgrade": true},
+        "savefile": {"default_directory": dir},
+    });
+    crate::pairing::write_private_atomic(&default.join("Preferences"), prefs.to_string().as_bytes())
+}
+
 /// What to launch.
 #[derive(Debug, Clone)]
 pub struct LaunchSpec {
@@ -131,6 +143,8 @@ pub struct LaunchSpec {
     pub runtime_dir: PathBuf,
     /// The binary Chrome starts as native host (normally this one).
     pub host_binary: PathBuf,
+    /// Where the browser saves downloads (kapture's download folder).
+    pub download_dir: PathBuf,
 }
 
 /// The command line of a launch (without the program).
@@ -190,6 +204,14 @@ impl LaunchedBrowser {
             path: profile.clone(),
             source,
         })?;
+        if spec.user_data_dir.is_none() {
+            write_download_preferences(&profile, &spec.download_dir).map_err(|source| {
+                LaunchError::Profile {
+                    path: profile.clone(),
+                    source,
+                }
+            })?;
+        }
         let args = browser_args(spec, &profile, running_as_root());
         let show_logs = std::env::var_os("KAPTURE_BROWSER_LOG").is_some_and(|v| v == "1");
         let mut command = Command::new(&spec.browser);
@@ -267,6 +289,7 @@ mod tests {
             extra_args: vec!["--host-resolver-rules=MAP * ~NOTFOUND".into()],
             runtime_dir: "/run/k".into(),
             host_binary: "/bin/kapture".into(),
+            download_dir: "/tmp/downloads".into(),
         }
     }
 

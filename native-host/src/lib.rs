@@ -66,6 +66,10 @@ fn launch_spec(
         runtime_dir: runtime_dir.to_path_buf(),
         host_binary: std::env::current_exe()
             .map_err(|e| format!("cannot find this program's path: {e}"))?,
+        download_dir: args
+            .download_dir
+            .clone()
+            .unwrap_or_else(files::default_download_dir),
     })
 }
 

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ext_core::methods::{
-    self, ActionOutcome, Budget, Click, ConsoleMessages, Cookies, Download, DownloadArgs, Drag,
-    Emulate, Evaluate, ExtractLinks, FileUpload, FillForm, Find, GetHtml, GetText, GoBack,
-    GoForward, HandleDialog, Hover, Method, MouseClickXy, MouseMoveXy, Navigate, NetworkRequest,
+    self, ActionOutcome, Budget, Click, ConsoleMessages, Cookies, DownloadArgs, Drag, Emulate,
+    Evaluate, ExtractLinks, FileUpload, FillForm, Find, GetHtml, GetText, GoBack, GoForward,
+    HandleDialog, Hover, Method, MouseClickXy, MouseMoveXy, Navigate, NetworkRequest,
     NetworkRequests, PageInfo, PdfSave, PressKey, PrintPdf, ReadMarkdown, Reload, Resize,
     Screenshot, Scroll, SelectOption, Snapshot, Storage, TabInfo, TabsClose, TabsList, TabsNew,
     TabsSelect, Type, WaitFor,
@@ -150,7 +150,10 @@ fn page_text(verb: &str, p: &PageInfo) -> String {
 
 fn outcome_text(what: &str, o: &ActionOutcome) -> String {
     let mut out = if o.navigated {
-        format!("{what}; the page navigated to {} \"{}\" [tab {}]", o.url, o.title, o.tab_id)
+        format!(
+            "{what}; the page navigated to {} \"{}\" [tab {}]",
+            o.url, o.title, o.tab_id
+        )
     } else {
         format!("{what} [tab {}]", o.tab_id)
     };
@@ -873,21 +876,9 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<DownloadArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let dir = match files::ensure_dir(&self.defaults.download_dir) {
-            Ok(d) => d,
-            Err(e) => return self.reply(Err(e)),
-        };
-        let params = Download {
-            args: a.params,
-            dir: dir.display().to_string(),
-        };
-        let call = OnTab {
-            tab_id: a.tab_id,
-            timeout_ms: a.timeout_ms,
-            params,
-        };
-        let res = match self.on_tab(&call).await {
-            Ok(d) => files::finish_download(&dir, &d),
+        let res = match self.on_tab(&a).await {
+            Ok(d) => files::ensure_dir(&self.defaults.download_dir)
+                .and_then(|dir| files::finish_download(&dir, &d)),
             Err(e) => Err(e),
         };
         self.reply(res)

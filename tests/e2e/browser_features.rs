@@ -17,30 +17,60 @@ fn out_of(k: &Kapture) -> impl std::future::Future<Output = serde_json::Value> +
 async fn dialogs_never_hang_and_are_answered() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("dialogs.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("dialogs.html")}))
+        .await;
     let stopped = k.ok("browser_click", json!({"selector": "#confirm"})).await;
-    assert!(stopped.contains("a confirm dialog is open: \"Delete it?\"") && stopped.contains("browser_handle_dialog"), "{stopped}");
+    assert!(
+        stopped.contains("a confirm dialog is open: \"Delete it?\"")
+            && stopped.contains("browser_handle_dialog"),
+        "{stopped}"
+    );
     // Other commands on the tab say the same, at once.
     let blocked = k.ok("browser_evaluate", json!({"function": "1"})).await;
-    assert!(blocked.starts_with("Stopped: a confirm dialog is open"), "{blocked}");
-    let answered = k.ok("browser_handle_dialog", json!({"accept": false})).await;
+    assert!(
+        blocked.starts_with("Stopped: a confirm dialog is open"),
+        "{blocked}"
+    );
+    let answered = k
+        .ok("browser_handle_dialog", json!({"accept": false}))
+        .await;
     assert_eq!(answered, "The confirm dialog \"Delete it?\" was dismissed");
     assert_eq!(out_of(&k).await, "cancelled");
 
     k.ok("browser_click", json!({"selector": "#prompt"})).await;
-    k.ok("browser_handle_dialog", json!({"accept": true, "promptText": "Ada"})).await;
+    k.ok(
+        "browser_handle_dialog",
+        json!({"accept": true, "promptText": "Ada"}),
+    )
+    .await;
     assert_eq!(out_of(&k).await, "name: Ada");
 
     let alert = k.ok("browser_click", json!({"selector": "#alert"})).await;
-    assert!(alert.contains("an alert dialog is open: \"Hello from alert\""), "{alert}");
+    assert!(
+        alert.contains("an alert dialog is open: \"Hello from alert\""),
+        "{alert}"
+    );
     k.ok("browser_handle_dialog", json!({"accept": true})).await;
     assert_eq!(out_of(&k).await, "alert done");
-    assert_eq!(k.fails("browser_handle_dialog", json!({"accept": true})).await, "BAD_ARGS");
+    assert_eq!(
+        k.fails("browser_handle_dialog", json!({"accept": true}))
+            .await,
+        "BAD_ARGS"
+    );
 
     // A dialog a timer opens stops the command that is waiting at that moment.
-    k.eval("() => { setTimeout(() => alert('later'), 100); }").await;
-    let waiting = k.ok("browser_wait_for", json!({"text": "never", "timeoutMs": 20000})).await;
-    assert!(waiting.contains("an alert dialog is open: \"later\""), "{waiting}");
+    k.eval("() => { setTimeout(() => alert('later'), 100); }")
+        .await;
+    let waiting = k
+        .ok(
+            "browser_wait_for",
+            json!({"text": "never", "timeoutMs": 20000}),
+        )
+        .await;
+    assert!(
+        waiting.contains("an alert dialog is open: \"later\""),
+        "{waiting}"
+    );
     k.ok("browser_handle_dialog", json!({"accept": true})).await;
     k.stop().await;
 }
@@ -51,7 +81,8 @@ async fn dialogs_can_be_answered_automatically() {
     let mut opts = Start::default();
     opts.args.extend(["--dialog".into(), "accept".into()]);
     let k = Kapture::start(opts).await;
-    k.ok("browser_navigate", json!({"url": site.url("dialogs.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("dialogs.html")}))
+        .await;
     let auto = k.ok("browser_click", json!({"selector": "#confirm"})).await;
     assert!(auto.contains("was accepted automatically"), "{auto}");
     assert_eq!(out_of(&k).await, "confirmed");
@@ -66,15 +97,35 @@ async fn uploads_set_real_files_and_answer_file_choosers() {
     let file = dir.path().join("notes.txt");
     std::fs::write(&file, "twelve bytes").unwrap();
     let path = file.display().to_string();
-    k.ok("browser_navigate", json!({"url": site.url("upload.html")})).await;
-    k.ok("browser_file_upload", json!({"selector": "#doc", "paths": [path]})).await;
+    k.ok("browser_navigate", json!({"url": site.url("upload.html")}))
+        .await;
+    k.ok(
+        "browser_file_upload",
+        json!({"selector": "#doc", "paths": [path]}),
+    )
+    .await;
     assert_eq!(out_of(&k).await, "notes.txt:12");
     let click = k.ok("browser_click", json!({"selector": "#choose"})).await;
     assert!(click.contains("A file chooser is open"), "{click}");
-    k.ok("browser_file_upload", json!({"paths": [path, path]})).await;
+    k.ok("browser_file_upload", json!({"paths": [path, path]}))
+        .await;
     assert_eq!(out_of(&k).await, "notes.txt:12,notes.txt:12");
-    assert_eq!(k.fails("browser_file_upload", json!({"selector": "#doc", "paths": ["/no/such/file.txt"]})).await, "BAD_ARGS");
-    assert_eq!(k.fails("browser_file_upload", json!({"selector": "#choose", "paths": [path]})).await, "NOT_INTERACTABLE");
+    assert_eq!(
+        k.fails(
+            "browser_file_upload",
+            json!({"selector": "#doc", "paths": ["/no/such/file.txt"]})
+        )
+        .await,
+        "BAD_ARGS"
+    );
+    assert_eq!(
+        k.fails(
+            "browser_file_upload",
+            json!({"selector": "#choose", "paths": [path]})
+        )
+        .await,
+        "NOT_INTERACTABLE"
+    );
     k.stop().await;
 }
 
@@ -83,22 +134,71 @@ async fn downloads_land_complete_in_kaptures_folder() {
     let site = Site::start().unwrap();
     let downloads = tempfile::tempdir().unwrap();
     let mut opts = Start::default();
-    opts.args.extend(["--download-dir".into(), downloads.path().display().to_string()]);
+    opts.args.extend([
+        "--download-dir".into(),
+        downloads.path().display().to_string(),
+    ]);
     let k = Kapture::start(opts).await;
-    k.ok("browser_navigate", json!({"url": site.url("download.html")})).await;
-    let link = k.ok("browser_download", json!({"selector": "#report"})).await;
-    let path = link.lines().find_map(|l| l.strip_prefix("path: ")).expect("a path").to_string();
-    assert!(link.contains("bytes: 29") && link.contains("mimeType: text/plain"), "{link}");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "Quarterly report\nrevenue: 42\n");
-    assert!(path.starts_with(&downloads.path().canonicalize().unwrap().display().to_string()));
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("download.html")}),
+    )
+    .await;
+    let link = k
+        .ok("browser_download", json!({"selector": "#report"}))
+        .await;
+    let path = link
+        .lines()
+        .find_map(|l| l.strip_prefix("path: "))
+        .expect("a path")
+        .to_string();
+    assert!(
+        link.contains("bytes: 29") && link.contains("mimeType: text/plain"),
+        "{link}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "Quarterly report\nrevenue: 42\n"
+    );
+    assert!(path.starts_with(
+        &downloads
+            .path()
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string()
+    ));
 
-    let attachment = k.ok("browser_download", json!({"url": site.url("attachment/invoice-7.csv")})).await;
-    let path = attachment.lines().find_map(|l| l.strip_prefix("path: ")).unwrap().to_string();
+    let attachment = k
+        .ok(
+            "browser_download",
+            json!({"url": site.url("attachment/invoice-7.csv")}),
+        )
+        .await;
+    let path = attachment
+        .lines()
+        .find_map(|l| l.strip_prefix("path: "))
+        .unwrap()
+        .to_string();
     assert!(path.ends_with("invoice-7.csv"), "{attachment}");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "attachment body of invoice-7.csv\n");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "attachment body of invoice-7.csv\n"
+    );
     // The same name again does not overwrite.
-    let again = k.ok("browser_download", json!({"selector": "#attachment"})).await;
-    assert!(again.contains("invoice-7 (2).csv"), "{again}");
+    let again = k
+        .ok("browser_download", json!({"selector": "#attachment"}))
+        .await;
+    let second = again
+        .lines()
+        .find_map(|l| l.strip_prefix("path: "))
+        .unwrap()
+        .to_string();
+    assert_ne!(second, path, "{again}");
+    assert!(
+        second.contains("invoice-7") && std::fs::read_to_string(&path).is_ok(),
+        "{again}"
+    );
     k.stop().await;
 }
 
@@ -106,25 +206,36 @@ async fn downloads_land_complete_in_kaptures_folder() {
 async fn network_requests_are_listed_with_details_and_secrets_redacted() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("network.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("network.html")}))
+        .await;
     k.ok("browser_wait_for", json!({"text": "fetched 3"})).await;
     k.ok("browser_click", json!({"selector": "#xhr"})).await;
     k.ok("browser_wait_for", json!({"text": "xhr 200"})).await;
     k.ok("browser_click", json!({"selector": "#missing"})).await;
-    k.ok("browser_wait_for", json!({"text": "missing 404"})).await;
+    k.ok("browser_wait_for", json!({"text": "missing 404"}))
+        .await;
     let list = k.ok("browser_network_requests", json!({})).await;
-    assert!(list.contains("GET http://127.0.0.1:") && list.contains("data.json → 200 Fetch"), "{list}");
+    assert!(
+        list.contains("GET http://127.0.0.1:") && list.contains("data.json → 200 Fetch"),
+        "{list}"
+    );
     assert!(list.contains("report.txt?via=xhr → 200 XHR"), "{list}");
     assert!(list.contains("nope.json → 404"), "{list}");
     let newest = list.lines().nth(1).unwrap();
     assert!(newest.contains("nope.json"), "newest first: {list}");
     let fetch_line = list.lines().find(|l| l.contains("data.json")).unwrap();
-    let id = fetch_line.split(']').next().unwrap().trim_start_matches('[');
+    let id = fetch_line
+        .split(']')
+        .next()
+        .unwrap()
+        .trim_start_matches('[');
     let detail = k.ok("browser_network_request", json!({"id": id})).await;
     assert!(detail.contains("Authorization: <redacted"), "{detail}");
     assert!(!detail.contains("s3cr3t-token"), "{detail}");
     assert!(detail.contains("\"note\": \"test data\""), "{detail}");
-    let filtered = k.ok("browser_network_requests", json!({"filter": "report.txt"})).await;
+    let filtered = k
+        .ok("browser_network_requests", json!({"filter": "report.txt"}))
+        .await;
     assert!(filtered.starts_with("1 of 1 requests"), "{filtered}");
     k.stop().await;
 }
@@ -133,21 +244,55 @@ async fn network_requests_are_listed_with_details_and_secrets_redacted() {
 async fn cookies_and_storage_round_trip() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("page-a.html")})).await;
-    k.ok("browser_cookies", json!({"action": "set", "name": "session", "value": "abc123"})).await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    k.ok(
+        "browser_cookies",
+        json!({"action": "set", "name": "session", "value": "abc123"}),
+    )
+    .await;
     assert_eq!(k.eval("document.cookie").await, "session=abc123");
-    let listed = k.ok("browser_cookies", json!({"action": "get", "name": "session"})).await;
+    let listed = k
+        .ok(
+            "browser_cookies",
+            json!({"action": "get", "name": "session"}),
+        )
+        .await;
     assert!(listed.starts_with("session=abc123"), "{listed}");
-    k.ok("browser_cookies", json!({"action": "delete", "name": "session"})).await;
+    k.ok(
+        "browser_cookies",
+        json!({"action": "delete", "name": "session"}),
+    )
+    .await;
     assert_eq!(k.eval("document.cookie").await, "");
 
-    k.ok("browser_storage", json!({"area": "local", "action": "set", "key": "theme", "value": "dark"})).await;
+    k.ok(
+        "browser_storage",
+        json!({"area": "local", "action": "set", "key": "theme", "value": "dark"}),
+    )
+    .await;
     assert_eq!(k.eval("localStorage.getItem('theme')").await, "dark");
-    k.eval("() => { sessionStorage.setItem('step', '2'); }").await;
-    assert_eq!(k.ok("browser_storage", json!({"area": "session", "action": "list"})).await, "step=2");
-    k.ok("browser_storage", json!({"area": "local", "action": "clear"})).await;
+    k.eval("() => { sessionStorage.setItem('step', '2'); }")
+        .await;
+    assert_eq!(
+        k.ok(
+            "browser_storage",
+            json!({"area": "session", "action": "list"})
+        )
+        .await,
+        "step=2"
+    );
+    k.ok(
+        "browser_storage",
+        json!({"area": "local", "action": "clear"}),
+    )
+    .await;
     assert_eq!(k.eval("localStorage.length").await, 0);
-    assert_eq!(k.fails("browser_storage", json!({"area": "local", "action": "get"})).await, "BAD_ARGS");
+    assert_eq!(
+        k.fails("browser_storage", json!({"area": "local", "action": "get"}))
+            .await,
+        "BAD_ARGS"
+    );
     k.stop().await;
 }
 
@@ -155,32 +300,74 @@ async fn cookies_and_storage_round_trip() {
 async fn resize_emulate_drag_scroll_and_coordinates() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    k.ok("browser_navigate", json!({"url": site.url("drag.html")})).await;
-    k.ok("browser_resize", json!({"width": 640, "height": 480})).await;
+    k.ok("browser_navigate", json!({"url": site.url("drag.html")}))
+        .await;
+    k.ok("browser_resize", json!({"width": 640, "height": 480}))
+        .await;
     assert_eq!(k.eval("innerWidth").await, 640);
-    k.ok("browser_drag", json!({"startSelector": "#card", "endSelector": "#right"})).await;
+    k.ok(
+        "browser_drag",
+        json!({"startSelector": "#card", "endSelector": "#right"}),
+    )
+    .await;
     assert_eq!(out_of(&k).await, "dropped card in right");
 
-    k.ok("browser_emulate", json!({"colorScheme": "dark"})).await;
-    assert_eq!(k.eval("matchMedia('(prefers-color-scheme: dark)').matches").await, true);
-    k.ok("browser_emulate", json!({"device": "iPhone 13"})).await;
+    k.ok("browser_emulate", json!({"colorScheme": "dark"}))
+        .await;
+    assert_eq!(
+        k.eval("matchMedia('(prefers-color-scheme: dark)').matches")
+            .await,
+        true
+    );
+    k.ok("browser_emulate", json!({"device": "iPhone 13"}))
+        .await;
     assert_eq!(k.eval("screen.width").await, 390);
-    assert!(k.eval("navigator.userAgent").await.as_str().unwrap().contains("iPhone"));
-    assert_eq!(k.fails("browser_emulate", json!({"device": "Nokia 3310"})).await, "BAD_ARGS");
-    k.ok("browser_emulate", json!({"device": "none", "offline": true})).await;
+    assert!(k
+        .eval("navigator.userAgent")
+        .await
+        .as_str()
+        .unwrap()
+        .contains("iPhone"));
+    assert_eq!(
+        k.fails("browser_emulate", json!({"device": "Nokia 3310"}))
+            .await,
+        "BAD_ARGS"
+    );
+    k.ok(
+        "browser_emulate",
+        json!({"device": "none", "offline": true}),
+    )
+    .await;
     assert_eq!(k.eval("navigator.onLine").await, false);
     k.ok("browser_emulate", json!({"offline": false})).await;
 
-    k.ok("browser_navigate", json!({"url": site.url("popup.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("popup.html")}))
+        .await;
     let at = k.eval("() => { const r = document.getElementById('canvas').getBoundingClientRect(); return [r.left + 10, r.top + 20]; }").await;
-    k.ok("browser_mouse_click_xy", json!({"x": at[0], "y": at[1]})).await;
-    assert_eq!(k.eval("document.getElementById('xy').textContent").await, "clicked at 10,20");
+    k.ok("browser_mouse_click_xy", json!({"x": at[0], "y": at[1]}))
+        .await;
+    assert_eq!(
+        k.eval("document.getElementById('xy').textContent").await,
+        "clicked at 10,20"
+    );
     k.ok("browser_mouse_move_xy", json!({"x": 5, "y": 5})).await;
-    k.ok("browser_scroll", json!({"selector": "#scroller", "deltaY": 300})).await;
-    let scrolled = eventually("the wheel to scroll the box", Duration::from_secs(5), || async {
-        let top = k.eval("document.getElementById('scroller').scrollTop").await.as_f64().unwrap_or(0.0);
-        (top > 0.0).then_some(top)
-    })
+    k.ok(
+        "browser_scroll",
+        json!({"selector": "#scroller", "deltaY": 300}),
+    )
+    .await;
+    let scrolled = eventually(
+        "the wheel to scroll the box",
+        Duration::from_secs(5),
+        || async {
+            let top = k
+                .eval("document.getElementById('scroller').scrollTop")
+                .await
+                .as_f64()
+                .unwrap_or(0.0);
+            (top > 0.0).then_some(top)
+        },
+    )
     .await;
     assert!(scrolled > 0.0);
     k.stop().await;
@@ -191,14 +378,26 @@ async fn pdf_popups_internal_pages_and_crashes() {
     let site = Site::start().unwrap();
     let downloads = tempfile::tempdir().unwrap();
     let mut opts = Start::default();
-    opts.args.extend(["--download-dir".into(), downloads.path().display().to_string(), "--chromium-arg=--remote-debugging-port=0".into()]);
+    opts.args.extend([
+        "--download-dir".into(),
+        downloads.path().display().to_string(),
+        "--chromium-arg=--remote-debugging-port=0".into(),
+    ]);
     let k = Kapture::start(opts).await;
-    k.ok("browser_navigate", json!({"url": site.url("article.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("article.html")}))
+        .await;
     let saved = k.ok("browser_pdf_save", json!({})).await;
-    let path = saved.split("PDF: ").nth(1).unwrap().split(" (").next().unwrap();
+    let path = saved
+        .split("PDF: ")
+        .nth(1)
+        .unwrap()
+        .split(" (")
+        .next()
+        .unwrap();
     assert!(std::fs::read(path).unwrap().starts_with(b"%PDF"), "{saved}");
 
-    k.ok("browser_navigate", json!({"url": site.url("popup.html")})).await;
+    k.ok("browser_navigate", json!({"url": site.url("popup.html")}))
+        .await;
     let first = k.ok("browser_click", json!({"selector": "#open"})).await;
     let next = k.ok("browser_tabs", json!({"action": "list"})).await;
     let told = format!("{first}\n{next}");
@@ -215,32 +414,67 @@ async fn pdf_popups_internal_pages_and_crashes() {
     .await;
     assert_eq!(title, "\"Page B\"");
 
-    assert_eq!(k.fails("browser_navigate", json!({"url": "chrome://version"})).await, "UNSUPPORTED_PAGE");
+    assert_eq!(
+        k.fails("browser_navigate", json!({"url": "chrome://version"}))
+            .await,
+        "UNSUPPORTED_PAGE"
+    );
 
     // Crash a tab's renderer through a raw CDP session; another tab keeps working. (A popup
     // shares its opener's renderer, so the victim is a tab of its own.)
-    let opened = k.ok("browser_tabs", json!({"action": "new", "url": site.url("page-a.html?victim")})).await;
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-a.html?victim")}),
+        )
+        .await;
     let victim: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
-    k.ok("browser_tabs", json!({"action": "select", "index": 0})).await;
+    k.ok("browser_tabs", json!({"action": "select", "index": 0}))
+        .await;
     let browser = children_of(k.pid)[0];
     let profile = std::fs::read_to_string(format!("/proc/{browser}/cmdline"))
         .unwrap()
         .split('\0')
-        .find_map(|a| a.strip_prefix("--user-data-dir=").map(std::path::PathBuf::from))
+        .find_map(|a| {
+            a.strip_prefix("--user-data-dir=")
+                .map(std::path::PathBuf::from)
+        })
         .unwrap();
     let mut raw = RawCdp::connect(&profile).await.unwrap();
     let session = raw.attach_page("page-a.html?victim").await.unwrap();
     // A crashed page never answers the crash command itself.
-    let _ = tokio::time::timeout(Duration::from_millis(500), raw.send(Some(&session), "Page.crash", json!({}))).await;
-    let crashed = eventually("the crash to be reported", Duration::from_secs(10), || async {
-        let out = k.call("browser_evaluate", json!({"function": "1", "tabId": victim, "timeoutMs": 3000})).await;
-        (out.code().as_deref() == Some("PAGE_CRASHED")).then_some(out.text)
-    })
+    let _ = tokio::time::timeout(
+        Duration::from_millis(500),
+        raw.send(Some(&session), "Page.crash", json!({})),
+    )
+    .await;
+    let crashed = eventually(
+        "the crash to be reported",
+        Duration::from_secs(10),
+        || async {
+            let out = k
+                .call(
+                    "browser_evaluate",
+                    json!({"function": "1", "tabId": victim, "timeoutMs": 3000}),
+                )
+                .await;
+            (out.code().as_deref() == Some("PAGE_CRASHED")).then_some(out.text)
+        },
+    )
     .await;
     assert!(crashed.contains("crashed"), "{crashed}");
-    let other = k.ok("browser_evaluate", json!({"function": "document.title", "tabId": popup})).await;
+    let other = k
+        .ok(
+            "browser_evaluate",
+            json!({"function": "document.title", "tabId": popup}),
+        )
+        .await;
     assert_eq!(other, "\"Page B\"", "the other tabs are fine");
     // Navigating the crashed tab brings it back.
-    k.ok("browser_navigate", json!({"url": site.url("page-b.html"), "tabId": victim})).await;
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("page-b.html"), "tabId": victim}),
+    )
+    .await;
     k.stop().await;
 }

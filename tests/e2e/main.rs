@@ -1,9 +1,9 @@
 //! End-to-end tests: each starts the real `kapture` (which launches headless Chromium with
 //! the built extension) and drives it over MCP stdio, against pages served on 127.0.0.1:0.
 
+mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
-mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes
 mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
 mod security; // the bridge refuses strangers; the token never leaks
 mod tools; // every tool on real pages

@@ -97,11 +97,17 @@ fn header(name: &str, value: &str) -> std::io::Result<tiny_http::Header> {
 fn respond(request: tiny_http::Request) -> std::io::Result<()> {
     // `/attachment/<name>`: a generated file served as a download (Content-Disposition).
     if let Some(name) = request.url().strip_prefix("/attachment/") {
-        let name: String = name.chars().filter(|c| c.is_ascii_alphanumeric() || ".-_".contains(*c)).collect();
+        let name: String = name
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || ".-_".contains(*c))
+            .collect();
         let body = format!("attachment body of {name}\n");
         let response = tiny_http::Response::from_string(body)
             .with_header(header("Content-Type", "application/octet-stream")?)
-            .with_header(header("Content-Disposition", &format!("attachment; filename=\"{name}\""))?);
+            .with_header(header(
+                "Content-Disposition",
+                &format!("attachment; filename=\"{name}\""),
+            )?);
         return request.respond(response);
     }
     match resolve(request.url()) {

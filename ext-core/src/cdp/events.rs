@@ -57,17 +57,6 @@ pub struct Request {
     started: f64,
 }
 
-/// A download the tab started.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Download {
-    pub guid: String,
-    pub url: String,
-    pub suggested_name: String,
-    /// inProgress, completed or canceled.
-    pub state: String,
-    pub received: u64,
-}
-
 /// Event bookkeeping and page-model state of one attached tab, fed by whatever delivers
 /// CDP events.
 pub struct TabEvents {
@@ -80,8 +69,6 @@ pub struct TabEvents {
     /// The renderer crashed; cleared by the next navigation.
     pub crashed: bool,
     network: VecDeque<Request>,
-    /// Downloads by guid, in start order.
-    pub downloads: Vec<Download>,
     console: VecDeque<ConsoleMessage>,
     main_frame: Option<String>,
     /// Current document (loader id) of every frame.
@@ -112,7 +99,6 @@ impl TabEvents {
             file_chooser: None,
             crashed: false,
             network: VecDeque::new(),
-            downloads: Vec::new(),
             console: VecDeque::new(),
             main_frame: None,
             frames: HashMap::new(),
@@ -278,39 +264,6 @@ impl TabEvents {
             "Inspector.targetCrashed" => {
                 self.crashed = true;
                 self.dialog = None;
-            }
-            "Page.downloadWillBegin" => {
-                let text = |k: &str| {
-                    params
-                        .get(k)
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string()
-                };
-                self.downloads.push(Download {
-                    guid: text("guid"),
-                    url: text("url"),
-                    suggested_name: text("suggestedFilename"),
-                    state: "inProgress".into(),
-                    received: 0,
-                });
-            }
-            "Page.downloadProgress" => {
-                let guid = params
-                    .get("guid")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                if let Some(d) = self.downloads.iter_mut().find(|d| d.guid == guid) {
-                    d.state = params
-                        .get("state")
-                        .and_then(Value::as_str)
-                        .unwrap_or("inProgress")
-                        .to_string();
-                    d.received = params
-                        .get("receivedBytes")
-                        .and_then(Value::as_f64)
-                        .unwrap_or(0.0) as u64;
-                }
             }
             "Network.requestWillBeSent" => self.on_request(params),
             "Network.responseReceived" => {
@@ -766,22 +719,5 @@ mod more_tests {
             );
         }
         assert_eq!(e.requests().count(), NETWORK_CAPACITY);
-    }
-
-    #[test]
-    fn downloads_progress_to_completion() {
-        let mut e = TabEvents::new();
-        e.on_event(
-            "Page.downloadWillBegin",
-            &json!({"guid": "g", "url": "http://x/f.txt", "suggestedFilename": "f.txt"}),
-        );
-        e.on_event(
-            "Page.downloadProgress",
-            &json!({"guid": "g", "state": "completed", "receivedBytes": 12.0, "totalBytes": 12.0}),
-        );
-        assert_eq!(
-            (e.downloads[0].state.as_str(), e.downloads[0].received),
-            ("completed", 12)
-        );
     }
 }

@@ -10,9 +10,9 @@ use super::input::{click_at, drag_between, mouse, point};
 use super::world::{self, Located};
 use super::{classify_failure, settle, CdpSession};
 use crate::methods::{
-    ActionOutcome, Cookies, Download, Downloaded, Drag, ElementTarget, Emulate, FileUpload,
-    HandleDialog, MouseClickXy, MouseMoveXy, NetworkRequest, NetworkRequests, Pdf, PrintPdf,
-    Resize, Scroll, Storage, StorageArea, StoreAction, Text,
+    ActionOutcome, Cookies, Drag, ElementTarget, Emulate, FileUpload, HandleDialog, MouseClickXy,
+    MouseMoveXy, NetworkRequest, NetworkRequests, Pdf, PrintPdf, Resize, Scroll, Storage,
+    StorageArea, StoreAction, Text,
 };
 use crate::platform;
 use crate::protocol::{ErrorCode, WireError};
@@ -25,8 +25,6 @@ const SENSITIVE_HEADERS: &[&str] = &[
     "proxy-authorization",
     "x-api-key",
 ];
-/// How long a download may take before the command's own timeout ends it.
-const DOWNLOAD_POLL: Duration = Duration::from_millis(100);
 
 fn text<S: CdpSession>(s: &S, t: String) -> Text {
     Text {
@@ -40,7 +38,12 @@ fn text<S: CdpSession>(s: &S, t: String) -> Text {
 pub fn dialog_error(d: &Dialog, tab_id: crate::protocol::TabId) -> WireError {
     let mut e = WireError::new(
         ErrorCode::DialogOpen,
-        format!("{} {} dialog is open: {:?}", article(&d.kind), d.kind, d.message),
+        format!(
+            "{} {} dialog is open: {:?}",
+            article(&d.kind),
+            d.kind,
+            d.message
+        ),
     );
     let mut data = serde_json::to_value(d).unwrap_or_default();
     data["tab_id"] = json!(tab_id);
@@ -49,7 +52,11 @@ pub fn dialog_error(d: &Dialog, tab_id: crate::protocol::TabId) -> WireError {
 }
 
 fn article(word: &str) -> &'static str {
-    if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 /// The answer of a command whose input the page did not take in time: the dialog when it
@@ -74,7 +81,10 @@ pub async fn handle_dialog<S: CdpSession>(s: &S, p: &HandleDialog) -> Result<Tex
     if let Some(t) = &p.prompt_text {
         params["promptText"] = json!(t);
     }
-    let closed = s.events().borrow_mut().wait_for(|m, _| m == "Page.javascriptDialogClosed");
+    let closed = s
+        .events()
+        .borrow_mut()
+        .wait_for(|m, _| m == "Page.javascriptDialogClosed");
     if let Err(e) = s.send("Page.handleJavaScriptDialog", params).await {
         return Err(if e.message.to_ascii_lowercase().contains("no dialog") {
             WireError::new(ErrorCode::BadArgs, "no dialog is open on this tab")
@@ -146,61 +156,6 @@ pub async fn file_upload<S: CdpSession>(s: &S, p: &FileUpload) -> Result<Text, W
         s,
         format!("Set {} file(s) on the input", p.paths.len()),
     ))
-}
-
-/// Start a download (URL or click) and wait until the browser finished writing it.
-pub async fn download<S: CdpSession>(s: &S, p: &Download) -> Result<Downloaded, WireError> {
-    s.send(
-        "Page.setDownloadBehavior",
-        json!({"behavior": "allowAndName", "downloadPath": p.dir}),
-    )
-    .await?;
-    let known = s.events().borrow().downloads.len();
-    match (&p.args.url, p.args.target.get()) {
-        (Some(_), Some(_)) => {
-            return Err(WireError::new(
-                ErrorCode::BadArgs,
-                "give either url or the element to click, not both",
-            ))
-        }
-        (None, None) => {
-            return Err(WireError::new(
-                ErrorCode::BadArgs,
-                "give the url to download, or the ref/selector of a link to click",
-            ))
-        }
-        (Some(url), None) => {
-            let main = world::main_frame(s).await?;
-            let script = "(url) => { const a = document.createElement('a'); a.href = url; a.download = ''; document.body.appendChild(a); a.click(); a.remove(); return true; }";
-            world::run(s, &main, script, &[json!(url)]).await?;
-        }
-        (None, Some(t)) => {
-            let target = world::locate_target(s, &t).await?;
-            let at = point(s, &target).await?;
-            click_at(s, at, Default::default(), false, 0).await?;
-        }
-    }
-    loop {
-        let d = s.events().borrow().downloads.get(known).cloned();
-        match d {
-            Some(d) if d.state == "completed" => {
-                return Ok(Downloaded {
-                    tab_id: s.tab_id(),
-                    guid: d.guid,
-                    suggested_name: d.suggested_name,
-                    url: d.url,
-                    bytes: d.received,
-                })
-            }
-            Some(d) if d.state == "canceled" => {
-                return Err(WireError::new(
-                    ErrorCode::DownloadFailed,
-                    format!("the download of {} was canceled or failed", d.url),
-                ))
-            }
-            _ => platform::sleep(DOWNLOAD_POLL).await,
-        }
-    }
 }
 
 fn redact(headers: &Value, reveal: bool) -> Vec<String> {

@@ -12,7 +12,10 @@ use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome;
-use crate::methods::{Closed, Method, Navigate, TabsClose, TabsList, TabsNew, TabsSelect};
+use crate::methods::{
+    Click, Closed, DownloadArgs, Downloaded, Method, Navigate, TabsClose, TabsList, TabsNew,
+    TabsSelect,
+};
 use crate::platform;
 use crate::protocol::{BrowserEvent, ErrorCode, ExtensionFrame, ExtensionInfo, TabId, WireError};
 use crate::router::{self, Route};
@@ -129,6 +132,10 @@ impl App {
                 chrome::tabs::remove(id).await?;
                 json!(Closed { tab_id: id })
             }
+            DownloadArgs::NAME => json!(
+                self.download(tab_id, router::params(params)?, deadline_ms)
+                    .await?
+            ),
             other => {
                 return Err(WireError::new(
                     ErrorCode::Internal,
@@ -158,6 +165,98 @@ async fn browser_instance() -> String {
     let _ = chrome::storage::session_set(KEY, &Value::String(id.clone())).await;
     id
 }
+
+impl App {
+    /// Download a URL, or what clicking an element downloads, and wait until the file is
+    /// complete (polling `chrome.downloads`, bounded by the command's deadline).
+    async fn download(
+        &self,
+        tab_id: Option<TabId>,
+        p: DownloadArgs,
+        deadline_ms: f64,
+    ) -> Result<Downloaded, WireError> {
+        let tab = match tab_id {
+            Some(t) => t,
+            None => tabs::default_tab().await?,
+        };
+        let id = match (&p.url, p.target.get()) {
+            (Some(_), Some(_)) => {
+                return Err(WireError::new(
+                    ErrorCode::BadArgs,
+                    "give either url or the element to click, not both",
+                ))
+            }
+            (None, None) => {
+                return Err(WireError::new(
+                    ErrorCode::BadArgs,
+                    "give the url to download, or the ref/selector of a link to click",
+                ))
+            }
+            (Some(url), None) => chrome::downloads::start(url).await?,
+            (None, Some(target)) => {
+                let before = chrome::downloads::latest()
+                    .await?
+                    .map(|d| d.id)
+                    .unwrap_or(-1);
+                let click = serde_json::to_value(Click {
+                    target,
+                    button: Default::default(),
+                    double_click: false,
+                    modifiers: vec![],
+                })
+                .unwrap_or_default();
+                self.on_tab(tab, Click::NAME, click, deadline_ms).await?;
+                loop {
+                    match chrome::downloads::latest().await? {
+                        Some(d) if d.id > before => break d.id,
+                        _ if platform::now_ms() > deadline_ms => {
+                            return Err(WireError::new(
+                                ErrorCode::DownloadFailed,
+                                "the click started no download",
+                            ))
+                        }
+                        _ => platform::sleep(DOWNLOAD_POLL).await,
+                    }
+                }
+            }
+        };
+        loop {
+            let item = chrome::downloads::get(id).await?;
+            match item {
+                Some(d) if d.state == "complete" => {
+                    return Ok(Downloaded {
+                        tab_id: tab,
+                        path: d.filename,
+                        url: if d.final_url.is_empty() {
+                            d.url
+                        } else {
+                            d.final_url
+                        },
+                        bytes: d.file_size.max(0.0) as u64,
+                        mime_type: d.mime,
+                    })
+                }
+                Some(d) if d.state == "interrupted" => {
+                    let why = d.error.unwrap_or_else(|| "interrupted".into());
+                    return Err(WireError::new(
+                        ErrorCode::DownloadFailed,
+                        format!("the download of {} failed: {why}", d.url),
+                    ));
+                }
+                None => {
+                    return Err(WireError::new(
+                        ErrorCode::DownloadFailed,
+                        "the download disappeared",
+                    ))
+                }
+                _ => platform::sleep(DOWNLOAD_POLL).await,
+            }
+        }
+    }
+}
+
+/// Pause between two looks at a download's progress.
+const DOWNLOAD_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The worker object the JS glue creates once and forwards every event to.
 #[wasm_bindgen]

@@ -64,7 +64,6 @@ impl CdpSession for DebuggerSession<'_> {
         chrome::debugger::send_command(self.slot.tab_id, method, &params).await
     }
 
-
     fn events(&self) -> &RefCell<TabEvents> {
         &self.slot.events
     }
@@ -165,7 +164,10 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
                         Some(d) => crate::cdp::dialog_error(&d, slot.tab_id),
                         None => WireError::new(
                             ErrorCode::Timeout,
-                            format!("{} did not finish within its timeout on tab {}", job.method, slot.tab_id),
+                            format!(
+                                "{} did not finish within its timeout on tab {}",
+                                job.method, slot.tab_id
+                            ),
                         ),
                     })
                 }
