@@ -12,6 +12,7 @@ const forward = (f) => (...args) => { ready.then((w) => f(w, ...args)); };
 
 chrome.runtime.onStartup.addListener(forward((w) => w.on_alarm("startup")));
 chrome.runtime.onInstalled.addListener(forward((w) => w.on_alarm("installed")));
+chrome.runtime.onConnect.addListener(forward((w, port) => w.on_port(port)));
 chrome.alarms.onAlarm.addListener(forward((w, alarm) => w.on_alarm(alarm.name)));
 chrome.debugger.onEvent.addListener(forward((w, source, method, params) => w.on_debugger_event(source.tabId, method, params ?? {})));
 chrome.debugger.onDetach.addListener(forward((w, source, reason) => w.on_debugger_detach(source.tabId, reason)));

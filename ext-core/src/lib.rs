@@ -9,8 +9,11 @@ pub mod platform;
 pub mod protocol;
 pub mod router;
 pub mod snapshot;
+pub mod ui;
 
 #[cfg(target_arch = "wasm32")]
 pub mod chrome;
+#[cfg(target_arch = "wasm32")]
+pub mod panel;
 #[cfg(target_arch = "wasm32")]
 pub mod sw;

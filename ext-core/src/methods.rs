@@ -775,3 +775,12 @@ pub struct Pdf {
     pub data: String,
     pub title: String,
 }
+
+/// Outline an element on the page for a moment (the panel's ref links).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct Highlight {
+    #[serde(flatten)]
+    pub target: ElementTarget,
+}
+method!(Highlight, "highlight", Text);

@@ -8,10 +8,10 @@ use serde_json::Value;
 use crate::cdp::{self, CdpSession};
 use crate::methods::{
     Click, ConsoleMessages, Cookies, DownloadArgs, Drag, Emulate, Evaluate, ExtractLinks,
-    FileUpload, FillForm, Find, GetHtml, GetText, GoBack, GoForward, HandleDialog, Hover, Method,
-    MouseClickXy, MouseMoveXy, Navigate, NetworkRequest, NetworkRequests, PressKey, PrintPdf,
-    ReadMarkdown, Reload, Resize, Screenshot, Scroll, SelectOption, Snapshot, Storage, TabsClose,
-    TabsList, TabsNew, TabsSelect, Type, WaitFor,
+    FileUpload, FillForm, Find, GetHtml, GetText, GoBack, GoForward, HandleDialog, Highlight,
+    Hover, Method, MouseClickXy, MouseMoveXy, Navigate, NetworkRequest, NetworkRequests, PressKey,
+    PrintPdf, ReadMarkdown, Reload, Resize, Screenshot, Scroll, SelectOption, Snapshot, Storage,
+    TabsClose, TabsList, TabsNew, TabsSelect, Type, WaitFor,
 };
 use crate::protocol::{ErrorCode, WireError};
 
@@ -64,6 +64,7 @@ pub const METHODS: &[(&str, Route)] = &[
     (MouseClickXy::NAME, Route::Tab),
     (MouseMoveXy::NAME, Route::Tab),
     (PrintPdf::NAME, Route::Tab),
+    (Highlight::NAME, Route::Tab),
 ];
 
 /// The route of `method`, or `BAD_ARGS` for a method this extension does not know.
@@ -185,6 +186,7 @@ async fn dispatch<S: CdpSession>(s: &S, method: &str, raw: Value) -> Result<Valu
         MouseClickXy::NAME => to_value(cdp::mouse_click_xy(s, &params(raw)?).await?),
         MouseMoveXy::NAME => to_value(cdp::mouse_move_xy(s, &params(raw)?).await?),
         PrintPdf::NAME => to_value(cdp::print_pdf(s, &params(raw)?).await?),
+        Highlight::NAME => to_value(cdp::highlight(s, &params(raw)?).await?),
         other => Err(route(other).err().unwrap_or_else(|| {
             WireError::new(ErrorCode::Internal, format!("{other} is not a tab method"))
         })),

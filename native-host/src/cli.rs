@@ -29,6 +29,9 @@ pub enum Command {
     Install(InstallArgs),
     /// Check the setup and say in plain words what is missing.
     Doctor(DoctorArgs),
+    /// Print the panel's tool list (the build writes it into the extension as tools.json).
+    #[command(hide = true)]
+    PanelTools,
 }
 
 /// Which browser kapture drives.

@@ -63,6 +63,12 @@ fn run() -> anyhow::Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
+        Some(Command::PanelTools) => {
+            use std::io::Write;
+            let json = serde_json::to_string_pretty(&native_host::mcp::panel_tools())?;
+            writeln!(std::io::stdout().lock(), "{json}")?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Mcp(args)) => serve(args),
         None => serve(cli.serve),
     }

@@ -1046,6 +1046,63 @@ impl ServerHandler for KaptureServer {
     }
 }
 
+/// Tools the panel runs straight through the extension's router, with their method.
+const PANEL_TOOLS: &[(&str, &str)] = &[
+    ("browser_navigate", "navigate"),
+    ("browser_navigate_back", "go_back"),
+    ("browser_navigate_forward", "go_forward"),
+    ("browser_reload", "reload"),
+    ("browser_snapshot", "snapshot"),
+    ("browser_find", "find"),
+    ("browser_click", "click"),
+    ("browser_hover", "hover"),
+    ("browser_type", "type"),
+    ("browser_fill_form", "fill_form"),
+    ("browser_select_option", "select_option"),
+    ("browser_press_key", "press_key"),
+    ("browser_evaluate", "evaluate"),
+    ("browser_wait_for", "wait_for"),
+    ("browser_get_text", "get_text"),
+    ("browser_get_html", "get_html"),
+    ("browser_read_markdown", "read_markdown"),
+    ("browser_extract_links", "extract_links"),
+    ("browser_take_screenshot", "screenshot"),
+    ("browser_console_messages", "console_messages"),
+    ("browser_handle_dialog", "handle_dialog"),
+    ("browser_download", "download"),
+    ("browser_network_requests", "network_requests"),
+    ("browser_network_request", "network_request"),
+    ("browser_cookies", "cookies"),
+    ("browser_storage", "storage"),
+    ("browser_resize", "resize"),
+    ("browser_emulate", "emulate"),
+    ("browser_drag", "drag"),
+    ("browser_scroll", "scroll"),
+    ("browser_mouse_click_xy", "mouse_click_xy"),
+    ("browser_mouse_move_xy", "mouse_move_xy"),
+];
+
+/// The panel's tool list (`tools.json` of the extension): the MCP tools that map to one
+/// extension method, with their descriptions and argument schemas (less what kapture
+/// itself handles: the tab, the timeout, the follow-up snapshot).
+pub fn panel_tools() -> serde_json::Value {
+    let tools = KaptureServer::tool_router().list_all();
+    let list: Vec<serde_json::Value> = PANEL_TOOLS
+        .iter()
+        .filter_map(|(tool, method)| {
+            let t = tools.iter().find(|t| t.name == *tool)?;
+            let mut schema = serde_json::Value::Object((*t.input_schema).clone());
+            if let Some(props) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
+                for k in ["tabId", "timeoutMs", "includeSnapshot"] {
+                    props.remove(k);
+                }
+            }
+            Some(serde_json::json!({"tool": tool, "method": method, "description": t.description, "schema": schema}))
+        })
+        .collect();
+    serde_json::Value::Array(list)
+}
+
 /// How long a tool call waits for a browser before answering `NO_BROWSER`.
 pub fn browser_wait(args: &crate::cli::ServeArgs) -> Duration {
     if let Some(ms) = args.browser_wait_ms {
@@ -1100,6 +1157,20 @@ mod tests {
         assert_eq!(args.on.params.target.element_ref.as_deref(), Some("e4"));
         assert_eq!(args.include_snapshot, Some(SnapshotMode::Diff));
         assert_eq!(args.on.params.target.describe(), "the button (e4)");
+    }
+
+    #[test]
+    fn the_panel_gets_every_mapped_tool_with_a_schema() {
+        let tools = panel_tools();
+        let list = tools.as_array().unwrap();
+        assert_eq!(list.len(), PANEL_TOOLS.len(), "every mapped tool exists");
+        let router: Vec<&str> = ext_core::router::METHODS.iter().map(|(m, _)| *m).collect();
+        for t in list {
+            assert!(router.contains(&t["method"].as_str().unwrap()), "{t}");
+            assert!(t["schema"]["properties"].get("tabId").is_none());
+        }
+        let click = list.iter().find(|t| t["tool"] == "browser_click").unwrap();
+        assert!(click["schema"]["properties"].get("ref").is_some());
     }
 
     #[test]

@@ -5,5 +5,6 @@ mod browser_features; // dialogs, files, network, storage, emulation, input, PDF
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
 mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
+mod panel; // the Kapture panel driven like a person, with screenshots
 mod security; // the bridge refuses strangers; the token never leaks
 mod tools; // every tool on real pages

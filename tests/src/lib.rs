@@ -234,9 +234,14 @@ impl Kapture {
 
     /// Evaluate JavaScript and parse the JSON answer.
     pub async fn eval(&self, function: &str) -> Value {
-        let text = self
+        let answer = self
             .ok("browser_evaluate", json!({ "function": function }))
             .await;
+        // Notes about tabs pages opened follow the value after a blank line.
+        let text = answer
+            .split("\n\nThe page opened new tabs")
+            .next()
+            .unwrap_or_default();
         if text == "undefined" {
             return Value::Null;
         }

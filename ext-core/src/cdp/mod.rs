@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 pub use events::TabEvents;
 pub use input::{click, fill_form, hover, press_key, select_option, type_text};
 pub use more::{
-    cookies, dialog_error, drag, emulate, file_upload, handle_dialog, mouse_click_xy,
+    cookies, dialog_error, drag, emulate, file_upload, handle_dialog, highlight, mouse_click_xy,
     mouse_move_xy, network_request, network_requests, print_pdf, resize, scroll, storage,
 };
 pub use read::{

@@ -625,3 +625,31 @@ pub async fn print_pdf<S: CdpSession>(s: &S, _p: &PrintPdf) -> Result<Pdf, WireE
             .unwrap_or_default(),
     })
 }
+
+/// Outline an element for a moment so a person sees which one a ref names.
+pub async fn highlight<S: CdpSession>(
+    s: &S,
+    p: &crate::methods::Highlight,
+) -> Result<Text, WireError> {
+    let target = world::locate_target(s, &p.target).await?;
+    let script = r#"async (t) => {
+      const f = await resolve(t, 0);
+      if (f.error) return f;
+      const el = f.el;
+      el.scrollIntoView({ block: 'center', behavior: 'instant' });
+      const old = el.style.outline;
+      el.style.outline = '3px solid #d63384';
+      setTimeout(() => { el.style.outline = old; }, 1500);
+      return { what: describe(el) };
+    }"#;
+    let v = world::run(s, &target.frame, script, std::slice::from_ref(&target.js)).await?;
+    Ok(text(
+        s,
+        format!(
+            "Highlighted {}",
+            v.get("what")
+                .and_then(Value::as_str)
+                .unwrap_or("the element")
+        ),
+    ))
+}

@@ -4,7 +4,9 @@
 pub mod action;
 pub mod alarms;
 pub mod debugger;
+pub mod devtools;
 pub mod downloads;
+pub mod port;
 pub mod runtime;
 pub mod storage;
 pub mod tabs;

@@ -41,6 +41,8 @@ pub struct Conn {
     state: RefCell<ConnState>,
     last_seen_ms: Cell<f64>,
     heartbeat_ms: Cell<f64>,
+    /// When the state began (ms since the epoch), for the panel.
+    since: Cell<f64>,
     // Kept alive as long as the socket; dropped with the connection.
     handlers: RefCell<Vec<SocketHandler>>,
 }
@@ -63,6 +65,8 @@ pub struct Bridge {
     discovering: Cell<bool>,
     retry_pending: Cell<bool>,
     problem: RefCell<Option<String>>,
+    /// Ports a person disconnected from the panel: left alone until they press Connect.
+    user_off: RefCell<std::collections::BTreeMap<u16, f64>>,
 }
 
 impl Default for Bridge {
@@ -78,6 +82,7 @@ impl Default for Bridge {
             discovering: Cell::new(false),
             retry_pending: Cell::new(false),
             problem: RefCell::default(),
+            user_off: RefCell::default(),
         }
     }
 }
@@ -117,6 +122,7 @@ impl Bridge {
 
 /// Toolbar badge: green count when connected, amber while searching, red when refused.
 pub fn update_badge(app: &App) {
+    super::panel::broadcast_state(app);
     let ports = app.bridge.connected_ports();
     let refused = app
         .bridge
@@ -177,6 +183,8 @@ pub fn discover(app: &Rc<App>) {
                         .map(|c| c.token == server.token);
                     let refused =
                         app.bridge.refused.borrow().get(&server.port) == Some(&server.token);
+                    let refused =
+                        refused || app.bridge.user_off.borrow().contains_key(&server.port);
                     if known != Some(true) && !refused {
                         connect(&app, server);
                     }
@@ -239,6 +247,7 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
         state: RefCell::new(ConnState::Connecting),
         last_seen_ms: Cell::new(platform::now_ms()),
         heartbeat_ms: Cell::new(20_000.0),
+        since: Cell::new(platform::now_ms()),
         handlers: RefCell::default(),
     });
     if let Some(old) = app
@@ -332,6 +341,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             heartbeat_ms,
         } => {
             *conn.state.borrow_mut() = ConnState::Connected { session };
+            conn.since.set(platform::now_ms());
             conn.heartbeat_ms.set(heartbeat_ms as f64);
             app.bridge.failures.set(0);
             app.bridge.backoff.borrow_mut().reset();
@@ -352,12 +362,92 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
         } => {
             let (app, conn) = (app.clone(), conn.clone());
             spawn_local(async move {
-                let frame = match app.run_command(tab_id, &method, params, timeout_ms).await {
+                let started = platform::now_ms();
+                let shown = crate::ui::mask_params(&method, &params);
+                let result = app.run_command(tab_id, &method, params, timeout_ms).await;
+                let ran_on = match &result {
+                    Ok(data) => data
+                        .get("tab_id")
+                        .and_then(serde_json::Value::as_i64)
+                        .map(|t| t as i32)
+                        .or(tab_id),
+                    Err(_) => tab_id,
+                };
+                let status = match &result {
+                    Ok(_) => "ok".to_string(),
+                    Err(e) => e.code.as_str().to_string(),
+                };
+                let frame = match result {
                     Ok(data) => ExtensionFrame::Result { id, data },
                     Err(error) => ExtensionFrame::Error { id, error },
                 };
                 conn.send(&frame);
+                if let Some(tab) = ran_on {
+                    let entry = crate::ui::HistoryEntry {
+                        time: started,
+                        by: "agent".into(),
+                        method,
+                        params: shown,
+                        status,
+                        ms: platform::now_ms() - started,
+                    };
+                    super::panel::record(&app, tab, entry).await;
+                }
             });
         }
     }
+}
+
+/// The servers as the panel shows them.
+pub fn server_views(app: &App) -> (Vec<crate::ui::ServerView>, Option<String>) {
+    let mut views: Vec<crate::ui::ServerView> = app
+        .bridge
+        .conns
+        .borrow()
+        .values()
+        .map(|c| {
+            let (state, detail) = match &*c.state.borrow() {
+                ConnState::Connecting => ("connecting", String::new()),
+                ConnState::Connected { session } => ("connected", format!("session {session}")),
+                ConnState::Rejected(why) => ("refused", why.clone()),
+            };
+            crate::ui::ServerView {
+                port: c.port,
+                state: state.into(),
+                detail,
+                since: c.since.get(),
+            }
+        })
+        .collect();
+    for (port, since) in app.bridge.user_off.borrow().iter() {
+        views.push(crate::ui::ServerView {
+            port: *port,
+            state: "disconnected".into(),
+            detail: "disconnected from the panel".into(),
+            since: *since,
+        });
+    }
+    views.sort_by_key(|v| v.port);
+    (views, app.bridge.problem.borrow().clone())
+}
+
+/// A person asked to connect: forget their disconnects and look for servers now.
+pub fn user_connect(app: &Rc<App>) {
+    app.bridge.user_off.borrow_mut().clear();
+    wake(app);
+}
+
+/// A person asked to disconnect from the server on `port`.
+pub fn user_disconnect(app: &Rc<App>, port: u16) {
+    app.bridge
+        .user_off
+        .borrow_mut()
+        .insert(port, platform::now_ms());
+    let conn = app.bridge.conns.borrow_mut().remove(&port);
+    if let Some(conn) = conn {
+        let _ = conn
+            .ws
+            .close_with_code_and_reason(1000, "disconnected from the panel");
+    }
+    update_badge(app);
 }

@@ -2,6 +2,7 @@
 //! queues, and answers every command exactly once (result or coded error).
 
 mod bridge;
+mod panel;
 mod tabs;
 
 use std::cell::RefCell;
@@ -31,6 +32,8 @@ pub struct App {
     ext: RefCell<ExtensionInfo>,
     bridge: bridge::Bridge,
     tabs: tabs::Tabs,
+    panels: panel::Panels,
+    history_lock: futures::lock::Mutex<()>,
 }
 
 impl App {
@@ -280,6 +283,8 @@ impl Worker {
                 ext: RefCell::new(ext),
                 bridge: bridge::Bridge::default(),
                 tabs: tabs::Tabs::default(),
+                panels: Default::default(),
+                history_lock: futures::lock::Mutex::new(()),
             }),
         }
     }
@@ -294,6 +299,11 @@ impl Worker {
             app.ext.borrow_mut().instance = instance;
             bridge::wake(&app);
         });
+    }
+
+    /// A page opened a port (the panel).
+    pub fn on_port(&self, port: JsValue) {
+        panel::on_port(&self.app, port);
     }
 
     pub fn on_alarm(&self, _name: String) {

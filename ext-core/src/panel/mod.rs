@@ -1,0 +1,639 @@
+//! The Kapture panel (DevTools panel, or an extension page with `?tabId=`): connection
+//! state, manual commands with forms generated from each tool's schema, results, the tab's
+//! console and the command history. Plain DOM through web-sys; it talks only to the
+//! service worker, over a `chrome.runtime` port.
+
+mod form;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+use web_sys::{
+    Document, Element, HtmlElement, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement,
+};
+
+use crate::chrome::{self, port::Port};
+use crate::ui::{HistoryEntry, PanelEvent, PanelRequest, ServerView, PANEL_PORT};
+
+/// One tool the panel can run: its MCP name, the extension method, and its schema.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ToolDef {
+    pub tool: String,
+    pub method: String,
+    #[serde(default)]
+    pub description: String,
+    pub schema: Value,
+}
+
+type Callback = Box<dyn FnOnce(bool, Value, f64)>;
+
+struct Ui {
+    doc: Document,
+    port: Port,
+    tab: Cell<Option<i32>>,
+    tools: RefCell<Vec<ToolDef>>,
+    next_id: Cell<u64>,
+    pending: RefCell<HashMap<u64, Callback>>,
+    history: RefCell<Vec<HistoryEntry>>,
+    got_state: Cell<bool>,
+}
+
+fn by_id<T: JsCast>(doc: &Document, id: &str) -> T {
+    doc.get_element_by_id(id)
+        .and_then(|e| e.dyn_into::<T>().ok())
+        .unwrap_or_else(|| wasm_bindgen::throw_str(&format!("panel element #{id} missing")))
+}
+
+/// Create `<tag>` with attributes and text.
+fn el(doc: &Document, tag: &str, attrs: &[(&str, &str)], text: &str) -> Element {
+    let e = doc
+        .create_element(tag)
+        .unwrap_or_else(|_| wasm_bindgen::throw_str("cannot create element"));
+    for (k, v) in attrs {
+        let _ = e.set_attribute(k, v);
+    }
+    if !text.is_empty() {
+        e.set_text_content(Some(text));
+    }
+    e
+}
+
+/// Run `f` on every event of `kind` on `target` (for the page's life).
+fn on(target: &Element, kind: &str, f: impl FnMut(web_sys::Event) + 'static) {
+    let closure = Closure::<dyn FnMut(web_sys::Event)>::new(f);
+    let _ = target.add_event_listener_with_callback(kind, closure.as_ref().unchecked_ref());
+    closure.forget();
+}
+
+fn time_of(ms: f64) -> String {
+    let d = js_sys::Date::new(&JsValue::from_f64(ms));
+    format!(
+        "{:02}:{:02}:{:02}",
+        d.get_hours(),
+        d.get_minutes(),
+        d.get_seconds()
+    )
+}
+
+impl Ui {
+    fn send(&self, req: &PanelRequest) {
+        self.port.post(req);
+    }
+
+    /// Run a method on the panel's tab; `done(ok, data, ms)` gets the answer.
+    fn run(
+        &self,
+        method: &str,
+        params: Value,
+        quiet: bool,
+        done: impl FnOnce(bool, Value, f64) + 'static,
+    ) {
+        let Some(tab_id) = self.tab.get() else { return };
+        let id = self.next_id.get() + 1;
+        self.next_id.set(id);
+        self.pending.borrow_mut().insert(id, Box::new(done));
+        self.send(&PanelRequest::Run {
+            id,
+            tab_id,
+            method: method.into(),
+            params,
+            quiet,
+        });
+    }
+
+    fn on_event(self: &Rc<Self>, ev: PanelEvent) {
+        match ev {
+            PanelEvent::State { servers, problem } => {
+                self.got_state.set(true);
+                self.show_servers(&servers, problem.as_deref());
+            }
+            PanelEvent::History { entries, .. } => {
+                *self.history.borrow_mut() = entries;
+                self.show_history();
+            }
+            PanelEvent::Ran { entry, .. } => {
+                crate::ui::push_history(&mut self.history.borrow_mut(), entry);
+                self.show_history();
+            }
+            PanelEvent::Result { id, ok, data, ms } => {
+                let done = self.pending.borrow_mut().remove(&id);
+                if let Some(done) = done {
+                    done(ok, data, ms);
+                }
+            }
+        }
+    }
+
+    fn show_servers(self: &Rc<Self>, servers: &[ServerView], problem: Option<&str>) {
+        let list: Element = by_id(&self.doc, "servers");
+        list.set_inner_html("");
+        let connected = servers.iter().any(|s| s.state == "connected");
+        let pill: Element = by_id(&self.doc, "status");
+        pill.set_text_content(Some(if connected {
+            "connected"
+        } else {
+            "not connected"
+        }));
+        let _ = pill.set_attribute("data-state", if connected { "connected" } else { "off" });
+        if servers.is_empty() {
+            let why = problem.unwrap_or("no kapture server found yet");
+            list.append_child(&el(&self.doc, "li", &[("class", "muted")], why))
+                .ok();
+        }
+        for s in servers {
+            let row = el(&self.doc, "li", &[("data-state", &s.state)], "");
+            row.append_child(&el(&self.doc, "span", &[("class", "state")], &s.state))
+                .ok();
+            let text = format!(
+                "127.0.0.1:{} · since {}{}",
+                s.port,
+                time_of(s.since),
+                if s.detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · {}", s.detail)
+                }
+            );
+            row.append_child(&el(&self.doc, "span", &[], &text)).ok();
+            if s.state != "disconnected" {
+                let b = el(
+                    &self.doc,
+                    "button",
+                    &[
+                        ("type", "button"),
+                        ("aria-label", &format!("Disconnect from port {}", s.port)),
+                    ],
+                    "Disconnect",
+                );
+                let (ui, port) = (self.clone(), s.port);
+                on(&b, "click", move |_| {
+                    ui.send(&PanelRequest::Disconnect { port })
+                });
+                row.append_child(&b).ok();
+            }
+            list.append_child(&row).ok();
+        }
+    }
+
+    fn show_history(self: &Rc<Self>) {
+        let body: Element = by_id(&self.doc, "history-rows");
+        body.set_inner_html("");
+        for entry in self.history.borrow().iter().rev() {
+            let tr = el(&self.doc, "tr", &[], "");
+            let args = serde_json::to_string(&entry.params).unwrap_or_default();
+            for (text, class) in [
+                (time_of(entry.time), ""),
+                (entry.by.clone(), ""),
+                (entry.method.clone(), "mono"),
+                (args, "mono args"),
+                (
+                    entry.status.clone(),
+                    if entry.status == "ok" { "ok" } else { "bad" },
+                ),
+                (format!("{:.0} ms", entry.ms), "num"),
+            ] {
+                tr.append_child(&el(&self.doc, "td", &[("class", class)], &text))
+                    .ok();
+            }
+            let td = el(&self.doc, "td", &[], "");
+            let again = el(
+                &self.doc,
+                "button",
+                &[
+                    ("type", "button"),
+                    ("aria-label", &format!("Run {} again", entry.method)),
+                ],
+                "Re-run",
+            );
+            let (ui, method, params) = (self.clone(), entry.method.clone(), entry.params.clone());
+            on(&again, "click", move |_| {
+                let shown = ui.clone();
+                let m = method.clone();
+                ui.run(&method, params.clone(), false, move |ok, data, ms| {
+                    shown.show_result(&m, ok, &data, ms)
+                });
+            });
+            td.append_child(&again).ok();
+            tr.append_child(&td).ok();
+            body.append_child(&tr).ok();
+        }
+        let export: Element = by_id(&self.doc, "export");
+        let json =
+            serde_json::to_string_pretty(&*self.history.borrow()).unwrap_or_else(|_| "[]".into());
+        let href = format!(
+            "data:application/json;charset=utf-8,{}",
+            String::from(js_sys::encode_uri_component(&json))
+        );
+        let _ = export.set_attribute("href", &href);
+    }
+
+    /// Show a command's answer: status and time, then an image, a snapshot or JSON.
+    fn show_result(self: &Rc<Self>, method: &str, ok: bool, data: &Value, ms: f64) {
+        let status: Element = by_id(&self.doc, "result-status");
+        let code = if ok {
+            "ok".to_string()
+        } else {
+            data.get("code")
+                .and_then(Value::as_str)
+                .unwrap_or("error")
+                .to_string()
+        };
+        status.set_text_content(Some(&format!("{code} · {ms:.0} ms")));
+        let _ = status.set_attribute("data-ok", if ok { "true" } else { "false" });
+        let out: Element = by_id(&self.doc, "result");
+        out.set_inner_html("");
+        if let (true, Some(img), Some(mime)) = (
+            ok,
+            data.get("data").and_then(Value::as_str),
+            data.get("mime_type").and_then(Value::as_str),
+        ) {
+            let src = format!("data:{mime};base64,{img}");
+            let thumb = el(
+                &self.doc,
+                "img",
+                &[
+                    ("src", &src),
+                    ("alt", "Screenshot (select to enlarge)"),
+                    ("class", "thumb"),
+                    ("tabindex", "0"),
+                    ("id", "thumbnail"),
+                ],
+                "",
+            );
+            let t = thumb.clone();
+            on(&thumb, "click", move |_| {
+                let _ = t.class_list().toggle("full");
+            });
+            out.append_child(&thumb).ok();
+            return;
+        }
+        if ok && (method == "snapshot" || method == "find") {
+            let text = data.get("text").and_then(Value::as_str).unwrap_or_default();
+            let pre = el(&self.doc, "pre", &[("class", "snapshot")], "");
+            for line in text.lines() {
+                let row = el(&self.doc, "div", &[], "");
+                let mut rest = line;
+                while let Some(at) = rest.find("[ref=") {
+                    row.append_child(&self.doc.create_text_node(&rest[..at]))
+                        .ok();
+                    let after = &rest[at + 5..];
+                    let end = after.find(']').unwrap_or(after.len());
+                    let r = after[..end].to_string();
+                    let b = el(
+                        &self.doc,
+                        "button",
+                        &[
+                            ("type", "button"),
+                            ("class", "ref"),
+                            ("title", "Highlight on the page"),
+                        ],
+                        &r,
+                    );
+                    let ui = self.clone();
+                    on(&b, "click", move |_| {
+                        ui.run("highlight", json!({"ref": r}), true, |_, _, _| {})
+                    });
+                    row.append_child(&b).ok();
+                    rest = &after[(end + 1).min(after.len())..];
+                }
+                row.append_child(&self.doc.create_text_node(rest)).ok();
+                pre.append_child(&row).ok();
+            }
+            out.append_child(&pre).ok();
+            return;
+        }
+        let pretty = serde_json::to_string_pretty(data).unwrap_or_default();
+        out.append_child(&el(&self.doc, "pre", &[("class", "json")], &pretty))
+            .ok();
+    }
+
+    fn load_console(self: &Rc<Self>) {
+        let level: HtmlSelectElement = by_id(&self.doc, "console-level");
+        let max: HtmlInputElement = by_id(&self.doc, "console-max");
+        let mut params = json!({"max": max.value().parse::<u32>().unwrap_or(50)});
+        if !level.value().is_empty() {
+            params["level"] = json!(level.value());
+        }
+        let ui = self.clone();
+        self.run("console_messages", params, true, move |ok, data, _| {
+            let list: Element = by_id(&ui.doc, "console-lines");
+            list.set_inner_html("");
+            let messages = data
+                .get("messages")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if !ok || messages.is_empty() {
+                list.append_child(&el(
+                    &ui.doc,
+                    "li",
+                    &[("class", "muted")],
+                    "No console messages",
+                ))
+                .ok();
+            }
+            for m in messages {
+                let lvl = m.get("level").and_then(Value::as_str).unwrap_or("info");
+                let li = el(&ui.doc, "li", &[("data-level", lvl)], "");
+                li.append_child(&el(&ui.doc, "span", &[("class", "lvl")], lvl))
+                    .ok();
+                li.append_child(&el(
+                    &ui.doc,
+                    "span",
+                    &[],
+                    m.get("text").and_then(Value::as_str).unwrap_or(""),
+                ))
+                .ok();
+                list.append_child(&li).ok();
+            }
+        });
+    }
+
+    fn select_tool(self: &Rc<Self>) {
+        let picker: HtmlSelectElement = by_id(&self.doc, "tool");
+        let tools = self.tools.borrow();
+        let Some(tool) = tools.iter().find(|t| t.tool == picker.value()) else {
+            return;
+        };
+        by_id::<Element>(&self.doc, "tool-description").set_text_content(Some(&tool.description));
+        let fields: Element = by_id(&self.doc, "fields");
+        form::render(&self.doc, &fields, &tool.schema);
+        let raw: HtmlTextAreaElement = by_id(&self.doc, "raw");
+        raw.set_value("{}");
+    }
+
+    fn execute(self: &Rc<Self>) {
+        let picker: HtmlSelectElement = by_id(&self.doc, "tool");
+        let Some(tool) = self
+            .tools
+            .borrow()
+            .iter()
+            .find(|t| t.tool == picker.value())
+            .cloned()
+        else {
+            return;
+        };
+        let use_raw: HtmlInputElement = by_id(&self.doc, "use-raw");
+        let params = if use_raw.checked() {
+            let raw: HtmlTextAreaElement = by_id(&self.doc, "raw");
+            match serde_json::from_str::<Value>(&raw.value()) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.show_result(&tool.method, false, &json!({"code": "BAD_ARGS", "message": format!("the JSON does not parse: {e}")}), 0.0);
+                    return;
+                }
+            }
+        } else {
+            match form::collect(&self.doc, &tool.schema) {
+                Ok(v) => v,
+                Err(why) => {
+                    self.show_result(
+                        &tool.method,
+                        false,
+                        &json!({"code": "BAD_ARGS", "message": why}),
+                        0.0,
+                    );
+                    return;
+                }
+            }
+        };
+        by_id::<Element>(&self.doc, "result-status").set_text_content(Some("running…"));
+        let ui = self.clone();
+        let method = tool.method.clone();
+        self.run(&tool.method, params, false, move |ok, data, ms| {
+            ui.show_result(&method, ok, &data, ms)
+        });
+    }
+
+    /// Point the panel at a tab: subscribe and show what it is.
+    fn use_tab(self: &Rc<Self>, tab: i32) {
+        self.tab.set(Some(tab));
+        self.send(&PanelRequest::Subscribe { tab_id: tab });
+        let ui = self.clone();
+        self.run("tabs.list", json!({}), true, move |_, data, _| {
+            let info = data.as_array().and_then(|tabs| {
+                tabs.iter()
+                    .find(|t| t.get("tab_id").and_then(Value::as_i64) == Some(tab.into()))
+                    .cloned()
+            });
+            let text = match info {
+                Some(t) => format!(
+                    "Tab {tab} · {} · {}",
+                    t.get("title").and_then(Value::as_str).unwrap_or(""),
+                    t.get("url").and_then(Value::as_str).unwrap_or("")
+                ),
+                None => format!("Tab {tab} (not found)"),
+            };
+            by_id::<Element>(&ui.doc, "tab-info").set_text_content(Some(&text));
+        });
+    }
+
+    /// Without a tab: list the tabs to pick one (uses any tab id the worker knows).
+    fn offer_tabs(self: &Rc<Self>) {
+        let ui = self.clone();
+        // tabs.list needs no particular tab; the panel's own tab is as good as any.
+        self.tab.set(Some(0));
+        self.run("tabs.list", json!({}), true, move |_, data, _| {
+            ui.tab.set(None);
+            let picker: HtmlSelectElement = by_id(&ui.doc, "tab-picker");
+            picker.set_inner_html("");
+            picker
+                .append_child(&el(&ui.doc, "option", &[("value", "")], "Choose a tab…"))
+                .ok();
+            for t in data.as_array().cloned().unwrap_or_default() {
+                let id = t
+                    .get("tab_id")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+                    .to_string();
+                let label = format!(
+                    "{} — {}",
+                    t.get("title").and_then(Value::as_str).unwrap_or(""),
+                    t.get("url").and_then(Value::as_str).unwrap_or("")
+                );
+                picker
+                    .append_child(&el(&ui.doc, "option", &[("value", &id)], &label))
+                    .ok();
+            }
+            by_id::<Element>(&ui.doc, "tab-choice")
+                .remove_attribute("hidden")
+                .ok();
+        });
+    }
+}
+
+async fn fetch_tools() -> Vec<ToolDef> {
+    let Some(window) = web_sys::window() else {
+        return Vec::new();
+    };
+    let Ok(resp) = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str("tools.json")).await
+    else {
+        return Vec::new();
+    };
+    let resp: web_sys::Response = resp.unchecked_into();
+    let Ok(json) = resp.json() else {
+        return Vec::new();
+    };
+    let Ok(value) = wasm_bindgen_futures::JsFuture::from(json).await else {
+        return Vec::new();
+    };
+    chrome::from_js(value).unwrap_or_default()
+}
+
+/// The panel page; the JS glue creates it once.
+#[wasm_bindgen]
+pub struct PanelUi {
+    ui: Rc<Ui>,
+}
+
+#[wasm_bindgen]
+impl PanelUi {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> PanelUi {
+        let doc = web_sys::window()
+            .and_then(|w| w.document())
+            .unwrap_or_else(|| wasm_bindgen::throw_str("no document"));
+        let ui = Rc::new(Ui {
+            doc,
+            port: Port::connect(PANEL_PORT),
+            tab: Cell::new(None),
+            tools: RefCell::default(),
+            next_id: Cell::new(0),
+            pending: RefCell::default(),
+            history: RefCell::default(),
+            got_state: Cell::new(false),
+        });
+        PanelUi { ui }
+    }
+
+    /// Wire the controls, find the tab, load the tools.
+    pub fn start(&self) {
+        let ui = self.ui.clone();
+        let doc = ui.doc.clone();
+        let dark = chrome::devtools::theme().as_deref() == Some("dark")
+            || web_sys::window()
+                .and_then(|w| w.location().search().ok())
+                .is_some_and(|q| q.contains("theme=dark"));
+        if dark {
+            if let Some(root) = doc.document_element() {
+                let _ = root.class_list().add_1("dark");
+            }
+        }
+        let listener = ui.clone();
+        ui.port.on_message(move |msg| {
+            if let Ok(ev) = chrome::from_js::<PanelEvent>(msg) {
+                listener.on_event(ev);
+            }
+        });
+        let u = ui.clone();
+        on(&by_id::<Element>(&doc, "connect"), "click", move |_| {
+            u.send(&PanelRequest::Connect)
+        });
+        let u = ui.clone();
+        on(&by_id::<Element>(&doc, "tool"), "change", move |_| {
+            u.select_tool()
+        });
+        let u = ui.clone();
+        on(&by_id::<Element>(&doc, "run-form"), "submit", move |e| {
+            e.prevent_default();
+            u.execute();
+        });
+        let u = ui.clone();
+        on(&by_id::<Element>(&doc, "fields"), "input", move |_| {
+            if let Ok(v) = form::collect(
+                &u.doc,
+                &u.tools
+                    .borrow()
+                    .iter()
+                    .find(|t| t.tool == by_id::<HtmlSelectElement>(&u.doc, "tool").value())
+                    .map(|t| t.schema.clone())
+                    .unwrap_or(Value::Null),
+            ) {
+                by_id::<HtmlTextAreaElement>(&u.doc, "raw")
+                    .set_value(&serde_json::to_string_pretty(&v).unwrap_or_default());
+            }
+        });
+        let u = ui.clone();
+        on(
+            &by_id::<Element>(&doc, "console-refresh"),
+            "click",
+            move |_| u.load_console(),
+        );
+        let u = ui.clone();
+        on(
+            &by_id::<Element>(&doc, "history-clear"),
+            "click",
+            move |_| {
+                if let Some(tab_id) = u.tab.get() {
+                    u.send(&PanelRequest::ClearHistory { tab_id });
+                }
+            },
+        );
+        let u = ui.clone();
+        on(&by_id::<Element>(&doc, "tab-picker"), "change", move |_| {
+            let picker: HtmlSelectElement = by_id(&u.doc, "tab-picker");
+            if let Ok(tab) = picker.value().parse::<i32>() {
+                u.use_tab(tab);
+                u.load_console();
+            }
+        });
+        let from_query = web_sys::window()
+            .and_then(|w| w.location().search().ok())
+            .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
+            .and_then(|p| p.get("tabId"))
+            .and_then(|v| v.parse::<i32>().ok());
+        match chrome::devtools::inspected_tab().or(from_query) {
+            Some(tab) => {
+                ui.use_tab(tab);
+                ui.load_console();
+            }
+            None => ui.offer_tabs(),
+        }
+        // The worker may still be waking up when the first request leaves: ask again once.
+        let u = ui.clone();
+        spawn_local(async move {
+            crate::platform::sleep(std::time::Duration::from_millis(700)).await;
+            if !u.got_state.get() {
+                if let Some(tab) = u.tab.get() {
+                    u.use_tab(tab);
+                    u.load_console();
+                }
+            }
+        });
+        let u = ui.clone();
+        spawn_local(async move {
+            let tools = fetch_tools().await;
+            let picker: HtmlSelectElement = by_id(&u.doc, "tool");
+            for t in &tools {
+                picker
+                    .append_child(&el(&u.doc, "option", &[("value", &t.tool)], &t.tool))
+                    .ok();
+            }
+            *u.tools.borrow_mut() = tools;
+            u.select_tool();
+        });
+        let _ = doc.body().map(|b| b.dyn_into::<HtmlElement>());
+    }
+}
+
+impl Default for PanelUi {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The DevTools page: add the "Kapture" panel for the inspected tab.
+#[wasm_bindgen]
+pub fn devtools_start() {
+    let tab = chrome::devtools::inspected_tab().unwrap_or(0);
+    chrome::devtools::create_panel(
+        "Kapture",
+        "icons/32.png",
+        &format!("panel.html?tabId={tab}"),
+    );
+}

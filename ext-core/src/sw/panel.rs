@@ -1,0 +1,175 @@
+//! The service worker's side of the Kapture panel: one port per open panel, the commands a
+//! person runs (through the same router and tab queues as an agent's), the per-tab history
+//! kept in `chrome.storage.local`, and live state pushed to every panel.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+
+use super::{bridge, App};
+use crate::chrome::{self, port::Port};
+use crate::platform;
+use crate::protocol::TabId;
+use crate::ui::{self, HistoryEntry, PanelEvent, PanelRequest};
+
+/// Timeout of a command run from the panel.
+const PANEL_TIMEOUT_MS: u64 = 30_000;
+
+/// One open panel.
+pub struct PanelConn {
+    port: Port,
+    tab: Cell<Option<TabId>>,
+}
+
+fn history_key(tab: TabId) -> String {
+    format!("history.{tab}")
+}
+
+async fn load_history(tab: TabId) -> Vec<HistoryEntry> {
+    match chrome::storage::local_get(&history_key(tab)).await {
+        Ok(Some(v)) => serde_json::from_value(v).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// Register a port that a page opened; only the panel's name is served.
+pub fn on_port(app: &Rc<App>, port: JsValue) {
+    let port: Port = port.unchecked_into();
+    let name = js_sys::Reflect::get(&port, &JsValue::from_str("name"))
+        .ok()
+        .and_then(|n| n.as_string());
+    if name.as_deref() != Some(ui::PANEL_PORT) {
+        return;
+    }
+    let conn = Rc::new(PanelConn {
+        port: port.clone(),
+        tab: Cell::new(None),
+    });
+    app.panels.borrow_mut().push(conn.clone());
+    let weak = Rc::downgrade(app);
+    let for_messages = conn.clone();
+    port.on_message(move |msg| {
+        if let (Some(app), Ok(req)) = (weak.upgrade(), chrome::from_js::<PanelRequest>(msg)) {
+            handle(&app, &for_messages, req);
+        }
+    });
+    let weak = Rc::downgrade(app);
+    port.on_disconnect(move |_| {
+        if let Some(app) = weak.upgrade() {
+            app.panels.borrow_mut().retain(|p| !Rc::ptr_eq(p, &conn));
+        }
+    });
+}
+
+fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
+    match req {
+        PanelRequest::Subscribe { tab_id } => {
+            conn.tab.set(Some(tab_id));
+            send_state(app, conn);
+            let conn = conn.clone();
+            spawn_local(async move {
+                let entries = load_history(tab_id).await;
+                conn.port.post(&PanelEvent::History { tab_id, entries });
+            });
+        }
+        PanelRequest::Run {
+            id,
+            tab_id,
+            method,
+            params,
+            quiet,
+        } => {
+            let (app, conn) = (app.clone(), conn.clone());
+            spawn_local(async move {
+                let started = platform::now_ms();
+                let shown = ui::mask_params(&method, &params);
+                let result = app
+                    .run_command(Some(tab_id), &method, params, PANEL_TIMEOUT_MS)
+                    .await;
+                let ms = platform::now_ms() - started;
+                let (ok, data, status) = match result {
+                    Ok(data) => (true, data, "ok".to_string()),
+                    Err(e) => (
+                        false,
+                        serde_json::to_value(&e).unwrap_or(Value::Null),
+                        e.code.as_str().to_string(),
+                    ),
+                };
+                conn.port.post(&PanelEvent::Result { id, ok, data, ms });
+                if !quiet {
+                    let entry = HistoryEntry {
+                        time: started,
+                        by: "panel".into(),
+                        method,
+                        params: shown,
+                        status,
+                        ms,
+                    };
+                    record(&app, tab_id, entry).await;
+                }
+            });
+        }
+        PanelRequest::Connect => bridge::user_connect(app),
+        PanelRequest::Disconnect { port } => bridge::user_disconnect(app, port),
+        PanelRequest::ClearHistory { tab_id } => {
+            let app = app.clone();
+            spawn_local(async move {
+                let _ = chrome::storage::local_set(&history_key(tab_id), &Value::Array(Vec::new()))
+                    .await;
+                for p in app
+                    .panels
+                    .borrow()
+                    .iter()
+                    .filter(|p| p.tab.get() == Some(tab_id))
+                {
+                    p.port.post(&PanelEvent::History {
+                        tab_id,
+                        entries: Vec::new(),
+                    });
+                }
+            });
+        }
+    }
+}
+
+fn send_state(app: &App, conn: &PanelConn) {
+    let (servers, problem) = bridge::server_views(app);
+    conn.port.post(&PanelEvent::State { servers, problem });
+}
+
+/// Tell every panel the connection state.
+pub fn broadcast_state(app: &App) {
+    for p in app.panels.borrow().iter() {
+        send_state(app, p);
+    }
+}
+
+/// Add a command to a tab's history (kept, bounded) and show it in that tab's panels.
+pub async fn record(app: &Rc<App>, tab: TabId, entry: HistoryEntry) {
+    // One writer at a time: a second record waits until the first is saved.
+    let _turn = app.history_lock.lock().await;
+    let mut history = load_history(tab).await;
+    ui::push_history(&mut history, entry.clone());
+    let _ = chrome::storage::local_set(
+        &history_key(tab),
+        &serde_json::to_value(&history).unwrap_or(Value::Null),
+    )
+    .await;
+    for p in app
+        .panels
+        .borrow()
+        .iter()
+        .filter(|p| p.tab.get() == Some(tab))
+    {
+        p.port.post(&PanelEvent::Ran {
+            tab_id: tab,
+            entry: entry.clone(),
+        });
+    }
+}
+
+/// Panels of the worker.
+pub type Panels = RefCell<Vec<Rc<PanelConn>>>;

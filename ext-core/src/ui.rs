@@ -1,0 +1,208 @@
+//! Messages between the Kapture panel and the service worker (a long-lived
+//! `chrome.runtime` port), defined once, and the panel's pure helpers (secret masking,
+//! history bounds) so they are tested natively.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::protocol::TabId;
+
+/// Name of the panel's port.
+pub const PANEL_PORT: &str = "kapture-panel";
+/// History entries kept per tab.
+pub const HISTORY_MAX: usize = 200;
+
+/// Panel → service worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PanelRequest {
+    /// Start receiving state, history and results for this tab.
+    Subscribe { tab_id: TabId },
+    /// Run a method on the tab through the router, as an agent's command would. `quiet`
+    /// runs (the panel's own lookups) stay out of the history.
+    Run {
+        id: u64,
+        tab_id: TabId,
+        method: String,
+        params: Value,
+        #[serde(default)]
+        quiet: bool,
+    },
+    /// Look for kapture servers now and connect to them.
+    Connect,
+    /// Close the connection to the server on `port` and stay away until Connect.
+    Disconnect { port: u16 },
+    /// Forget this tab's history.
+    ClearHistory { tab_id: TabId },
+}
+
+/// State of one server connection as the panel shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerView {
+    pub port: u16,
+    /// connected, connecting, refused or disconnected.
+    pub state: String,
+    #[serde(default)]
+    pub detail: String,
+    /// When the state began, ms since the epoch.
+    pub since: f64,
+}
+
+/// One command in a tab's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    /// ms since the epoch.
+    pub time: f64,
+    /// agent or panel.
+    pub by: String,
+    pub method: String,
+    /// Arguments with secrets masked.
+    pub params: Value,
+    /// ok, or the error code.
+    pub status: String,
+    pub ms: f64,
+}
+
+/// Service worker → panel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PanelEvent {
+    /// Servers and why the extension is (not) connected.
+    State {
+        servers: Vec<ServerView>,
+        problem: Option<String>,
+    },
+    /// The tab's whole history, oldest first.
+    History {
+        tab_id: TabId,
+        entries: Vec<HistoryEntry>,
+    },
+    /// A command ran on the subscribed tab.
+    Ran { tab_id: TabId, entry: HistoryEntry },
+    /// The answer to `Run`.
+    Result {
+        id: u64,
+        ok: bool,
+        data: Value,
+        ms: f64,
+    },
+}
+
+/// Parameter names whose values are secrets.
+fn secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "pass", "secret", "token", "auth", "cookie", "apikey", "api_key", "otp", "pin",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
+}
+
+/// Arguments as history shows them: secret-looking values replaced, and typed text masked
+/// when it goes into a password field (the selector or element says so).
+pub fn mask_params(method: &str, params: &Value) -> Value {
+    let mut out = params.clone();
+    if let Some(obj) = out.as_object_mut() {
+        let into_password = ["selector", "element", "ref"].iter().any(|k| {
+            obj.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|v| v.to_ascii_lowercase().contains("pass"))
+        });
+        for (k, v) in obj.iter_mut() {
+            let typed = (method == "type" && k == "text" && into_password) || secret_key(k);
+            if typed && !v.is_null() {
+                *v = Value::String("••••".into());
+            }
+        }
+        if let Some(fields) = obj.get_mut("fields").and_then(Value::as_array_mut) {
+            for f in fields {
+                let password = ["selector", "element", "ref"].iter().any(|k| {
+                    f.get(*k)
+                        .and_then(Value::as_str)
+                        .is_some_and(|v| v.to_ascii_lowercase().contains("pass"))
+                });
+                if password {
+                    f["value"] = Value::String("••••".into());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Append to a bounded history (oldest dropped first).
+pub fn push_history(history: &mut Vec<HistoryEntry>, entry: HistoryEntry) {
+    history.push(entry);
+    if history.len() > HISTORY_MAX {
+        let extra = history.len() - HISTORY_MAX;
+        history.drain(..extra);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn messages_are_tagged() {
+        let r = PanelRequest::Run {
+            id: 1,
+            tab_id: 2,
+            method: "navigate".into(),
+            params: json!({"url": "u"}),
+            quiet: false,
+        };
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"type": "run", "id": 1, "tab_id": 2, "method": "navigate", "params": {"url": "u"}, "quiet": false})
+        );
+        let e: PanelEvent = serde_json::from_value(
+            json!({"type": "result", "id": 1, "ok": true, "data": {}, "ms": 3.0}),
+        )
+        .unwrap();
+        assert!(matches!(e, PanelEvent::Result { ok: true, .. }));
+    }
+
+    #[test]
+    fn secrets_are_masked_in_history() {
+        let typed = mask_params("type", &json!({"selector": "#password", "text": "hunter2"}));
+        assert_eq!(typed["text"], "••••");
+        let plain = mask_params("type", &json!({"selector": "#name", "text": "Ada"}));
+        assert_eq!(plain["text"], "Ada");
+        let token = mask_params("evaluate", &json!({"function": "1", "apiToken": "x"}));
+        assert_eq!(token["apiToken"], "••••");
+        let form = mask_params(
+            "fill_form",
+            &json!({"fields": [{"selector": "#pass", "value": "s"}, {"selector": "#user", "value": "u"}]}),
+        );
+        assert_eq!(
+            (
+                form["fields"][0]["value"].as_str(),
+                form["fields"][1]["value"].as_str()
+            ),
+            (Some("••••"), Some("u"))
+        );
+    }
+
+    #[test]
+    fn history_is_bounded() {
+        let mut h = Vec::new();
+        for i in 0..HISTORY_MAX + 5 {
+            push_history(
+                &mut h,
+                HistoryEntry {
+                    time: i as f64,
+                    by: "panel".into(),
+                    method: "m".into(),
+                    params: json!({}),
+                    status: "ok".into(),
+                    ms: 1.0,
+                },
+            );
+        }
+        assert_eq!(h.len(), HISTORY_MAX);
+        assert_eq!(h[0].time, 5.0);
+    }
+}

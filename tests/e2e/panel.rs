@@ -1,0 +1,264 @@
+//! The Kapture panel, opened as an extension page on a test tab and driven through CDP like
+//! a person: connection state, a generated form run, a screenshot thumbnail, the console,
+//! history that survives a reload, and its JSON export. Screenshots of each state are saved
+//! in target/panel-screenshots/ for people to look at.
+
+use std::time::Duration;
+
+use base64::Engine;
+use kapture_e2e::cdp::RawCdp;
+use kapture_e2e::{children_of, eventually, target_dir, Kapture, Start};
+use serde_json::{json, Value};
+use www_test_pages::Site;
+
+const EXTENSION_ID: &str = "djjhjaffgifolhomiafbjplbhmfblamg";
+
+struct Panel {
+    raw: RawCdp,
+    session: String,
+}
+
+impl Panel {
+    async fn eval(&mut self, expr: &str) -> Value {
+        let res = self
+            .raw
+            .send(
+                Some(&self.session),
+                "Runtime.evaluate",
+                json!({"expression": expr, "returnByValue": true, "awaitPromise": true}),
+            )
+            .await
+            .expect("panel evaluate");
+        res.pointer("/result/value").cloned().unwrap_or(Value::Null)
+    }
+
+    /// Wait until `expr` is truthy in the panel.
+    async fn until(&mut self, what: &str, expr: &str) -> Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let v = self.eval(expr).await;
+            if !(v.is_null() || v == json!(false) || v == json!("")) {
+                return v;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting for {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Click an element like a user: a real mouse event at its centre.
+    async fn click(&mut self, selector: &str) {
+        let at = self
+            .eval(&format!("(() => {{ const e = document.querySelector({selector:?}); e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; }})()"))
+            .await;
+        let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+        for kind in ["mousePressed", "mouseReleased"] {
+            self.raw
+                .send(
+                    Some(&self.session),
+                    "Input.dispatchMouseEvent",
+                    json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+                )
+                .await
+                .unwrap();
+        }
+    }
+
+    /// Focus a field and type into it like a user.
+    async fn type_into(&mut self, selector: &str, text: &str) {
+        self.click(selector).await;
+        self.raw
+            .send(
+                Some(&self.session),
+                "Input.insertText",
+                json!({"text": text}),
+            )
+            .await
+            .unwrap();
+    }
+
+    async fn choose_tool(&mut self, tool: &str) {
+        self.eval(&format!("(() => {{ const s = document.getElementById('tool'); s.value = {tool:?}; s.dispatchEvent(new Event('change')); }})()")).await;
+    }
+
+    async fn shot(&mut self, name: &str) {
+        let dir = target_dir().join("panel-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let res = self
+            .raw
+            .send(
+                Some(&self.session),
+                "Page.captureScreenshot",
+                json!({"format": "png", "captureBeyondViewport": true}),
+            )
+            .await
+            .unwrap();
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(res["data"].as_str().unwrap())
+            .unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_runs_tools_from_the_panel_and_sees_what_happened() {
+    let site = Site::start().unwrap();
+    let mut opts = Start::default();
+    opts.args
+        .push("--chromium-arg=--remote-debugging-port=0".into());
+    let k = Kapture::start(opts).await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("console.html")}))
+        .await;
+    let tab: i64 = nav
+        .rsplit("[tab ")
+        .next()
+        .unwrap()
+        .trim_end_matches(']')
+        .parse()
+        .unwrap();
+
+    let browser = children_of(k.pid)[0];
+    let profile = std::fs::read_to_string(format!("/proc/{browser}/cmdline"))
+        .unwrap()
+        .split('\0')
+        .find_map(|a| {
+            a.strip_prefix("--user-data-dir=")
+                .map(std::path::PathBuf::from)
+        })
+        .unwrap();
+    let mut raw = RawCdp::connect(&profile).await.unwrap();
+    let url = format!("chrome-extension://{EXTENSION_ID}/panel.html?tabId={tab}");
+    raw.send(None, "Target.createTarget", json!({"url": url}))
+        .await
+        .unwrap();
+    let session = raw.attach_page("panel.html").await.unwrap();
+    raw.send(
+        Some(&session),
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": 900, "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
+    )
+    .await
+    .unwrap();
+    let mut panel = Panel { raw, session };
+
+    panel
+        .until(
+            "the connected status",
+            "document.getElementById('status').textContent === 'connected'",
+        )
+        .await;
+    panel
+        .until(
+            "the tab info",
+            "document.getElementById('tab-info').textContent.includes('Console')",
+        )
+        .await;
+    panel
+        .until(
+            "the tool list",
+            "document.getElementById('tool').options.length > 20",
+        )
+        .await;
+    panel.shot("1-connected").await;
+
+    // Navigate the other tab from the generated form.
+    panel.choose_tool("browser_navigate").await;
+    panel
+        .until("the url field", "document.getElementById('field-url')")
+        .await;
+    panel
+        .type_into("#field-url", &site.url("page-a.html"))
+        .await;
+    panel.click("#execute").await;
+    let status = panel.until("the navigate result", "(() => { const t = document.getElementById('result-status').textContent; return t.includes(' ms') && t; })()").await;
+    assert!(status.as_str().unwrap().starts_with("ok · "), "{status}");
+    let result = panel
+        .eval("document.getElementById('result').textContent")
+        .await;
+    assert!(result.as_str().unwrap().contains("page-a.html"), "{result}");
+    assert_eq!(
+        k.eval("document.title").await,
+        "Page A",
+        "the agent's tab navigated"
+    );
+    panel.shot("2-navigated").await;
+
+    // A screenshot shows as a thumbnail.
+    panel.choose_tool("browser_take_screenshot").await;
+    panel.click("#execute").await;
+    panel
+        .until(
+            "the thumbnail",
+            "document.getElementById('thumbnail') && document.getElementById('thumbnail').complete",
+        )
+        .await;
+    panel.shot("3-screenshot").await;
+
+    // The console viewer lists what the page logged (before the navigation).
+    panel.eval("(() => { const s = document.getElementById('console-level'); s.value = 'warning'; s.dispatchEvent(new Event('change')); })()").await;
+    panel.click("#console-refresh").await;
+    panel
+        .until(
+            "the console lines",
+            "document.getElementById('console-lines').textContent.includes('warning line')",
+        )
+        .await;
+    panel.shot("4-console").await;
+
+    // History: both commands, by the panel, and the agent's navigation before them.
+    let rows = panel.until("two panel rows", "(() => { const t = document.getElementById('history-rows').textContent; return t.includes('navigate') && t.includes('screenshot') && t; })()").await;
+    assert!(
+        rows.as_str().unwrap().contains("agent"),
+        "the agent's command is there too: {rows}"
+    );
+    panel
+        .raw
+        .send(Some(&panel.session), "Page.reload", json!({}))
+        .await
+        .unwrap();
+    panel.until("history after a reload", "(() => { const t = document.getElementById('history-rows') && document.getElementById('history-rows').textContent; return t && t.includes('screenshot'); })()").await;
+    panel.shot("5-history-after-reload").await;
+
+    let href = panel
+        .eval("document.getElementById('export').getAttribute('href')")
+        .await;
+    let encoded = href.as_str().unwrap().split_once(',').unwrap().1;
+    let decoded = panel
+        .eval(&format!("decodeURIComponent({encoded:?})"))
+        .await;
+    let exported: Value =
+        serde_json::from_str(decoded.as_str().unwrap()).expect("the export is JSON");
+    let methods: Vec<&str> = exported
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["method"].as_str())
+        .collect();
+    assert!(
+        methods.contains(&"navigate") && methods.contains(&"screenshot"),
+        "{methods:?}"
+    );
+
+    // Narrow and dark: the layout holds.
+    panel
+        .raw
+        .send(
+            Some(&panel.session),
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": 400, "height": 1400, "deviceScaleFactor": 1, "mobile": false}),
+        )
+        .await
+        .unwrap();
+    panel
+        .eval("document.documentElement.classList.add('dark')")
+        .await;
+    panel.shot("6-narrow-dark").await;
+    let widest = panel
+        .eval("[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 401).map((e) => e.tagName + '#' + e.id).slice(0, 5).join(' ')")
+        .await;
+    assert_eq!(widest, json!(""), "nothing wider than 400 px");
+    k.stop().await;
+}
