@@ -245,7 +245,7 @@ impl Kapture {
         if text == "undefined" {
             return Value::Null;
         }
-        serde_json::from_str(&text)
+        serde_json::from_str(text)
             .unwrap_or_else(|e| panic!("evaluate answered non-JSON {text:?}: {e}"))
     }
 
