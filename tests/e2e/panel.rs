@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use kapture_e2e::cdp::RawCdp;
-use kapture_e2e::{children_of, eventually, target_dir, Kapture, Start};
+use kapture_e2e::{children_of, target_dir, Kapture, Start};
 use serde_json::{json, Value};
 use www_test_pages::Site;
 
