@@ -7,8 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use kapture_e2e::cdp::RawCdp;
-use kapture_e2e::{children_of, Kapture, Start};
+use kapture_e2e::{Kapture, Start};
 use serde_json::json;
 use www_test_pages::Site;
 
@@ -33,16 +32,7 @@ async fn main() {
     })
     .await;
     k.ok("browser_tabs", json!({"action": "list"})).await;
-    let browser = children_of(k.pid)[0];
-    let profile = std::fs::read_to_string(format!("/proc/{browser}/cmdline"))
-        .unwrap_or_default()
-        .split('\0')
-        .find_map(|a| {
-            a.strip_prefix("--user-data-dir=")
-                .map(std::path::PathBuf::from)
-        })
-        .expect("the launched browser's profile");
-    let mut raw = RawCdp::connect(&profile).await.expect("raw CDP");
+    let mut raw = k.raw_cdp().await;
 
     let frames = format!("frames.html?cross={}", other.url("frame-child.html"));
     let pages = [

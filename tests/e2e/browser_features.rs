@@ -4,8 +4,7 @@
 
 use std::time::Duration;
 
-use kapture_e2e::cdp::RawCdp;
-use kapture_e2e::{children_of, eventually, Kapture, Start};
+use kapture_e2e::{eventually, Kapture, Start};
 use serde_json::json;
 use www_test_pages::Site;
 
@@ -431,16 +430,7 @@ async fn pdf_popups_internal_pages_and_crashes() {
     let victim: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
     k.ok("browser_tabs", json!({"action": "select", "index": 0}))
         .await;
-    let browser = children_of(k.pid)[0];
-    let profile = std::fs::read_to_string(format!("/proc/{browser}/cmdline"))
-        .unwrap()
-        .split('\0')
-        .find_map(|a| {
-            a.strip_prefix("--user-data-dir=")
-                .map(std::path::PathBuf::from)
-        })
-        .unwrap();
-    let mut raw = RawCdp::connect(&profile).await.unwrap();
+    let mut raw = k.raw_cdp().await;
     let session = raw.attach_page("page-a.html?victim").await.unwrap();
     // A crashed page never answers the crash command itself.
     let _ = tokio::time::timeout(

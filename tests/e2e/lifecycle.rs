@@ -18,11 +18,7 @@ async fn exit_closes_the_browser_and_removes_the_handshake_and_profile() {
     assert_eq!(hs[0]["pid"].as_u64(), Some(u64::from(k.pid)));
     let browsers = children_of(k.pid);
     assert!(!browsers.is_empty(), "kapture launched a browser");
-    let profile = std::fs::read_to_string(format!("/proc/{}/cmdline", browsers[0]))
-        .unwrap()
-        .split('\0')
-        .find_map(|a| a.strip_prefix("--user-data-dir=").map(str::to_string))
-        .expect("the browser has a profile folder");
+    let profile = k.browser_profile().display().to_string();
     assert!(std::path::Path::new(&profile)
         .join("NativeMessagingHosts/com.kapture.bridge.json")
         .is_file());

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use kapture_e2e::cdp::RawCdp;
-use kapture_e2e::{children_of, target_dir, Kapture, Start};
+use kapture_e2e::{target_dir, Kapture, Start};
 use serde_json::{json, Value};
 use www_test_pages::Site;
 
@@ -120,16 +120,7 @@ async fn a_person_runs_tools_from_the_panel_and_sees_what_happened() {
         .parse()
         .unwrap();
 
-    let browser = children_of(k.pid)[0];
-    let profile = std::fs::read_to_string(format!("/proc/{browser}/cmdline"))
-        .unwrap()
-        .split('\0')
-        .find_map(|a| {
-            a.strip_prefix("--user-data-dir=")
-                .map(std::path::PathBuf::from)
-        })
-        .unwrap();
-    let mut raw = RawCdp::connect(&profile).await.unwrap();
+    let mut raw = k.raw_cdp().await;
     let url = format!("chrome-extension://{EXTENSION_ID}/panel.html?tabId={tab}");
     raw.send(None, "Target.createTarget", json!({"url": url}))
         .await

@@ -254,6 +254,26 @@ impl Kapture {
         handshakes_in(self.runtime_dir.path())
     }
 
+    /// The profile folder of the browser this kapture launched.
+    pub fn browser_profile(&self) -> PathBuf {
+        let browser = *children_of(self.pid)
+            .first()
+            .expect("kapture launched a browser");
+        std::fs::read_to_string(format!("/proc/{browser}/cmdline"))
+            .unwrap_or_default()
+            .split('\0')
+            .find_map(|a| a.strip_prefix("--user-data-dir=").map(PathBuf::from))
+            .expect("the launched browser has a profile folder")
+    }
+
+    /// A raw CDP connection to the launched browser (started with
+    /// `--chromium-arg=--remote-debugging-port=0`).
+    pub async fn raw_cdp(&self) -> cdp::RawCdp {
+        cdp::RawCdp::connect(&self.browser_profile())
+            .await
+            .expect("raw CDP to the launched browser")
+    }
+
     pub fn stderr(&self) -> String {
         std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
     }
