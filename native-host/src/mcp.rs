@@ -540,6 +540,11 @@ impl KaptureServer {
 impl KaptureServer {
     #[tool(
         name = "browser_navigate",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Load a URL in the tab and wait for the page to load. Answers the final URL, HTTP status and title."
     )]
     async fn browser_navigate(
@@ -551,6 +556,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_navigate_back",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Go back to the previous page of the tab's history and wait for it to load."
     )]
     async fn browser_navigate_back(
@@ -562,6 +572,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_navigate_forward",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Go forward to the next page of the tab's history and wait for it to load."
     )]
     async fn browser_navigate_forward(
@@ -577,6 +592,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_reload",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Reload the tab and wait for the page to load."
     )]
     async fn browser_reload(
@@ -588,6 +608,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_tabs",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "List, open, select or close tabs. `new` and `select` make that tab the current one, which tools without tabId act on."
     )]
     async fn browser_tabs(
@@ -599,6 +624,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_snapshot",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "The page as a compact text tree (roles, names, values, states) with [ref=eN] on what can be acted on; pass a ref to other tools. Long lists are folded and long pages cut to maxChars, each with a marker saying how to see more (ref + offset, or browser_find). `diff` answers only what changed since the last snapshot."
     )]
     async fn browser_snapshot(
@@ -611,6 +637,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_find",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "Search the page model for text, a role, a name, a value or a link target; answers only the matching lines with refs, instead of the whole snapshot."
     )]
     async fn browser_find(
@@ -622,6 +649,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_click",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Click an element (ref from browser_snapshot, or CSS selector) with a real mouse event at its centre, after scrolling it into view. Waits briefly for it to appear and become clickable."
     )]
     async fn browser_click(
@@ -634,6 +666,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_hover",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Move the mouse over an element (ref or CSS selector)."
     )]
     async fn browser_hover(
@@ -646,6 +683,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_type",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Fill a text field (ref or CSS selector) like a user: focus, replace its content, fire input and change events. `submit` presses Enter after; `slowly` types key by key."
     )]
     async fn browser_type(
@@ -662,6 +704,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_fill_form",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Fill several fields in one call: text fields, checkboxes and radios (\"true\"/\"false\"), selects (value or label); each by ref or selector. `submit` submits the form of the last field."
     )]
     async fn browser_fill_form(
@@ -682,6 +729,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_select_option",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Select options of a <select> (ref or CSS selector) by value or visible label."
     )]
     async fn browser_select_option(
@@ -697,6 +749,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_press_key",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Press a key or combination on the focused element: Enter, Tab, Escape, ArrowDown, a, Control+a, Shift+Tab…"
     )]
     async fn browser_press_key(
@@ -709,6 +766,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_evaluate",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Run JavaScript in the page: an expression, or a function such as `() => document.title` (may be async). With ref or selector the function receives that element: `(el) => el.value`. Answers the result as JSON; a page exception is EVAL_FAILED."
     )]
     async fn browser_evaluate(
@@ -724,6 +786,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_wait_for",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "Wait until text appears (text), disappears (textGone), an element is visible (selector) or gone (selector + gone), or for `time` seconds. Polls; ends with TIMEOUT after timeoutMs."
     )]
     async fn browser_wait_for(
@@ -740,6 +803,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_get_text",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "Visible text of the page or of one element (ref or selector), cut to maxChars with a marker; continue with offset."
     )]
     async fn browser_get_text(
@@ -752,6 +816,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_get_html",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "HTML of the document or of one element (ref or selector); outer=false for its content only. Cut to maxChars with a marker; continue with offset."
     )]
     async fn browser_get_html(
@@ -764,6 +829,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_read_markdown",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "The page's readable content (article or main, else the body without navigation) as Markdown: headings, paragraphs, lists, links, tables, code."
     )]
     async fn browser_read_markdown(
@@ -776,6 +842,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_extract_links",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "Links of the page (or inside an element) as Markdown list items with absolute URLs, de-duplicated; filter with sameOriginOnly, include and exclude (regular expressions)."
     )]
     async fn browser_extract_links(
@@ -788,6 +855,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_take_screenshot",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "Screenshot of the viewport, the full page (fullPage, capped and marked when cut) or one element (ref or selector). JPEG scaled so the longer side is at most 1568 px by default; type png and scale on request."
     )]
     async fn browser_take_screenshot(
@@ -814,6 +882,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_console_messages",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "The tab's console messages and uncaught errors, newest first, collected since Kapture first controlled the tab (across navigations). Filter by minimum level; max defaults to 100."
     )]
     async fn browser_console_messages(
@@ -844,6 +913,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_handle_dialog",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Answer the JavaScript dialog (alert, confirm, prompt, beforeunload) that stopped the last command: accept or dismiss, with promptText for a prompt."
     )]
     async fn browser_handle_dialog(
@@ -855,6 +929,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_file_upload",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Set files on a file input (ref or selector), or on the file chooser a click opened (no ref/selector). Paths are absolute paths on this machine."
     )]
     async fn browser_file_upload(
@@ -870,6 +949,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_download",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Download a URL, or what clicking a link (ref or selector) downloads, into kapture's download folder; answers when the file is complete: path, bytes, MIME type, suggested name."
     )]
     async fn browser_download(
@@ -886,6 +970,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_network_requests",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "The tab's network requests, newest first (method, URL, status, type, size, time), kept since Kapture first controlled the tab; filter by URL text."
     )]
     async fn browser_network_requests(
@@ -897,6 +982,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_network_request",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "One request by id: headers (Authorization, Cookie and Set-Cookie redacted) and its response body, capped."
     )]
     async fn browser_network_request(
@@ -910,6 +996,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_cookies",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Cookies of the tab's page: list, get (name), set (name, value, path?, expires?, httpOnly?, secure?), delete (name) or clear."
     )]
     async fn browser_cookies(
@@ -921,6 +1012,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_storage",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "localStorage or sessionStorage of the tab's origin: list, get (key), set (key, value), delete (key) or clear."
     )]
     async fn browser_storage(
@@ -932,6 +1028,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_resize",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Set the tab's viewport size in CSS pixels."
     )]
     async fn browser_resize(
@@ -943,6 +1044,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_emulate",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Emulate a device (iPhone 13, Pixel 7, iPad, Desktop, none), a user agent, a geolocation, being offline, or a color scheme (light, dark, none)."
     )]
     async fn browser_emulate(
@@ -954,6 +1060,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_drag",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Drag an element (startRef or startSelector) and drop it on another (endRef or endSelector); HTML drag and drop and pointer-driven drags both work."
     )]
     async fn browser_drag(
@@ -965,6 +1076,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_scroll",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Scroll with the mouse wheel over an element (ref or selector) or the middle of the viewport; deltaY defaults to 600 px down."
     )]
     async fn browser_scroll(
@@ -976,6 +1092,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_mouse_click_xy",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
         description = "Click at viewport coordinates (CSS pixels), for canvas-like pages."
     )]
     async fn browser_mouse_click_xy(
@@ -988,6 +1109,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_mouse_move_xy",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Move the mouse to viewport coordinates (CSS pixels)."
     )]
     async fn browser_mouse_move_xy(
@@ -1000,6 +1126,11 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_pdf_save",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
         description = "Save the page as a PDF file (headless browsers launched by kapture; a windowed browser answers UNSUPPORTED). Default path: the download folder, named after the page."
     )]
     async fn browser_pdf_save(
@@ -1022,6 +1153,7 @@ impl KaptureServer {
 
     #[tool(
         name = "browser_status",
+        annotations(read_only_hint = true, open_world_hint = true),
         description = "What kapture is connected to: the bridge port, the extension and browser, versions, and the open tabs."
     )]
     async fn browser_status(
@@ -1171,6 +1303,25 @@ mod tests {
         }
         let click = list.iter().find(|t| t["tool"] == "browser_click").unwrap();
         assert!(click["schema"]["properties"].get("ref").is_some());
+    }
+
+    #[test]
+    fn tools_say_whether_they_change_things() {
+        let tools = KaptureServer::tool_router().list_all();
+        let hint = |name: &str| {
+            tools
+                .iter()
+                .find(|t| t.name == name)
+                .and_then(|t| t.annotations.clone())
+                .unwrap_or_else(|| panic!("{name} has no annotations"))
+        };
+        assert_eq!(hint("browser_snapshot").read_only_hint, Some(true));
+        assert_eq!(hint("browser_click").destructive_hint, Some(true));
+        assert_eq!(hint("browser_navigate").destructive_hint, Some(false));
+        assert!(
+            tools.iter().all(|t| t.annotations.is_some()),
+            "every tool is annotated"
+        );
     }
 
     #[test]
