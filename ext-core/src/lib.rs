@@ -8,6 +8,7 @@ pub mod methods;
 pub mod platform;
 pub mod protocol;
 pub mod router;
+pub mod secrets;
 pub mod snapshot;
 pub mod ui;
 

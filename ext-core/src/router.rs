@@ -117,7 +117,11 @@ pub async fn run_on_tab<S: CdpSession>(
         HandleDialog::NAME | ConsoleMessages::NAME | NetworkRequests::NAME | NetworkRequest::NAME
     );
     if unblocked {
-        return dispatch(s, method, raw).await;
+        let mut res = dispatch(s, method, raw).await;
+        if let (Ok(value), true) = (&mut res, method != HandleDialog::NAME) {
+            mask_passwords(s, value).await;
+        }
+        return res;
     }
     if let Some(d) = s.events().borrow().dialog.clone() {
         return Err(cdp::dialog_error(&d, s.tab_id()));
@@ -128,6 +132,13 @@ pub async fn run_on_tab<S: CdpSession>(
         .wait_for(|m, _| m == "Page.javascriptDialogOpening" || m == "Inspector.targetCrashed");
     let run = std::pin::pin!(dispatch(s, method, raw));
     match futures::future::select(run, stopper).await {
+        Either::Left((res, _)) if reads_page_text(method) => match res {
+            Ok(mut value) => {
+                mask_passwords(s, &mut value).await;
+                Ok(value)
+            }
+            err => err,
+        },
         Either::Left((res, _)) => res,
         Either::Right((Ok((event, _)), _)) if event == "Inspector.targetCrashed" => Err(crashed(s)),
         Either::Right((Ok(_), _)) => {
@@ -141,6 +152,45 @@ pub async fn run_on_tab<S: CdpSession>(
             ErrorCode::TabClosed,
             format!("tab {} went away", s.tab_id()),
         )),
+    }
+}
+
+/// Methods whose answers carry page text, where a password could show up.
+fn reads_page_text(method: &str) -> bool {
+    matches!(
+        method,
+        Evaluate::NAME
+            | GetText::NAME
+            | GetHtml::NAME
+            | ReadMarkdown::NAME
+            | Snapshot::NAME
+            | Find::NAME
+            | ExtractLinks::NAME
+    )
+}
+
+/// What the page's password fields hold never leaves in an answer, wherever the page
+/// copied it (text, scripts' results, logs): each occurrence becomes `[redacted:password]`.
+async fn mask_passwords<S: CdpSession>(s: &S, value: &mut Value) {
+    let script = "() => [...document.querySelectorAll('input[type=password]')].map((i) => i.value).filter((v) => v.length >= 4)";
+    let Ok(main) = cdp::world::main_frame(s).await else {
+        return;
+    };
+    // Bounded: a page stopped by a dialog cannot answer; the host's detectors still apply.
+    let look = cdp::world::run(s, &main, script, &[]);
+    let Some(Ok(found)) =
+        crate::platform::timeout(std::time::Duration::from_millis(500), look).await
+    else {
+        return;
+    };
+    let values: Vec<(String, String)> = found
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(|v| (v.to_string(), "password".to_string())))
+        .collect();
+    if !values.is_empty() {
+        crate::secrets::mask_json(value, &values);
     }
 }
 

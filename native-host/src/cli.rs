@@ -95,6 +95,9 @@ pub struct ServeArgs {
     /// Show Authorization, Cookie and Set-Cookie header values in network details (redacted by default).
     #[arg(long)]
     pub reveal_sensitive_headers: bool,
+    /// A dotenv file whose values are masked in every answer, as `[redacted:secrets-file]`.
+    #[arg(long, value_name = "FILE")]
+    pub secrets: Option<PathBuf>,
 }
 
 /// Who answers JavaScript dialogs.

@@ -32,6 +32,22 @@ pub fn check_uploads(paths: &[String]) -> Result<Vec<String>, WireError> {
         .collect()
 }
 
+/// The values of a dotenv secrets file, to mask in answers. A file that does not parse is
+/// an error naming it, never an empty list.
+pub fn secret_values(path: &Path) -> Result<Vec<(String, String)>, String> {
+    let entries = dotenvy::from_path_iter(path)
+        .map_err(|e| format!("cannot read the secrets file {}: {e}", path.display()))?;
+    let mut values = Vec::new();
+    for entry in entries {
+        let (_, value) = entry
+            .map_err(|e| format!("the secrets file {} does not parse: {e}", path.display()))?;
+        if value.len() >= ext_core::secrets::MIN_VALUE_LEN {
+            values.push((value, "secrets-file".to_string()));
+        }
+    }
+    Ok(values)
+}
+
 /// The default folder for downloads and PDFs.
 pub fn default_download_dir() -> PathBuf {
     dirs::data_dir()
@@ -249,6 +265,24 @@ mod tests {
         assert!(finish_download(&canonical, &d)
             .unwrap()
             .contains(&format!("path: {}", inside.display())));
+    }
+
+    #[test]
+    fn secrets_files_give_their_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".env");
+        std::fs::write(
+            &path,
+            "API_TOKEN=tok-123456\nSHORT=ab\n# comment\nDB_PASS=\"s3cret pass\"\n",
+        )
+        .unwrap();
+        let values: Vec<String> = secret_values(&path)
+            .unwrap()
+            .into_iter()
+            .map(|(v, _)| v)
+            .collect();
+        assert_eq!(values, ["tok-123456", "s3cret pass"]);
+        assert!(secret_values(&dir.path().join("missing")).is_err());
     }
 
     #[test]

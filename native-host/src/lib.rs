@@ -34,6 +34,8 @@ pub enum ServeError {
     Bind { port: u16, source: std::io::Error },
     #[error("MCP on stdio failed: {0}")]
     Mcp(String),
+    #[error("{0}")]
+    Secrets(String),
 }
 
 /// Bind the bridge on loopback: `port` if free (0: any), falling back to an ephemeral port
@@ -165,6 +167,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             .clone()
             .unwrap_or_else(files::default_download_dir),
         reveal_sensitive_headers: args.reveal_sensitive_headers,
+        secret_values: match &args.secrets {
+            Some(path) => files::secret_values(path).map_err(ServeError::Secrets)?,
+            None => Vec::new(),
+        },
     };
     let server = mcp::KaptureServer::new(bridge, access, facts, defaults);
     let result = match server.serve(rmcp::transport::stdio()).await {

@@ -11,9 +11,10 @@ use native_host::{doctor, extension, install, native_messaging, pairing};
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("KAPTURE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    // The WebSocket library traces whole frames, the `hello` token among them: never below
-    // debug, whatever KAPTURE_LOG asks for.
-    let filter = ["tungstenite=debug", "tokio_tungstenite=debug"]
+    // The WebSocket library traces whole frames (the `hello` token among them) and the MCP
+    // library logs whole requests and answers at debug (typed passwords among them): they
+    // stay above that, whatever KAPTURE_LOG asks for.
+    let filter = ["tungstenite=debug", "tokio_tungstenite=debug", "rmcp=info"]
         .iter()
         .filter_map(|d| d.parse().ok())
         .fold(filter, |f, d| f.add_directive(d));

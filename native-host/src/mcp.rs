@@ -71,6 +71,8 @@ pub struct ToolDefaults {
     pub dialog: crate::cli::DialogPolicy,
     pub download_dir: std::path::PathBuf,
     pub reveal_sensitive_headers: bool,
+    /// Exact values to mask in answers (from `--secrets`), with their kind.
+    pub secret_values: Vec<(String, String)>,
 }
 
 /// Longest per-call timeout an agent may ask for.
@@ -305,6 +307,14 @@ impl KaptureServer {
             }
             Err(e) => tool_error(&e),
         };
+        // Last stop before the model: what looks like a secret is masked in every text.
+        for block in result.content.iter_mut() {
+            if let ContentBlock::Text(text) = block {
+                let (clean, _) =
+                    ext_core::secrets::redact(&text.text, &self.defaults.secret_values);
+                text.text = clean;
+            }
+        }
         let opened: Vec<(TabId, String)> =
             std::mem::take(&mut *self.new_tabs.lock().unwrap_or_else(|p| p.into_inner()));
         if !opened.is_empty() {

@@ -190,3 +190,81 @@ async fn the_token_appears_in_no_output() {
     );
     k.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_password_and_known_secrets_reach_no_answer_and_no_log() {
+    let site = Site::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = dir.path().join(".env");
+    std::fs::write(&secrets, "SHARED=SHARED-VALUE-42\n").unwrap();
+    let mut opts = Start::default();
+    opts.args
+        .extend(["--secrets".into(), secrets.display().to_string()]);
+    let k = Kapture::start(opts).await;
+    const CANARY: &str = "Canary-Pw-91x";
+    k.ok("browser_navigate", json!({"url": site.url("login.html")}))
+        .await;
+    k.ok("browser_type", json!({"selector": "#user", "text": "ada"}))
+        .await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#password", "text": CANARY}),
+    )
+    .await;
+    k.ok("browser_wait_for", json!({"text": "You typed"})).await;
+
+    let mut answers = Vec::new();
+    answers.push(
+        k.ok(
+            "browser_evaluate",
+            json!({"function": "document.getElementById('password').value"}),
+        )
+        .await,
+    );
+    answers.push(
+        k.ok(
+            "browser_evaluate",
+            json!({"function": "document.getElementById('echo').textContent"}),
+        )
+        .await,
+    );
+    answers.push(k.ok("browser_get_text", json!({})).await);
+    answers.push(k.ok("browser_get_html", json!({"selector": "body"})).await);
+    answers.push(k.ok("browser_snapshot", json!({})).await);
+    answers.push(k.ok("browser_find", json!({"query": "typed"})).await);
+    answers.push(k.ok("browser_console_messages", json!({})).await);
+    answers.push(k.ok("browser_network_requests", json!({})).await);
+    for a in &answers {
+        assert!(
+            !a.contains(CANARY),
+            "the password leaked into an answer:\n{a}"
+        );
+        assert!(
+            !a.contains("AKIAIOSFODNN7EXAMPLE"),
+            "an access key leaked:\n{a}"
+        );
+        assert!(
+            !a.contains("SHARED-VALUE-42"),
+            "a secrets-file value leaked:\n{a}"
+        );
+    }
+    assert_eq!(answers[0], "\"[redacted:password]\"");
+    assert!(
+        answers[2].contains("You typed [redacted:password]"),
+        "{}",
+        answers[2]
+    );
+    assert!(
+        answers[2].contains("[redacted:aws-access-key]")
+            && answers[2].contains("[redacted:secrets-file]"),
+        "{}",
+        answers[2]
+    );
+    assert!(
+        answers[6].contains("password is [redacted:password]"),
+        "{}",
+        answers[6]
+    );
+    assert!(!k.stderr().contains(CANARY), "the password reached the log");
+    k.stop().await;
+}

@@ -1,0 +1,278 @@
+//! Secrets kept out of answers: detector rules as data (each with examples it must catch
+//! and look-alikes it must leave), exact values to mask (password fields, a secrets file),
+//! and the redaction that replaces them with `[redacted:<kind>]`.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+/// One detector: what it finds, and proof in both directions.
+pub struct Rule {
+    pub kind: &'static str,
+    pattern: &'static str,
+    /// Redact only this capture group (the value after a name), else the whole match.
+    group: usize,
+    /// Minimum Shannon entropy (bits per character) of the redacted part, which must also
+    /// mix letters and digits; 0 to skip both checks.
+    min_entropy: f64,
+    pub examples: &'static [&'static str],
+    pub negative_examples: &'static [&'static str],
+}
+
+/// The detectors, most specific first.
+pub const RULES: &[Rule] = &[
+    Rule {
+        kind: "private-key",
+        pattern: r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z]+ )*PRIVATE KEY-----",
+        group: 0,
+        min_entropy: 0.0,
+        examples: &[
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
+        ],
+        negative_examples: &["-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----"],
+    },
+    Rule {
+        kind: "jwt",
+        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        group: 0,
+        min_entropy: 0.0,
+        examples: &["token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJlX2hlcmU here"],
+        negative_examples: &["eyJ is how base64 JSON starts", "a.b.c"],
+    },
+    Rule {
+        kind: "aws-access-key",
+        pattern: r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        group: 0,
+        min_entropy: 0.0,
+        examples: &["key AKIAIOSFODNN7EXAMPLE ok"],
+        negative_examples: &["AKIA is a prefix", "AKIAIOSFODNN7EXAMPL"],
+    },
+    Rule {
+        kind: "github-token",
+        pattern: r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b",
+        group: 0,
+        min_entropy: 0.0,
+        examples: &["ghp_0123456789abcdefghijABCDEFGHIJ012345"],
+        negative_examples: &["ghp_short", "the ghost_of_a_chance"],
+    },
+    Rule {
+        kind: "slack-token",
+        pattern: r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+        group: 0,
+        min_entropy: 0.0,
+        examples: &["xoxb-123456789012-abcdefABCDEF"],
+        negative_examples: &["xox-box", "xoxb-"],
+    },
+    Rule {
+        kind: "stripe-key",
+        pattern: r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",
+        group: 0,
+        min_entropy: 0.0,
+        examples: &["sk_live_4eC39HqLyjWDarjtT1zdp7dc"],
+        negative_examples: &["sk_live_", "risk_test_plan"],
+    },
+    Rule {
+        kind: "google-api-key",
+        pattern: r"\bAIza[0-9A-Za-z_-]{35}\b",
+        group: 0,
+        min_entropy: 0.0,
+        examples: &["AIzaSyA-1234567890abcdefghijklmnopqrstu"],
+        negative_examples: &["AIza is short"],
+    },
+    Rule {
+        kind: "bearer-token",
+        pattern: r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)",
+        group: 1,
+        min_entropy: 3.0,
+        examples: &["Authorization: Bearer s3cr3t-t0ken-value-123"],
+        negative_examples: &["bearer of bad news", "Bearer aaaaaaaaaaaaaaaaaaaa"],
+    },
+    Rule {
+        kind: "password",
+        pattern: r#"(?i)\b(?:password|passwd|pwd|passphrase)["']?\s*[:=]\s*["']?([^\s"',;]{4,})"#,
+        group: 1,
+        min_entropy: 0.0,
+        examples: &["password=hunter2!", "\"password\": \"correct-horse\""],
+        negative_examples: &["Forgot your password?", "password: ***"],
+    },
+    Rule {
+        kind: "secret",
+        pattern: r#"(?i)\b(?:api[_-]?key|secret|token|access[_-]?key|client[_-]?secret|auth)["']?\s*[:=]\s*["']?([A-Za-z0-9_./+=-]{12,})"#,
+        group: 1,
+        min_entropy: 3.0,
+        examples: &[
+            "api_key=9f8e7d6c5b4a39281706",
+            "\"token\": \"Zx81kLp02QmNv7Rt\"",
+        ],
+        negative_examples: &[
+            "token: aaaaaaaaaaaaaaaa",
+            "secret = the-secret-garden",
+            "token=short",
+        ],
+    },
+];
+
+fn compiled() -> &'static Vec<Regex> {
+    static RULES_RE: OnceLock<Vec<Regex>> = OnceLock::new();
+    RULES_RE.get_or_init(|| {
+        RULES
+            .iter()
+            .filter_map(|r| Regex::new(r.pattern).ok())
+            .collect()
+    })
+}
+
+/// Shannon entropy in bits per character.
+pub fn entropy(s: &str) -> f64 {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.is_empty() {
+        return 0.0;
+    }
+    let mut counts = std::collections::HashMap::new();
+    for c in &chars {
+        *counts.entry(c).or_insert(0usize) += 1;
+    }
+    let n = chars.len() as f64;
+    counts
+        .values()
+        .map(|&k| {
+            let p = k as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Does a value look generated (a token) rather than written (words)? Mixed letters and
+/// digits, and random enough.
+fn token_like(s: &str, min_entropy: f64) -> bool {
+    s.chars().any(|c| c.is_ascii_digit())
+        && s.chars().any(|c| c.is_ascii_alphabetic())
+        && entropy(s) >= min_entropy
+}
+
+/// Shortest exact value that is masked (shorter ones would mask ordinary words).
+pub const MIN_VALUE_LEN: usize = 4;
+
+/// Replace what the detectors find, and every exact `values` occurrence, by
+/// `[redacted:<kind>]`. Answers the text and how many secrets it hid.
+pub fn redact(text: &str, values: &[(String, String)]) -> (String, usize) {
+    let mut out = text.to_string();
+    let mut hidden = 0;
+    for (value, kind) in values {
+        if value.len() >= MIN_VALUE_LEN && out.contains(value.as_str()) {
+            hidden += out.matches(value.as_str()).count();
+            out = out.replace(value.as_str(), &format!("[redacted:{kind}]"));
+        }
+    }
+    for (rule, re) in RULES.iter().zip(compiled()) {
+        let mut result = String::with_capacity(out.len());
+        let mut last = 0;
+        for caps in re.captures_iter(&out) {
+            let Some(m) = caps.get(rule.group) else {
+                continue;
+            };
+            if m.as_str().starts_with("[redacted:")
+                || (rule.min_entropy > 0.0 && !token_like(m.as_str(), rule.min_entropy))
+            {
+                continue;
+            }
+            result.push_str(&out[last..m.start()]);
+            result.push_str(&format!("[redacted:{}]", rule.kind));
+            last = m.end();
+            hidden += 1;
+        }
+        if last > 0 {
+            result.push_str(&out[last..]);
+            out = result;
+        }
+    }
+    (out, hidden)
+}
+
+/// Mask exact values in every string of a JSON value (password fields' contents).
+pub fn mask_json(value: &mut Value, values: &[(String, String)]) {
+    match value {
+        Value::String(s) => {
+            for (v, kind) in values {
+                if v.len() >= MIN_VALUE_LEN && s.contains(v.as_str()) {
+                    *s = s.replace(v.as_str(), &format!("[redacted:{kind}]"));
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| mask_json(i, values)),
+        Value::Object(map) => map.values_mut().for_each(|i| mask_json(i, values)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_compiles() {
+        assert_eq!(compiled().len(), RULES.len());
+    }
+
+    #[test]
+    fn every_rule_catches_its_examples_and_leaves_its_look_alikes() {
+        for rule in RULES {
+            for ex in rule.examples {
+                let (out, n) = redact(ex, &[]);
+                assert!(
+                    n >= 1 && out.contains(&format!("[redacted:{}]", rule.kind)),
+                    "{} missed {ex:?}: {out}",
+                    rule.kind
+                );
+            }
+            for neg in rule.negative_examples {
+                let (out, n) = redact(neg, &[]);
+                assert_eq!(
+                    (n, out.as_str()),
+                    (0, *neg),
+                    "{} wrongly hit {neg:?}",
+                    rule.kind
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn names_stay_and_only_values_go() {
+        let (out, _) = redact(
+            "Authorization: Bearer s3cr3t-t0ken-value-123 and password=hunter2!",
+            &[],
+        );
+        assert_eq!(
+            out,
+            "Authorization: Bearer [redacted:bearer-token] and password=[redacted:password]"
+        );
+    }
+
+    #[test]
+    fn exact_values_are_masked_everywhere() {
+        let values = vec![
+            ("Canary-7xQ".to_string(), "password".to_string()),
+            ("ab".to_string(), "secrets-file".to_string()),
+        ];
+        let (out, n) = redact("typed Canary-7xQ; echo Canary-7xQ; ab stays", &values);
+        assert_eq!(
+            out,
+            "typed [redacted:password]; echo [redacted:password]; ab stays"
+        );
+        assert_eq!(n, 2);
+        let mut v = serde_json::json!({"value": "x Canary-7xQ", "list": ["Canary-7xQ", 3]});
+        mask_json(&mut v, &values);
+        assert_eq!(
+            v,
+            serde_json::json!({"value": "x [redacted:password]", "list": ["[redacted:password]", 3]})
+        );
+    }
+
+    #[test]
+    fn entropy_tells_tokens_from_words() {
+        assert!(entropy("aaaaaaaa") < 1.0);
+        assert!(entropy("Zx81kLp02QmNv7Rt") > 3.5);
+    }
+}
