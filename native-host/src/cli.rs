@@ -98,6 +98,9 @@ pub struct ServeArgs {
     /// A dotenv file whose values are masked in every answer, as `[redacted:secrets-file]`.
     #[arg(long, value_name = "FILE")]
     pub secrets: Option<PathBuf>,
+    /// Folder of the audit journal (audit.jsonl; default: the user's data folder, kapture).
+    #[arg(long, value_name = "DIR")]
+    pub audit_dir: Option<PathBuf>,
 }
 
 /// Who answers JavaScript dialogs.

@@ -2,6 +2,7 @@
 //! pairing, the browser launcher, and the human subcommands. `main.rs` only parses the
 //! command line and calls in here.
 
+pub mod audit;
 pub mod bridge;
 pub mod browser;
 pub mod cli;
@@ -35,7 +36,7 @@ pub enum ServeError {
     #[error("MCP on stdio failed: {0}")]
     Mcp(String),
     #[error("{0}")]
-    Secrets(String),
+    Setup(String),
 }
 
 /// Bind the bridge on loopback: `port` if free (0: any), falling back to an ephemeral port
@@ -168,11 +169,18 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             .unwrap_or_else(files::default_download_dir),
         reveal_sensitive_headers: args.reveal_sensitive_headers,
         secret_values: match &args.secrets {
-            Some(path) => files::secret_values(path).map_err(ServeError::Secrets)?,
+            Some(path) => files::secret_values(path).map_err(ServeError::Setup)?,
             None => Vec::new(),
         },
     };
-    let server = mcp::KaptureServer::new(bridge, access, facts, defaults);
+    let audit_dir = args.audit_dir.clone().unwrap_or_else(audit::default_dir);
+    let audit = audit::Audit::start(&audit_dir).map_err(|e| {
+        ServeError::Setup(format!(
+            "cannot open the audit journal in {}: {e}",
+            audit_dir.display()
+        ))
+    })?;
+    let server = mcp::KaptureServer::new(bridge, access, facts, defaults, audit);
     let result = match server.serve(rmcp::transport::stdio()).await {
         Ok(running) => {
             tokio::select! {

@@ -107,6 +107,13 @@ pub struct TabsArgs {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct NoArgs {}
 
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct AuditArgs {
+    /// At most this many entries (default 20).
+    #[serde(default)]
+    pub max: Option<u32>,
+}
+
 /// Things the status tool reports besides the bridge.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ServerFacts {
@@ -126,6 +133,7 @@ pub struct KaptureServer {
     new_tabs: Arc<Mutex<Vec<(TabId, String)>>>,
     facts: ServerFacts,
     defaults: ToolDefaults,
+    audit: crate::audit::Audit,
     tool_router: ToolRouter<Self>,
 }
 
@@ -207,6 +215,7 @@ impl KaptureServer {
         browser: BrowserAccess,
         facts: ServerFacts,
         defaults: ToolDefaults,
+        audit: crate::audit::Audit,
     ) -> Self {
         let current_tab = Arc::new(Mutex::new(None));
         let new_tabs = Arc::new(Mutex::new(Vec::new()));
@@ -245,6 +254,7 @@ impl KaptureServer {
             new_tabs,
             facts,
             defaults,
+            audit,
             tool_router: Self::tool_router(),
         }
     }
@@ -1162,6 +1172,31 @@ impl KaptureServer {
     }
 
     #[tool(
+        name = "browser_audit",
+        annotations(read_only_hint = true, open_world_hint = false),
+        description = "The audit journal: the newest tool calls (who, tool, arguments with secrets masked, status, time), newest first."
+    )]
+    async fn browser_audit(
+        &self,
+        Parameters(a): Parameters<AuditArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let entries = self
+            .audit
+            .recent(a.max.unwrap_or(20).clamp(1, 500) as usize)
+            .await;
+        let lines: Vec<String> = entries
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap_or_default())
+            .collect();
+        self.reply(Ok(format!(
+            "{} entries in {}, newest first:\n{}",
+            lines.len(),
+            self.audit.path().display(),
+            lines.join("\n")
+        )))
+    }
+
+    #[tool(
         name = "browser_status",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "What kapture is connected to: the bridge port, the extension and browser, versions, and the open tabs."
@@ -1176,6 +1211,67 @@ impl KaptureServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for KaptureServer {
+    /// Every tool call goes through here: run it, then journal who called what, and how it
+    /// ended.
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let started = std::time::Instant::now();
+        let tool = request.name.to_string();
+        let args = request
+            .arguments
+            .clone()
+            .map(serde_json::Value::Object)
+            .unwrap_or_default();
+        let who = context
+            .peer
+            .peer_info()
+            .map(|info| format!("mcp:{}", info.client_info.name))
+            .unwrap_or_else(|| "mcp".into());
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let res = self.tool_router.call(tcc).await;
+        let (status, page) = match &res {
+            Ok(rmcp::model::CallToolResponse::Complete(r)) => {
+                let status = match (r.is_error, &r.structured_content) {
+                    (Some(true), Some(sc)) => sc
+                        .get("code")
+                        .and_then(|c| c.as_str())
+                        .unwrap_or("error")
+                        .to_string(),
+                    (Some(true), None) => "error".into(),
+                    _ => "ok".into(),
+                };
+                let text = r
+                    .content
+                    .first()
+                    .and_then(|c| c.as_text())
+                    .map(|t| t.text.clone())
+                    .unwrap_or_default();
+                let page = text
+                    .rsplit("[tab ")
+                    .next()
+                    .filter(|_| text.contains("[tab "))
+                    .map(|t| format!("tab {}", t.split(']').next().unwrap_or("")));
+                (status, page)
+            }
+            Ok(_) => ("ok".into(), None),
+            Err(_) => ("protocol".into(), None),
+        };
+        self.audit.record(crate::audit::Entry {
+            time: ext_core::platform::now_ms() as u64,
+            who,
+            args: crate::audit::masked_args(&tool, &args, &self.defaults.secret_values),
+            tool,
+            page,
+            verdict: "allowed".into(),
+            status,
+            ms: started.elapsed().as_millis() as u64,
+        });
+        res
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("kapture", env!("CARGO_PKG_VERSION")))

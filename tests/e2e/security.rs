@@ -266,5 +266,20 @@ async fn a_typed_password_and_known_secrets_reach_no_answer_and_no_log() {
         answers[6]
     );
     assert!(!k.stderr().contains(CANARY), "the password reached the log");
+    // Every call is in the audit journal, without the secret.
+    let audit = k.ok("browser_audit", json!({"max": 100})).await;
+    assert!(!audit.contains(CANARY), "{audit}");
+    let lines = k.audit_lines();
+    assert!(lines.len() >= 13, "one entry per call: {}", lines.len());
+    let typed = lines
+        .iter()
+        .find(|l| l["tool"] == "browser_type" && l["args"]["selector"] == "#password")
+        .expect("the typing is journaled");
+    assert_eq!(typed["args"]["text"], "••••");
+    assert_eq!(typed["status"], "ok");
+    assert!(
+        typed["who"].as_str().unwrap().starts_with("mcp:"),
+        "{typed}"
+    );
     k.stop().await;
 }

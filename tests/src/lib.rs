@@ -167,6 +167,8 @@ impl Kapture {
             .arg("--runtime-dir")
             .arg(&runtime)
             .arg(format!("--chromium-arg={RESOLVER_RULES}"))
+            .arg("--audit-dir")
+            .arg(scratch.path().join("audit"))
             .env("KAPTURE_LOG", "debug");
         for (k, v) in &opts.env {
             cmd.env(k, v);
@@ -272,6 +274,15 @@ impl Kapture {
         cdp::RawCdp::connect(&self.browser_profile())
             .await
             .expect("raw CDP to the launched browser")
+    }
+
+    /// The audit journal's lines.
+    pub fn audit_lines(&self) -> Vec<Value> {
+        std::fs::read_to_string(self._scratch.path().join("audit").join("audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
     }
 
     pub fn stderr(&self) -> String {

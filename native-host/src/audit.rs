@@ -1,0 +1,206 @@
+//! The audit journal: one JSON line per tool call (who, tool, arguments with secrets masked,
+//! the tab and page it ended on, status, duration) appended by one writer task, rotated by
+//! size, readable back with `browser_audit`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+/// A journal file grows to this size, then becomes `audit.1.jsonl` (one old file is kept).
+pub const ROTATE_BYTES: u64 = 10 << 20;
+/// Entries waiting to be written; a full queue drops the entry (logged), never blocks a call.
+const QUEUE: usize = 1024;
+
+/// One audited call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// ms since the epoch.
+    pub time: u64,
+    /// `mcp:<client name>`.
+    pub who: String,
+    pub tool: String,
+    /// Arguments with secret-looking values masked.
+    pub args: Value,
+    /// The page the call ended on, when the answer says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
+    /// Who decided the call could run (the policy engine, once it exists: "allowed").
+    pub verdict: String,
+    /// ok, an error code, or `protocol` for a refused request.
+    pub status: String,
+    pub ms: u64,
+}
+
+enum Msg {
+    Append(Entry),
+    Read {
+        max: usize,
+        reply: oneshot::Sender<Vec<Entry>>,
+    },
+}
+
+/// Clonable handle to the journal writer.
+#[derive(Clone)]
+pub struct Audit {
+    tx: mpsc::Sender<Msg>,
+    path: PathBuf,
+}
+
+/// The default journal folder: the user's data folder, `kapture`.
+pub fn default_dir() -> PathBuf {
+    dirs::data_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("kapture")
+}
+
+impl Audit {
+    /// Start the writer for `dir/audit.jsonl`.
+    pub fn start(dir: &Path) -> std::io::Result<Audit> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join("audit.jsonl");
+        let (tx, rx) = mpsc::channel(QUEUE);
+        tokio::spawn(run(path.clone(), rx));
+        Ok(Audit { tx, path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Queue an entry; never waits.
+    pub fn record(&self, entry: Entry) {
+        if self.tx.try_send(Msg::Append(entry)).is_err() {
+            tracing::warn!("the audit journal is behind; an entry was dropped");
+        }
+    }
+
+    /// The newest `max` entries, newest first (after everything queued before was written).
+    pub async fn recent(&self, max: usize) -> Vec<Entry> {
+        let (reply, rx) = oneshot::channel();
+        if self.tx.send(Msg::Read { max, reply }).await.is_err() {
+            return Vec::new();
+        }
+        rx.await.unwrap_or_default()
+    }
+}
+
+async fn run(path: PathBuf, mut rx: mpsc::Receiver<Msg>) {
+    while let Some(msg) = rx.recv().await {
+        match msg {
+            Msg::Append(entry) => {
+                if let Err(e) = append(&path, &entry) {
+                    tracing::warn!(error = %e, "cannot write the audit journal");
+                }
+            }
+            Msg::Read { max, reply } => {
+                let _ = reply.send(read_recent(&path, max));
+            }
+        }
+    }
+}
+
+fn append(path: &Path, entry: &Entry) -> std::io::Result<()> {
+    if std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) >= ROTATE_BYTES {
+        std::fs::rename(path, path.with_extension("1.jsonl"))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
+    }
+    let mut line = serde_json::to_vec(entry).unwrap_or_default();
+    line.push(b'\n');
+    file.write_all(&line)
+}
+
+fn read_recent(path: &Path, max: usize) -> Vec<Entry> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .take(max)
+        .collect()
+}
+
+/// Arguments as the journal keeps them: secret-named and secret-looking values masked,
+/// and text typed into password-like targets hidden.
+pub fn masked_args(tool: &str, args: &Value, secret_values: &[(String, String)]) -> Value {
+    let method = tool.strip_prefix("browser_").unwrap_or(tool);
+    let mut v = ext_core::ui::mask_params(method, args);
+    ext_core::secrets::mask_json(&mut v, secret_values);
+    let text = serde_json::to_string(&v).unwrap_or_default();
+    let (clean, _) = ext_core::secrets::redact(&text, &[]);
+    serde_json::from_str(&clean).unwrap_or(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn entry(i: u64) -> Entry {
+        Entry {
+            time: i,
+            who: "mcp:test".into(),
+            tool: "browser_click".into(),
+            args: json!({}),
+            page: None,
+            verdict: "allowed".into(),
+            status: "ok".into(),
+            ms: 1,
+        }
+    }
+
+    #[tokio::test]
+    async fn entries_are_appended_and_read_back_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let audit = Audit::start(dir.path()).unwrap();
+        for i in 0..5 {
+            audit.record(entry(i));
+        }
+        let recent = audit.recent(3).await;
+        assert_eq!(recent.iter().map(|e| e.time).collect::<Vec<_>>(), [4, 3, 2]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                std::fs::metadata(audit.path())
+                    .unwrap()
+                    .permissions()
+                    .mode()
+                    & 0o777,
+                0o600
+            );
+        }
+    }
+
+    #[test]
+    fn a_full_file_rotates() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(&path, vec![b'x'; ROTATE_BYTES as usize]).unwrap();
+        append(&path, &entry(1)).unwrap();
+        assert!(dir.path().join("audit.1.jsonl").is_file());
+        assert_eq!(read_recent(&path, 10).len(), 1);
+    }
+
+    #[test]
+    fn arguments_keep_no_secrets() {
+        let args = json!({"selector": "#password", "text": "Canary-1", "apiKey": "k", "function": "fetch('/x?token=Zx81kLp02QmNv7Rt')"});
+        let v = masked_args("browser_type", &args, &[]);
+        let s = v.to_string();
+        assert!(
+            !s.contains("Canary-1") && !s.contains("Zx81kLp02QmNv7Rt"),
+            "{s}"
+        );
+        assert_eq!(v["selector"], "#password");
+    }
+}
