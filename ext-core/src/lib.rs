@@ -6,6 +6,7 @@ pub mod backoff;
 pub mod cdp;
 pub mod methods;
 pub mod platform;
+pub mod policy;
 pub mod protocol;
 pub mod router;
 pub mod secrets;

@@ -54,8 +54,16 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
     let runtime = pairing::runtime_dir(args.runtime_dir.as_deref());
     let servers = pairing::live_servers(&runtime);
     writeln!(out, "info runtime folder: {}", runtime.display())?;
-    writeln!(out, "info audit journal: {}", crate::audit::default_dir().join("audit.jsonl").display())?;
-    writeln!(out, "info downloads and PDFs: {}", crate::files::default_download_dir().display())?;
+    writeln!(
+        out,
+        "info audit journal: {}",
+        crate::audit::default_dir().join("audit.jsonl").display()
+    )?;
+    writeln!(
+        out,
+        "info downloads and PDFs: {}",
+        crate::files::default_download_dir().display()
+    )?;
     if servers.is_empty() {
         writeln!(out, "info no kapture server is running")?;
     }

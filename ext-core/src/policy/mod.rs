@@ -1,0 +1,365 @@
+//! The policy engine, the same code in the extension and in kapture: which action
+//! categories are allowed, asked or denied on which origins. URLs are normalised by a real
+//! URL parser (case, punycode, numeric IPs, userinfo, trailing dots) before matching.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{ErrorCode, WireError};
+
+/// What an action does, for the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    Navigate,
+    Read,
+    Interact,
+    Submit,
+    Eval,
+    Upload,
+    Download,
+    Storage,
+}
+
+impl Category {
+    pub const ALL: [Category; 8] = [
+        Category::Navigate,
+        Category::Read,
+        Category::Interact,
+        Category::Submit,
+        Category::Eval,
+        Category::Upload,
+        Category::Download,
+        Category::Storage,
+    ];
+
+    /// Categories that change something (denied in safe mode).
+    pub fn writes(self) -> bool {
+        !matches!(self, Category::Read | Category::Navigate)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Navigate => "navigate",
+            Category::Read => "read",
+            Category::Interact => "interact",
+            Category::Submit => "submit",
+            Category::Eval => "eval",
+            Category::Upload => "upload",
+            Category::Download => "download",
+            Category::Storage => "storage",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Category> {
+        Category::ALL
+            .into_iter()
+            .find(|c| c.name() == s.trim().to_ascii_lowercase())
+    }
+}
+
+/// What the policy says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// The origin part of a rule: `*`, `example.com`, `*.example.com`, with an optional
+/// scheme (`https://…`) and port (`…:8080`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OriginPattern {
+    pub scheme: Option<String>,
+    /// Lower-case host, or `*`, or `*.suffix`.
+    pub host: String,
+    pub port: Option<u16>,
+}
+
+/// A URL reduced to what rules match on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub scheme: String,
+    pub host: String,
+    pub port: Option<u16>,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.port {
+            Some(p) => write!(f, "{}://{}:{p}", self.scheme, self.host),
+            None => write!(f, "{}://{}", self.scheme, self.host),
+        }
+    }
+}
+
+/// Normalise a URL the way the browser would: scheme and host lower-cased, IDN hosts in
+/// punycode, IPv4 in dotted decimal, userinfo dropped, a trailing dot removed.
+pub fn origin_of(url: &str) -> Option<Origin> {
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    let host = parsed
+        .host_str()
+        .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
+        .unwrap_or_default();
+    Some(Origin {
+        scheme: parsed.scheme().to_string(),
+        host,
+        port: parsed.port_or_known_default(),
+    })
+}
+
+impl OriginPattern {
+    /// Parse `*`, `example.com`, `*.example.com:8443`, `https://*.example.com`.
+    pub fn parse(text: &str) -> Result<OriginPattern, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err("an empty origin pattern".into());
+        }
+        let (scheme, rest) = match text.split_once("://") {
+            Some((s, r)) => (Some(s.to_ascii_lowercase()), r),
+            None => (None, text),
+        };
+        let (host, port) = match rest.rsplit_once(':') {
+            Some((h, p))
+                if !h.ends_with(']') && p.chars().all(|c| c.is_ascii_digit()) && !p.is_empty() =>
+            {
+                (
+                    h,
+                    Some(
+                        p.parse::<u16>()
+                            .map_err(|_| format!("bad port in {text:?}"))?,
+                    ),
+                )
+            }
+            _ => (rest, None),
+        };
+        let host = host
+            .trim_end_matches('/')
+            .trim_end_matches('.')
+            .to_ascii_lowercase();
+        if host.is_empty()
+            || host.contains('/')
+            || (host.contains('*') && host != "*" && !host.starts_with("*."))
+        {
+            return Err(format!(
+                "{text:?} is not an origin pattern (use example.com, *.example.com or *)"
+            ));
+        }
+        // Normalise the literal part through the URL parser too (punycode, IPs).
+        let host = if host == "*" {
+            host
+        } else {
+            let (wild, bare) = match host.strip_prefix("*.") {
+                Some(b) => ("*.", b),
+                None => ("", host.as_str()),
+            };
+            let normal = origin_of(&format!("http://{bare}/"))
+                .map(|o| o.host)
+                .ok_or_else(|| format!("{text:?} has no valid host"))?;
+            format!("{wild}{normal}")
+        };
+        Ok(OriginPattern { scheme, host, port })
+    }
+
+    pub fn matches(&self, o: &Origin) -> bool {
+        if self.scheme.as_ref().is_some_and(|s| *s != o.scheme)
+            || self.port.is_some_and(|p| Some(p) != o.port)
+        {
+            return false;
+        }
+        match self.host.strip_prefix("*.") {
+            _ if self.host == "*" => true,
+            // `*.example.com` covers sub-domains and example.com itself, never
+            // `evilexample.com` nor `example.com.evil.org`.
+            Some(suffix) => o.host == suffix || o.host.ends_with(&format!(".{suffix}")),
+            None => o.host == self.host,
+        }
+    }
+}
+
+impl fmt::Display for OriginPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(s) = &self.scheme {
+            write!(f, "{s}://")?;
+        }
+        write!(f, "{}", self.host)?;
+        if let Some(p) = self.port {
+            write!(f, ":{p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One rule: on these origins, this category (or all), this verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    pub origin: OriginPattern,
+    #[serde(default)]
+    pub category: Option<Category>,
+    pub verdict: Verdict,
+    /// Where the rule comes from (default, policy file line, flag), for error messages.
+    pub source: String,
+}
+
+/// Rules in order; the last matching rule decides.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    pub rules: Vec<Rule>,
+}
+
+/// A decision and the rule that made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub verdict: Verdict,
+    pub because: String,
+}
+
+fn rule(origin: &str, category: Option<Category>, verdict: Verdict, source: &str) -> Rule {
+    Rule {
+        origin: OriginPattern::parse(origin).unwrap_or(OriginPattern {
+            scheme: None,
+            host: "*".into(),
+            port: None,
+        }),
+        category,
+        verdict,
+        source: source.into(),
+    }
+}
+
+const LOOPBACK: [&str; 3] = ["127.0.0.1", "localhost", "[::1]"];
+
+impl Policy {
+    /// A browser kapture launched (a throwaway profile): everything, but `eval` off
+    /// loopback is asked.
+    pub fn launched_default() -> Policy {
+        let mut rules = vec![
+            rule("*", None, Verdict::Allow, "default (launched browser)"),
+            rule(
+                "*",
+                Some(Category::Eval),
+                Verdict::Ask,
+                "default: eval off loopback",
+            ),
+        ];
+        rules.extend(LOOPBACK.iter().map(|h| {
+            rule(
+                h,
+                Some(Category::Eval),
+                Verdict::Allow,
+                "default: eval on loopback",
+            )
+        }));
+        Policy { rules }
+    }
+
+    /// The user's own browser: look freely, ask before changing anything, no `eval`.
+    pub fn connected_default() -> Policy {
+        let src = "default (your own browser)";
+        let mut rules = vec![rule("*", None, Verdict::Ask, src)];
+        rules.push(rule("*", Some(Category::Navigate), Verdict::Allow, src));
+        rules.push(rule("*", Some(Category::Read), Verdict::Allow, src));
+        rules.push(rule("*", Some(Category::Eval), Verdict::Deny, src));
+        Policy { rules }
+    }
+
+    /// Everything allowed (`--unsafe-allow-all`).
+    pub fn allow_all() -> Policy {
+        Policy {
+            rules: vec![rule("*", None, Verdict::Allow, "--unsafe-allow-all")],
+        }
+    }
+
+    /// Safe mode: every writing category denied everywhere, after all other rules.
+    pub fn read_only(mut self, source: &str) -> Policy {
+        for c in Category::ALL.into_iter().filter(|c| c.writes()) {
+            self.rules.push(rule("*", Some(c), Verdict::Deny, source));
+        }
+        self
+    }
+
+    /// Parse a flag rule: `[category@]origin`, e.g. `eval@*.example.com` or `example.com`.
+    pub fn flag_rule(text: &str, verdict: Verdict, flag: &str) -> Result<Rule, String> {
+        let (category, origin) = match text.split_once('@') {
+            Some((c, o)) => (Some(Category::parse(c).ok_or_else(|| format!("{flag} {text}: unknown category {c:?} (one of navigate, read, interact, submit, eval, upload, download, storage)"))?), o),
+            None => (None, text),
+        };
+        Ok(Rule {
+            origin: OriginPattern::parse(origin).map_err(|e| format!("{flag} {text}: {e}"))?,
+            category,
+            verdict,
+            source: format!("{flag} {text}"),
+        })
+    }
+
+    /// Decide for `category` on `url`.
+    pub fn decide(&self, category: Category, url: &str) -> Decision {
+        let Some(origin) = origin_of(url) else {
+            return Decision {
+                verdict: Verdict::Deny,
+                because: format!("{url:?} is not a URL the policy can judge"),
+            };
+        };
+        // Browser-neutral pages (a new tab's about:blank) belong to no site: judged as `*`.
+        self.rules
+            .iter()
+            .rev()
+            .find(|r| r.category.is_none_or(|c| c == category) && r.origin.matches(&origin))
+            .map(|r| Decision {
+                verdict: r.verdict,
+                because: r.source.clone(),
+            })
+            .unwrap_or(Decision {
+                verdict: Verdict::Deny,
+                because: "no rule allows it (the policy denies by default)".into(),
+            })
+    }
+
+    /// The coded error for a denied decision.
+    pub fn denied(category: Category, url: &str, d: &Decision) -> WireError {
+        let origin = origin_of(url)
+            .map(|o| o.to_string())
+            .unwrap_or_else(|| url.to_string());
+        WireError::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "{} on {origin} is denied by the policy ({}); allow it with --allow {}@{} or in the policy file",
+                category.name(),
+                d.because,
+                category.name(),
+                origin_of(url).map(|o| o.host).unwrap_or_default()
+            ),
+        )
+    }
+}
+
+/// The policy category of an extension method, from its arguments.
+pub fn category_of(method: &str, params: &serde_json::Value) -> Option<Category> {
+    let flag = |k: &str| {
+        params
+            .get(k)
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false)
+    };
+    Some(match method {
+        "navigate" | "go_back" | "go_forward" | "reload" => Category::Navigate,
+        "snapshot" | "find" | "get_text" | "get_html" | "read_markdown" | "extract_links"
+        | "screenshot" | "console_messages" | "network_requests" | "network_request"
+        | "wait_for" | "highlight" => Category::Read,
+        "type" if flag("submit") => Category::Submit,
+        "fill_form" if flag("submit") => Category::Submit,
+        "click" | "hover" | "type" | "select_option" | "press_key" | "drag" | "scroll"
+        | "mouse_click_xy" | "mouse_move_xy" | "fill_form" | "handle_dialog" | "resize"
+        | "emulate" => Category::Interact,
+        "evaluate" => Category::Eval,
+        "file_upload" => Category::Upload,
+        "download" | "print_pdf" => Category::Download,
+        "cookies" | "storage" => Category::Storage,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests;

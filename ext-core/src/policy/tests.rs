@@ -1,0 +1,194 @@
+//! Origin matching and URL normalisation against the tricks used to slip past allow-lists,
+//! and the defaults and flags deciding as documented.
+
+use super::*;
+
+fn o(url: &str) -> Origin {
+    origin_of(url).unwrap_or_else(|| panic!("{url} parses"))
+}
+
+fn pat(p: &str) -> OriginPattern {
+    OriginPattern::parse(p).unwrap()
+}
+
+#[test]
+fn urls_are_normalised_like_the_browser_does() {
+    assert_eq!(
+        o("HTTPS://Example.COM./a").host,
+        "example.com",
+        "case and trailing dot"
+    );
+    assert_eq!(
+        o("https://user:pw@example.com/").host,
+        "example.com",
+        "userinfo is not the host"
+    );
+    assert_eq!(
+        o("https://example.com@evil.org/").host,
+        "evil.org",
+        "the real host after @"
+    );
+    assert_eq!(o("http://0x7f.1/").host, "127.0.0.1", "numeric IPv4 forms");
+    assert_eq!(o("http://2130706433/").host, "127.0.0.1");
+    assert_eq!(
+        o("https://bücher.example/").host,
+        "xn--bcher-kva.example",
+        "IDN to punycode"
+    );
+    assert_eq!(o("https://example.com/").port, Some(443));
+    assert_eq!(o("http://example.com:8080/").port, Some(8080));
+}
+
+#[test]
+fn wildcards_cover_subdomains_and_nothing_else() {
+    let p = pat("*.example.com");
+    for yes in [
+        "https://example.com/",
+        "https://a.example.com/",
+        "http://a.b.example.com:8080/",
+        "https://A.EXAMPLE.COM./",
+    ] {
+        assert!(p.matches(&o(yes)), "{yes}");
+    }
+    for no in [
+        "https://evilexample.com/",
+        "https://example.com.evil.org/",
+        "https://evil.org/?example.com",
+        "https://example.com@evil.org/",
+        "https://exampleXcom/",
+    ] {
+        assert!(!p.matches(&o(no)), "{no}");
+    }
+    let exact = pat("example.com");
+    assert!(exact.matches(&o("https://example.com/")));
+    assert!(!exact.matches(&o("https://a.example.com/")));
+    assert!(pat("https://example.com").matches(&o("https://example.com/")));
+    assert!(
+        !pat("https://example.com").matches(&o("http://example.com/")),
+        "scheme"
+    );
+    assert!(
+        !pat("example.com:8443").matches(&o("https://example.com/")),
+        "port"
+    );
+    assert!(
+        pat("*.bücher.example").matches(&o("https://shop.xn--bcher-kva.example/")),
+        "punycode in patterns too"
+    );
+    assert!(pat("127.0.0.1").matches(&o("http://0x7f.0.0.1:9/")));
+}
+
+#[test]
+fn bad_patterns_are_refused() {
+    for bad in ["", "*example.com", "exa*mple.com", "https://", "a/b"] {
+        assert!(OriginPattern::parse(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn launched_defaults_allow_all_but_eval_off_loopback() {
+    let p = Policy::launched_default();
+    assert_eq!(
+        p.decide(Category::Interact, "https://example.com/").verdict,
+        Verdict::Allow
+    );
+    assert_eq!(
+        p.decide(Category::Eval, "https://example.com/").verdict,
+        Verdict::Ask
+    );
+    assert_eq!(
+        p.decide(Category::Eval, "http://127.0.0.1:5000/").verdict,
+        Verdict::Allow
+    );
+    assert_eq!(
+        p.decide(Category::Eval, "http://localhost:5000/").verdict,
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn connected_defaults_look_freely_and_ask_before_changing() {
+    let p = Policy::connected_default();
+    let d = |c| p.decide(c, "https://bank.example/").verdict;
+    assert_eq!(d(Category::Navigate), Verdict::Allow);
+    assert_eq!(d(Category::Read), Verdict::Allow);
+    for c in [
+        Category::Interact,
+        Category::Submit,
+        Category::Upload,
+        Category::Download,
+        Category::Storage,
+    ] {
+        assert_eq!(d(c), Verdict::Ask, "{c:?}");
+    }
+    assert_eq!(d(Category::Eval), Verdict::Deny);
+}
+
+#[test]
+fn flags_and_safe_mode_apply_last() {
+    let mut p = Policy::connected_default();
+    p.rules
+        .push(Policy::flag_rule("interact@*.example.com", Verdict::Allow, "--allow").unwrap());
+    p.rules
+        .push(Policy::flag_rule("evil.example.com", Verdict::Deny, "--deny").unwrap());
+    assert_eq!(
+        p.decide(Category::Interact, "https://app.example.com/")
+            .verdict,
+        Verdict::Allow
+    );
+    let denied = p.decide(Category::Read, "https://evil.example.com/");
+    assert_eq!(denied.verdict, Verdict::Deny);
+    assert_eq!(denied.because, "--deny evil.example.com");
+    let safe = p.clone().read_only("--read-only");
+    assert_eq!(
+        safe.decide(Category::Interact, "https://app.example.com/")
+            .verdict,
+        Verdict::Deny
+    );
+    assert_eq!(
+        safe.decide(Category::Read, "https://app.example.com/")
+            .verdict,
+        Verdict::Allow
+    );
+    assert!(Policy::flag_rule("hack@x.com", Verdict::Allow, "--allow").is_err());
+    let err = Policy::denied(
+        Category::Eval,
+        "https://a.example/",
+        &safe.decide(Category::Eval, "https://a.example/"),
+    );
+    assert_eq!(err.code, ErrorCode::PolicyDenied);
+    assert!(
+        err.message.contains("--allow eval@a.example"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn methods_have_categories() {
+    assert_eq!(
+        category_of("click", &serde_json::json!({})),
+        Some(Category::Interact)
+    );
+    assert_eq!(
+        category_of("type", &serde_json::json!({"submit": true})),
+        Some(Category::Submit)
+    );
+    assert_eq!(
+        category_of("evaluate", &serde_json::json!({})),
+        Some(Category::Eval)
+    );
+    assert_eq!(
+        category_of("snapshot", &serde_json::json!({})),
+        Some(Category::Read)
+    );
+    assert_eq!(category_of("tabs.list", &serde_json::json!({})), None);
+    for (name, route) in crate::router::METHODS {
+        if *route == crate::router::Route::Tab {
+            assert!(
+                category_of(name, &serde_json::json!({})).is_some(),
+                "{name} has no category"
+            );
+        }
+    }
+}
