@@ -33,6 +33,10 @@ pub struct ExtensionInfo {
     /// Random id of this browser session (kept across service-worker restarts), so the host
     /// can tell a reconnect of the same browser from a second browser.
     pub instance: String,
+    /// The pid of the kapture that launched this browser, as the browser's environment says
+    /// (absent for a browser a person started): decides which default policy applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launched_by: Option<u32>,
 }
 
 /// Extension → host.
@@ -60,7 +64,16 @@ pub enum ExtensionFrame {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum HostFrame {
     /// The `hello` was accepted.
-    Welcome { session: String, heartbeat_ms: u64 },
+    Welcome {
+        session: String,
+        heartbeat_ms: u64,
+        /// The rules the extension enforces for this server's commands.
+        #[serde(default)]
+        policy: crate::policy::Policy,
+        /// How long an `ask` waits for a person before it is denied.
+        #[serde(default = "default_approval_ms")]
+        approval_timeout_ms: u64,
+    },
     /// The `hello` was refused; the host closes the socket right after.
     Unauthorized {
         reason: RejectReason,
@@ -135,6 +148,13 @@ pub struct ServerEntry {
 pub struct Discovered {
     pub v: u32,
     pub servers: Vec<ServerEntry>,
+    /// The kapture that launched the browser asking, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launched_by: Option<u32>,
+}
+
+fn default_approval_ms() -> u64 {
+    60_000
 }
 
 /// A coded failure, the same on both sides of the bridge and at the MCP edge.
@@ -354,9 +374,10 @@ mod tests {
                     version: "0.1.0".into(),
                     browser: "Chromium/156".into(),
                     instance: "i1".into(),
+                    launched_by: Some(77),
                 },
             },
-            r#"{"v":1,"type":"hello","token":"t0k","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1"}}"#,
+            r#"{"v":1,"type":"hello","token":"t0k","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1","launched_by":77}}"#,
         );
         golden(
             ExtensionFrame::Result {
@@ -396,8 +417,11 @@ mod tests {
             HostFrame::Welcome {
                 session: "s1".into(),
                 heartbeat_ms: 20000,
+                policy: crate::policy::Policy::allow_all(),
+                approval_timeout_ms: 60000,
             },
-            r#"{"v":1,"type":"welcome","session":"s1","heartbeat_ms":20000}"#,
+            r#"{"v":1,"type":"welcome","session":"s1","heartbeat_ms":20000,"approval_timeout_ms":60000,
+               "policy":{"rules":[{"origin":{"scheme":null,"host":"*","port":null},"category":null,"verdict":"allow","source":"--unsafe-allow-all"}]}}"#,
         );
         golden(
             HostFrame::Unauthorized {
@@ -443,6 +467,7 @@ mod tests {
                 pid: 42,
                 started: 5,
             }],
+            launched_by: None,
         };
         let wire = r#"{"v":1,"servers":[{"port":61822,"token":"t","pid":42,"started":5}]}"#;
         assert_eq!(serde_json::to_string(&d).unwrap(), wire);

@@ -34,6 +34,22 @@ pub enum PanelRequest {
     Disconnect { port: u16 },
     /// Forget this tab's history.
     ClearHistory { tab_id: TabId },
+    /// A person's answer to an approval: `once`, `origin` (this origin, this session) or `deny`.
+    Answer { id: u64, answer: String },
+}
+
+/// An action waiting for a person's approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalView {
+    pub id: u64,
+    pub tab_id: TabId,
+    pub method: String,
+    pub category: String,
+    pub origin: String,
+    /// Arguments with secrets masked.
+    pub args: Value,
+    /// When it is denied if nobody answers, ms since the epoch.
+    pub expires: f64,
 }
 
 /// State of one server connection as the panel shows it.
@@ -85,6 +101,11 @@ pub enum PanelEvent {
         ok: bool,
         data: Value,
         ms: f64,
+    },
+    /// The approvals waiting on this tab (all of them; empty when none).
+    Approvals {
+        tab_id: TabId,
+        pending: Vec<ApprovalView>,
     },
 }
 

@@ -23,7 +23,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP on stdin/stdout (what MCP clients start; the default).
-    Mcp(ServeArgs),
+    Mcp(Box<ServeArgs>),
     /// Register the native-messaging host with Chrome, Chromium, Brave and Edge, and print
     /// the folder to load as an unpacked extension.
     Install(InstallArgs),
@@ -101,6 +101,27 @@ pub struct ServeArgs {
     /// Folder of the audit journal (audit.jsonl; default: the user's data folder, kapture).
     #[arg(long, value_name = "DIR")]
     pub audit_dir: Option<PathBuf>,
+    /// Policy file (TOML; default: <config dir>/kapture/policy.toml when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Allow a category on origins: `[category@]origin`, e.g. `eval@*.example.com` (repeatable).
+    #[arg(long, value_name = "RULE")]
+    pub allow: Vec<String>,
+    /// Ask a person first: `[category@]origin` (repeatable).
+    #[arg(long, value_name = "RULE")]
+    pub ask: Vec<String>,
+    /// Deny: `[category@]origin` (repeatable).
+    #[arg(long, value_name = "RULE")]
+    pub deny: Vec<String>,
+    /// Safe mode: deny every action that changes something (reads and navigation stay).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Allow everything everywhere, the user's own browser included.
+    #[arg(long)]
+    pub unsafe_allow_all: bool,
+    /// How long an `ask` waits for a person before it is denied.
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    pub approval_timeout_ms: u64,
 }
 
 /// Who answers JavaScript dialogs.

@@ -64,6 +64,26 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
         "info downloads and PDFs: {}",
         crate::files::default_download_dir().display()
     )?;
+    let policy = crate::policy_config::default_path();
+    match std::fs::read_to_string(&policy) {
+        Ok(text) => match crate::policy_config::parse_file(&policy, &text) {
+            Ok(rules) => writeln!(
+                out,
+                "ok   policy file: {} ({} rules)",
+                policy.display(),
+                rules.len()
+            )?,
+            Err(e) => {
+                problems += 1;
+                writeln!(out, "BAD  {e}")?;
+            }
+        },
+        Err(_) => writeln!(
+            out,
+            "info policy file: {} (absent: the defaults apply)",
+            policy.display()
+        )?,
+    }
     if servers.is_empty() {
         writeln!(out, "info no kapture server is running")?;
     }
@@ -90,7 +110,7 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
         if problems == 0 {
             "\nAll good."
         } else {
-            "\nFix the MISSING lines above."
+            "\nFix the MISSING and BAD lines above."
         }
     )?;
     Ok(problems)

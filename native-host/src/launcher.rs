@@ -218,6 +218,10 @@ impl LaunchedBrowser {
         command
             .args(&args)
             .env("KAPTURE_RUNTIME_DIR", &spec.runtime_dir)
+            .env(
+                crate::native_messaging::LAUNCHED_BY_ENV,
+                std::process::id().to_string(),
+            )
             .stdin(Stdio::null())
             // stdout belongs to MCP: the browser must never write there.
             .stdout(Stdio::null())

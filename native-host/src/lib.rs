@@ -14,6 +14,7 @@ pub mod launcher;
 pub mod mcp;
 pub mod native_messaging;
 pub mod pairing;
+pub mod policy_config;
 
 use std::io::IsTerminal;
 
@@ -129,13 +130,15 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let token = pairing::Token::generate()?;
     let runtime_dir = pairing::runtime_dir(args.runtime_dir.as_deref());
     let handshake = pairing::HandshakeFile::create(&runtime_dir, port, &token)?;
-    let bridge = bridge::start(
-        listener,
-        token,
-        BridgeConfig::new(extension::origin(&extension_id)),
-        shutdown.clone(),
-    )
-    .map_err(|source| ServeError::Bind { port, source })?;
+    let policy = policy_config::PolicyConfig::load(&args).map_err(ServeError::Setup)?;
+    let bridge_config = BridgeConfig {
+        launched_policy: policy.policy(true),
+        connected_policy: policy.policy(false),
+        approval_timeout: std::time::Duration::from_millis(args.approval_timeout_ms),
+        ..BridgeConfig::new(extension::origin(&extension_id))
+    };
+    let bridge = bridge::start(listener, token, bridge_config, shutdown.clone())
+        .map_err(|source| ServeError::Bind { port, source })?;
     tracing::info!(port, runtime = %runtime_dir.display(), mode = ?args.browser, "kapture started");
 
     let spec = match args.browser {

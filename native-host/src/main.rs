@@ -45,6 +45,7 @@ fn run() -> anyhow::Result<ExitCode> {
             &first,
             &id,
             &pairing::runtime_dir(None),
+            native_messaging::launched_by_from_env(),
             &mut std::io::stdin().lock(),
             &mut std::io::stdout().lock(),
         )?;
@@ -70,7 +71,7 @@ fn run() -> anyhow::Result<ExitCode> {
             writeln!(std::io::stdout().lock(), "{json}")?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Mcp(args)) => serve(args),
+        Some(Command::Mcp(args)) => serve(*args),
         None => serve(cli.serve),
     }
 }

@@ -51,11 +51,21 @@ pub fn write_message(output: &mut impl Write, body: &[u8]) -> Result<(), NativeM
     Ok(())
 }
 
+/// Set by the launcher on the browser it starts (and so inherited by this host): the pid
+/// of that kapture, which the extension repeats in `hello` to get the launched policy.
+pub const LAUNCHED_BY_ENV: &str = "KAPTURE_LAUNCHED_BY";
+
+/// The launching kapture's pid, when this host runs inside a browser kapture started.
+pub fn launched_by_from_env() -> Option<u32> {
+    std::env::var(LAUNCHED_BY_ENV).ok()?.parse().ok()
+}
+
 /// Answer the extension's requests until it closes the pipe.
 pub fn serve(
     caller: &str,
     extension_id: &str,
     runtime_dir: &Path,
+    launched_by: Option<u32>,
     input: &mut impl Read,
     output: &mut impl Write,
 ) -> Result<(), NativeMessagingError> {
@@ -69,6 +79,7 @@ pub fn serve(
             NativeRequest::Discover => Discovered {
                 v: PROTOCOL_VERSION,
                 servers: crate::pairing::live_servers(runtime_dir),
+                launched_by,
             },
         };
         write_message(output, &serde_json::to_vec(&answer).unwrap_or_default())?;
@@ -98,6 +109,7 @@ mod tests {
             "chrome-extension://abc/",
             "abc",
             dir.path(),
+            Some(42),
             &mut input,
             &mut output,
         )
@@ -108,6 +120,7 @@ mod tests {
         let found: Discovered = serde_json::from_slice(&answer).unwrap();
         assert_eq!(found.servers.len(), 1);
         assert_eq!(found.servers[0].port, 5555);
+        assert_eq!(found.launched_by, Some(42));
         assert_eq!(found.servers[0].token, token.expose());
     }
 
@@ -119,6 +132,7 @@ mod tests {
             "chrome-extension://evil/",
             "abc",
             dir.path(),
+            None,
             &mut std::io::Cursor::new(framed("{}")),
             &mut out,
         );
@@ -127,6 +141,7 @@ mod tests {
             "chrome-extension://abc/",
             "abc",
             dir.path(),
+            None,
             &mut std::io::Cursor::new(framed("{\"type\":\"x\"}")),
             &mut out,
         );
@@ -136,6 +151,7 @@ mod tests {
             "chrome-extension://abc/",
             "abc",
             dir.path(),
+            None,
             &mut std::io::Cursor::new(huge),
             &mut out,
         );

@@ -59,6 +59,9 @@ async fn two_servers_both_work_and_one_extension_serves_both() {
             "connect".into(),
             "--browser-wait-ms".into(),
             "40000".into(),
+            // Not its own browser: the connected policy applies, which denies eval.
+            "--allow".into(),
+            "eval@127.0.0.1".into(),
         ],
         runtime_dir: Some(shared.path().to_path_buf()),
         ..Start::default()
@@ -98,9 +101,11 @@ async fn two_servers_both_work_and_one_extension_serves_both() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_and_help_answer_in_plain_words() {
     let runtime = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
     let out = tokio::process::Command::new(kapture_bin())
         .args(["doctor", "--runtime-dir"])
         .arg(runtime.path())
+        .env("XDG_CONFIG_HOME", config.path())
         .output()
         .await
         .unwrap();
@@ -110,9 +115,34 @@ async fn doctor_and_help_answer_in_plain_words() {
         "extension built: ",
         "extension id: djjhjaffgifolhomiafbjplbhmfblamg",
         "no kapture server is running",
+        "policy file: ",
     ] {
         assert!(text.contains(expected), "{expected:?} missing:\n{text}");
     }
+    // A malformed policy file is named with its line, by doctor and at start (never "allow all").
+    let policy = config.path().join("kapture").join("policy.toml");
+    std::fs::create_dir_all(policy.parent().unwrap()).unwrap();
+    std::fs::write(&policy, "[[rule]]\norigin = \"a.com\"\nverdict = allow\n").unwrap();
+    let out = tokio::process::Command::new(kapture_bin())
+        .args(["doctor", "--runtime-dir"])
+        .arg(runtime.path())
+        .env("XDG_CONFIG_HOME", config.path())
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("BAD") && text.contains("line 3"), "{text}");
+    let out = tokio::process::Command::new(kapture_bin())
+        .args(["--browser", "connect", "--runtime-dir"])
+        .arg(runtime.path())
+        .env("XDG_CONFIG_HOME", config.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a bad policy file stops kapture");
+    assert!(err.contains("line 3"), "{err}");
     let out = tokio::process::Command::new(kapture_bin())
         .arg("--help")
         .output()

@@ -3,104 +3,10 @@
 //! history that survives a reload, and its JSON export. Screenshots of each state are saved
 //! in target/panel-screenshots/ for people to look at.
 
-use std::time::Duration;
-
-use base64::Engine;
-use kapture_e2e::cdp::RawCdp;
-use kapture_e2e::{target_dir, Kapture, Start};
+use kapture_e2e::panel::{Panel, EXTENSION_ID};
+use kapture_e2e::{Kapture, Start};
 use serde_json::{json, Value};
 use www_test_pages::Site;
-
-const EXTENSION_ID: &str = "djjhjaffgifolhomiafbjplbhmfblamg";
-
-struct Panel {
-    raw: RawCdp,
-    session: String,
-}
-
-impl Panel {
-    async fn eval(&mut self, expr: &str) -> Value {
-        let res = self
-            .raw
-            .send(
-                Some(&self.session),
-                "Runtime.evaluate",
-                json!({"expression": expr, "returnByValue": true, "awaitPromise": true}),
-            )
-            .await
-            .expect("panel evaluate");
-        res.pointer("/result/value").cloned().unwrap_or(Value::Null)
-    }
-
-    /// Wait until `expr` is truthy in the panel.
-    async fn until(&mut self, what: &str, expr: &str) -> Value {
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let v = self.eval(expr).await;
-            if !(v.is_null() || v == json!(false) || v == json!("")) {
-                return v;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "timed out waiting for {what}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Click an element like a user: a real mouse event at its centre.
-    async fn click(&mut self, selector: &str) {
-        let at = self
-            .eval(&format!("(() => {{ const e = document.querySelector({selector:?}); e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; }})()"))
-            .await;
-        let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
-        for kind in ["mousePressed", "mouseReleased"] {
-            self.raw
-                .send(
-                    Some(&self.session),
-                    "Input.dispatchMouseEvent",
-                    json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
-                )
-                .await
-                .unwrap();
-        }
-    }
-
-    /// Focus a field and type into it like a user.
-    async fn type_into(&mut self, selector: &str, text: &str) {
-        self.click(selector).await;
-        self.raw
-            .send(
-                Some(&self.session),
-                "Input.insertText",
-                json!({"text": text}),
-            )
-            .await
-            .unwrap();
-    }
-
-    async fn choose_tool(&mut self, tool: &str) {
-        self.eval(&format!("(() => {{ const s = document.getElementById('tool'); s.value = {tool:?}; s.dispatchEvent(new Event('change')); }})()")).await;
-    }
-
-    async fn shot(&mut self, name: &str) {
-        let dir = target_dir().join("panel-screenshots");
-        std::fs::create_dir_all(&dir).unwrap();
-        let res = self
-            .raw
-            .send(
-                Some(&self.session),
-                "Page.captureScreenshot",
-                json!({"format": "png", "captureBeyondViewport": true}),
-            )
-            .await
-            .unwrap();
-        let png = base64::engine::general_purpose::STANDARD
-            .decode(res["data"].as_str().unwrap())
-            .unwrap();
-        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_runs_tools_from_the_panel_and_sees_what_happened() {

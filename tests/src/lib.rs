@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 pub const RESOLVER_RULES: &str = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1";
 
 pub mod cdp;
+pub mod panel;
 
 /// The workspace's target folder.
 pub fn target_dir() -> PathBuf {
@@ -169,7 +170,9 @@ impl Kapture {
             .arg(format!("--chromium-arg={RESOLVER_RULES}"))
             .arg("--audit-dir")
             .arg(scratch.path().join("audit"))
-            .env("KAPTURE_LOG", "debug");
+            .env("KAPTURE_LOG", "debug")
+            // Hermetic: no policy file of the person running the tests applies.
+            .env("XDG_CONFIG_HOME", scratch.path().join("config"));
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }

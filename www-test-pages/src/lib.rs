@@ -110,6 +110,14 @@ fn respond(request: tiny_http::Request) -> std::io::Result<()> {
             )?);
         return request.respond(response);
     }
+    // `/redirect?to=<url>`: a 302 to another address (policy tests follow it).
+    if let Some(to) = request.url().strip_prefix("/redirect?to=") {
+        let to = to.to_string();
+        let response = tiny_http::Response::from_string("moved")
+            .with_status_code(302)
+            .with_header(header("Location", &to)?);
+        return request.respond(response);
+    }
     match resolve(request.url()) {
         Some(path) => {
             let body = std::fs::read(&path)?;

@@ -68,6 +68,8 @@ pub struct TabEvents {
     pub file_chooser: Option<i64>,
     /// The renderer crashed; cleared by the next navigation.
     pub crashed: bool,
+    /// URL of the main frame's document, as the last navigation left it.
+    pub main_url: Option<String>,
     network: VecDeque<Request>,
     console: VecDeque<ConsoleMessage>,
     main_frame: Option<String>,
@@ -98,6 +100,7 @@ impl TabEvents {
             last_dialog: None,
             file_chooser: None,
             crashed: false,
+            main_url: None,
             network: VecDeque::new(),
             console: VecDeque::new(),
             main_frame: None,
@@ -217,6 +220,10 @@ impl TabEvents {
             "Page.frameNavigated" => {
                 if params.pointer("/frame/parentId").is_none() {
                     self.crashed = false;
+                    self.main_url = params
+                        .pointer("/frame/url")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
                 }
                 let id = params.pointer("/frame/id").and_then(Value::as_str);
                 let loader = params.pointer("/frame/loaderId").and_then(Value::as_str);

@@ -160,7 +160,8 @@ async fn run_script<S: CdpSession>(
     }
 }
 
-fn check_url(url: &str) -> Result<(), WireError> {
+/// Refuse destinations that are not web pages (or cannot be driven) with `BAD_ARGS`.
+pub fn check_url(url: &str) -> Result<(), WireError> {
     let lower = url.trim().to_ascii_lowercase();
     let allowed = ["http://", "https://", "about:blank", "data:"];
     // Browser-internal pages cannot be driven through the debugger at all.

@@ -65,6 +65,9 @@ pub async fn refresh_frames<S: CdpSession>(s: &S) -> Result<Vec<FrameInfo>, Wire
         &mut frames,
     );
     let mut state = s.events().borrow_mut();
+    if let Some(url) = tree.pointer("/frameTree/frame/url").and_then(Value::as_str) {
+        state.main_url = Some(url.to_string());
+    }
     for f in &frames {
         state.set_frame_loader(&f.id, &f.loader);
     }

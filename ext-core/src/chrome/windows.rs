@@ -11,6 +11,14 @@ use crate::protocol::WireError;
 extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "windows"], js_name = update)]
     async fn update_js(window_id: i32, props: JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "windows"], js_name = create)]
+    async fn create_js(props: JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// Open an extension page in a small window of its own (approvals when no panel is open).
+pub async fn open_popup(page: &str) -> Result<(), WireError> {
+    let props = json!({"url": page, "type": "popup", "width": 520, "height": 760, "focused": true});
+    create_js(to_js(&props)).await.map(drop).map_err(wire_error)
 }
 
 pub async fn focus(window_id: i32) -> Result<(), WireError> {

@@ -120,6 +120,7 @@ impl Ui {
                 crate::ui::push_history(&mut self.history.borrow_mut(), entry);
                 self.show_history();
             }
+            PanelEvent::Approvals { pending, .. } => self.show_approvals(&pending),
             PanelEvent::Result { id, ok, data, ms } => {
                 let done = self.pending.borrow_mut().remove(&id);
                 if let Some(done) = done {
@@ -177,6 +178,49 @@ impl Ui {
                 row.append_child(&b).ok();
             }
             list.append_child(&row).ok();
+        }
+    }
+
+    /// Actions waiting for this person's decision, each with its three answers.
+    fn show_approvals(self: &Rc<Self>, pending: &[crate::ui::ApprovalView]) {
+        let section: Element = by_id(&self.doc, "approvals");
+        let list: Element = by_id(&self.doc, "approval-list");
+        list.set_inner_html("");
+        if pending.is_empty() {
+            let _ = section.set_attribute("hidden", "");
+            return;
+        }
+        let _ = section.remove_attribute("hidden");
+        for a in pending {
+            let li = el(&self.doc, "li", &[("class", "approval")], "");
+            let args = serde_json::to_string(&a.args).unwrap_or_default();
+            let what = format!("{} ({}) on {} — {}", a.method, a.category, a.origin, args);
+            li.append_child(&el(&self.doc, "span", &[("class", "mono")], &what))
+                .ok();
+            for (answer, label) in [
+                ("once", "Allow once"),
+                ("origin", "Allow for this origin"),
+                ("deny", "Deny"),
+            ] {
+                let b = el(
+                    &self.doc,
+                    "button",
+                    &[
+                        ("type", "button"),
+                        ("id", &format!("approve-{answer}-{}", a.id)),
+                    ],
+                    label,
+                );
+                let (ui, id) = (self.clone(), a.id);
+                on(&b, "click", move |_| {
+                    ui.send(&PanelRequest::Answer {
+                        id,
+                        answer: answer.to_string(),
+                    })
+                });
+                li.append_child(&b).ok();
+            }
+            list.append_child(&li).ok();
         }
     }
 

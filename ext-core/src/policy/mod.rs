@@ -163,6 +163,15 @@ impl OriginPattern {
         Ok(OriginPattern { scheme, host, port })
     }
 
+    /// The pattern of pages that belong to no site (`about:blank`, `data:`).
+    pub fn no_site() -> OriginPattern {
+        OriginPattern {
+            scheme: None,
+            host: String::new(),
+            port: None,
+        }
+    }
+
     pub fn matches(&self, o: &Origin) -> bool {
         if self.scheme.as_ref().is_some_and(|s| *s != o.scheme)
             || self.port.is_some_and(|p| Some(p) != o.port)
@@ -252,6 +261,13 @@ impl Policy {
                 "default: eval on loopback",
             )
         }));
+        // Pages of no site (about:blank, data:) hold nobody's data.
+        rules.push(Rule {
+            origin: OriginPattern::no_site(),
+            category: Some(Category::Eval),
+            verdict: Verdict::Allow,
+            source: "default: eval on pages of no site".into(),
+        });
         Policy { rules }
     }
 

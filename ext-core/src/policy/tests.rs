@@ -100,6 +100,19 @@ fn launched_defaults_allow_all_but_eval_off_loopback() {
         p.decide(Category::Eval, "http://127.0.0.1:5000/").verdict,
         Verdict::Allow
     );
+    for blank in ["about:blank", "data:text/html,<p>hi"] {
+        assert_eq!(
+            p.decide(Category::Eval, blank).verdict,
+            Verdict::Allow,
+            "{blank}"
+        );
+    }
+    assert_eq!(
+        Policy::connected_default()
+            .decide(Category::Eval, "about:blank")
+            .verdict,
+        Verdict::Deny
+    );
     assert_eq!(
         p.decide(Category::Eval, "http://localhost:5000/").verdict,
         Verdict::Allow

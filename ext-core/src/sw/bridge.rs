@@ -43,6 +43,9 @@ pub struct Conn {
     heartbeat_ms: Cell<f64>,
     /// When the state began (ms since the epoch), for the panel.
     since: Cell<f64>,
+    /// The server's policy, from its welcome (strict until then).
+    policy: RefCell<Rc<crate::policy::Policy>>,
+    approval_ms: Cell<u64>,
     // Kept alive as long as the socket; dropped with the connection.
     handlers: RefCell<Vec<SocketHandler>>,
 }
@@ -174,6 +177,7 @@ pub fn discover(app: &Rc<App>) {
         match res {
             Ok(found) => {
                 *app.bridge.problem.borrow_mut() = None;
+                app.ext.borrow_mut().launched_by = found.launched_by;
                 for server in found.servers {
                     let known = app
                         .bridge
@@ -248,6 +252,8 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
         last_seen_ms: Cell::new(platform::now_ms()),
         heartbeat_ms: Cell::new(20_000.0),
         since: Cell::new(platform::now_ms()),
+        policy: RefCell::new(Rc::new(crate::policy::Policy::connected_default())),
+        approval_ms: Cell::new(60_000),
         handlers: RefCell::default(),
     });
     if let Some(old) = app
@@ -339,7 +345,11 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
         HostFrame::Welcome {
             session,
             heartbeat_ms,
+            policy,
+            approval_timeout_ms,
         } => {
+            *conn.policy.borrow_mut() = Rc::new(policy);
+            conn.approval_ms.set(approval_timeout_ms);
             *conn.state.borrow_mut() = ConnState::Connected { session };
             conn.since.set(platform::now_ms());
             conn.heartbeat_ms.set(heartbeat_ms as f64);
@@ -364,7 +374,10 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             spawn_local(async move {
                 let started = platform::now_ms();
                 let shown = crate::ui::mask_params(&method, &params);
-                let result = app.run_command(tab_id, &method, params, timeout_ms).await;
+                let rules = (conn.policy.borrow().clone(), conn.approval_ms.get());
+                let result = app
+                    .run_command(tab_id, &method, params, timeout_ms, rules)
+                    .await;
                 let ran_on = match &result {
                     Ok(data) => data
                         .get("tab_id")
@@ -450,4 +463,17 @@ pub fn user_disconnect(app: &Rc<App>, port: u16) {
             .close_with_code_and_reason(1000, "disconnected from the panel");
     }
     update_badge(app);
+}
+
+/// The rules for commands a person runs from the panel: those of a connected server (the
+/// strictest default when none is).
+pub fn panel_rules(app: &App) -> (Rc<crate::policy::Policy>, u64) {
+    let conns = app.bridge.conns.borrow();
+    let connected = conns
+        .values()
+        .find(|c| matches!(*c.state.borrow(), ConnState::Connected { .. }));
+    match connected {
+        Some(c) => (c.policy.borrow().clone(), c.approval_ms.get()),
+        None => (Rc::new(crate::policy::Policy::connected_default()), 60_000),
+    }
 }

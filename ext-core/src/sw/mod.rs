@@ -2,6 +2,7 @@
 //! queues, and answers every command exactly once (result or coded error).
 
 mod bridge;
+mod gate;
 mod panel;
 mod tabs;
 
@@ -34,22 +35,33 @@ pub struct App {
     tabs: tabs::Tabs,
     panels: panel::Panels,
     history_lock: futures::lock::Mutex<()>,
+    approvals: gate::Approvals,
 }
 
 impl App {
     /// Run one command from a server; the answer always comes back (never a hang).
+    /// `rules`: the sender's policy and how long an `ask` waits for a person.
     async fn run_command(
         &self,
         tab_id: Option<TabId>,
         method: &str,
         params: Value,
         timeout_ms: u64,
+        rules: (Rc<crate::policy::Policy>, u64),
     ) -> Result<Value, WireError> {
         let deadline_ms = platform::now_ms() + timeout_ms as f64;
         match router::route(method)? {
             Route::Browser => {
-                let run = self.browser_method(tab_id, method, params, deadline_ms);
-                platform::timeout(std::time::Duration::from_millis(timeout_ms), run)
+                // A browser method may wait for an approval before its own work.
+                let limit = timeout_ms + rules.1;
+                let run = self.browser_method(
+                    tab_id,
+                    method,
+                    params,
+                    deadline_ms + rules.1 as f64,
+                    rules,
+                );
+                platform::timeout(std::time::Duration::from_millis(limit), run)
                     .await
                     .unwrap_or_else(|| {
                         Err(WireError::new(
@@ -71,17 +83,32 @@ impl App {
                     }
                     None => tabs::default_tab().await?,
                 };
-                self.on_tab(tab_id, method, params, deadline_ms).await
+                let guard = gate::check(self, tab_id, method, &params, rules.0, rules.1).await?;
+                // The command's clock starts once it is allowed (a person may have taken a while).
+                let deadline_ms = platform::now_ms() + timeout_ms as f64;
+                self.queue(tab_id, method, params, deadline_ms, guard).await
             }
         }
     }
 
+    /// Queue a command the browser methods make themselves (judged where they were asked).
     async fn on_tab(
         &self,
         tab_id: TabId,
         method: &str,
         params: Value,
         deadline_ms: f64,
+    ) -> Result<Value, WireError> {
+        self.queue(tab_id, method, params, deadline_ms, None).await
+    }
+
+    async fn queue(
+        &self,
+        tab_id: TabId,
+        method: &str,
+        params: Value,
+        deadline_ms: f64,
+        guard: Option<gate::Guard>,
     ) -> Result<Value, WireError> {
         let (reply, answer) = oneshot::channel();
         self.tabs.enqueue(
@@ -91,6 +118,7 @@ impl App {
                 params,
                 deadline_ms,
                 reply,
+                guard,
             },
         );
         answer.await.unwrap_or_else(|_| {
@@ -107,6 +135,7 @@ impl App {
         method: &str,
         params: Value,
         deadline_ms: f64,
+        rules: (Rc<crate::policy::Policy>, u64),
     ) -> Result<Value, WireError> {
         let need_tab = || {
             tab_id.ok_or_else(|| {
@@ -120,7 +149,16 @@ impl App {
                 let tab = chrome::tabs::create("about:blank").await?;
                 if let Some(url) = p.url {
                     let nav = serde_json::to_value(Navigate { url }).unwrap_or_default();
-                    self.on_tab(tab.tab_id, Navigate::NAME, nav, deadline_ms)
+                    let guard = gate::check(
+                        self,
+                        tab.tab_id,
+                        Navigate::NAME,
+                        &nav,
+                        rules.0.clone(),
+                        rules.1,
+                    )
+                    .await?;
+                    self.queue(tab.tab_id, Navigate::NAME, nav, deadline_ms, guard)
                         .await?;
                 }
                 json!(chrome::tabs::get(tab.tab_id).await?)
@@ -135,10 +173,25 @@ impl App {
                 chrome::tabs::remove(id).await?;
                 json!(Closed { tab_id: id })
             }
-            DownloadArgs::NAME => json!(
-                self.download(tab_id, router::params(params)?, deadline_ms)
-                    .await?
-            ),
+            DownloadArgs::NAME => {
+                let tab = match tab_id {
+                    Some(t) => t,
+                    None => tabs::default_tab().await?,
+                };
+                gate::check(
+                    self,
+                    tab,
+                    DownloadArgs::NAME,
+                    &params,
+                    rules.0.clone(),
+                    rules.1,
+                )
+                .await?;
+                json!(
+                    self.download(Some(tab), router::params(params)?, deadline_ms)
+                        .await?
+                )
+            }
             other => {
                 return Err(WireError::new(
                     ErrorCode::Internal,
@@ -277,6 +330,7 @@ impl Worker {
             browser: chrome::runtime::user_agent(),
             // Set by `start` from session storage; no connection is made before that.
             instance: String::new(),
+            launched_by: None,
         };
         Worker {
             app: Rc::new(App {
@@ -285,6 +339,7 @@ impl Worker {
                 tabs: tabs::Tabs::default(),
                 panels: Default::default(),
                 history_lock: futures::lock::Mutex::new(()),
+                approvals: Default::default(),
             }),
         }
     }

@@ -69,6 +69,10 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
         PanelRequest::Subscribe { tab_id } => {
             conn.tab.set(Some(tab_id));
             send_state(app, conn);
+            conn.port.post(&PanelEvent::Approvals {
+                tab_id,
+                pending: app.approvals.views(tab_id),
+            });
             let conn = conn.clone();
             spawn_local(async move {
                 let entries = load_history(tab_id).await;
@@ -86,8 +90,9 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
             spawn_local(async move {
                 let started = platform::now_ms();
                 let shown = ui::mask_params(&method, &params);
+                let rules = bridge::panel_rules(&app);
                 let result = app
-                    .run_command(Some(tab_id), &method, params, PANEL_TIMEOUT_MS)
+                    .run_command(Some(tab_id), &method, params, PANEL_TIMEOUT_MS, rules)
                     .await;
                 let ms = platform::now_ms() - started;
                 let (ok, data, status) = match result {
@@ -111,6 +116,11 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
                     record(&app, tab_id, entry).await;
                 }
             });
+        }
+        PanelRequest::Answer { id, answer } => {
+            if let Some(tab) = app.approvals.answer(id, answer) {
+                broadcast_approvals(app, tab);
+            }
         }
         PanelRequest::Connect => bridge::user_connect(app),
         PanelRequest::Disconnect { port } => bridge::user_disconnect(app, port),
@@ -138,6 +148,25 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
 fn send_state(app: &App, conn: &PanelConn) {
     let (servers, problem) = bridge::server_views(app);
     conn.port.post(&PanelEvent::State { servers, problem });
+}
+
+/// Show a tab's pending approvals in its panels; false when no panel shows that tab.
+pub fn broadcast_approvals(app: &App, tab: TabId) -> bool {
+    let pending = app.approvals.views(tab);
+    let mut shown = false;
+    for p in app
+        .panels
+        .borrow()
+        .iter()
+        .filter(|p| p.tab.get() == Some(tab))
+    {
+        p.port.post(&PanelEvent::Approvals {
+            tab_id: tab,
+            pending: pending.clone(),
+        });
+        shown = true;
+    }
+    shown
 }
 
 /// Tell every panel the connection state.

@@ -27,6 +27,8 @@ pub struct Job {
     /// Absolute deadline, ms since epoch: time spent queued counts against the timeout.
     pub deadline_ms: f64,
     pub reply: oneshot::Sender<Result<Value, WireError>>,
+    /// The policy the command was admitted under, judged again right before it runs.
+    pub guard: Option<super::gate::Guard>,
 }
 
 /// Everything kept about one tab.
@@ -106,6 +108,13 @@ impl Tabs {
         slot
     }
 
+    /// The main frame's URL as last seen, for a tab under control.
+    pub fn main_url(&self, tab_id: TabId) -> Option<String> {
+        let slot = self.slots.borrow().get(&tab_id).cloned()?;
+        let url = slot.events.borrow().main_url.clone();
+        url
+    }
+
     /// A CDP event for a tab we control.
     pub fn on_event(&self, tab_id: TabId, method: &str, params: &Value) {
         let slot = self.slots.borrow().get(&tab_id).cloned();
@@ -154,7 +163,7 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
                 ),
             ))
         } else {
-            let run = execute(&slot, &job.method, job.params);
+            let run = execute(&slot, &job.method, job.params, job.guard.as_ref());
             match platform::timeout(Duration::from_millis(remaining as u64), run).await {
                 Some(result) => result,
                 None => {
@@ -182,11 +191,20 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
     }
 }
 
-async fn execute(slot: &TabSlot, method: &str, params: Value) -> Result<Value, WireError> {
+async fn execute(
+    slot: &TabSlot,
+    method: &str,
+    params: Value,
+    guard: Option<&super::gate::Guard>,
+) -> Result<Value, WireError> {
     let session = DebuggerSession { slot };
     if !slot.attached.get() {
         attach(slot).await?;
         cdp::prepare(&session).await?;
+    }
+    if let Some(guard) = guard {
+        let now = slot.events.borrow().main_url.clone();
+        super::gate::recheck(guard, method, &params, now.as_deref())?;
     }
     router::run_on_tab(&session, method, params).await
 }
@@ -217,10 +235,11 @@ async fn attach(slot: &TabSlot) -> Result<(), WireError> {
 /// The tab a command without `tab_id` runs on: the active tab of the focused window,
 /// else any active tab, else any tab, else a new blank one.
 pub async fn default_tab() -> Result<TabId, WireError> {
+    // Only normal windows: never the approval window or another extension popup.
     for filter in [
-        json!({"active": true, "lastFocusedWindow": true}),
-        json!({"active": true}),
-        json!({}),
+        json!({"active": true, "lastFocusedWindow": true, "windowType": "normal"}),
+        json!({"active": true, "windowType": "normal"}),
+        json!({"windowType": "normal"}),
     ] {
         if let Some(tab) = chrome::tabs::query(&filter).await?.into_iter().next() {
             return Ok(tab.tab_id);

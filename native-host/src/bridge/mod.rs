@@ -112,6 +112,8 @@ pub struct BridgeHandle {
     hub: mpsc::Sender<HubMsg>,
     events: broadcast::Sender<BrowserEvent>,
     port: u16,
+    /// Extra wait for an answer when the policy may make a person approve first.
+    approval_grace: Duration,
 }
 
 impl BridgeHandle {
@@ -141,7 +143,7 @@ impl BridgeHandle {
             reply,
         };
         self.hub.send(msg).await.map_err(|_| BridgeError::Closed)?;
-        let limit = Duration::from_millis(timeout_ms) + ANSWER_GRACE;
+        let limit = Duration::from_millis(timeout_ms) + ANSWER_GRACE + self.approval_grace;
         match tokio::time::timeout(limit, answer).await {
             Ok(Ok(answer)) => answer.map_err(BridgeError::Wire),
             Ok(Err(_)) => Err(BridgeError::Closed),
@@ -224,6 +226,7 @@ pub fn start(
         hub: hub_tx,
         events: events.clone(),
         port,
+        approval_grace: config.approval_grace(),
     };
     tokio::spawn(run_hub(hub_rx, events, shutdown.clone()));
     tokio::spawn(server::accept_loop(

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ext_core::policy::{Policy, Verdict};
 use ext_core::protocol::{self, DecodeError, ExtensionFrame, HostFrame, RejectReason};
 use futures::{SinkExt, StreamExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -36,6 +37,12 @@ pub struct BridgeConfig {
     pub hello_timeout: Duration,
     /// Ping interval; the extension's worker stays awake on application messages.
     pub heartbeat: Duration,
+    /// The policy sent to a browser this process launched (its `hello` names our pid).
+    pub launched_policy: Policy,
+    /// The policy sent to any other browser: a person's own.
+    pub connected_policy: Policy,
+    /// How long the extension waits for a person to answer an `ask`.
+    pub approval_timeout: Duration,
 }
 
 impl BridgeConfig {
@@ -44,6 +51,29 @@ impl BridgeConfig {
             allowed_origin,
             hello_timeout: Duration::from_secs(5),
             heartbeat: Duration::from_secs(20),
+            launched_policy: Policy::launched_default(),
+            connected_policy: Policy::connected_default(),
+            approval_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// How much longer than its timeout a command may take: the approval timeout when some
+    /// rule may ask a person (the extension starts a command's clock after the approval).
+    pub fn approval_grace(&self) -> Duration {
+        let asks = |p: &Policy| p.rules.iter().any(|r| r.verdict == Verdict::Ask);
+        if asks(&self.launched_policy) || asks(&self.connected_policy) {
+            self.approval_timeout
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// The policy for the browser that said `hello`: only our own pid counts as launched.
+    fn policy_for(&self, launched_by: Option<u32>) -> Policy {
+        if launched_by == Some(std::process::id()) {
+            self.launched_policy.clone()
+        } else {
+            self.connected_policy.clone()
         }
     }
 }
@@ -207,6 +237,7 @@ async fn serve(
     hub: mpsc::Sender<HubMsg>,
     shutdown: CancellationToken,
 ) {
+    let launched_by = info.launched_by;
     let (out_tx, mut out_rx) = mpsc::channel::<HostFrame>(OUT_QUEUE);
     let (reply, session) = oneshot::channel();
     if hub
@@ -229,6 +260,8 @@ async fn serve(
     let welcome = HostFrame::Welcome {
         session,
         heartbeat_ms: config.heartbeat.as_millis() as u64,
+        policy: config.policy_for(launched_by),
+        approval_timeout_ms: config.approval_timeout.as_millis() as u64,
     };
     if ws
         .send(Message::text(protocol::encode(&welcome)))

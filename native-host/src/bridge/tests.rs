@@ -82,6 +82,7 @@ fn hello_from(token: &str, instance: &str) -> Message {
         version: "0".into(),
         browser: "test".into(),
         instance: instance.into(),
+        launched_by: None,
     };
     Message::text(protocol::encode(&ExtensionFrame::Hello {
         token: token.into(),

@@ -1,0 +1,245 @@
+//! The policy gate of the extension: every tab command is judged against the policy of the
+//! server that sent it, on the page's origin at that moment; `ask` waits for a person in
+//! the Kapture panel (opened in a window when none is), and the answer binds to the origin
+//! it was given for.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures::channel::oneshot;
+use serde_json::Value;
+
+use super::App;
+use crate::chrome;
+use crate::platform;
+use crate::policy::{self, Category, Origin, Policy, Verdict};
+use crate::protocol::{ErrorCode, TabId, WireError};
+use crate::ui::{self, ApprovalView};
+
+/// What a command carries into its tab queue: the rules and any approval it got.
+#[derive(Clone)]
+pub struct Guard {
+    pub policy: Rc<Policy>,
+    pub approved: Option<(Category, Origin)>,
+}
+
+struct Pending {
+    view: ApprovalView,
+    reply: oneshot::Sender<String>,
+}
+
+/// Approvals waiting for a person, and what people allowed for the whole session.
+#[derive(Default)]
+pub struct Approvals {
+    pending: RefCell<HashMap<u64, Pending>>,
+    granted: RefCell<Vec<(Category, Origin)>>,
+    next: Cell<u64>,
+}
+
+impl Approvals {
+    pub fn views(&self, tab: TabId) -> Vec<ApprovalView> {
+        let mut v: Vec<ApprovalView> = self
+            .pending
+            .borrow()
+            .values()
+            .filter(|p| p.view.tab_id == tab)
+            .map(|p| p.view.clone())
+            .collect();
+        v.sort_by_key(|a| a.id);
+        v
+    }
+
+    /// A person answered.
+    pub fn answer(&self, id: u64, answer: String) -> Option<TabId> {
+        let p = self.pending.borrow_mut().remove(&id)?;
+        let tab = p.view.tab_id;
+        let _ = p.reply.send(answer);
+        Some(tab)
+    }
+}
+
+/// The URL a command acts on: a navigation's destination, else the tab's page.
+async fn target_url(
+    app: &App,
+    tab: TabId,
+    method: &str,
+    params: &Value,
+) -> Result<String, WireError> {
+    if method == "navigate" {
+        return Ok(params
+            .get("url")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string());
+    }
+    if let Some(url) = app.tabs.main_url(tab) {
+        return Ok(url);
+    }
+    Ok(chrome::tabs::get(tab).await?.url)
+}
+
+fn is_extension_page(url: &str) -> bool {
+    let lower = url.trim_start().to_ascii_lowercase();
+    ["chrome-extension://", "devtools://"]
+        .iter()
+        .any(|p| lower.starts_with(p))
+}
+
+/// Judge a command before it is queued; an `ask` waits (bounded) for a person.
+pub async fn check(
+    app: &App,
+    tab: TabId,
+    method: &str,
+    params: &Value,
+    policy: Rc<Policy>,
+    approval_ms: u64,
+) -> Result<Option<Guard>, WireError> {
+    let Some(category) = policy::category_of(method, params) else {
+        return Ok(None);
+    };
+    let url = target_url(app, tab, method, params).await?;
+    if method == "navigate" {
+        // A malformed destination is bad input, not something the policy judges.
+        crate::cdp::check_url(&url)?;
+    }
+    let here = match method {
+        // Navigating away from the approval window would close it under a person.
+        "navigate" => target_url(app, tab, "", params).await?,
+        _ => String::new(),
+    };
+    if is_extension_page(&url) || is_extension_page(&here) {
+        // The approval window is one: an agent must never click its own approvals.
+        let url = if is_extension_page(&url) { &url } else { &here };
+        return Err(WireError::new(
+            ErrorCode::PolicyDenied,
+            format!("{url} is an extension's own page; agents cannot drive it"),
+        ));
+    }
+    let decision = policy.decide(category, &url);
+    let origin = policy::origin_of(&url);
+    let approved = match decision.verdict {
+        Verdict::Allow => None,
+        Verdict::Deny => return Err(Policy::denied(category, &url, &decision)),
+        Verdict::Ask => {
+            let Some(origin) = origin else {
+                return Err(Policy::denied(category, &url, &decision));
+            };
+            if !app
+                .approvals
+                .granted
+                .borrow()
+                .iter()
+                .any(|(c, o)| *c == category && *o == origin)
+            {
+                ask(app, tab, method, params, category, &origin, approval_ms).await?;
+            }
+            Some((category, origin))
+        }
+    };
+    Ok(Some(Guard { policy, approved }))
+}
+
+async fn ask(
+    app: &App,
+    tab: TabId,
+    method: &str,
+    params: &Value,
+    category: Category,
+    origin: &Origin,
+    approval_ms: u64,
+) -> Result<(), WireError> {
+    let id = app.approvals.next.get() + 1;
+    app.approvals.next.set(id);
+    let view = ApprovalView {
+        id,
+        tab_id: tab,
+        method: method.to_string(),
+        category: category.name().to_string(),
+        origin: origin.to_string(),
+        args: ui::mask_params(method, params),
+        expires: platform::now_ms() + approval_ms as f64,
+    };
+    let (reply, answer) = oneshot::channel();
+    app.approvals
+        .pending
+        .borrow_mut()
+        .insert(id, Pending { view, reply });
+    let shown = super::panel::broadcast_approvals(app, tab);
+    if !shown {
+        // Nobody is looking: open the panel for this tab in its own window.
+        let _ = chrome::windows::open_popup(&format!("panel.html?tabId={tab}")).await;
+    }
+    let answer = platform::timeout(Duration::from_millis(approval_ms), answer).await;
+    app.approvals.pending.borrow_mut().remove(&id);
+    super::panel::broadcast_approvals(app, tab);
+    let denied = |why: &str| {
+        WireError::new(
+            ErrorCode::ApprovalDenied,
+            format!("{} on {origin} was not approved: {why}", category.name()),
+        )
+    };
+    match answer {
+        Some(Ok(a)) if a == "once" => Ok(()),
+        Some(Ok(a)) if a == "origin" => {
+            app.approvals
+                .granted
+                .borrow_mut()
+                .push((category, origin.clone()));
+            Ok(())
+        }
+        Some(Ok(_)) => Err(denied("a person denied it")),
+        Some(Err(_)) => Err(denied("the approval was withdrawn")),
+        None => Err(denied(&format!(
+            "nobody answered within {} s",
+            approval_ms / 1000
+        ))),
+    }
+}
+
+/// Judge again right before execution, against the page as it is now: a page that moved
+/// to another origin since the approval (or the check) is refused.
+pub fn recheck(
+    guard: &Guard,
+    method: &str,
+    params: &Value,
+    url_now: Option<&str>,
+) -> Result<(), WireError> {
+    let Some(category) = policy::category_of(method, params) else {
+        return Ok(());
+    };
+    let url = if method == "navigate" {
+        params.get("url").and_then(Value::as_str)
+    } else {
+        url_now
+    };
+    let Some(url) = url else { return Ok(()) };
+    if is_extension_page(url) {
+        return Err(WireError::new(
+            ErrorCode::PolicyDenied,
+            format!("{url} is an extension's own page; agents cannot drive it"),
+        ));
+    }
+    // An approval binds to the origin it was given for, whatever the rules say elsewhere.
+    if let Some((c, o)) = &guard.approved {
+        return match policy::origin_of(url) {
+            Some(now) if *c == category && *o == now => Ok(()),
+            _ => Err(WireError::new(
+                ErrorCode::ApprovalDenied,
+                format!(
+                    "the page is now on {url}, not on {o} where the approval was given; ask again"
+                ),
+            )),
+        };
+    }
+    let decision = guard.policy.decide(category, url);
+    match decision.verdict {
+        Verdict::Allow => Ok(()),
+        Verdict::Deny => Err(Policy::denied(category, url, &decision)),
+        Verdict::Ask => Err(WireError::new(
+            ErrorCode::ApprovalDenied,
+            format!("the page moved to {url}, which needs an approval; ask again"),
+        )),
+    }
+}

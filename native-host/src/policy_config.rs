@@ -1,0 +1,218 @@
+//! The user's policy: built from the defaults for the kind of browser, the policy file
+//! (TOML, errors name the line; never "allow all" on a mistake) and the flags, in that
+//! order, so a flag has the last word.
+
+use std::path::{Path, PathBuf};
+
+use ext_core::policy::{Category, OriginPattern, Policy, Rule, Verdict};
+use serde::Deserialize;
+
+use crate::cli::ServeArgs;
+
+/// The default policy file: `<config dir>/kapture/policy.toml`.
+pub fn default_path() -> PathBuf {
+    dirs::config_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("kapture")
+        .join("policy.toml")
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    rule: Vec<toml::Spanned<FileRule>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRule {
+    origin: String,
+    #[serde(default)]
+    category: Option<String>,
+    verdict: Verdict,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Parse a policy file's rules.
+pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Rule>, String> {
+    let file: File = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| line_of(text, s.start))
+            .map(|l| format!(" line {l}"))
+            .unwrap_or_default();
+        format!(
+            "the policy file {}{line} is not valid: {}",
+            path.display(),
+            e.message()
+        )
+    })?;
+    file.rule
+        .into_iter()
+        .map(|spanned| {
+            let line = line_of(text, spanned.span().start);
+            let r = spanned.into_inner();
+            let at = |why: String| format!("the policy file {} line {line}: {why}", path.display());
+            let category = match &r.category {
+                Some(c) => {
+                    Some(Category::parse(c).ok_or_else(|| at(format!("unknown category {c:?}")))?)
+                }
+                None => None,
+            };
+            Ok(Rule {
+                origin: OriginPattern::parse(&r.origin).map_err(at)?,
+                category,
+                verdict: r.verdict,
+                source: format!("{} line {line}", path.display()),
+            })
+        })
+        .collect()
+}
+
+/// Everything that shapes the policy, checked once at start.
+#[derive(Debug, Clone)]
+pub struct PolicyConfig {
+    pub file_rules: Vec<Rule>,
+    pub flag_rules: Vec<Rule>,
+    pub read_only: bool,
+    pub allow_all: bool,
+    /// Where the file rules came from (shown by `doctor`).
+    pub file: Option<PathBuf>,
+}
+
+impl PolicyConfig {
+    /// Read the policy file (the given one must exist; the default one may not) and flags.
+    pub fn load(args: &ServeArgs) -> Result<PolicyConfig, String> {
+        let (path, must_exist) = match &args.policy {
+            Some(p) => (p.clone(), true),
+            None => (default_path(), false),
+        };
+        let (file_rules, file) = match std::fs::read_to_string(&path) {
+            Ok(text) => (parse_file(&path, &text)?, Some(path)),
+            Err(e) if must_exist => {
+                return Err(format!(
+                    "cannot read the policy file {}: {e}",
+                    path.display()
+                ))
+            }
+            Err(_) => (Vec::new(), None),
+        };
+        let mut flag_rules = Vec::new();
+        for (list, verdict, flag) in [
+            (&args.allow, Verdict::Allow, "--allow"),
+            (&args.ask, Verdict::Ask, "--ask"),
+            (&args.deny, Verdict::Deny, "--deny"),
+        ] {
+            for text in list {
+                flag_rules.push(Policy::flag_rule(text, verdict, flag)?);
+            }
+        }
+        Ok(PolicyConfig {
+            file_rules,
+            flag_rules,
+            read_only: args.read_only,
+            allow_all: args.unsafe_allow_all,
+            file,
+        })
+    }
+
+    /// The policy for a browser: `launched` says whether this kapture started it.
+    pub fn policy(&self, launched: bool) -> Policy {
+        let mut p = if self.allow_all {
+            Policy::allow_all()
+        } else if launched {
+            Policy::launched_default()
+        } else {
+            Policy::connected_default()
+        };
+        p.rules.extend(self.file_rules.iter().cloned());
+        p.rules.extend(self.flag_rules.iter().cloned());
+        if self.read_only {
+            p = p.read_only("--read-only");
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_policy_file_is_read_with_lines() {
+        let text = "# mine\n[[rule]]\norigin = \"*.example.com\"\ncategory = \"interact\"\nverdict = \"allow\"\n\n[[rule]]\norigin = \"bank.example\"\nverdict = \"deny\"\n";
+        let rules = parse_file(Path::new("p.toml"), text).unwrap();
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[0].category, Some(Category::Interact));
+        assert!(rules[1].source.ends_with("line 7"), "{}", rules[1].source);
+    }
+
+    #[test]
+    fn a_malformed_file_is_an_error_naming_the_line_never_allow_all() {
+        let bad_syntax = "[[rule]]\norigin = \"a.com\"\nverdict = allow\n";
+        let err = parse_file(Path::new("p.toml"), bad_syntax).unwrap_err();
+        assert!(err.contains("line 3"), "{err}");
+        let bad_category = "[[rule]]\norigin = \"a.com\"\nverdict = \"allow\"\n\n[[rule]]\norigin = \"b.com\"\ncategory = \"everything\"\nverdict = \"allow\"\n";
+        let err = parse_file(Path::new("p.toml"), bad_category).unwrap_err();
+        assert!(
+            err.contains("line 5") && err.contains("everything"),
+            "{err}"
+        );
+        let unknown = "[[rule]]\norigin = \"a.com\"\nverdict = \"allow\"\nverdcit = 1\n";
+        assert!(parse_file(Path::new("p.toml"), unknown).is_err());
+        let bad_origin = "[[rule]]\norigin = \"exa*mple.com\"\nverdict = \"allow\"\n";
+        assert!(parse_file(Path::new("p.toml"), bad_origin)
+            .unwrap_err()
+            .contains("line 1"));
+    }
+
+    #[test]
+    fn flags_win_over_the_file_and_safe_mode_over_all() {
+        let config = PolicyConfig {
+            file_rules: parse_file(
+                Path::new("p.toml"),
+                "[[rule]]\norigin = \"*\"\ncategory = \"eval\"\nverdict = \"allow\"\n",
+            )
+            .unwrap(),
+            flag_rules: vec![
+                Policy::flag_rule("eval@evil.example", Verdict::Deny, "--deny").unwrap(),
+            ],
+            read_only: false,
+            allow_all: false,
+            file: None,
+        };
+        let connected = config.policy(false);
+        assert_eq!(
+            connected
+                .decide(Category::Eval, "https://a.example/")
+                .verdict,
+            Verdict::Allow,
+            "the file allows eval"
+        );
+        assert_eq!(
+            connected
+                .decide(Category::Eval, "https://evil.example/")
+                .verdict,
+            Verdict::Deny,
+            "the flag denies it"
+        );
+        let safe = PolicyConfig {
+            read_only: true,
+            ..config
+        };
+        assert_eq!(
+            safe.policy(true)
+                .decide(Category::Interact, "http://127.0.0.1/")
+                .verdict,
+            Verdict::Deny
+        );
+    }
+}

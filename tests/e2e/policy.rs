@@ -1,0 +1,252 @@
+//! The policy in a real browser: flags and defaults refuse in the extension with coded
+//! errors and no effect on the page, `ask` is answered by a person in the Kapture window
+//! (or times out into a denial), an approval binds to its origin, and a redirect to a
+//! denied origin is caught by the next read.
+
+use std::time::Duration;
+
+use kapture_e2e::panel::Panel;
+use kapture_e2e::{handshakes_in, Kapture, Start};
+use serde_json::json;
+use www_test_pages::Site;
+
+fn launched_with(flags: &[&str]) -> Start {
+    let mut opts = Start::default();
+    opts.args.extend(flags.iter().map(|f| f.to_string()));
+    opts
+}
+
+async fn button_text(k: &Kapture, id: &str) -> String {
+    k.eval(&format!("document.getElementById('{id}').textContent"))
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_and_read_only_refuse_in_the_extension_and_leave_the_page_alone() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(launched_with(&["--deny", "interact@127.0.0.1"])).await;
+    k.ok("browser_navigate", json!({"url": site.url("input.html")}))
+        .await;
+    let out = k.call("browser_click", json!({"selector": "#shift"})).await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    assert!(
+        out.text.contains("--deny interact@127.0.0.1"),
+        "the error names the rule that decided: {}",
+        out.text
+    );
+    assert_eq!(button_text(&k, "shift").await, "Shift", "no click happened");
+    k.ok("browser_snapshot", json!({})).await;
+    k.stop().await;
+
+    let k = Kapture::start(launched_with(&["--read-only"])).await;
+    k.ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    for (tool, args) in [
+        ("browser_click", json!({"selector": "#terms"})),
+        ("browser_type", json!({"selector": "#name", "text": "Ada"})),
+        (
+            "browser_type",
+            json!({"selector": "#name", "text": "Ada", "submit": true}),
+        ),
+        ("browser_evaluate", json!({"function": "document.title"})),
+    ] {
+        let out = k.call(tool, args.clone()).await;
+        assert_eq!(
+            out.code().as_deref(),
+            Some("POLICY_DENIED"),
+            "{tool} {args}: {}",
+            out.text
+        );
+        assert!(out.text.contains("--read-only"), "{}", out.text);
+    }
+    let snapshot = k.ok("browser_snapshot", json!({})).await;
+    assert!(
+        !snapshot.contains("Ada"),
+        "nothing was typed in safe mode: {snapshot}"
+    );
+    k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_approves_in_the_kapture_window_and_the_approval_binds_to_its_origin() {
+    let site = Site::start().unwrap();
+    let other = Site::start().unwrap();
+    let k = Kapture::start(launched_with(&[
+        "--ask",
+        &format!("interact@127.0.0.1:{}", site.port()),
+        "--approval-timeout-ms",
+        "30000",
+        "--chromium-arg=--remote-debugging-port=0",
+    ]))
+    .await;
+    k.ok("browser_navigate", json!({"url": site.url("input.html")}))
+        .await;
+
+    // Nobody has a panel open: the extension opens its own window for the approval.
+    let mut raw = k.raw_cdp().await;
+    let (click, mut panel) = tokio::join!(
+        k.call("browser_click", json!({"selector": "#shift"})),
+        async {
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            let session = loop {
+                if let Ok(session) = raw.attach_page("panel.html?tabId=").await {
+                    break session;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the approval window never opened"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            };
+            let mut panel = Panel { raw, session };
+            panel
+                .until(
+                    "the approval",
+                    "document.querySelector('[id^=approve-once-]')?.id",
+                )
+                .await;
+            let what = panel
+                .eval("document.getElementById('approval-list').textContent")
+                .await;
+            let what = what.as_str().unwrap_or_default();
+            assert!(
+                what.contains("click") && what.contains(&format!("127.0.0.1:{}", site.port())),
+                "the approval names the action and the origin: {what}"
+            );
+            panel.shot("approval-pending").await;
+            panel.click("[id^=approve-once-]").await;
+            panel
+        }
+    );
+    assert!(!click.is_error, "approved click runs: {}", click.text);
+    assert_eq!(button_text(&k, "shift").await, "plain click");
+
+    // An approval given for this origin does not follow the tab to another one.
+    let (dbl, ()) = tokio::join!(
+        k.call("browser_click", json!({"selector": "#shift"})),
+        async {
+            panel
+                .until(
+                    "the second approval",
+                    "document.querySelector('[id^=approve-once-]')?.id",
+                )
+                .await;
+            k.ok("browser_navigate", json!({"url": other.url("input.html")}))
+                .await;
+            panel.click("[id^=approve-once-]").await;
+        }
+    );
+    assert_eq!(
+        dbl.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        dbl.text
+    );
+    assert_eq!(
+        button_text(&k, "shift").await,
+        "Shift",
+        "the other origin's page was not clicked"
+    );
+
+    // A denial in the window is a coded error.
+    let (denied, ()) = tokio::join!(
+        async {
+            k.ok("browser_navigate", json!({"url": site.url("input.html")}))
+                .await;
+            k.call("browser_click", json!({"selector": "#shift"})).await
+        },
+        async {
+            panel
+                .until(
+                    "the third approval",
+                    "document.querySelector('[id^=approve-deny-]')?.id",
+                )
+                .await;
+            panel.click("[id^=approve-deny-]").await;
+        }
+    );
+    assert_eq!(denied.code().as_deref(), Some("APPROVAL_DENIED"));
+    assert!(denied.text.contains("denied"), "{}", denied.text);
+    assert_eq!(button_text(&k, "shift").await, "Shift");
+    k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unanswered_asks_time_out_denied_and_a_persons_own_browser_is_protected() {
+    let site = Site::start().unwrap();
+    let shared = tempfile::tempdir().unwrap();
+    let launcher = Kapture::start(Start {
+        runtime_dir: Some(shared.path().to_path_buf()),
+        ..Start::default()
+    })
+    .await;
+    launcher
+        .ok("browser_navigate", json!({"url": site.url("input.html")}))
+        .await;
+    // A second server in connect mode sees that browser as a person's own: the
+    // connected defaults apply.
+    let own = Kapture::start(Start {
+        args: vec![
+            "--browser".into(),
+            "connect".into(),
+            "--browser-wait-ms".into(),
+            "40000".into(),
+            "--approval-timeout-ms".into(),
+            "1500".into(),
+        ],
+        runtime_dir: Some(shared.path().to_path_buf()),
+        ..Start::default()
+    })
+    .await;
+    assert_eq!(handshakes_in(shared.path()).len(), 2);
+    let out = own
+        .call("browser_evaluate", json!({"function": "document.title"}))
+        .await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    let out = own
+        .call("browser_click", json!({"selector": "#shift"}))
+        .await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("nobody answered"), "{}", out.text);
+    assert_eq!(
+        button_text(&launcher, "shift").await,
+        "Shift",
+        "an unanswered ask changes nothing"
+    );
+    let snapshot = own.ok("browser_snapshot", json!({})).await;
+    assert!(snapshot.contains("Shift"), "reads stay allowed: {snapshot}");
+    own.stop().await;
+    launcher.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_a_denied_origin_is_refused_at_the_next_read() {
+    let site = Site::start().unwrap();
+    let denied = Site::start().unwrap();
+    let k = Kapture::start(launched_with(&[
+        "--deny",
+        &format!("read@127.0.0.1:{}", denied.port()),
+    ]))
+    .await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    k.ok("browser_snapshot", json!({})).await;
+    let to = denied.url("page-b.html");
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url(&format!("redirect?to={to}"))}),
+    )
+    .await;
+    let out = k.call("browser_snapshot", json!({})).await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    assert!(!out.text.contains("Page B"), "{}", out.text);
+    k.stop().await;
+}

@@ -1,0 +1,103 @@
+//! A Kapture panel page opened in the launched browser and driven through raw CDP like a
+//! person: real mouse clicks and typing, polling with a deadline, screenshots to look at.
+
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::cdp::RawCdp;
+use crate::target_dir;
+
+/// The id the pinned manifest key gives the extension.
+pub const EXTENSION_ID: &str = "djjhjaffgifolhomiafbjplbhmfblamg";
+
+/// A panel page and the CDP session attached to it.
+pub struct Panel {
+    pub raw: RawCdp,
+    pub session: String,
+}
+
+impl Panel {
+    pub async fn eval(&mut self, expr: &str) -> Value {
+        let res = self
+            .raw
+            .send(
+                Some(&self.session),
+                "Runtime.evaluate",
+                json!({"expression": expr, "returnByValue": true, "awaitPromise": true}),
+            )
+            .await
+            .expect("panel evaluate");
+        res.pointer("/result/value").cloned().unwrap_or(Value::Null)
+    }
+
+    /// Wait until `expr` is truthy in the panel.
+    pub async fn until(&mut self, what: &str, expr: &str) -> Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let v = self.eval(expr).await;
+            if !(v.is_null() || v == json!(false) || v == json!("")) {
+                return v;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting for {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Click an element like a user: a real mouse event at its centre.
+    pub async fn click(&mut self, selector: &str) {
+        let at = self
+            .eval(&format!("(() => {{ const e = document.querySelector({selector:?}); e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; }})()"))
+            .await;
+        let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+        for kind in ["mousePressed", "mouseReleased"] {
+            self.raw
+                .send(
+                    Some(&self.session),
+                    "Input.dispatchMouseEvent",
+                    json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+                )
+                .await
+                .unwrap();
+        }
+    }
+
+    /// Focus a field and type into it like a user.
+    pub async fn type_into(&mut self, selector: &str, text: &str) {
+        self.click(selector).await;
+        self.raw
+            .send(
+                Some(&self.session),
+                "Input.insertText",
+                json!({"text": text}),
+            )
+            .await
+            .unwrap();
+    }
+
+    pub async fn choose_tool(&mut self, tool: &str) {
+        self.eval(&format!("(() => {{ const s = document.getElementById('tool'); s.value = {tool:?}; s.dispatchEvent(new Event('change')); }})()")).await;
+    }
+
+    pub async fn shot(&mut self, name: &str) {
+        let dir = target_dir().join("panel-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let res = self
+            .raw
+            .send(
+                Some(&self.session),
+                "Page.captureScreenshot",
+                json!({"format": "png", "captureBeyondViewport": true}),
+            )
+            .await
+            .unwrap();
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(res["data"].as_str().unwrap())
+            .unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+}
