@@ -27,9 +27,37 @@ async fn button_text(k: &Kapture, id: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deny_and_read_only_refuse_in_the_extension_and_leave_the_page_alone() {
     let site = Site::start().unwrap();
-    let k = Kapture::start(launched_with(&["--deny", "interact@127.0.0.1"])).await;
+    let elsewhere = Site::start().unwrap();
+    let k = Kapture::start(launched_with(&[
+        "--deny",
+        "interact@127.0.0.1",
+        "--deny",
+        &format!("navigate@127.0.0.1:{}", elsewhere.port()),
+    ]))
+    .await;
     k.ok("browser_navigate", json!({"url": site.url("input.html")}))
         .await;
+    // kapture itself refuses a navigation it can judge, before the browser hears of it.
+    for (tool, args) in [
+        (
+            "browser_navigate",
+            json!({"url": elsewhere.url("page-a.html")}),
+        ),
+        (
+            "browser_tabs",
+            json!({"action": "new", "url": elsewhere.url("page-a.html")}),
+        ),
+    ] {
+        let out = k.call(tool, args).await;
+        assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+        assert!(
+            out.text.contains("never reached the browser"),
+            "{}",
+            out.text
+        );
+    }
+    let tabs = k.ok("browser_tabs", json!({"action": "list"})).await;
+    assert!(!tabs.contains("Page A"), "no tab opened: {tabs}");
     let out = k.call("browser_click", json!({"selector": "#shift"})).await;
     assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
     assert!(

@@ -228,7 +228,7 @@ pub fn start(
         port,
         approval_grace: config.approval_grace(),
     };
-    tokio::spawn(run_hub(hub_rx, events, shutdown.clone()));
+    tokio::spawn(run_hub(hub_rx, events, config.clone(), shutdown.clone()));
     tokio::spawn(server::accept_loop(
         listener,
         token,
@@ -239,9 +239,41 @@ pub fn start(
     Ok(handle)
 }
 
+/// kapture's own check of what it can judge before sending: a navigation's destination.
+/// The extension judges everything again against the page as it is when the command runs.
+fn precheck(
+    rules: &BridgeConfig,
+    info: &ExtensionInfo,
+    method: &str,
+    params: &Value,
+) -> Result<(), WireError> {
+    use ext_core::policy::{origin_of, Category, Policy, Verdict};
+    if method != ext_core::methods::Navigate::NAME && method != ext_core::methods::TabsNew::NAME {
+        return Ok(());
+    }
+    let Some(url) = params
+        .get("url")
+        .and_then(Value::as_str)
+        .filter(|u| origin_of(u).is_some())
+    else {
+        return Ok(());
+    };
+    let decision = rules
+        .policy_for(info.launched_by)
+        .decide(Category::Navigate, url);
+    if decision.verdict != Verdict::Deny {
+        return Ok(());
+    }
+    let mut err = Policy::denied(Category::Navigate, url, &decision);
+    err.message
+        .push_str(" (refused by kapture; the command never reached the browser)");
+    Err(err)
+}
+
 async fn run_hub(
     mut rx: mpsc::Receiver<HubMsg>,
     events: broadcast::Sender<BrowserEvent>,
+    rules: BridgeConfig,
     shutdown: CancellationToken,
 ) {
     let mut active: Option<Active> = None;
@@ -269,6 +301,10 @@ async fn run_hub(
                     )));
                     continue;
                 };
+                if let Err(e) = precheck(&rules, &a.info, &method, &params) {
+                    let _ = reply.send(Err(e));
+                    continue;
+                }
                 let id = next_id;
                 next_id += 1;
                 let frame = HostFrame::Command {

@@ -69,7 +69,7 @@ impl BridgeConfig {
     }
 
     /// The policy for the browser that said `hello`: only our own pid counts as launched.
-    fn policy_for(&self, launched_by: Option<u32>) -> Policy {
+    pub(super) fn policy_for(&self, launched_by: Option<u32>) -> Policy {
         if launched_by == Some(std::process::id()) {
             self.launched_policy.clone()
         } else {
