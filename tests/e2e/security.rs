@@ -1,6 +1,7 @@
 //! The bridge against strangers, with the real server and its real extension connected:
 //! foreign Origin, wrong Host, wrong token, silence, frames before `hello` are all refused,
-//! the real extension keeps its session, and the token never shows up anywhere.
+//! the real extension keeps its session, and the token never shows up anywhere. Floods,
+//! garbage, wrong-length tokens, oversized frames and a page's forged messages change nothing.
 
 use std::time::Duration;
 
@@ -281,5 +282,66 @@ async fn a_typed_password_and_known_secrets_reach_no_answer_and_no_log() {
         typed["who"].as_str().unwrap().starts_with("mcp:"),
         "{typed}"
     );
+    k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn floods_garbage_oversized_frames_and_page_forgeries_change_nothing() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    let before = session_of(&k.ok("browser_status", json!({})).await);
+    let port = k.handshakes()[0]["port"].as_u64().unwrap();
+
+    // A flood of silent sockets (more than the pre-auth limit) does not stop the real one.
+    let mut flood = Vec::new();
+    for _ in 0..80 {
+        match tokio::time::timeout(Duration::from_secs(5), dial(port, ORIGIN, None)).await {
+            Ok(Ok(ws)) => flood.push(ws),
+            // Past the limit an upgrade may wait for a slot: that is the point.
+            _ => break,
+        }
+    }
+    assert!(flood.len() >= 32, "only {} sockets opened", flood.len());
+    assert!(k
+        .ok("browser_tabs", json!({"action": "list"}))
+        .await
+        .contains("Page A"));
+    drop(flood);
+
+    // Garbage, wrong-length tokens and an oversized frame: refused, nothing executed.
+    for frame in [
+        Message::text("not json at all"),
+        Message::binary(vec![0xff, 0x00, 0x13, 0x37]),
+        Message::text(json!({"v": 1, "type": "command", "id": 1, "method": "evaluate", "params": {"function": "document.title='pwned'"}}).to_string()),
+        Message::text(json!({"v": 1, "type": "hello", "token": "", "ext": {"id": "x", "version": "0", "browser": "x", "instance": "e"}}).to_string()),
+        Message::text(json!({"v": 1, "type": "hello", "token": "a".repeat(4096), "ext": {"id": "x", "version": "0", "browser": "x", "instance": "e"}}).to_string()),
+        Message::text("x".repeat(13 << 20)),
+    ] {
+        let mut ws = dial(port, ORIGIN, None).await.unwrap();
+        let _ = ws.send(frame).await;
+        let frames = drain(&mut ws).await;
+        assert!(
+            frames.iter().all(|f| f["type"] == "unauthorized"),
+            "{frames:?}"
+        );
+    }
+
+    // A page cannot reach the extension: no messaging channel, and a forged approval
+    // posted into the page goes nowhere.
+    let reach = k
+        .eval(
+            "async () => { window.postMessage({type: 'answer', id: 1, answer: 'once'}, '*'); \
+             if (!globalThis.chrome?.runtime?.sendMessage) return 'no channel'; \
+             try { await chrome.runtime.sendMessage('djjhjaffgifolhomiafbjplbhmfblamg', {type: 'answer', id: 1, answer: 'once'}); return 'delivered'; } \
+             catch (e) { return 'refused'; } }",
+        )
+        .await;
+    assert_ne!(reach, "delivered");
+
+    assert_eq!(k.eval("document.title").await, "Page A", "nothing ran");
+    let after = session_of(&k.ok("browser_status", json!({})).await);
+    assert_eq!(before, after, "the real extension kept its session");
     k.stop().await;
 }
