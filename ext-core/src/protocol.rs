@@ -123,6 +123,14 @@ pub enum BrowserEvent {
         opener_tab_id: Option<TabId>,
         url: String,
     },
+    /// A person answered (or did not answer) an approval: `answer` is `once`, `origin`,
+    /// `deny` or `timeout`.
+    Approval {
+        tab_id: TabId,
+        method: String,
+        origin: String,
+        answer: String,
+    },
 }
 
 /// Native messaging: the extension's question to the `kapture` native host.

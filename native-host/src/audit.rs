@@ -27,7 +27,8 @@ pub struct Entry {
     /// The page the call ended on, when the answer says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<String>,
-    /// Who decided the call could run (the policy engine, once it exists: "allowed").
+    /// What the policy said: `allowed`, `denied by policy`, `not approved`, or for a
+    /// person's answer to an approval `ask: once|origin|deny|timeout`.
     pub verdict: String,
     /// ok, an error code, or `protocol` for a refused request.
     pub status: String,

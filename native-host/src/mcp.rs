@@ -223,6 +223,7 @@ impl KaptureServer {
         // note tabs that pages open, for the next answer.
         let mut events = bridge.subscribe();
         let (watched, opened) = (current_tab.clone(), new_tabs.clone());
+        let journal = audit.clone();
         tokio::spawn(async move {
             while let Ok(event) = events.recv().await {
                 match event {
@@ -243,6 +244,25 @@ impl KaptureServer {
                             list.push((tab_id, url));
                         }
                     }
+                    BrowserEvent::Approval {
+                        tab_id,
+                        method,
+                        origin,
+                        answer,
+                    } => journal.record(crate::audit::Entry {
+                        time: ext_core::platform::now_ms() as u64,
+                        who: "person (approval in the browser)".into(),
+                        tool: method,
+                        args: serde_json::json!({ "origin": origin }),
+                        page: Some(format!("tab {tab_id}")),
+                        verdict: format!("ask: {answer}"),
+                        status: if answer == "once" || answer == "origin" {
+                            "ok".into()
+                        } else {
+                            "APPROVAL_DENIED".into()
+                        },
+                        ms: 0,
+                    }),
                     _ => {}
                 }
             }
@@ -1265,7 +1285,12 @@ impl ServerHandler for KaptureServer {
             args: crate::audit::masked_args(&tool, &args, &self.defaults.secret_values),
             tool,
             page,
-            verdict: "allowed".into(),
+            verdict: match status.as_str() {
+                "POLICY_DENIED" => "denied by policy",
+                "APPROVAL_DENIED" => "not approved",
+                _ => "allowed",
+            }
+            .into(),
             status,
             ms: started.elapsed().as_millis() as u64,
         });

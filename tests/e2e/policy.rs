@@ -66,6 +66,12 @@ async fn deny_and_read_only_refuse_in_the_extension_and_leave_the_page_alone() {
         out.text
     );
     assert_eq!(button_text(&k, "shift").await, "Shift", "no click happened");
+    assert!(
+        k.audit_lines()
+            .iter()
+            .any(|e| e["tool"] == "browser_click" && e["verdict"] == "denied by policy"),
+        "the journal records the refusal"
+    );
     k.ok("browser_snapshot", json!({})).await;
     k.stop().await;
 
@@ -199,6 +205,19 @@ async fn a_person_approves_in_the_kapture_window_and_the_approval_binds_to_its_o
     assert_eq!(denied.code().as_deref(), Some("APPROVAL_DENIED"));
     assert!(denied.text.contains("denied"), "{}", denied.text);
     assert_eq!(button_text(&k, "shift").await, "Shift");
+
+    // The journal says who decided: the person's answers and the calls' verdicts.
+    let verdicts: Vec<String> = k
+        .audit_lines()
+        .iter()
+        .map(|e| format!("{} {}", e["who"], e["verdict"]))
+        .collect();
+    for expected in ["ask: once", "ask: deny", "not approved"] {
+        assert!(
+            verdicts.iter().any(|v| v.contains(expected)),
+            "{expected} missing in {verdicts:?}"
+        );
+    }
     k.stop().await;
 }
 

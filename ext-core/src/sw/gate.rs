@@ -174,6 +174,21 @@ async fn ask(
     let answer = platform::timeout(Duration::from_millis(approval_ms), answer).await;
     app.approvals.pending.borrow_mut().remove(&id);
     super::panel::broadcast_approvals(app, tab);
+    // Servers journal who decided.
+    let said = match &answer {
+        Some(Ok(a)) => a.clone(),
+        Some(Err(_)) => "withdrawn".into(),
+        None => "timeout".into(),
+    };
+    app.bridge
+        .broadcast(&crate::protocol::ExtensionFrame::Event {
+            event: crate::protocol::BrowserEvent::Approval {
+                tab_id: tab,
+                method: method.to_string(),
+                origin: origin.to_string(),
+                answer: said,
+            },
+        });
     let denied = |why: &str| {
         WireError::new(
             ErrorCode::ApprovalDenied,
