@@ -36,6 +36,8 @@ pub enum PanelRequest {
     ClearHistory { tab_id: TabId },
     /// A person's answer to an approval: `once`, `origin` (this origin, this session) or `deny`.
     Answer { id: u64, answer: String },
+    /// Safe mode on or off for every server (kept across browser restarts).
+    SafeMode { on: bool },
 }
 
 /// An action waiting for a person's approval.
@@ -87,6 +89,9 @@ pub enum PanelEvent {
     State {
         servers: Vec<ServerView>,
         problem: Option<String>,
+        /// Safe mode: every writing action is refused in this browser.
+        #[serde(default)]
+        safe_mode: bool,
     },
     /// The tab's whole history, oldest first.
     History {

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use kapture_e2e::panel::Panel;
+use kapture_e2e::panel::{Panel, EXTENSION_ID};
 use kapture_e2e::{handshakes_in, Kapture, Start};
 use serde_json::json;
 use www_test_pages::Site;
@@ -296,4 +296,84 @@ async fn a_redirect_to_a_denied_origin_is_refused_at_the_next_read() {
     assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
     assert!(!out.text.contains("Page B"), "{}", out.text);
     k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn safe_mode_switched_on_in_the_panel_refuses_changes_until_switched_off() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(launched_with(&["--chromium-arg=--remote-debugging-port=0"])).await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("input.html")}))
+        .await;
+    let tab = nav.rsplit("[tab ").next().unwrap().trim_end_matches(']');
+    let mut raw = k.raw_cdp().await;
+    raw.send(
+        None,
+        "Target.createTarget",
+        json!({"url": format!("chrome-extension://{EXTENSION_ID}/panel.html?tabId={tab}")}),
+    )
+    .await
+    .unwrap();
+    let session = raw.attach_page("panel.html").await.unwrap();
+    let mut panel = Panel { raw, session };
+    panel
+        .until(
+            "the connected status",
+            "document.getElementById('status').dataset.state === 'connected'",
+        )
+        .await;
+    panel.click("#safe-mode").await;
+    panel
+        .until(
+            "safe mode on",
+            "document.getElementById('safe-mode').checked",
+        )
+        .await;
+    panel.shot("safe-mode-on").await;
+
+    // Every server is refused in the extension; reads still work.
+    let refused = eventually_refused(&k).await;
+    assert!(refused.contains("safe mode"), "{refused}");
+    let snapshot = k.ok("browser_snapshot", json!({})).await;
+    assert!(
+        snapshot.contains("\"Shift\"") && !snapshot.contains("plain click"),
+        "reads work and nothing was clicked: {snapshot}"
+    );
+
+    panel.click("#safe-mode").await;
+    panel
+        .until(
+            "safe mode off",
+            "!document.getElementById('safe-mode').checked",
+        )
+        .await;
+    k.ok("browser_click", json!({"selector": "#shift"})).await;
+    assert_eq!(button_text(&k, "shift").await, "plain click");
+    k.stop().await;
+}
+
+/// The click refused by safe mode (the switch reaches the worker asynchronously).
+async fn eventually_refused(k: &Kapture) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = k
+            .call("browser_hover", json!({"selector": "#hover-target"}))
+            .await;
+        if out.code().as_deref() == Some("POLICY_DENIED") {
+            let click = k.call("browser_click", json!({"selector": "#shift"})).await;
+            assert_eq!(
+                click.code().as_deref(),
+                Some("POLICY_DENIED"),
+                "{}",
+                click.text
+            );
+            return click.text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "safe mode never applied: {}",
+            out.text
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -108,8 +108,13 @@ impl Ui {
 
     fn on_event(self: &Rc<Self>, ev: PanelEvent) {
         match ev {
-            PanelEvent::State { servers, problem } => {
+            PanelEvent::State {
+                servers,
+                problem,
+                safe_mode,
+            } => {
                 self.got_state.set(true);
+                by_id::<web_sys::HtmlInputElement>(&self.doc, "safe-mode").set_checked(safe_mode);
                 self.show_servers(&servers, problem.as_deref());
             }
             PanelEvent::History { entries, .. } => {
@@ -577,6 +582,11 @@ impl PanelUi {
         let u = ui.clone();
         on(&by_id::<Element>(&doc, "connect"), "click", move |_| {
             u.send(&PanelRequest::Connect)
+        });
+        let u = ui.clone();
+        on(&by_id::<Element>(&doc, "safe-mode"), "change", move |_| {
+            let on = by_id::<web_sys::HtmlInputElement>(&u.doc, "safe-mode").checked();
+            u.send(&PanelRequest::SafeMode { on })
         });
         let u = ui.clone();
         on(&by_id::<Element>(&doc, "tool"), "change", move |_| {

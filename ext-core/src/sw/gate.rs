@@ -36,9 +36,37 @@ pub struct Approvals {
     pending: RefCell<HashMap<u64, Pending>>,
     granted: RefCell<Vec<(Category, Origin)>>,
     next: Cell<u64>,
+    /// Safe mode from the panel; `None` until read from storage (a restarted worker must
+    /// not forget it).
+    safe_mode: Cell<Option<bool>>,
+}
+
+const SAFE_MODE_KEY: &str = "kapture.safe_mode";
+
+async fn safe_mode(app: &App) -> bool {
+    if let Some(on) = app.approvals.safe_mode.get() {
+        return on;
+    }
+    let on = matches!(
+        chrome::storage::local_get(SAFE_MODE_KEY).await,
+        Ok(Some(Value::Bool(true)))
+    );
+    app.approvals.safe_mode.set(Some(on));
+    on
+}
+
+/// Turn safe mode on or off, and remember it.
+pub async fn set_safe_mode(app: &App, on: bool) {
+    app.approvals.safe_mode.set(Some(on));
+    let _ = chrome::storage::local_set(SAFE_MODE_KEY, &Value::Bool(on)).await;
 }
 
 impl Approvals {
+    /// Safe mode as last known (the panel shows it; checks read storage when unknown).
+    pub fn safe_mode_now(&self) -> bool {
+        self.safe_mode.get().unwrap_or(false)
+    }
+
     pub fn views(&self, tab: TabId) -> Vec<ApprovalView> {
         let mut v: Vec<ApprovalView> = self
             .pending
@@ -115,6 +143,15 @@ pub async fn check(
         return Err(WireError::new(
             ErrorCode::PolicyDenied,
             format!("{url} is an extension's own page; agents cannot drive it"),
+        ));
+    }
+    if category.writes() && safe_mode(app).await {
+        return Err(WireError::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "{} is refused: safe mode is on in the Kapture panel (turn it off there to allow changes)",
+                category.name()
+            ),
         ));
     }
     let decision = policy.decide(category, &url);

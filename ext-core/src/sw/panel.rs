@@ -122,6 +122,13 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
                 broadcast_approvals(app, tab);
             }
         }
+        PanelRequest::SafeMode { on } => {
+            let app = app.clone();
+            spawn_local(async move {
+                super::gate::set_safe_mode(&app, on).await;
+                broadcast_state(&app);
+            });
+        }
         PanelRequest::Connect => bridge::user_connect(app),
         PanelRequest::Disconnect { port } => bridge::user_disconnect(app, port),
         PanelRequest::ClearHistory { tab_id } => {
@@ -147,7 +154,11 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
 
 fn send_state(app: &App, conn: &PanelConn) {
     let (servers, problem) = bridge::server_views(app);
-    conn.port.post(&PanelEvent::State { servers, problem });
+    conn.port.post(&PanelEvent::State {
+        servers,
+        problem,
+        safe_mode: app.approvals.safe_mode_now(),
+    });
 }
 
 /// Show a tab's pending approvals in its panels; false when no panel shows that tab.
