@@ -50,6 +50,9 @@ pub struct ApprovalView {
     pub origin: String,
     /// Arguments with secrets masked.
     pub args: Value,
+    /// The element acted on, as the agent's last snapshot showed it (or its selector).
+    #[serde(default)]
+    pub target: Option<String>,
     /// When it is denied if nobody answers, ms since the epoch.
     pub expires: f64,
 }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use kapture_e2e::panel::{Panel, EXTENSION_ID};
-use kapture_e2e::{handshakes_in, Kapture, Start};
+use kapture_e2e::{handshakes_in, ref_on, Kapture, Start};
 use serde_json::json;
 use www_test_pages::Site;
 
@@ -120,41 +120,42 @@ async fn a_person_approves_in_the_kapture_window_and_the_approval_binds_to_its_o
         .await;
 
     // Nobody has a panel open: the extension opens its own window for the approval.
+    let snapshot = k.ok("browser_snapshot", json!({})).await;
+    let shift = ref_on(&snapshot, "\"Shift\"");
     let mut raw = k.raw_cdp().await;
-    let (click, mut panel) = tokio::join!(
-        k.call("browser_click", json!({"selector": "#shift"})),
-        async {
-            let deadline = std::time::Instant::now() + Duration::from_secs(20);
-            let session = loop {
-                if let Ok(session) = raw.attach_page("panel.html?tabId=").await {
-                    break session;
-                }
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "the approval window never opened"
-                );
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            };
-            let mut panel = Panel { raw, session };
-            panel
-                .until(
-                    "the approval",
-                    "document.querySelector('[id^=approve-once-]')?.id",
-                )
-                .await;
-            let what = panel
-                .eval("document.getElementById('approval-list').textContent")
-                .await;
-            let what = what.as_str().unwrap_or_default();
+    let (click, mut panel) = tokio::join!(k.call("browser_click", json!({"ref": shift})), async {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let session = loop {
+            if let Ok(session) = raw.attach_page("panel.html?tabId=").await {
+                break session;
+            }
             assert!(
-                what.contains("click") && what.contains(&format!("127.0.0.1:{}", site.port())),
-                "the approval names the action and the origin: {what}"
+                std::time::Instant::now() < deadline,
+                "the approval window never opened"
             );
-            panel.shot("approval-pending").await;
-            panel.click("[id^=approve-once-]").await;
-            panel
-        }
-    );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let mut panel = Panel { raw, session };
+        panel
+            .until(
+                "the approval",
+                "document.querySelector('[id^=approve-once-]')?.id",
+            )
+            .await;
+        let what = panel
+            .eval("document.getElementById('approval-list').textContent")
+            .await;
+        let what = what.as_str().unwrap_or_default();
+        assert!(
+            what.contains("click")
+                && what.contains("button \"Shift\"")
+                && what.contains(&format!("127.0.0.1:{}", site.port())),
+            "the approval names the action, the element and the origin: {what}"
+        );
+        panel.shot("approval-pending").await;
+        panel.click("[id^=approve-once-]").await;
+        panel
+    });
     assert!(!click.is_error, "approved click runs: {}", click.text);
     assert_eq!(button_text(&k, "shift").await, "plain click");
 

@@ -199,7 +199,15 @@ impl Ui {
         for a in pending {
             let li = el(&self.doc, "li", &[("class", "approval")], "");
             let args = serde_json::to_string(&a.args).unwrap_or_default();
-            let what = format!("{} ({}) on {} — {}", a.method, a.category, a.origin, args);
+            let on_what = a
+                .target
+                .as_deref()
+                .map(|t| format!(" → {t}"))
+                .unwrap_or_default();
+            let what = format!(
+                "{} ({}){on_what} on {} — {}",
+                a.method, a.category, a.origin, args
+            );
             li.append_child(&el(&self.doc, "span", &[("class", "mono")], &what))
                 .ok();
             for (answer, label) in [

@@ -178,6 +178,19 @@ pub async fn check(
     Ok(Some(Guard { policy, approved }))
 }
 
+/// The element a command names, as a person can recognise it.
+fn describe_target(app: &App, tab: TabId, params: &Value) -> Option<String> {
+    let text = |k: &str| params.get(k).and_then(Value::as_str);
+    if let Some(r) = text("ref") {
+        return Some(
+            app.tabs
+                .ref_line(tab, r)
+                .unwrap_or_else(|| format!("element {r} of the last snapshot")),
+        );
+    }
+    text("selector").map(|s| format!("the element matching {s}"))
+}
+
 async fn ask(
     app: &App,
     tab: TabId,
@@ -196,6 +209,7 @@ async fn ask(
         category: category.name().to_string(),
         origin: origin.to_string(),
         args: ui::mask_params(method, params),
+        target: describe_target(app, tab, params),
         expires: platform::now_ms() + approval_ms as f64,
     };
     let (reply, answer) = oneshot::channel();

@@ -115,6 +115,18 @@ impl Tabs {
         url
     }
 
+    /// The line of the last snapshot that shows `reference` (`e5`), for approvals.
+    pub fn ref_line(&self, tab_id: TabId, reference: &str) -> Option<String> {
+        let slot = self.slots.borrow().get(&tab_id).cloned()?;
+        let needle = format!("[ref={reference}]");
+        let events = slot.events.borrow();
+        events
+            .last_snapshot
+            .iter()
+            .find(|l| l.contains(&needle))
+            .map(|l| l.trim().to_string())
+    }
+
     /// A CDP event for a tab we control.
     pub fn on_event(&self, tab_id: TabId, method: &str, params: &Value) {
         let slot = self.slots.borrow().get(&tab_id).cloned();
