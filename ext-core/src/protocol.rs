@@ -90,6 +90,9 @@ pub enum HostFrame {
     },
     /// Heartbeat; an application message so that it resets the service worker's idle timer.
     Ping,
+    /// An entry kapture just wrote to its audit journal (secrets already masked), for the
+    /// panel's journal view.
+    Audit { entry: Value },
 }
 
 /// Why a connection was refused at `hello`.

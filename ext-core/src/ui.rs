@@ -110,6 +110,8 @@ pub enum PanelEvent {
         data: Value,
         ms: f64,
     },
+    /// The latest entries of the servers' audit journals, oldest first.
+    Audit { entries: Vec<Value> },
     /// The approvals waiting on this tab (all of them; empty when none).
     Approvals {
         tab_id: TabId,

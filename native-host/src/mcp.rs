@@ -1279,7 +1279,7 @@ impl ServerHandler for KaptureServer {
             Ok(_) => ("ok".into(), None),
             Err(_) => ("protocol".into(), None),
         };
-        self.audit.record(crate::audit::Entry {
+        let entry = crate::audit::Entry {
             time: ext_core::platform::now_ms() as u64,
             who,
             args: crate::audit::masked_args(&tool, &args, &self.defaults.secret_values),
@@ -1293,7 +1293,10 @@ impl ServerHandler for KaptureServer {
             .into(),
             status,
             ms: started.elapsed().as_millis() as u64,
-        });
+        };
+        self.bridge
+            .notify_audit(serde_json::to_value(&entry).unwrap_or_default());
+        self.audit.record(entry);
         res
     }
 

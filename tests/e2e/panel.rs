@@ -1,7 +1,7 @@
 //! The Kapture panel, opened as an extension page on a test tab and driven through CDP like
 //! a person: connection state, a generated form run, a screenshot thumbnail, the console,
-//! history that survives a reload, and its JSON export. Screenshots of each state are saved
-//! in target/panel-screenshots/ for people to look at.
+//! history that survives a reload, its JSON export, and kapture's audit journal.
+//! Screenshots of each state are saved in target/panel-screenshots/ for people to look at.
 
 use kapture_e2e::panel::{Panel, EXTENSION_ID};
 use kapture_e2e::{Kapture, Start};
@@ -60,6 +60,26 @@ async fn a_person_runs_tools_from_the_panel_and_sees_what_happened() {
         )
         .await;
     panel.shot("1-connected").await;
+
+    // kapture's audit journal: the agent's navigation (made before the panel opened), and
+    // new calls as they happen.
+    panel
+        .until(
+            "the journal",
+            "document.getElementById('audit-rows').textContent.includes('browser_navigate')",
+        )
+        .await;
+    k.ok("browser_snapshot", json!({})).await;
+    let journal = panel
+        .until(
+            "the snapshot in the journal",
+            "(() => { const t = document.getElementById('audit-rows').textContent; return t.includes('browser_snapshot') && t; })()",
+        )
+        .await;
+    assert!(
+        journal.as_str().unwrap().contains("allowed"),
+        "verdicts show: {journal}"
+    );
 
     // Navigate the other tab from the generated form.
     panel.choose_tool("browser_navigate").await;

@@ -126,6 +126,7 @@ impl Ui {
                 self.show_history();
             }
             PanelEvent::Approvals { pending, .. } => self.show_approvals(&pending),
+            PanelEvent::Audit { entries } => self.show_audit(&entries),
             PanelEvent::Result { id, ok, data, ms } => {
                 let done = self.pending.borrow_mut().remove(&id);
                 if let Some(done) = done {
@@ -234,6 +235,31 @@ impl Ui {
                 li.append_child(&b).ok();
             }
             list.append_child(&li).ok();
+        }
+    }
+
+    /// kapture's journal as it arrives: who, tool, verdict, status, time taken.
+    fn show_audit(&self, entries: &[Value]) {
+        let body: Element = by_id(&self.doc, "audit-rows");
+        body.set_inner_html("");
+        let text = |e: &Value, k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        for e in entries.iter().rev() {
+            let tr = el(&self.doc, "tr", &[], "");
+            let status = text(e, "status");
+            let time = e.get("time").and_then(Value::as_f64).unwrap_or(0.0);
+            let ms = e.get("ms").and_then(Value::as_u64).unwrap_or(0);
+            for (cell, class) in [
+                (time_of(time), ""),
+                (text(e, "who"), ""),
+                (text(e, "tool"), "mono"),
+                (text(e, "verdict"), ""),
+                (status.clone(), if status == "ok" { "ok" } else { "bad" }),
+                (format!("{ms} ms"), "num"),
+            ] {
+                tr.append_child(&el(&self.doc, "td", &[("class", class)], &cell))
+                    .ok();
+            }
+            body.append_child(&tr).ok();
         }
     }
 

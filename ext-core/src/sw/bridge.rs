@@ -363,6 +363,10 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             update_badge(app);
         }
         HostFrame::Ping => conn.send(&ExtensionFrame::Pong),
+        HostFrame::Audit { mut entry } => {
+            entry["server"] = serde_json::json!(conn.port);
+            super::panel::keep_audit(app, entry);
+        }
         HostFrame::Command {
             id,
             tab_id,

@@ -36,6 +36,8 @@ pub struct App {
     panels: panel::Panels,
     history_lock: futures::lock::Mutex<()>,
     approvals: gate::Approvals,
+    /// The servers' latest audit entries, for the panel (bounded).
+    audit: RefCell<std::collections::VecDeque<Value>>,
 }
 
 impl App {
@@ -340,6 +342,7 @@ impl Worker {
                 panels: Default::default(),
                 history_lock: futures::lock::Mutex::new(()),
                 approvals: Default::default(),
+                audit: Default::default(),
             }),
         }
     }

@@ -69,6 +69,7 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
         PanelRequest::Subscribe { tab_id } => {
             conn.tab.set(Some(tab_id));
             send_state(app, conn);
+            send_audit(app, conn);
             conn.port.post(&PanelEvent::Approvals {
                 tab_id,
                 pending: app.approvals.views(tab_id),
@@ -159,6 +160,28 @@ fn send_state(app: &App, conn: &PanelConn) {
         problem,
         safe_mode: app.approvals.safe_mode_now(),
     });
+}
+
+/// Audit entries the panel keeps, newest last.
+const AUDIT_KEPT: usize = 100;
+
+/// Keep a server's journal entry and show it in every panel.
+pub fn keep_audit(app: &App, entry: Value) {
+    {
+        let mut kept = app.audit.borrow_mut();
+        kept.push_back(entry);
+        while kept.len() > AUDIT_KEPT {
+            kept.pop_front();
+        }
+    }
+    for p in app.panels.borrow().iter() {
+        send_audit(app, p);
+    }
+}
+
+fn send_audit(app: &App, conn: &PanelConn) {
+    let entries = app.audit.borrow().iter().cloned().collect();
+    conn.port.post(&PanelEvent::Audit { entries });
 }
 
 /// Show a tab's pending approvals in its panels; false when no panel shows that tab.

@@ -96,6 +96,8 @@ enum HubMsg {
     WaitConnected {
         reply: oneshot::Sender<()>,
     },
+    /// Tell the extension something; dropped when nobody is connected or the socket is busy.
+    Notify(HostFrame),
 }
 
 struct Active {
@@ -195,6 +197,13 @@ impl BridgeHandle {
             port: self.port,
             extension,
         }
+    }
+
+    /// Show a journal entry in the extension's panel; never waits (a full hub drops it).
+    pub fn notify_audit(&self, entry: Value) {
+        let _ = self
+            .hub
+            .try_send(HubMsg::Notify(HostFrame::Audit { entry }));
     }
 
     /// Wait up to `limit` for an extension to be connected; true if one is.
@@ -399,6 +408,11 @@ async fn run_hub(
                     session: a.session.clone(),
                     connected_for_s: a.since.elapsed().as_secs(),
                 }));
+            }
+            HubMsg::Notify(frame) => {
+                if let Some(a) = &active {
+                    let _ = a.out.try_send(frame);
+                }
             }
             HubMsg::WaitConnected { reply } => {
                 if active.is_some() {
