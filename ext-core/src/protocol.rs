@@ -134,6 +134,14 @@ pub enum BrowserEvent {
         origin: String,
         answer: String,
     },
+    /// A person ran a command from the Kapture panel (arguments masked), for the journal.
+    PanelRan {
+        tab_id: TabId,
+        method: String,
+        params: Value,
+        status: String,
+        ms: u64,
+    },
 }
 
 /// Native messaging: the extension's question to the `kapture` native host.

@@ -130,6 +130,15 @@ fn read_recent(path: &Path, max: usize) -> Vec<Entry> {
         .collect()
 }
 
+/// The policy's verdict as a call's status shows it.
+pub fn verdict_of(status: &str) -> &'static str {
+    match status {
+        "POLICY_DENIED" => "denied by policy",
+        "APPROVAL_DENIED" => "not approved",
+        _ => "allowed",
+    }
+}
+
 /// Arguments as the journal keeps them: secret-named and secret-looking values masked,
 /// and text typed into password-like targets hidden.
 pub fn masked_args(tool: &str, args: &Value, secret_values: &[(String, String)]) -> Value {

@@ -224,6 +224,7 @@ impl KaptureServer {
         let mut events = bridge.subscribe();
         let (watched, opened) = (current_tab.clone(), new_tabs.clone());
         let journal = audit.clone();
+        let secret_values = defaults.secret_values.clone();
         tokio::spawn(async move {
             while let Ok(event) = events.recv().await {
                 match event {
@@ -262,6 +263,22 @@ impl KaptureServer {
                             "APPROVAL_DENIED".into()
                         },
                         ms: 0,
+                    }),
+                    BrowserEvent::PanelRan {
+                        tab_id,
+                        method,
+                        params,
+                        status,
+                        ms,
+                    } => journal.record(crate::audit::Entry {
+                        time: ext_core::platform::now_ms() as u64,
+                        who: "person (Kapture panel)".into(),
+                        args: crate::audit::masked_args(&method, &params, &secret_values),
+                        tool: method,
+                        page: Some(format!("tab {tab_id}")),
+                        verdict: crate::audit::verdict_of(&status).into(),
+                        status,
+                        ms,
                     }),
                     _ => {}
                 }
@@ -1285,12 +1302,7 @@ impl ServerHandler for KaptureServer {
             args: crate::audit::masked_args(&tool, &args, &self.defaults.secret_values),
             tool,
             page,
-            verdict: match status.as_str() {
-                "POLICY_DENIED" => "denied by policy",
-                "APPROVAL_DENIED" => "not approved",
-                _ => "allowed",
-            }
-            .into(),
+            verdict: crate::audit::verdict_of(&status).into(),
             status,
             ms: started.elapsed().as_millis() as u64,
         };

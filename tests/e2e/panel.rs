@@ -3,6 +3,8 @@
 //! history that survives a reload, its JSON export, and kapture's audit journal.
 //! Screenshots of each state are saved in target/panel-screenshots/ for people to look at.
 
+use std::time::Duration;
+
 use kapture_e2e::panel::{Panel, EXTENSION_ID};
 use kapture_e2e::{Kapture, Start};
 use serde_json::{json, Value};
@@ -102,6 +104,18 @@ async fn a_person_runs_tools_from_the_panel_and_sees_what_happened() {
         "the agent's tab navigated"
     );
     panel.shot("2-navigated").await;
+    // kapture journals what a person ran in the panel too.
+    kapture_e2e::eventually(
+        "the panel's command in kapture's journal",
+        Duration::from_secs(10),
+        || async {
+            k.audit_lines()
+                .iter()
+                .any(|e| e["who"] == "person (Kapture panel)" && e["tool"] == "navigate")
+                .then_some(())
+        },
+    )
+    .await;
 
     // A screenshot shows as a thumbnail.
     panel.choose_tool("browser_take_screenshot").await;

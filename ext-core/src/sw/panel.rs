@@ -106,6 +106,16 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
                 };
                 conn.port.post(&PanelEvent::Result { id, ok, data, ms });
                 if !quiet {
+                    app.bridge
+                        .broadcast(&crate::protocol::ExtensionFrame::Event {
+                            event: crate::protocol::BrowserEvent::PanelRan {
+                                tab_id,
+                                method: method.clone(),
+                                params: shown.clone(),
+                                status: status.clone(),
+                                ms: ms as u64,
+                            },
+                        });
                     let entry = HistoryEntry {
                         time: started,
                         by: "panel".into(),
