@@ -205,3 +205,87 @@ fn methods_have_categories() {
         }
     }
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A DNS label: lower-case letters and digits, 1–12 long.
+    fn label() -> impl Strategy<Value = String> {
+        "[a-z][a-z0-9]{0,11}"
+    }
+
+    fn domain() -> impl Strategy<Value = String> {
+        (
+            label(),
+            prop::sample::select(vec!["com", "org", "example", "net"]),
+        )
+            .prop_map(|(l, tld)| format!("{l}.{tld}"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn a_wildcard_covers_the_domain_and_its_subdomains_only(
+            d in domain(), sub in label(), glued in label(), evil in domain()
+        ) {
+            let p = pat(&format!("*.{d}"));
+            let m1 = p.matches(&o(&format!("https://{d}/")));
+            prop_assert!(m1);
+            let m2 = p.matches(&o(&format!("https://{sub}.{d}/x")));
+            prop_assert!(m2);
+            // Glued to the name, or the name used as a sub-domain of another site: never.
+            let m3 = p.matches(&o(&format!("https://{glued}{d}/")));
+            prop_assert!(!m3);
+            prop_assume!(evil != d);
+            let m4 = p.matches(&o(&format!("https://{d}.{evil}/")));
+            prop_assert!(!m4);
+        }
+
+        #[test]
+        fn userinfo_case_and_trailing_dots_do_not_fool_matching(
+            d in domain(), evil in domain()
+        ) {
+            prop_assume!(evil != d);
+            let p = pat(&d);
+            let m5 = p.matches(&o(&format!("https://{d}@{evil}/")));
+            prop_assert!(!m5);
+            let m6 = p.matches(&o(&format!("https://{d}:pw@{evil}/")));
+            prop_assert!(!m6);
+            let m7 = p.matches(&o(&format!("https://user:pw@{d}/")));
+            prop_assert!(m7);
+            let m8 = p.matches(&o(&format!("HTTPS://{}./", d.to_uppercase())));
+            prop_assert!(m8);
+        }
+
+        #[test]
+        fn numeric_ip_spellings_are_one_address(a in 1u8..=223, b: u8, c: u8, e in 1u8..=254) {
+            let dotted = format!("{a}.{b}.{c}.{e}");
+            let number = u32::from_be_bytes([a, b, c, e]);
+            let p = pat(&dotted);
+            let m9 = p.matches(&o(&format!("http://{number}/")));
+            prop_assert!(m9);
+            let m10 = p.matches(&o(&format!("http://0x{number:x}/")));
+            prop_assert!(m10);
+        }
+
+        #[test]
+        fn anything_that_is_not_a_url_is_never_allowed(s in "[^:]{0,40}") {
+            for policy in [Policy::launched_default(), Policy::connected_default()] {
+                prop_assert_eq!(policy.decide(Category::Interact, &s).verdict, Verdict::Deny);
+            }
+        }
+
+        #[test]
+        fn unicode_names_and_their_punycode_are_one_host(d in domain()) {
+            // IDN: a Unicode label and its punycode are one host.
+            let unicode = format!("https://bücher.{d}/");
+            let puny = o(&unicode);
+            prop_assert!(puny.host.starts_with("xn--"));
+            let m11 = pat(&format!("bücher.{d}")).matches(&puny);
+            prop_assert!(m11);
+        }
+    }
+}
