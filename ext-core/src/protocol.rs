@@ -134,6 +134,8 @@ pub enum BrowserEvent {
         origin: String,
         answer: String,
     },
+    /// Where a tab is after a command, sent just before its answer (for the journal).
+    PageAt { tab_id: TabId, origin: String },
     /// A person ran a command from the Kapture panel (arguments masked), for the journal.
     PanelRan {
         tab_id: TabId,

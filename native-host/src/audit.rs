@@ -27,6 +27,9 @@ pub struct Entry {
     /// The page the call ended on, when the answer says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<String>,
+    /// The origin of that page, as the extension reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     /// What the policy said: `allowed`, `denied by policy`, `not approved`, or for a
     /// person's answer to an approval `ask: once|origin|deny|timeout`.
     pub verdict: String,
@@ -163,6 +166,7 @@ mod tests {
             tool: "browser_click".into(),
             args: json!({}),
             page: None,
+            origin: None,
             verdict: "allowed".into(),
             status: "ok".into(),
             ms: 1,

@@ -254,8 +254,9 @@ impl KaptureServer {
                         time: ext_core::platform::now_ms() as u64,
                         who: "person (approval in the browser)".into(),
                         tool: method,
-                        args: serde_json::json!({ "origin": origin }),
+                        args: serde_json::json!({}),
                         page: Some(format!("tab {tab_id}")),
+                        origin: Some(origin),
                         verdict: format!("ask: {answer}"),
                         status: if answer == "once" || answer == "origin" {
                             "ok".into()
@@ -276,6 +277,7 @@ impl KaptureServer {
                         args: crate::audit::masked_args(&method, &params, &secret_values),
                         tool: method,
                         page: Some(format!("tab {tab_id}")),
+                        origin: None,
                         verdict: crate::audit::verdict_of(&status).into(),
                         status,
                         ms,
@@ -1269,7 +1271,7 @@ impl ServerHandler for KaptureServer {
             .unwrap_or_else(|| "mcp".into());
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let res = self.tool_router.call(tcc).await;
-        let (status, page) = match &res {
+        let (status, tab) = match &res {
             Ok(rmcp::model::CallToolResponse::Complete(r)) => {
                 let status = match (r.is_error, &r.structured_content) {
                     (Some(true), Some(sc)) => sc
@@ -1286,22 +1288,30 @@ impl ServerHandler for KaptureServer {
                     .and_then(|c| c.as_text())
                     .map(|t| t.text.clone())
                     .unwrap_or_default();
-                let page = text
+                let tab = text
                     .rsplit("[tab ")
                     .next()
                     .filter(|_| text.contains("[tab "))
-                    .map(|t| format!("tab {}", t.split(']').next().unwrap_or("")));
-                (status, page)
+                    .and_then(|t| t.split(']').next()?.parse::<TabId>().ok());
+                (status, tab)
             }
             Ok(_) => ("ok".into(), None),
             Err(_) => ("protocol".into(), None),
         };
+        // The tab the answer names, else the current one (errors do not name it).
+        let tab = tab.or_else(|| self.current());
+        let origin = match tab {
+            Some(t) => self.bridge.tab_origin(t).await,
+            None => None,
+        };
+        let page = tab.map(|t| format!("tab {t}"));
         let entry = crate::audit::Entry {
             time: ext_core::platform::now_ms() as u64,
             who,
             args: crate::audit::masked_args(&tool, &args, &self.defaults.secret_values),
             tool,
             page,
+            origin,
             verdict: crate::audit::verdict_of(&status).into(),
             status,
             ms: started.elapsed().as_millis() as u64,

@@ -66,11 +66,13 @@ async fn deny_and_read_only_refuse_in_the_extension_and_leave_the_page_alone() {
         out.text
     );
     assert_eq!(button_text(&k, "shift").await, "Shift", "no click happened");
+    let origin = format!("http://127.0.0.1:{}", site.port());
+    let journal = k.audit_lines();
     assert!(
-        k.audit_lines()
-            .iter()
-            .any(|e| e["tool"] == "browser_click" && e["verdict"] == "denied by policy"),
-        "the journal records the refusal"
+        journal.iter().any(|e| e["tool"] == "browser_click"
+            && e["verdict"] == "denied by policy"
+            && e["origin"] == origin.as_str()),
+        "the journal records the refusal and where: {journal:?}"
     );
     k.ok("browser_snapshot", json!({})).await;
     k.stop().await;

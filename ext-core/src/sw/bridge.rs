@@ -398,6 +398,17 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                     Ok(data) => ExtensionFrame::Result { id, data },
                     Err(error) => ExtensionFrame::Error { id, error },
                 };
+                // Where the tab is now, ahead of the answer, so the server's journal has it.
+                if let Some((tab_id, url)) = ran_on.and_then(|t| Some((t, app.tabs.main_url(t)?))) {
+                    if let Some(origin) = crate::policy::origin_of(&url) {
+                        conn.send(&ExtensionFrame::Event {
+                            event: crate::protocol::BrowserEvent::PageAt {
+                                tab_id,
+                                origin: origin.to_string(),
+                            },
+                        });
+                    }
+                }
                 conn.send(&frame);
                 if let Some(tab) = ran_on {
                     let entry = crate::ui::HistoryEntry {

@@ -98,6 +98,11 @@ enum HubMsg {
     },
     /// Tell the extension something; dropped when nobody is connected or the socket is busy.
     Notify(HostFrame),
+    /// The origin a tab was last reported on.
+    TabOrigin {
+        tab_id: TabId,
+        reply: oneshot::Sender<Option<String>>,
+    },
 }
 
 struct Active {
@@ -199,6 +204,16 @@ impl BridgeHandle {
         }
     }
 
+    /// The origin `tab_id` was on after its last command, as the extension reported it.
+    pub async fn tab_origin(&self, tab_id: TabId) -> Option<String> {
+        let (reply, rx) = oneshot::channel();
+        self.hub
+            .send(HubMsg::TabOrigin { tab_id, reply })
+            .await
+            .ok()?;
+        rx.await.ok().flatten()
+    }
+
     /// Show a journal entry in the extension's panel; never waits (a full hub drops it).
     pub fn notify_audit(&self, entry: Value) {
         let _ = self
@@ -288,6 +303,7 @@ async fn run_hub(
     let mut active: Option<Active> = None;
     let mut pending: HashMap<CommandId, (u64, oneshot::Sender<Answer>)> = HashMap::new();
     let mut waiters: Vec<oneshot::Sender<()>> = Vec::new();
+    let mut origins: HashMap<TabId, String> = HashMap::new();
     let mut next_id: CommandId = 1;
     let mut next_session: u64 = 1;
     loop {
@@ -400,7 +416,16 @@ async fn run_hub(
                 }
             }
             HubMsg::Event(event) => {
+                if let BrowserEvent::PageAt { tab_id, origin } = &event {
+                    if origins.len() >= 1024 {
+                        origins.clear();
+                    }
+                    origins.insert(*tab_id, origin.clone());
+                }
                 let _ = events.send(event);
+            }
+            HubMsg::TabOrigin { tab_id, reply } => {
+                let _ = reply.send(origins.get(&tab_id).cloned());
             }
             HubMsg::Status { reply } => {
                 let _ = reply.send(active.as_ref().map(|a| ConnectedExtension {
