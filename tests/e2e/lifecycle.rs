@@ -98,18 +98,23 @@ async fn two_servers_both_work_and_one_extension_serves_both() {
     first.stop().await;
 }
 
+/// `kapture doctor`'s report with this runtime folder and config folder.
+async fn doctor(runtime: &std::path::Path, config: &std::path::Path) -> String {
+    let out = tokio::process::Command::new(kapture_bin())
+        .args(["doctor", "--runtime-dir"])
+        .arg(runtime)
+        .env("XDG_CONFIG_HOME", config)
+        .output()
+        .await
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_and_help_answer_in_plain_words() {
     let runtime = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
-    let out = tokio::process::Command::new(kapture_bin())
-        .args(["doctor", "--runtime-dir"])
-        .arg(runtime.path())
-        .env("XDG_CONFIG_HOME", config.path())
-        .output()
-        .await
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = doctor(runtime.path(), config.path()).await;
     for expected in [
         "browser to launch: ",
         "extension built: ",
@@ -123,14 +128,7 @@ async fn doctor_and_help_answer_in_plain_words() {
     let policy = config.path().join("kapture").join("policy.toml");
     std::fs::create_dir_all(policy.parent().unwrap()).unwrap();
     std::fs::write(&policy, "[[rule]]\norigin = \"a.com\"\nverdict = allow\n").unwrap();
-    let out = tokio::process::Command::new(kapture_bin())
-        .args(["doctor", "--runtime-dir"])
-        .arg(runtime.path())
-        .env("XDG_CONFIG_HOME", config.path())
-        .output()
-        .await
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = doctor(runtime.path(), config.path()).await;
     assert!(text.contains("BAD") && text.contains("line 3"), "{text}");
     let out = tokio::process::Command::new(kapture_bin())
         .args(["--browser", "connect", "--runtime-dir"])

@@ -108,11 +108,20 @@ async fn target_url(
     Ok(chrome::tabs::get(tab).await?.url)
 }
 
-fn is_extension_page(url: &str) -> bool {
+/// Extension pages are never driven: the approval window is one, and an agent must never
+/// answer its own approvals.
+fn refuse_extension_page(url: &str) -> Result<(), WireError> {
     let lower = url.trim_start().to_ascii_lowercase();
-    ["chrome-extension://", "devtools://"]
+    if ["chrome-extension://", "devtools://"]
         .iter()
         .any(|p| lower.starts_with(p))
+    {
+        return Err(WireError::new(
+            ErrorCode::PolicyDenied,
+            format!("{url} is an extension's own page; agents cannot drive it"),
+        ));
+    }
+    Ok(())
 }
 
 /// Judge a command before it is queued; an `ask` waits (bounded) for a person.
@@ -137,14 +146,8 @@ pub async fn check(
         "navigate" => target_url(app, tab, "", params).await?,
         _ => String::new(),
     };
-    if is_extension_page(&url) || is_extension_page(&here) {
-        // The approval window is one: an agent must never click its own approvals.
-        let url = if is_extension_page(&url) { &url } else { &here };
-        return Err(WireError::new(
-            ErrorCode::PolicyDenied,
-            format!("{url} is an extension's own page; agents cannot drive it"),
-        ));
-    }
+    refuse_extension_page(&url)?;
+    refuse_extension_page(&here)?;
     if category.writes() && safe_mode(app).await {
         return Err(WireError::new(
             ErrorCode::PolicyDenied,
@@ -281,12 +284,7 @@ pub fn recheck(
         url_now
     };
     let Some(url) = url else { return Ok(()) };
-    if is_extension_page(url) {
-        return Err(WireError::new(
-            ErrorCode::PolicyDenied,
-            format!("{url} is an extension's own page; agents cannot drive it"),
-        ));
-    }
+    refuse_extension_page(url)?;
     // An approval binds to the origin it was given for, whatever the rules say elsewhere.
     if let Some((c, o)) = &guard.approved {
         return match policy::origin_of(url) {
