@@ -380,3 +380,41 @@ async fn eventually_refused(k: &Kapture) -> String {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_inside_a_frame_is_judged_on_the_frames_origin() {
+    let site = Site::start().unwrap();
+    let other = Site::start().unwrap();
+    let k = Kapture::start(launched_with(&[
+        "--deny",
+        &format!("interact@127.0.0.1:{}", other.port()),
+    ]))
+    .await;
+    let url = format!(
+        "{}?cross={}",
+        site.url("frames.html"),
+        other.url("frame-child.html")
+    );
+    k.ok("browser_navigate", json!({"url": url})).await;
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    let lines: Vec<&str> = snap.lines().collect();
+    let cross_at = lines
+        .iter()
+        .position(|l| l.contains("iframe \"Cross origin\""))
+        .unwrap();
+    let same_pay = ref_on(&lines[..cross_at].join("\n"), "button \"Pay now\"");
+    let cross_pay = ref_on(&lines[cross_at..].join("\n"), "button \"Pay now\"");
+
+    // The allowed page embeds the denied origin: a click inside that frame is refused.
+    let out = k.call("browser_click", json!({"ref": cross_pay})).await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    assert!(out.text.contains(&other.port().to_string()), "{}", out.text);
+    k.ok("browser_click", json!({"ref": same_pay})).await;
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    assert_eq!(
+        snap.matches("paid with").count(),
+        1,
+        "only the allowed frame was clicked:\n{snap}"
+    );
+    k.stop().await;
+}

@@ -75,6 +75,9 @@ pub struct TabEvents {
     main_frame: Option<String>,
     /// Current document (loader id) of every frame.
     frames: HashMap<String, String>,
+    /// Current URL of every frame, for the policy (an action inside a frame is judged on
+    /// the frame's origin).
+    frame_urls: HashMap<String, String>,
     /// Kapture's isolated world per frame: (loader id, execution context id).
     worlds: HashMap<String, (String, i64)>,
     /// Refs handed out for this tab's documents.
@@ -105,6 +108,7 @@ impl TabEvents {
             console: VecDeque::new(),
             main_frame: None,
             frames: HashMap::new(),
+            frame_urls: HashMap::new(),
             worlds: HashMap::new(),
             refs: RefTable::new(),
             last_snapshot: Vec::new(),
@@ -124,6 +128,22 @@ impl TabEvents {
     pub fn set_frame_loader(&mut self, frame_id: &str, loader_id: &str) {
         self.frames
             .insert(frame_id.to_string(), loader_id.to_string());
+    }
+
+    /// Record a frame's current URL.
+    pub fn set_frame_url(&mut self, frame_id: &str, url: &str) {
+        self.frame_urls
+            .insert(frame_id.to_string(), url.to_string());
+    }
+
+    /// The URL a command acts on: the frame of the ref it names, else the main frame's.
+    pub fn url_for(&self, params: &Value) -> Option<String> {
+        let in_frame = params
+            .get("ref")
+            .and_then(Value::as_str)
+            .and_then(|r| self.refs.resolve(r, |f| self.frames.get(f).cloned()).ok())
+            .and_then(|t| self.frame_urls.get(&t.frame.frame_id).cloned());
+        in_frame.or_else(|| self.main_url.clone())
     }
 
     /// The current document of a frame.
@@ -227,6 +247,11 @@ impl TabEvents {
                 }
                 let id = params.pointer("/frame/id").and_then(Value::as_str);
                 let loader = params.pointer("/frame/loaderId").and_then(Value::as_str);
+                if let (Some(id), Some(url)) =
+                    (id, params.pointer("/frame/url").and_then(Value::as_str))
+                {
+                    self.frame_urls.insert(id.to_string(), url.to_string());
+                }
                 if let (Some(id), Some(loader)) = (id, loader) {
                     self.frames.insert(id.to_string(), loader.to_string());
                     self.refs.forget_frame_documents(id, Some(loader));
@@ -238,6 +263,7 @@ impl TabEvents {
             "Page.frameDetached" => {
                 if let Some(id) = params.get("frameId").and_then(Value::as_str) {
                     self.frames.remove(id);
+                    self.frame_urls.remove(id);
                     self.worlds.remove(id);
                     self.refs.forget_frame_documents(id, None);
                 }
@@ -577,6 +603,38 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_ref_inside_a_frame_is_judged_on_that_frames_url() {
+        let mut events = TabEvents::default();
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "M", "loaderId": "L1", "url": "http://a.test/"}}),
+        );
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "C", "parentId": "M", "loaderId": "L2", "url": "http://b.test/pay"}}),
+        );
+        let key = |f: &str, l: &str| crate::snapshot::FrameKey {
+            frame_id: f.into(),
+            loader_id: l.into(),
+        };
+        let top = events.refs.ref_for(&key("M", "L1"), 1);
+        let inside = events.refs.ref_for(&key("C", "L2"), 1);
+        assert_eq!(
+            events.url_for(&json!({"ref": top})).as_deref(),
+            Some("http://a.test/")
+        );
+        assert_eq!(
+            events.url_for(&json!({"ref": inside})).as_deref(),
+            Some("http://b.test/pay")
+        );
+        assert_eq!(
+            events.url_for(&json!({"selector": "#x"})).as_deref(),
+            Some("http://a.test/"),
+            "no ref: the page's own URL"
+        );
+    }
 
     fn log(events: &mut TabEvents, kind: &str, text: &str) {
         events.on_event(

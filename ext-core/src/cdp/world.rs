@@ -30,6 +30,7 @@ pub struct FrameInfo {
     pub id: String,
     pub loader: String,
     pub parent: Option<String>,
+    pub url: String,
 }
 
 /// Record the current document of every frame; answers the frames, the main frame first.
@@ -48,6 +49,11 @@ pub async fn refresh_frames<S: CdpSession>(s: &S) -> Result<Vec<FrameInfo>, Wire
             id: id.to_string(),
             loader: loader.to_string(),
             parent: parent.map(str::to_string),
+            url: frame
+                .and_then(|f| f.get("url"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
         });
         for child in node
             .get("childFrames")
@@ -70,6 +76,7 @@ pub async fn refresh_frames<S: CdpSession>(s: &S) -> Result<Vec<FrameInfo>, Wire
     }
     for f in &frames {
         state.set_frame_loader(&f.id, &f.loader);
+        state.set_frame_url(&f.id, &f.url);
     }
     let main = frames
         .first()

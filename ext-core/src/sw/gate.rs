@@ -102,7 +102,7 @@ async fn target_url(
             .unwrap_or_default()
             .to_string());
     }
-    if let Some(url) = app.tabs.main_url(tab) {
+    if let Some(url) = app.tabs.url_for(tab, params) {
         return Ok(url);
     }
     Ok(chrome::tabs::get(tab).await?.url)

@@ -115,6 +115,13 @@ impl Tabs {
         url
     }
 
+    /// The URL a command acts on (a ref's frame, else the main frame), as last seen.
+    pub fn url_for(&self, tab_id: TabId, params: &Value) -> Option<String> {
+        let slot = self.slots.borrow().get(&tab_id).cloned()?;
+        let url = slot.events.borrow().url_for(params);
+        url
+    }
+
     /// The line of the last snapshot that shows `reference` (`e5`), for approvals.
     pub fn ref_line(&self, tab_id: TabId, reference: &str) -> Option<String> {
         let slot = self.slots.borrow().get(&tab_id).cloned()?;
@@ -215,7 +222,7 @@ async fn execute(
         cdp::prepare(&session).await?;
     }
     if let Some(guard) = guard {
-        let now = slot.events.borrow().main_url.clone();
+        let now = slot.events.borrow().url_for(&params);
         super::gate::recheck(guard, method, &params, now.as_deref())?;
     }
     router::run_on_tab(&session, method, params).await
