@@ -274,6 +274,25 @@ async fn unanswered_asks_time_out_denied_and_a_persons_own_browser_is_protected(
     let snapshot = own.ok("browser_snapshot", json!({})).await;
     assert!(snapshot.contains("Shift"), "reads stay allowed: {snapshot}");
     own.stop().await;
+
+    // A person who says so explicitly lets everything through.
+    let trusting = Kapture::start(Start {
+        args: vec![
+            "--browser".into(),
+            "connect".into(),
+            "--browser-wait-ms".into(),
+            "40000".into(),
+            "--unsafe-allow-all".into(),
+        ],
+        runtime_dir: Some(shared.path().to_path_buf()),
+        ..Start::default()
+    })
+    .await;
+    trusting
+        .ok("browser_click", json!({"selector": "#shift"}))
+        .await;
+    assert_eq!(button_text(&trusting, "shift").await, "plain click");
+    trusting.stop().await;
     launcher.stop().await;
 }
 
