@@ -102,6 +102,11 @@ async fn target_url(
             .unwrap_or_default()
             .to_string());
     }
+    page_url(app, tab, params).await
+}
+
+/// Where the tab is: the frame of the ref `params` name, else the main frame.
+async fn page_url(app: &App, tab: TabId, params: &Value) -> Result<String, WireError> {
     if let Some(url) = app.tabs.url_for(tab, params) {
         return Ok(url);
     }
@@ -143,7 +148,7 @@ pub async fn check(
     }
     let here = match method {
         // Navigating away from the approval window would close it under a person.
-        "navigate" => target_url(app, tab, "", params).await?,
+        "navigate" => page_url(app, tab, &Value::Null).await?,
         _ => String::new(),
     };
     refuse_extension_page(&url)?;
