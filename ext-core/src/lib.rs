@@ -9,6 +9,7 @@ pub mod platform;
 pub mod policy;
 pub mod protocol;
 pub mod router;
+pub mod scenario;
 pub mod secrets;
 pub mod snapshot;
 pub mod ui;

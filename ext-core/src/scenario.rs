@@ -1,0 +1,288 @@
+//! Saved scenarios as data (metadata, parameters, dependencies, the chain of steps) and the
+//! pure parts of replay: the dependency plan (topological, cycles refused by name) and
+//! `{{a.b}}` substitution. Recording and running live elsewhere; this is what they share.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One saved scenario (`scenarios/<name>.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub parameters: Vec<Parameter>,
+    #[serde(default)]
+    pub dependencies: Vec<Dependency>,
+    /// The steps, in order: tool-call-shaped (`method` + `params` with placeholders).
+    #[serde(default)]
+    pub chain: Vec<Step>,
+}
+
+/// A value the caller supplies (or a secret the store fills in).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Parameter {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    /// Filled from the encrypted secrets store, never from or into a model's messages.
+    #[serde(default)]
+    pub secret: bool,
+}
+
+/// Another scenario to run first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Dependency {
+    pub scenario: String,
+    /// A failed optional dependency warns and the run continues.
+    #[serde(default)]
+    pub optional: bool,
+    /// A named page check (e.g. `isAuthenticated`); when it holds, the dependency is skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// Parameters passed to the dependency (placeholders allowed).
+    #[serde(default)]
+    pub parameters: BTreeMap<String, Value>,
+    /// Under which name the dependency's output is visible to later steps (`{{name.field}}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_output: Option<String>,
+}
+
+/// One recorded action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub method: String,
+    #[serde(default)]
+    pub params: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("there is no scenario named {0:?}")]
+    Unknown(String),
+    #[error("the dependencies form a cycle: {}", .0.join(" → "))]
+    Cycle(Vec<String>),
+    #[error("{{{{{0}}}}} has no value (pass it as a parameter)")]
+    Missing(String),
+}
+
+/// The order to run `name` and everything it depends on: dependencies first, each once.
+pub fn plan<'a>(
+    name: &str,
+    lookup: impl Fn(&str) -> Option<&'a Scenario>,
+) -> Result<Vec<String>, ScenarioError> {
+    // Depth-first with an explicit path, so a cycle is reported as the loop it is.
+    fn visit<'a>(
+        name: &str,
+        lookup: &dyn Fn(&str) -> Option<&'a Scenario>,
+        path: &mut Vec<String>,
+        done: &mut Vec<String>,
+    ) -> Result<(), ScenarioError> {
+        if done.iter().any(|d| d == name) {
+            return Ok(());
+        }
+        if let Some(at) = path.iter().position(|p| p == name) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(name.to_string());
+            return Err(ScenarioError::Cycle(cycle));
+        }
+        let scenario = lookup(name).ok_or_else(|| ScenarioError::Unknown(name.to_string()))?;
+        path.push(name.to_string());
+        for dep in &scenario.dependencies {
+            visit(&dep.scenario, lookup, path, done)?;
+        }
+        path.pop();
+        done.push(name.to_string());
+        Ok(())
+    }
+    let mut done = Vec::new();
+    visit(name, &lookup, &mut Vec::new(), &mut done)?;
+    Ok(done)
+}
+
+/// Replace every `{{a}}` / `{{a.b}}` in the strings of `value` with its value from `vars`.
+/// A string that is exactly one placeholder takes the value's own type.
+pub fn substitute(value: &Value, vars: &HashMap<String, Value>) -> Result<Value, ScenarioError> {
+    Ok(match value {
+        Value::String(s) => substitute_str(s, vars)?,
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| substitute(v, vars))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), substitute(v, vars)?)))
+                .collect::<Result<_, ScenarioError>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+fn lookup_var(path: &str, vars: &HashMap<String, Value>) -> Result<Value, ScenarioError> {
+    let mut parts = path.split('.');
+    let head = parts.next().unwrap_or_default();
+    let mut v = vars
+        .get(head)
+        .ok_or_else(|| ScenarioError::Missing(path.to_string()))?;
+    for part in parts {
+        v = v
+            .get(part)
+            .ok_or_else(|| ScenarioError::Missing(path.to_string()))?;
+    }
+    Ok(v.clone())
+}
+
+fn substitute_str(s: &str, vars: &HashMap<String, Value>) -> Result<Value, ScenarioError> {
+    let trimmed = s.trim();
+    if let Some(inner) = trimmed
+        .strip_prefix("{{")
+        .and_then(|r| r.strip_suffix("}}"))
+        .filter(|i| !i.contains("{{") && !i.contains("}}"))
+    {
+        return lookup_var(inner.trim(), vars);
+    }
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start..].find("}}") else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let name = rest[start + 2..start + len].trim();
+        match lookup_var(name, vars)? {
+            Value::String(text) => out.push_str(&text),
+            other => out.push_str(&other.to_string()),
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    Ok(Value::String(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn scenario(name: &str, deps: &[&str]) -> Scenario {
+        serde_json::from_value(json!({
+            "name": name,
+            "dependencies": deps.iter().map(|d| json!({"scenario": d})).collect::<Vec<_>>(),
+        }))
+        .unwrap()
+    }
+
+    fn store(list: Vec<Scenario>) -> HashMap<String, Scenario> {
+        list.into_iter().map(|s| (s.name.clone(), s)).collect()
+    }
+
+    #[test]
+    fn dependencies_run_first_and_once() {
+        let s = store(vec![
+            scenario("login", &[]),
+            scenario("add_to_cart", &["login"]),
+            scenario("checkout", &["login", "add_to_cart"]),
+        ]);
+        assert_eq!(
+            plan("checkout", |n| s.get(n)).unwrap(),
+            ["login", "add_to_cart", "checkout"]
+        );
+    }
+
+    #[test]
+    fn a_cycle_is_refused_by_name_and_an_unknown_dependency_too() {
+        let s = store(vec![
+            scenario("a", &["b"]),
+            scenario("b", &["c"]),
+            scenario("c", &["a"]),
+            scenario("lonely", &["ghost"]),
+        ]);
+        let err = plan("a", |n| s.get(n)).unwrap_err();
+        assert_eq!(
+            err,
+            ScenarioError::Cycle(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+        );
+        assert_eq!(
+            err.to_string(),
+            "the dependencies form a cycle: a → b → c → a"
+        );
+        assert_eq!(
+            plan("lonely", |n| s.get(n)).unwrap_err(),
+            ScenarioError::Unknown("ghost".into())
+        );
+        let selfish = store(vec![scenario("me", &["me"])]);
+        assert!(matches!(
+            plan("me", |n| selfish.get(n)),
+            Err(ScenarioError::Cycle(_))
+        ));
+    }
+
+    #[test]
+    fn placeholders_are_filled_keeping_types_and_missing_ones_are_named() {
+        let vars: HashMap<String, Value> = [
+            ("user".to_string(), json!("ada")),
+            ("qty".to_string(), json!(3)),
+            ("login".to_string(), json!({"account": {"id": "A-7"}})),
+        ]
+        .into();
+        let params = json!({
+            "text": "{{user}}",
+            "count": "{{ qty }}",
+            "note": "order {{qty}} for {{login.account.id}}",
+            "list": ["{{user}}", 1, true],
+            "literal": "no braces here",
+        });
+        assert_eq!(
+            substitute(&params, &vars).unwrap(),
+            json!({
+                "text": "ada",
+                "count": 3,
+                "note": "order 3 for A-7",
+                "list": ["ada", 1, true],
+                "literal": "no braces here",
+            })
+        );
+        let err = substitute(&json!({"t": "{{password}}"}), &vars).unwrap_err();
+        assert_eq!(err, ScenarioError::Missing("password".into()));
+        assert_eq!(
+            err.to_string(),
+            "{{password}} has no value (pass it as a parameter)"
+        );
+        assert!(substitute(&json!("{{login.nope}}"), &vars).is_err());
+        // An unclosed brace is text, not a placeholder.
+        assert_eq!(substitute(&json!("a {{b"), &vars).unwrap(), json!("a {{b"));
+    }
+
+    #[test]
+    fn the_saved_format_round_trips() {
+        let text = json!({
+            "name": "checkout",
+            "title": "Check out",
+            "tags": ["shop"],
+            "parameters": [{"name": "card", "secret": true}, {"name": "qty", "default": 1}],
+            "dependencies": [{"scenario": "login", "condition": "isAuthenticated", "optional": false,
+                              "parameters": {"user": "{{user}}"}, "captureOutput": "login"}],
+            "chain": [{"method": "click", "params": {"selector": "#buy"}}]
+        });
+        let s: Scenario = serde_json::from_value(text.clone()).unwrap();
+        assert!(s.parameters[0].secret);
+        assert_eq!(s.dependencies[0].capture_output.as_deref(), Some("login"));
+        let back: Scenario = serde_json::from_value(serde_json::to_value(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+    }
+}
