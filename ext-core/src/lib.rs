@@ -8,6 +8,7 @@ pub mod methods;
 pub mod platform;
 pub mod policy;
 pub mod protocol;
+pub mod recorder;
 pub mod router;
 pub mod scenario;
 pub mod secrets;
