@@ -784,3 +784,46 @@ pub struct Highlight {
     pub target: ElementTarget,
 }
 method!(Highlight, "highlight", Text);
+
+/// What the recorder should do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum RecorderAction {
+    #[default]
+    Status,
+    Start,
+    Stop,
+}
+
+/// Record what a person does in the tab; `stop` with a `name` saves it as a scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct Recorder {
+    /// start, stop or status.
+    pub action: RecorderAction,
+    /// With stop: the scenario's name (letters, digits, - and _).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// With stop: a one-line title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// With stop: what the scenario does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+method!(Recorder, "recorder", RecorderState);
+
+/// The recorder on a tab; `steps` is filled by `stop`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecorderState {
+    pub tab_id: TabId,
+    pub recording: bool,
+    /// Raw events captured so far.
+    pub captured: usize,
+    /// Where the recording started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_url: Option<String>,
+    #[serde(default)]
+    pub steps: Vec<crate::recorder::RecordedStep>,
+}

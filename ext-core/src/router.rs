@@ -65,6 +65,7 @@ pub const METHODS: &[(&str, Route)] = &[
     (MouseMoveXy::NAME, Route::Tab),
     (PrintPdf::NAME, Route::Tab),
     (Highlight::NAME, Route::Tab),
+    (crate::methods::Recorder::NAME, Route::Tab),
 ];
 
 /// The route of `method`, or `BAD_ARGS` for a method this extension does not know.
@@ -237,6 +238,7 @@ async fn dispatch<S: CdpSession>(s: &S, method: &str, raw: Value) -> Result<Valu
         MouseMoveXy::NAME => to_value(cdp::mouse_move_xy(s, &params(raw)?).await?),
         PrintPdf::NAME => to_value(cdp::print_pdf(s, &params(raw)?).await?),
         Highlight::NAME => to_value(cdp::highlight(s, &params(raw)?).await?),
+        crate::methods::Recorder::NAME => to_value(cdp::recorder(s, &params(raw)?).await?),
         other => Err(route(other).err().unwrap_or_else(|| {
             WireError::new(ErrorCode::Internal, format!("{other} is not a tab method"))
         })),

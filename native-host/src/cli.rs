@@ -101,6 +101,10 @@ pub struct ServeArgs {
     /// Folder of the audit journal (audit.jsonl; default: the user's data folder, kapture).
     #[arg(long, value_name = "DIR")]
     pub audit_dir: Option<PathBuf>,
+    /// Kapture's data folder: recorded scenarios and their sealed secrets (default: the
+    /// user's data folder, kapture).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
     /// Policy file (TOML; default: <config dir>/kapture/policy.toml when it exists).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,

@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod native_messaging;
 pub mod pairing;
 pub mod policy_config;
+pub mod scenarios;
 pub mod secret_store;
 
 use std::io::IsTerminal;
@@ -172,6 +173,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             .clone()
             .unwrap_or_else(files::default_download_dir),
         reveal_sensitive_headers: args.reveal_sensitive_headers,
+        data_dir: args.data_dir.clone().unwrap_or_else(scenarios::default_dir),
         secret_values: match &args.secrets {
             Some(path) => files::secret_values(path).map_err(ServeError::Setup)?,
             None => Vec::new(),

@@ -73,6 +73,8 @@ pub struct ToolDefaults {
     pub reveal_sensitive_headers: bool,
     /// Exact values to mask in answers (from `--secrets`), with their kind.
     pub secret_values: Vec<(String, String)>,
+    /// Where scenarios and their sealed secrets are saved.
+    pub data_dir: std::path::PathBuf,
 }
 
 /// Longest per-call timeout an agent may ask for.
@@ -206,7 +208,8 @@ ran_on!(
     methods::Text,
     methods::Waited,
     methods::Downloaded,
-    methods::Pdf
+    methods::Pdf,
+    methods::RecorderState
 );
 
 impl KaptureServer {
@@ -1051,6 +1054,74 @@ impl KaptureServer {
         // Only the user's configuration decides whether secrets are shown, never the agent.
         a.params.reveal_sensitive = self.defaults.reveal_sensitive_headers;
         self.reply(self.on_tab(&a).await.map(|t| t.text))
+    }
+
+    #[tool(
+        name = "browser_recorder",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        ),
+        description = "Record what a person does in the tab: start, then the person clicks and types in the page, then stop with a name saves it as a scenario (typed secrets sealed in Kapture's encrypted store, other typed values become parameters). status says whether it records."
+    )]
+    async fn browser_recorder(
+        &self,
+        Parameters(a): Parameters<OnTab<methods::Recorder>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        use methods::RecorderAction;
+        let name = a.params.name.clone().unwrap_or_default();
+        if a.params.action == RecorderAction::Stop
+            && (name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        {
+            return Ok(tool_error(&WireError::new(
+                ErrorCode::BadArgs,
+                "stop needs a name for the scenario: letters, digits, - and _ (the recording keeps going)",
+            )));
+        }
+        let state = match self.on_tab(&a).await {
+            Ok(s) => s,
+            Err(e) => return Ok(tool_error(&e)),
+        };
+        let text = match a.params.action {
+            RecorderAction::Start | RecorderAction::Status if state.recording => format!(
+                "Recording: {} events captured so far. Do the flow in the page, then call browser_recorder with action stop and a name [tab {}]",
+                state.captured, state.tab_id
+            ),
+            RecorderAction::Start | RecorderAction::Status => {
+                format!("Not recording [tab {}]", state.tab_id)
+            }
+            RecorderAction::Stop => {
+                let saved = crate::scenarios::save(
+                    &self.defaults.data_dir,
+                    &name,
+                    a.params.title.as_deref().unwrap_or_default(),
+                    a.params.description.as_deref().unwrap_or_default(),
+                    &state,
+                );
+                match saved {
+                    Ok(s) => format!(
+                        "Saved scenario {name}: {} steps from {} events, in {}. Parameters: {}. Secrets sealed in Kapture's store (values not shown): {} [tab {}]",
+                        s.steps,
+                        state.captured,
+                        s.path.display(),
+                        if s.parameters.is_empty() { "none".into() } else { s.parameters.join(", ") },
+                        if s.secrets.is_empty() { "none".into() } else { s.secrets.join(", ") },
+                        state.tab_id
+                    ),
+                    Err(why) => {
+                        return Ok(tool_error(&WireError::new(
+                            ErrorCode::Internal,
+                            format!("the recording of {} steps could not be saved: {why}", state.steps.len()),
+                        )))
+                    }
+                }
+            }
+        };
+        self.reply(Ok(text))
     }
 
     #[tool(

@@ -170,6 +170,8 @@ impl Kapture {
             .arg(format!("--chromium-arg={RESOLVER_RULES}"))
             .arg("--audit-dir")
             .arg(scratch.path().join("audit"))
+            .arg("--data-dir")
+            .arg(scratch.path().join("data"))
             .env("KAPTURE_LOG", "debug")
             // Hermetic: no policy file of the person running the tests applies.
             .env("XDG_CONFIG_HOME", scratch.path().join("config"));
@@ -277,6 +279,11 @@ impl Kapture {
         cdp::RawCdp::connect(&self.browser_profile())
             .await
             .expect("raw CDP to the launched browser")
+    }
+
+    /// Kapture's data folder (scenarios and sealed secrets) for this run.
+    pub fn data_dir(&self) -> PathBuf {
+        self._scratch.path().join("data")
     }
 
     /// The audit journal's lines.

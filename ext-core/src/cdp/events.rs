@@ -84,10 +84,35 @@ pub struct TabEvents {
     pub refs: RefTable,
     /// The body lines of the last snapshot the agent saw, for diffs.
     pub last_snapshot: Vec<String>,
+    /// The recorder, while it records this tab.
+    pub recording: Option<Recording>,
     navigations_started: u64,
     loads_started: u64,
     loads_stopped: u64,
     waiters: Vec<(Filter, oneshot::Sender<(String, Value)>)>,
+}
+
+/// The name of the binding the capture script calls, and of its isolated world.
+pub const RECORDER_BINDING: &str = "__kaptureRecord";
+pub const RECORDER_WORLD: &str = "kapture-recorder";
+/// Raw events kept per recording; a longer one keeps its start.
+const MAX_RECORDED: usize = 5000;
+
+/// A recording in progress.
+#[derive(Debug, Default)]
+pub struct Recording {
+    /// The capture script's id, to remove it at stop.
+    pub script: String,
+    pub start_url: Option<String>,
+    pub events: Vec<crate::recorder::RawEvent>,
+}
+
+impl Recording {
+    fn push(&mut self, ev: crate::recorder::RawEvent) {
+        if self.events.len() < MAX_RECORDED {
+            self.events.push(ev);
+        }
+    }
 }
 
 impl Default for TabEvents {
@@ -112,6 +137,7 @@ impl TabEvents {
             worlds: HashMap::new(),
             refs: RefTable::new(),
             last_snapshot: Vec::new(),
+            recording: None,
             navigations_started: 0,
             loads_started: 0,
             loads_stopped: 0,
@@ -128,6 +154,23 @@ impl TabEvents {
     pub fn set_frame_loader(&mut self, frame_id: &str, loader_id: &str) {
         self.frames
             .insert(frame_id.to_string(), loader_id.to_string());
+    }
+
+    /// A call of the recorder's binding: one raw event, or garbage that is dropped.
+    fn on_recorded(&mut self, params: &Value) {
+        if params.get("name").and_then(Value::as_str) != Some(RECORDER_BINDING) {
+            return;
+        }
+        let Some(rec) = self.recording.as_mut() else {
+            return;
+        };
+        if let Some(ev) = params
+            .get("payload")
+            .and_then(Value::as_str)
+            .and_then(|p| serde_json::from_str(p).ok())
+        {
+            rec.push(ev);
+        }
     }
 
     /// Record a frame's current URL.
@@ -237,8 +280,15 @@ impl TabEvents {
                     self.push_console(msg);
                 }
             }
+            "Runtime.bindingCalled" => self.on_recorded(params),
             "Page.frameNavigated" => {
                 if params.pointer("/frame/parentId").is_none() {
+                    if let (Some(rec), Some(url)) = (
+                        self.recording.as_mut(),
+                        params.pointer("/frame/url").and_then(Value::as_str),
+                    ) {
+                        rec.push(crate::recorder::RawEvent::Navigate { url: url.into() });
+                    }
                     self.crashed = false;
                     self.main_url = params
                         .pointer("/frame/url")

@@ -180,6 +180,9 @@ pub const WAIT_CHECK: &str = r#"(text, textGone, sel, gone) => {
 /// Readable content as Markdown: headings, paragraphs, lists, links, code, tables, quotes.
 pub const MARKDOWN: &str = include_str!("page/markdown.js");
 
+/// The recorder's capture script (see `page/recorder.js`), run in its own world.
+pub const RECORDER: &str = include_str!("page/recorder.js");
+
 /// The page walker (see `page/walker.js`).
 pub const WALKER: &str = include_str!("page/walker.js");
 

@@ -653,3 +653,81 @@ pub async fn highlight<S: CdpSession>(
         ),
     ))
 }
+
+/// Start, stop or look at the tab's recorder. Capture runs in its own isolated world,
+/// installed in every new document, and reports through a binding only that world sees;
+/// `stop` answers the steps the raw events mean.
+pub async fn recorder<S: CdpSession>(
+    s: &S,
+    p: &crate::methods::Recorder,
+) -> Result<crate::methods::RecorderState, WireError> {
+    use super::events::{Recording, RECORDER_BINDING, RECORDER_WORLD};
+    use crate::methods::{RecorderAction, RecorderState};
+    let state = |s: &S, steps| {
+        let events = s.events().borrow();
+        RecorderState {
+            tab_id: s.tab_id(),
+            recording: events.recording.is_some(),
+            captured: events.recording.as_ref().map_or(0, |r| r.events.len()),
+            start_url: events.recording.as_ref().and_then(|r| r.start_url.clone()),
+            steps,
+        }
+    };
+    match p.action {
+        RecorderAction::Status => Ok(state(s, Vec::new())),
+        RecorderAction::Start => {
+            if s.events().borrow().recording.is_some() {
+                return Ok(state(s, Vec::new()));
+            }
+            s.send(
+                "Runtime.addBinding",
+                json!({"name": RECORDER_BINDING, "executionContextName": RECORDER_WORLD}),
+            )
+            .await?;
+            let added = s
+                .send(
+                    "Page.addScriptToEvaluateOnNewDocument",
+                    json!({"source": super::js::RECORDER, "worldName": RECORDER_WORLD, "runImmediately": true}),
+                )
+                .await?;
+            let mut events = s.events().borrow_mut();
+            let start_url = events.main_url.clone();
+            events.recording = Some(Recording {
+                script: added
+                    .get("identifier")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                start_url,
+                events: Vec::new(),
+            });
+            drop(events);
+            Ok(state(s, Vec::new()))
+        }
+        RecorderAction::Stop => {
+            let Some(rec) = s.events().borrow_mut().recording.take() else {
+                return Err(WireError::new(
+                    ErrorCode::BadArgs,
+                    "the recorder is not recording this tab; start it first",
+                ));
+            };
+            // Best effort: documents already open keep a listener whose binding is gone.
+            let _ = s
+                .send(
+                    "Page.removeScriptToEvaluateOnNewDocument",
+                    json!({"identifier": rec.script}),
+                )
+                .await;
+            let _ = s
+                .send("Runtime.removeBinding", json!({"name": RECORDER_BINDING}))
+                .await;
+            Ok(RecorderState {
+                tab_id: s.tab_id(),
+                recording: false,
+                captured: rec.events.len(),
+                start_url: rec.start_url,
+                steps: crate::recorder::optimize(&rec.events),
+            })
+        }
+    }
+}

@@ -363,7 +363,7 @@ pub fn category_of(method: &str, params: &serde_json::Value) -> Option<Category>
         "navigate" | "go_back" | "go_forward" | "reload" => Category::Navigate,
         "snapshot" | "find" | "get_text" | "get_html" | "read_markdown" | "extract_links"
         | "screenshot" | "console_messages" | "network_requests" | "network_request"
-        | "wait_for" | "highlight" => Category::Read,
+        | "wait_for" | "highlight" | "recorder" => Category::Read,
         "type" if flag("submit") => Category::Submit,
         "fill_form" if flag("submit") => Category::Submit,
         "click" | "hover" | "type" | "select_option" | "press_key" | "drag" | "scroll"

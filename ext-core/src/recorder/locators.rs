@@ -17,6 +17,7 @@ pub enum Locator {
     Name(String),
     Text(String),
     Css(String),
+    #[serde(rename = "xpath")]
     XPath(String),
 }
 

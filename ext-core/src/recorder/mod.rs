@@ -34,6 +34,10 @@ pub struct ElementDescriptor {
     pub placeholder: String,
     pub css_path: String,
     pub xpath: String,
+    /// The element's form also holds a password field.
+    pub form_has_password: bool,
+    /// The form's id, name, action and heading.
+    pub form_hint: String,
 }
 
 /// One raw event from the page, in the order it happened.

@@ -1,0 +1,110 @@
+//! The recorder in a real browser: a login driven with trusted input is saved as a
+//! scenario of placeholders, its secrets sealed on disk where the canary shows in no form;
+//! the page can neither see the recorder nor feed it synthetic events.
+
+use base64::Engine;
+use kapture_e2e::Kapture;
+use serde_json::{json, Value};
+use www_test_pages::Site;
+
+const CANARY: &str = "Rec0rder-Canary-Pw!";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_login_is_saved_with_placeholders_and_sealed_secrets() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("login.html")}))
+        .await;
+    let started = k.ok("browser_recorder", json!({"action": "start"})).await;
+    assert!(started.contains("Recording"), "{started}");
+
+    // The page cannot reach the recorder, and its synthetic events are not recorded.
+    assert_eq!(
+        k.eval("typeof globalThis.__kaptureRecord").await,
+        "undefined"
+    );
+    k.eval(
+        "document.querySelector('button').dispatchEvent(new MouseEvent('click', {bubbles: true}))",
+    )
+    .await;
+
+    // A person's flow, as trusted input.
+    k.ok("browser_type", json!({"selector": "#user", "text": "ada"}))
+        .await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#password", "text": CANARY}),
+    )
+    .await;
+    k.ok("browser_click", json!({"selector": "button"})).await;
+
+    let refused = k.call("browser_recorder", json!({"action": "stop"})).await;
+    assert_eq!(
+        refused.code().as_deref(),
+        Some("BAD_ARGS"),
+        "{}",
+        refused.text
+    );
+    let saved = k
+        .ok(
+            "browser_recorder",
+            json!({"action": "stop", "name": "login", "title": "Log in"}),
+        )
+        .await;
+    assert!(saved.contains("Saved scenario login"), "{saved}");
+    assert!(
+        saved.contains("password") && saved.contains("username"),
+        "{saved}"
+    );
+    assert!(!saved.contains(CANARY), "{saved}");
+
+    let scenario: Value = serde_json::from_slice(
+        &std::fs::read(k.data_dir().join("scenarios").join("login.json")).unwrap(),
+    )
+    .unwrap();
+    eprintln!("SCENARIO {scenario:#}");
+    let methods: Vec<&str> = scenario["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(methods, ["navigate", "type", "type", "click"], "{scenario}");
+    assert_eq!(scenario["chain"][2]["params"]["text"], "{{password}}");
+    let first_locator = &scenario["chain"][3]["params"]["locators"][0];
+    assert_eq!(first_locator["by"], "role", "{first_locator}");
+    let secret_params: Vec<&str> = scenario["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["secret"] == true)
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(secret_params, ["username", "password"]);
+
+    // Nowhere on disk in plain, base64 or hex; the sealed file is private.
+    let b64 = base64::engine::general_purpose::STANDARD.encode(CANARY);
+    let hex: String = CANARY.bytes().map(|b| format!("{b:02x}")).collect();
+    for sub in ["scenarios", "secrets"] {
+        for entry in std::fs::read_dir(k.data_dir().join(sub)).unwrap() {
+            let path = entry.unwrap().path();
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).to_lowercase();
+            for needle in [CANARY.to_lowercase(), b64.to_lowercase(), hex.clone()] {
+                assert!(
+                    !text.contains(&needle),
+                    "{} holds the canary",
+                    path.display()
+                );
+            }
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, 0o600, "{}", path.display());
+            }
+        }
+    }
+    let status = k.ok("browser_recorder", json!({"action": "status"})).await;
+    assert!(status.contains("Not recording"), "{status}");
+    k.stop().await;
+}
