@@ -116,6 +116,19 @@ pub struct AuditArgs {
     pub max: Option<u32>,
 }
 
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ScenarioListArgs {
+    /// Only scenarios whose name, title, description or tags mention this.
+    #[serde(default)]
+    pub search: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ScenarioNameArgs {
+    /// The scenario's name.
+    pub name: String,
+}
+
 /// Things the status tool reports besides the bridge.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ServerFacts {
@@ -1304,6 +1317,97 @@ impl KaptureServer {
             self.audit.path().display(),
             lines.join("\n")
         )))
+    }
+
+    #[tool(
+        name = "scenario_list",
+        annotations(read_only_hint = true, open_world_hint = false),
+        description = "The saved scenarios (recorded with browser_recorder): name, title, steps, parameters and the names of their secrets."
+    )]
+    async fn scenario_list(
+        &self,
+        Parameters(a): Parameters<ScenarioListArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let found = crate::scenarios::list(&self.defaults.data_dir, a.search.as_deref());
+        if found.is_empty() {
+            return self.reply(Ok(
+                "No saved scenarios (record one with browser_recorder)".into()
+            ));
+        }
+        let lines: Vec<String> = found
+            .iter()
+            .map(|r| match r {
+                Ok(s) => {
+                    let names = |secret: bool| {
+                        let v: Vec<&str> = s
+                            .parameters
+                            .iter()
+                            .filter(|p| p.secret == secret)
+                            .map(|p| p.name.as_str())
+                            .collect();
+                        if v.is_empty() {
+                            "none".to_string()
+                        } else {
+                            v.join(", ")
+                        }
+                    };
+                    format!(
+                        "- {}{}: {} steps; parameters: {}; secrets: {}",
+                        s.name,
+                        if s.title.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", s.title)
+                        },
+                        s.chain.len(),
+                        names(false),
+                        names(true)
+                    )
+                }
+                Err(why) => format!("- (unreadable) {why}"),
+            })
+            .collect();
+        self.reply(Ok(format!(
+            "{} scenarios:\n{}",
+            lines.len(),
+            lines.join("\n")
+        )))
+    }
+
+    #[tool(
+        name = "scenario_get",
+        annotations(read_only_hint = true, open_world_hint = false),
+        description = "A saved scenario as JSON: metadata, parameters, dependencies and its chain of steps with ranked locators. Secrets appear only as {{placeholders}}."
+    )]
+    async fn scenario_get(
+        &self,
+        Parameters(a): Parameters<ScenarioNameArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.reply(
+            crate::scenarios::get(&self.defaults.data_dir, &a.name)
+                .map(|s| serde_json::to_string_pretty(&s).unwrap_or_default())
+                .map_err(|why| WireError::new(ErrorCode::BadArgs, why)),
+        )
+    }
+
+    #[tool(
+        name = "scenario_delete",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = false
+        ),
+        description = "Delete a saved scenario and its sealed secrets."
+    )]
+    async fn scenario_delete(
+        &self,
+        Parameters(a): Parameters<ScenarioNameArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.reply(
+            crate::scenarios::delete(&self.defaults.data_dir, &a.name)
+                .map(|()| format!("Deleted scenario {} and its secrets", a.name))
+                .map_err(|why| WireError::new(ErrorCode::BadArgs, why)),
+        )
     }
 
     #[tool(

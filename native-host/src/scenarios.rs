@@ -182,6 +182,79 @@ pub fn save(
     })
 }
 
+fn checked_name(name: &str) -> Result<&str, String> {
+    let ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(name)
+    } else {
+        Err(format!(
+            "{name:?} is not a scenario name (letters, digits, - and _)"
+        ))
+    }
+}
+
+/// One saved scenario; an unknown name says how to find the known ones.
+pub fn get(dir: &Path, name: &str) -> Result<Scenario, String> {
+    let path = dir
+        .join("scenarios")
+        .join(format!("{}.json", checked_name(name)?));
+    let bytes = std::fs::read(&path).map_err(|_| {
+        format!("there is no scenario named {name:?}; scenario_list shows the saved ones")
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{} is damaged: {e}", path.display()))
+}
+
+/// The saved scenarios whose name, title, description or tags mention `search`, by name.
+pub fn list(dir: &Path, search: Option<&str>) -> Vec<Result<Scenario, String>> {
+    let Ok(entries) = std::fs::read_dir(dir.join("scenarios")) else {
+        return Vec::new();
+    };
+    let needle = search.map(str::to_lowercase);
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".json")
+                .map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|n| get(dir, n))
+        .filter(|r| match (r, &needle) {
+            (Ok(s), Some(q)) => {
+                [&s.name, &s.title, &s.description]
+                    .iter()
+                    .any(|t| t.to_lowercase().contains(q.as_str()))
+                    || s.tags.iter().any(|t| t.to_lowercase().contains(q.as_str()))
+            }
+            _ => true,
+        })
+        .collect()
+}
+
+/// Remove a scenario and its sealed secrets.
+pub fn delete(dir: &Path, name: &str) -> Result<(), String> {
+    get(dir, name)?;
+    let name = checked_name(name)?;
+    for path in [
+        dir.join("scenarios").join(format!("{name}.json")),
+        dir.join("secrets").join(format!("{name}.json")),
+    ] {
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot remove {}: {e}", path.display())),
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use ext_core::recorder::ElementDescriptor;
@@ -252,5 +325,20 @@ mod tests {
         let secrets = store.load("login").unwrap().unwrap();
         assert_eq!(secrets["password"], "Canary-123");
         assert!(save(dir.path(), "../evil", "", "", &state).is_err());
+
+        assert_eq!(get(dir.path(), "login").unwrap().title, "Log in");
+        assert!(get(dir.path(), "nope")
+            .unwrap_err()
+            .contains("scenario_list"));
+        assert!(get(dir.path(), "../login").is_err());
+        assert_eq!(list(dir.path(), Some("LOG")).len(), 1);
+        assert!(list(dir.path(), Some("checkout")).is_empty());
+        delete(dir.path(), "login").unwrap();
+        assert!(list(dir.path(), None).is_empty());
+        assert!(
+            store.load("login").unwrap().is_none(),
+            "its secrets went too"
+        );
+        assert!(delete(dir.path(), "login").is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! The recorder in a real browser: a login driven with trusted input is saved as a
 //! scenario of placeholders, its secrets sealed on disk where the canary shows in no form;
-//! the page can neither see the recorder nor feed it synthetic events.
+//! the page can neither see the recorder nor feed it synthetic events; the agent lists,
+//! reads and deletes what was saved.
 
 use base64::Engine;
 use kapture_e2e::Kapture;
@@ -106,5 +107,27 @@ async fn a_recorded_login_is_saved_with_placeholders_and_sealed_secrets() {
     }
     let status = k.ok("browser_recorder", json!({"action": "status"})).await;
     assert!(status.contains("Not recording"), "{status}");
+
+    // The saved scenario as the agent sees it: listed, readable without its secrets, deletable.
+    let listed = k.ok("scenario_list", json!({"search": "log"})).await;
+    assert!(
+        listed.contains("login (Log in): 4 steps")
+            && listed.contains("secrets: username, password"),
+        "{listed}"
+    );
+    let got = k.ok("scenario_get", json!({"name": "login"})).await;
+    assert!(
+        got.contains("{{password}}") && !got.contains(CANARY),
+        "{got}"
+    );
+    k.ok("scenario_delete", json!({"name": "login"})).await;
+    assert!(k
+        .ok("scenario_list", json!({}))
+        .await
+        .contains("No saved scenarios"));
+    assert_eq!(
+        k.fails("scenario_get", json!({"name": "login"})).await,
+        "BAD_ARGS"
+    );
     k.stop().await;
 }
