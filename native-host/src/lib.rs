@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod native_messaging;
 pub mod pairing;
 pub mod policy_config;
+pub mod replay;
 pub mod scenarios;
 pub mod secret_store;
 

@@ -129,6 +129,19 @@ pub struct ScenarioNameArgs {
     pub name: String,
 }
 
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScenarioRunArgs {
+    /// The scenario's name.
+    pub name: String,
+    /// Values for its parameters (secrets come from Kapture's store unless given here).
+    #[serde(default)]
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+    /// Tab to run in (default: the current tab).
+    #[serde(default)]
+    pub tab_id: Option<TabId>,
+}
+
 /// Things the status tool reports besides the bridge.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ServerFacts {
@@ -1388,6 +1401,31 @@ impl KaptureServer {
                 .map(|s| serde_json::to_string_pretty(&s).unwrap_or_default())
                 .map_err(|why| WireError::new(ErrorCode::BadArgs, why)),
         )
+    }
+
+    #[tool(
+        name = "scenario_run",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = true
+        ),
+        description = "Replay a saved scenario without a model: its dependencies first, then its steps, with parameters filled from `parameters`, the recorded defaults and Kapture's sealed secrets (never shown). Each element step tries its locators in rank order. Answers success, dependencies and actions executed, duration, and the failed step."
+    )]
+    async fn scenario_run(
+        &self,
+        Parameters(a): Parameters<ScenarioRunArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tab = a.tab_id.or_else(|| self.current());
+        let report = crate::replay::run(
+            &self.bridge,
+            &self.defaults.data_dir,
+            tab,
+            &a.name,
+            &a.parameters,
+        )
+        .await;
+        self.reply(report.map(|r| serde_json::to_string_pretty(&r).unwrap_or_default()))
     }
 
     #[tool(

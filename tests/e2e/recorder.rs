@@ -120,6 +120,55 @@ async fn a_recorded_login_is_saved_with_placeholders_and_sealed_secrets() {
         got.contains("{{password}}") && !got.contains(CANARY),
         "{got}"
     );
+
+    // Replayed without a model from another page: the sealed secrets are typed, never shown.
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    let ran = k.ok("scenario_run", json!({"name": "login"})).await;
+    assert!(
+        ran.contains("\"success\": true") && ran.contains("\"actionsExecuted\": 4"),
+        "{ran}"
+    );
+    assert!(!ran.contains(CANARY), "{ran}");
+    assert_eq!(k.eval("document.getElementById('user').value").await, "ada");
+    assert_eq!(
+        k.eval("document.getElementById('password').value.length")
+            .await,
+        CANARY.len()
+    );
+    // Parameters given by the caller win over what was recorded.
+    k.ok(
+        "scenario_run",
+        json!({"name": "login", "parameters": {"username": "grace"}}),
+    )
+    .await;
+    assert_eq!(
+        k.eval("document.getElementById('user').value").await,
+        "grace"
+    );
+
+    // A first locator that no longer matches falls back to the next one.
+    let mut edited: Value = serde_json::from_str(&got).unwrap();
+    edited["name"] = json!("login_edited");
+    edited["chain"][1]["params"]["locators"] = json!([
+        {"by": "css", "value": "#renamed-user"},
+        {"by": "name", "value": "user"}
+    ]);
+    edited["parameters"] =
+        json!([{"name": "username", "default": "linus"}, {"name": "password", "default": "x"}]);
+    std::fs::write(
+        k.data_dir().join("scenarios").join("login_edited.json"),
+        serde_json::to_vec(&edited).unwrap(),
+    )
+    .unwrap();
+    let ran = k.ok("scenario_run", json!({"name": "login_edited"})).await;
+    assert!(ran.contains("\"success\": true"), "{ran}");
+    assert_eq!(
+        k.eval("document.getElementById('user').value").await,
+        "linus"
+    );
+    k.ok("scenario_delete", json!({"name": "login_edited"}))
+        .await;
     k.ok("scenario_delete", json!({"name": "login"})).await;
     assert!(k
         .ok("scenario_list", json!({}))
