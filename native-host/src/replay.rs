@@ -1,7 +1,8 @@
 //! Replaying a saved scenario without a model: its dependencies first (in plan order),
 //! then its chain, with `{{placeholders}}` filled from the caller's parameters, the
 //! defaults and the sealed secrets — inside kapture, so no secret value reaches an answer.
-//! Each element step tries the scenario's locators in rank order until one works.
+//! Each element step tries the scenario's locators in rank order until one works: CSS-like
+//! ones directly, role/label/text ones through the page model (`find` → ref).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -43,28 +44,78 @@ pub fn selector_of(locator: &Value) -> Option<String> {
     })
 }
 
-/// The extension method and params of one element step, for one selector.
-fn element_call(step: &Step, selector: &str) -> Option<(&'static str, Value)> {
+/// What a page-model locator looks for: the text to `find`, and how a matching line
+/// starts (`role "name"`), or any line naming the text.
+fn model_query(locator: &Value) -> Option<(String, Option<String>)> {
+    let value = locator.get("value")?;
+    match locator.get("by")?.as_str()? {
+        "role" => {
+            let role = value.get(0)?.as_str()?;
+            let name = value.get(1)?.as_str()?;
+            let quoted = serde_json::to_string(name).ok()?;
+            Some((name.to_string(), Some(format!("{role} {quoted}"))))
+        }
+        "label" | "text" => Some((value.as_str()?.to_string(), None)),
+        _ => None,
+    }
+}
+
+/// The ref of the first line of `find`'s answer that matches, e.g. `button "Go" [ref=e4]`.
+pub fn ref_in(found: &str, query: &str, starts: Option<&str>) -> Option<String> {
+    let quoted = serde_json::to_string(query).ok()?;
+    found
+        .lines()
+        .map(str::trim)
+        .find(|l| match starts {
+            Some(prefix) => l.starts_with(prefix),
+            None => l.contains(&quoted),
+        })?
+        .split("[ref=")
+        .nth(1)?
+        .split(']')
+        .next()
+        .map(str::to_string)
+}
+
+/// The extension method and params of one element step, for one target (`selector` or `ref`).
+fn element_call(step: &Step, target: Value) -> Option<(&'static str, Value)> {
     let p = &step.params;
+    let with = |mut t: Value, extra: Value| {
+        if let (Some(o), Value::Object(e)) = (t.as_object_mut(), extra) {
+            o.extend(e);
+        }
+        t
+    };
     Some(match step.method.as_str() {
-        "click" => ("click", json!({ "selector": selector })),
-        "type" => (
-            "type",
-            json!({ "selector": selector, "text": p.get("text")? }),
-        ),
+        "click" => ("click", target),
+        "type" => ("type", with(target, json!({ "text": p.get("text")? }))),
         "select_option" => (
             "select_option",
-            json!({ "selector": selector, "values": p.get("values")? }),
+            with(target, json!({ "values": p.get("values")? })),
         ),
         "check" => {
             let on = p.get("checked")?.as_bool()?;
             (
                 "fill_form",
-                json!({ "fields": [{ "selector": selector, "value": on.to_string() }] }),
+                json!({ "fields": [with(target, json!({ "value": on.to_string() }))] }),
             )
         }
         _ => return None,
     })
+}
+
+/// Where a locator points now: a CSS selector, or a ref found in the page model.
+async fn target_of(bridge: &BridgeHandle, tab: Option<TabId>, locator: &Value) -> Option<Value> {
+    if let Some(selector) = selector_of(locator) {
+        return Some(json!({ "selector": selector }));
+    }
+    let (query, starts) = model_query(locator)?;
+    let found = bridge
+        .call_raw("find", tab, json!({ "query": query }), ATTEMPT_MS)
+        .await
+        .ok()?;
+    let text = found.get("text")?.as_str()?;
+    ref_in(text, &query, starts.as_deref()).map(|r| json!({ "ref": r }))
 }
 
 /// Errors after which the next locator is worth a try.
@@ -100,8 +151,11 @@ async fn run_step(bridge: &BridgeHandle, tab: Option<TabId>, step: &Step) -> Res
         ErrorCode::SelectorNotFound,
         format!("{}: none of its locators can be used", step.method),
     );
-    for selector in locators.iter().filter_map(selector_of) {
-        let Some((method, params)) = element_call(step, &selector) else {
+    for locator in &locators {
+        let Some(target) = target_of(bridge, tab, locator).await else {
+            continue;
+        };
+        let Some((method, params)) = element_call(step, target) else {
             return Err(WireError::new(
                 ErrorCode::BadArgs,
                 format!(
@@ -211,6 +265,19 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn page_model_locators_find_their_ref() {
+        let found = "textbox \"Email\" [ref=e1]\n button \"User\" [ref=e2]\n textbox \"User\" [ref=e3]: ada";
+        let role = json!({"by": "role", "value": ["textbox", "User"]});
+        let (q, starts) = model_query(&role).unwrap();
+        assert_eq!(ref_in(found, &q, starts.as_deref()).as_deref(), Some("e3"));
+        let label = json!({"by": "label", "value": "Email"});
+        let (q, starts) = model_query(&label).unwrap();
+        assert_eq!(ref_in(found, &q, starts.as_deref()).as_deref(), Some("e1"));
+        assert!(ref_in(found, "Nope", None).is_none());
+        assert!(model_query(&json!({"by": "css", "value": "#a"})).is_none());
+    }
 
     #[test]
     fn locators_become_selectors_in_rank_order_and_others_are_skipped() {

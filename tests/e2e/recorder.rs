@@ -147,12 +147,13 @@ async fn a_recorded_login_is_saved_with_placeholders_and_sealed_secrets() {
         "grace"
     );
 
-    // A first locator that no longer matches falls back to the next one.
+    // A first locator that no longer matches falls back to the next one (here: role and
+    // name through the page model).
     let mut edited: Value = serde_json::from_str(&got).unwrap();
     edited["name"] = json!("login_edited");
     edited["chain"][1]["params"]["locators"] = json!([
         {"by": "css", "value": "#renamed-user"},
-        {"by": "name", "value": "user"}
+        {"by": "role", "value": ["textbox", "User"]}
     ]);
     edited["parameters"] =
         json!([{"name": "username", "default": "linus"}, {"name": "password", "default": "x"}]);
