@@ -78,6 +78,14 @@ pub enum ScenarioError {
     Missing(String),
 }
 
+/// Whether `name` can name a scenario (and its files): letters, digits, `-` and `_`.
+pub fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 /// The order to run `name` and everything it depends on: dependencies first, each once.
 pub fn plan<'a>(
     name: &str,

@@ -1097,12 +1097,7 @@ impl KaptureServer {
     ) -> Result<CallToolResult, ErrorData> {
         use methods::RecorderAction;
         let name = a.params.name.clone().unwrap_or_default();
-        if a.params.action == RecorderAction::Stop
-            && (name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-        {
+        if a.params.action == RecorderAction::Stop && !ext_core::scenario::is_valid_name(&name) {
             return Ok(tool_error(&WireError::new(
                 ErrorCode::BadArgs,
                 "stop needs a name for the scenario: letters, digits, - and _ (the recording keeps going)",

@@ -183,11 +183,7 @@ pub fn save(
 }
 
 fn checked_name(name: &str) -> Result<&str, String> {
-    let ok = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok {
+    if ext_core::scenario::is_valid_name(name) {
         Ok(name)
     } else {
         Err(format!(

@@ -92,12 +92,7 @@ impl SecretStore {
     }
 
     fn path(&self, name: &str) -> Result<PathBuf, SecretStoreError> {
-        let ok = !name.is_empty()
-            && name != KEY_FILE
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !ok {
+        if name == KEY_FILE || !ext_core::scenario::is_valid_name(name) {
             return Err(SecretStoreError::BadName(name.to_string()));
         }
         Ok(self.dir.join(format!("{name}.json")))
