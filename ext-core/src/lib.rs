@@ -4,6 +4,7 @@
 
 pub mod backoff;
 pub mod cdp;
+pub mod export;
 pub mod methods;
 pub mod platform;
 pub mod policy;

@@ -43,7 +43,8 @@ pub struct ElementTarget {
     /// Ref of the element from browser_snapshot or browser_find, e.g. "e12".
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub element_ref: Option<String>,
-    /// CSS selector of the element (main frame), when no ref is at hand.
+    /// CSS selector of the element (main frame), when no ref is at hand; XPath when it starts
+    /// with `/`, `(` or `xpath=`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
     /// What the element is, in words (for people reading the log; not used to find it).
@@ -472,7 +473,7 @@ pub struct WaitFor {
     /// Wait until this text is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_gone: Option<String>,
-    /// Wait until an element matches this CSS selector (visible).
+    /// Wait until an element matches this CSS (or XPath) selector (visible).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
     /// With `selector`: wait until no visible element matches it instead.
@@ -792,6 +793,8 @@ method!(Highlight, "highlight", Text);
 pub enum RecorderAction {
     #[default]
     Status,
+    /// Show the recorder widget in the page (a person starts, stops and saves there).
+    Enable,
     Start,
     Stop,
 }
@@ -800,7 +803,7 @@ pub enum RecorderAction {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct Recorder {
-    /// start, stop or status.
+    /// enable (show the in-page widget), start, stop or status.
     pub action: RecorderAction,
     /// With stop: the scenario's name (letters, digits, - and _).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -811,6 +814,13 @@ pub struct Recorder {
     /// With stop: what the scenario does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// With stop: tags to find it by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// With stop: saved scenarios to run first (a login among them runs only when the page
+    /// is not logged in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<String>,
 }
 method!(Recorder, "recorder", RecorderState);
 

@@ -93,6 +93,16 @@ pub enum HostFrame {
     /// An entry kapture just wrote to its audit journal (secrets already masked), for the
     /// panel's journal view.
     Audit { entry: Value },
+    /// How saving the recording `id` went.
+    RecordingSaved {
+        id: String,
+        ok: bool,
+        message: String,
+    },
+    /// The saved scenarios, summarised (after `scenarios_wanted` and after each change).
+    Scenarios {
+        list: Vec<crate::scenario::ScenarioSummary>,
+    },
 }
 
 /// Why a connection was refused at `hello`.
@@ -136,6 +146,14 @@ pub enum BrowserEvent {
     },
     /// Where a tab is after a command, sent just before its answer (for the journal).
     PageAt { tab_id: TabId, origin: String },
+    /// A person saved a recording with the in-page widget; kapture answers `recording_saved`
+    /// with the same id. The extension keeps it until then (also across restarts).
+    RecordingSave {
+        id: String,
+        request: Box<crate::recorder::draft::SaveRequest>,
+    },
+    /// The extension wants the saved scenarios' summaries (for dependency suggestions).
+    ScenariosWanted,
     /// A person ran a command from the Kapture panel (arguments masked), for the journal.
     PanelRan {
         tab_id: TabId,
@@ -268,7 +286,7 @@ impl ErrorCode {
             Self::SelectorNotFound => "No element matches; check the selector against the page (browser_evaluate with document.querySelectorAll) or wait for the page to render.",
             Self::RefStale => "The element reference belongs to an older page; take a new snapshot.",
             Self::NotInteractable => "The element exists but cannot receive input (hidden, disabled, covered or zero-sized); scroll, close overlays or pick another element.",
-            Self::InvalidSelector => "The CSS selector does not parse; fix its syntax.",
+            Self::InvalidSelector => "The selector (CSS, or XPath starting with / or xpath=) does not parse; fix its syntax.",
             Self::EvalFailed => "The script threw in the page; fix the script or check the page state.",
             Self::NavigationFailed => "The page could not be loaded; check the URL and that the server is reachable.",
             Self::PolicyDenied => "The action is not allowed by the policy for this site.",

@@ -27,6 +27,65 @@ pub struct Scenario {
     pub chain: Vec<Step>,
 }
 
+/// What other code needs to know of a saved scenario without its steps: the index entry,
+/// also what dependency suggestions look at.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScenarioSummary {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    pub tags: Vec<String>,
+    pub steps: usize,
+    /// Names of the parameters, and of the secrets among them.
+    pub parameters: Vec<String>,
+    pub secrets: Vec<String>,
+    pub dependencies: Vec<String>,
+    /// Where it starts and where it last loads a page.
+    pub start_url: String,
+    pub end_url: String,
+    /// It types a password.
+    pub logs_in: bool,
+}
+
+impl Scenario {
+    pub fn summary(&self) -> ScenarioSummary {
+        let urls: Vec<&str> = self
+            .chain
+            .iter()
+            .filter(|s| matches!(s.method.as_str(), "navigate" | "wait_for_load"))
+            .filter_map(|s| s.params.get("url")?.as_str())
+            .collect();
+        let names = |secret: bool| {
+            self.parameters
+                .iter()
+                .filter(|p| p.secret == secret)
+                .map(|p| p.name.clone())
+                .collect::<Vec<_>>()
+        };
+        ScenarioSummary {
+            name: self.name.clone(),
+            title: self.title.clone(),
+            description: self.description.clone(),
+            tags: self.tags.clone(),
+            steps: self.chain.len(),
+            parameters: names(false),
+            secrets: names(true),
+            dependencies: self
+                .dependencies
+                .iter()
+                .map(|d| d.scenario.clone())
+                .collect(),
+            start_url: urls.first().copied().unwrap_or_default().to_string(),
+            end_url: urls.last().copied().unwrap_or_default().to_string(),
+            logs_in: self
+                .parameters
+                .iter()
+                .any(|p| p.secret && p.name.starts_with("password")),
+        }
+    }
+}
+
 /// A value the caller supplies (or a secret the store fills in).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -76,6 +135,58 @@ pub enum ScenarioError {
     Cycle(Vec<String>),
     #[error("{{{{{0}}}}} has no value (pass it as a parameter)")]
     Missing(String),
+    #[error("unknown condition {0:?}: use isAuthenticated, textPresent:<text> or selectorExists:<selector>")]
+    BadCondition(String),
+}
+
+/// A page check that, when it holds, lets a run skip a dependency.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition {
+    /// The page offers a way to log out (a button, link or menu item named so).
+    IsAuthenticated,
+    /// This text is on the page.
+    TextPresent(String),
+    /// An element matches this selector (CSS or XPath).
+    SelectorExists(String),
+}
+
+impl Condition {
+    /// Parse `isAuthenticated`, `textPresent:<text>` or `selectorExists:<selector>`.
+    pub fn parse(text: &str) -> Result<Condition, ScenarioError> {
+        let bad = || ScenarioError::BadCondition(text.to_string());
+        match text.trim().split_once(':') {
+            None if text.trim() == "isAuthenticated" => Ok(Condition::IsAuthenticated),
+            Some(("textPresent", t)) if !t.trim().is_empty() => {
+                Ok(Condition::TextPresent(t.trim().to_string()))
+            }
+            Some(("selectorExists", sel)) if !sel.trim().is_empty() => {
+                Ok(Condition::SelectorExists(sel.trim().to_string()))
+            }
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Whether lines of the page model (`role "name" [ref=…]`) hold a log-out control.
+pub fn offers_log_out(lines: &str) -> bool {
+    lines.lines().any(|line| {
+        let line = line.trim();
+        let Some((role, rest)) = line.split_once(' ') else {
+            return false;
+        };
+        let name: String = rest
+            .split('"')
+            .nth(1)
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .collect::<String>()
+            .to_lowercase();
+        matches!(role, "button" | "link" | "menuitem")
+            && ["logout", "signout", "logoff", "signoff"]
+                .iter()
+                .any(|w| name.contains(w))
+    })
 }
 
 /// Whether `name` can name a scenario (and its files): letters, digits, `-` and `_`.
@@ -274,6 +385,53 @@ mod tests {
         assert!(substitute(&json!("{{login.nope}}"), &vars).is_err());
         // An unclosed brace is text, not a placeholder.
         assert_eq!(substitute(&json!("a {{b"), &vars).unwrap(), json!("a {{b"));
+    }
+
+    #[test]
+    fn conditions_parse_or_are_refused_by_name() {
+        assert_eq!(
+            Condition::parse("isAuthenticated").unwrap(),
+            Condition::IsAuthenticated
+        );
+        assert_eq!(
+            Condition::parse("textPresent: Signed in as").unwrap(),
+            Condition::TextPresent("Signed in as".into())
+        );
+        assert_eq!(
+            Condition::parse("selectorExists:#logout").unwrap(),
+            Condition::SelectorExists("#logout".into())
+        );
+        for bad in [
+            "",
+            "isLoggedIn",
+            "textPresent:",
+            "selectorExists:  ",
+            "isAuthenticated:x",
+        ] {
+            let err = Condition::parse(bad).unwrap_err();
+            assert!(err.to_string().contains("isAuthenticated"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_log_out_control_is_told_from_other_lines() {
+        for yes in [
+            r#"button "Log out" [ref=e3]"#,
+            r#"  link "Sign-out" [ref=e9]"#,
+            r#"menuitem "LOGOUT" [ref=e1]"#,
+            "heading \"x\" [ref=e1]\nbutton \"Sign off\" [ref=e2]",
+        ] {
+            assert!(offers_log_out(yes), "{yes}");
+        }
+        for no in [
+            "No match for \"out\" on the page.",
+            r#"link "About us" [ref=e2]"#,
+            r#"text "You have been logged out" [ref=e4]"#,
+            r#"button "Checkout" [ref=e5]"#,
+            r#"heading "Log out" [ref=e6]"#,
+        ] {
+            assert!(!offers_log_out(no), "{no}");
+        }
     }
 
     #[test]

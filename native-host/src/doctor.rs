@@ -64,6 +64,23 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
         "info downloads and PDFs: {}",
         crate::files::default_download_dir().display()
     )?;
+    let secrets = crate::scenarios::default_dir().join("secrets");
+    match crate::secret_store::SecretStore::key_place_of(&secrets) {
+        Ok(Some(place)) => writeln!(out, "ok   scenario secrets key: {place}")?,
+        Ok(None) => writeln!(
+            out,
+            "info scenario secrets key: none yet ({} when the first secret is saved)",
+            if crate::secret_store::OsKeyring::default().probe().is_ok() {
+                "the OS keyring answers and will hold it"
+            } else {
+                "no OS keyring answers: a 0600 key file will hold it"
+            }
+        )?,
+        Err(e) => {
+            problems += 1;
+            writeln!(out, "BAD  scenario secrets key: {e}")?;
+        }
+    }
     let policy = crate::policy_config::default_path();
     match std::fs::read_to_string(&policy) {
         Ok(text) => match crate::policy_config::parse_file(&policy, &text) {

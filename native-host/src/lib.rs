@@ -16,6 +16,7 @@ pub mod native_messaging;
 pub mod pairing;
 pub mod policy_config;
 pub mod replay;
+pub mod scenario_tools;
 pub mod scenarios;
 pub mod secret_store;
 

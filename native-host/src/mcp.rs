@@ -117,10 +117,17 @@ pub struct AuditArgs {
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ScenarioListArgs {
     /// Only scenarios whose name, title, description or tags mention this.
     #[serde(default)]
     pub search: Option<String>,
+    /// Only scenarios with every one of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Only scenarios with dependencies (true) or without (false).
+    #[serde(default)]
+    pub has_dependencies: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -131,12 +138,25 @@ pub struct ScenarioNameArgs {
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+pub struct ScenarioExportArgs {
+    /// The scenario's name.
+    pub name: String,
+    /// The script's flavour: playwright-ts, playwright-python, puppeteer or webdriverio.
+    pub format: String,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ScenarioRunArgs {
     /// The scenario's name.
     pub name: String,
     /// Values for its parameters (secrets come from Kapture's store unless given here).
     #[serde(default)]
     pub parameters: serde_json::Map<String, serde_json::Value>,
+    /// Secret values for this run only (by parameter name, also for dependencies); never
+    /// saved and never shown.
+    #[serde(default)]
+    pub override_secrets: serde_json::Map<String, serde_json::Value>,
     /// Tab to run in (default: the current tab).
     #[serde(default)]
     pub tab_id: Option<TabId>,
@@ -163,6 +183,8 @@ pub struct KaptureServer {
     defaults: ToolDefaults,
     audit: crate::audit::Audit,
     tool_router: ToolRouter<Self>,
+    /// The client, once it spoke: told when the scenario tools change.
+    peer: Arc<Mutex<Option<rmcp::Peer<rmcp::RoleServer>>>>,
 }
 
 /// A wire error as an MCP tool result: the stable code first, then what happened and a hint.
@@ -254,6 +276,9 @@ impl KaptureServer {
         let (watched, opened) = (current_tab.clone(), new_tabs.clone());
         let journal = audit.clone();
         let secret_values = defaults.secret_values.clone();
+        let peer: Arc<Mutex<Option<rmcp::Peer<rmcp::RoleServer>>>> = Arc::new(Mutex::new(None));
+        let (to_browser, data_dir, told) =
+            (bridge.clone(), defaults.data_dir.clone(), peer.clone());
         tokio::spawn(async move {
             while let Ok(event) = events.recv().await {
                 match event {
@@ -294,6 +319,59 @@ impl KaptureServer {
                         },
                         ms: 0,
                     }),
+                    BrowserEvent::RecordingSave { id, request } => {
+                        let saved = crate::scenarios::save(&data_dir, &request);
+                        journal.record(crate::audit::Entry {
+                            time: ext_core::platform::now_ms() as u64,
+                            who: "person (recorder widget)".into(),
+                            tool: "scenario_save".into(),
+                            args: serde_json::json!({"name": request.choices.name}),
+                            page: Some(format!("tab {}", request.recording.tab_id)),
+                            origin: None,
+                            verdict: "allow".into(),
+                            status: if saved.is_ok() {
+                                "ok".into()
+                            } else {
+                                "BAD_ARGS".into()
+                            },
+                            ms: 0,
+                        });
+                        let (ok, message) = match saved {
+                            Ok(s) => (
+                                true,
+                                format!(
+                                    "Saved {} ({} steps; secrets sealed: {})",
+                                    request.choices.name,
+                                    s.steps,
+                                    if s.secrets.is_empty() {
+                                        "none".into()
+                                    } else {
+                                        s.secrets.join(", ")
+                                    }
+                                ),
+                            ),
+                            Err(why) => (false, format!("Not saved: {why}")),
+                        };
+                        to_browser.notify(ext_core::protocol::HostFrame::RecordingSaved {
+                            id,
+                            ok,
+                            message,
+                        });
+                        if ok {
+                            to_browser.notify(ext_core::protocol::HostFrame::Scenarios {
+                                list: crate::scenarios::summaries(&data_dir),
+                            });
+                            let client = told.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                            if let Some(client) = client {
+                                let _ = client.notify_tool_list_changed().await;
+                            }
+                        }
+                    }
+                    BrowserEvent::ScenariosWanted => {
+                        to_browser.notify(ext_core::protocol::HostFrame::Scenarios {
+                            list: crate::scenarios::summaries(&data_dir),
+                        });
+                    }
                     BrowserEvent::PanelRan {
                         tab_id,
                         method,
@@ -324,7 +402,60 @@ impl KaptureServer {
             defaults,
             audit,
             tool_router: Self::tool_router(),
+            peer,
         }
+    }
+
+    /// The saved scenarios changed: their tools did too (`notifications/tools/list_changed`).
+    fn scenarios_changed(&self) {
+        self.bridge
+            .notify(ext_core::protocol::HostFrame::Scenarios {
+                list: crate::scenarios::summaries(&self.defaults.data_dir),
+            });
+        let peer = self.peer.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(peer) = peer {
+            tokio::spawn(async move {
+                let _ = peer.notify_tool_list_changed().await;
+            });
+        }
+    }
+
+    /// Run a saved scenario and answer its report (a screenshot where it failed).
+    async fn run_scenario(
+        &self,
+        name: &str,
+        tab: Option<TabId>,
+        given: &serde_json::Map<String, serde_json::Value>,
+        overrides: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tab = tab.or_else(|| self.current());
+        let report = crate::replay::run(
+            &self.bridge,
+            &self.defaults.data_dir,
+            tab,
+            name,
+            given,
+            overrides,
+        )
+        .await;
+        let failed = matches!(&report, Ok(r) if !r.success);
+        let mut result =
+            self.reply(report.map(|r| serde_json::to_string_pretty(&r).unwrap_or_default()))?;
+        // Where it stopped, as the agent would see it.
+        if failed {
+            if let Ok(shot) = self
+                .bridge
+                .call_raw("screenshot", tab, serde_json::json!({}), 10_000)
+                .await
+            {
+                if let Ok(c) = serde_json::from_value::<ext_core::methods::Captured>(shot) {
+                    result
+                        .content
+                        .push(ContentBlock::image(c.data, c.mime_type));
+                }
+            }
+        }
+        Ok(result)
     }
 
     fn current(&self) -> Option<TabId> {
@@ -1089,7 +1220,7 @@ impl KaptureServer {
             destructive_hint = false,
             open_world_hint = true
         ),
-        description = "Record what a person does in the tab: start, then the person clicks and types in the page, then stop with a name saves it as a scenario (typed secrets sealed in Kapture's encrypted store, other typed values become parameters). status says whether it records."
+        description = "Record what a person does in the tab: start, then the person clicks and types in the page, then stop with a name (and tags, dependencies) saves it as a scenario (typed secrets sealed in Kapture's encrypted store, other typed values become parameters; the answer suggests dependencies). enable shows the in-page recorder widget instead, where the person starts, stops and confirms the save. status says whether it records."
     )]
     async fn browser_recorder(
         &self,
@@ -1108,6 +1239,11 @@ impl KaptureServer {
             Err(e) => return Ok(tool_error(&e)),
         };
         let text = match a.params.action {
+            RecorderAction::Enable => format!(
+                "The recorder widget is in the page{}: the person records there with Start, then Stop & Save (the scenario is saved in Kapture once they confirm) [tab {}]",
+                if state.recording { " and recording" } else { "" },
+                state.tab_id
+            ),
             RecorderAction::Start | RecorderAction::Status if state.recording => format!(
                 "Recording: {} events captured so far. Do the flow in the page, then call browser_recorder with action stop and a name [tab {}]",
                 state.captured, state.tab_id
@@ -1116,23 +1252,57 @@ impl KaptureServer {
                 format!("Not recording [tab {}]", state.tab_id)
             }
             RecorderAction::Stop => {
-                let saved = crate::scenarios::save(
-                    &self.defaults.data_dir,
-                    &name,
-                    a.params.title.as_deref().unwrap_or_default(),
-                    a.params.description.as_deref().unwrap_or_default(),
-                    &state,
-                );
+                let known = crate::scenarios::summaries(&self.defaults.data_dir);
+                let draft = ext_core::recorder::draft::draft(&state, &known);
+                // A named dependency that is a suggested login runs only when logged out.
+                let dependencies = a
+                    .params
+                    .dependencies
+                    .iter()
+                    .map(|d| ext_core::scenario::Dependency {
+                        scenario: d.clone(),
+                        optional: false,
+                        condition: draft
+                            .suggestions
+                            .iter()
+                            .find(|s| &s.scenario == d)
+                            .and_then(|s| s.condition.clone()),
+                        parameters: Default::default(),
+                        capture_output: None,
+                    })
+                    .collect();
+                let request = ext_core::recorder::draft::SaveRequest {
+                    choices: ext_core::recorder::draft::SaveChoices {
+                        name: name.clone(),
+                        title: a.params.title.clone().unwrap_or_default(),
+                        description: a.params.description.clone().unwrap_or_default(),
+                        tags: a.params.tags.clone(),
+                        dependencies,
+                        ..Default::default()
+                    },
+                    recording: state.clone(),
+                };
+                let saved = crate::scenarios::save(&self.defaults.data_dir, &request);
+                let unused: Vec<String> = draft
+                    .suggestions
+                    .iter()
+                    .filter(|s| !a.params.dependencies.contains(&s.scenario))
+                    .map(|s| format!("{} ({})", s.scenario, s.reason))
+                    .collect();
                 match saved {
-                    Ok(s) => format!(
-                        "Saved scenario {name}: {} steps from {} events, in {}. Parameters: {}. Secrets sealed in Kapture's store (values not shown): {} [tab {}]",
-                        s.steps,
-                        state.captured,
-                        s.path.display(),
-                        if s.parameters.is_empty() { "none".into() } else { s.parameters.join(", ") },
-                        if s.secrets.is_empty() { "none".into() } else { s.secrets.join(", ") },
-                        state.tab_id
-                    ),
+                    Ok(s) => {
+                        self.scenarios_changed();
+                        format!(
+                            "Saved scenario {name}: {} steps from {} events, in {}. Parameters: {}. Secrets sealed in Kapture's store (values not shown): {}.{} [tab {}]",
+                            s.steps,
+                            state.captured,
+                            s.path.display(),
+                            if s.parameters.is_empty() { "none".into() } else { s.parameters.join(", ") },
+                            if s.secrets.is_empty() { "none".into() } else { s.secrets.join(", ") },
+                            if unused.is_empty() { String::new() } else { format!(" Suggested dependencies (add with scenario dependencies): {}.", unused.join("; ")) },
+                            state.tab_id
+                        )
+                    }
                     Err(why) => {
                         return Ok(tool_error(&WireError::new(
                             ErrorCode::Internal,
@@ -1336,7 +1506,12 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<ScenarioListArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let found = crate::scenarios::list(&self.defaults.data_dir, a.search.as_deref());
+        let filter = crate::scenarios::Filter {
+            search: a.search.as_deref(),
+            tags: &a.tags,
+            has_dependencies: a.has_dependencies,
+        };
+        let found = crate::scenarios::list(&self.defaults.data_dir, &filter);
         if found.is_empty() {
             return self.reply(Ok(
                 "No saved scenarios (record one with browser_recorder)".into()
@@ -1405,22 +1580,14 @@ impl KaptureServer {
             destructive_hint = true,
             open_world_hint = true
         ),
-        description = "Replay a saved scenario without a model: its dependencies first, then its steps, with parameters filled from `parameters`, the recorded defaults and Kapture's sealed secrets (never shown). Each element step tries its locators in rank order. Answers success, dependencies and actions executed, duration, and the failed step."
+        description = "Replay a saved scenario without a model: its dependencies first (skipped when their condition, e.g. isAuthenticated, holds; outputs passed on), then its steps, with parameters filled from `parameters`, the recorded defaults and Kapture's sealed secrets (or overrideSecrets for this run; never shown). Each element step tries its locators in rank order. Answers success, dependencies executed and skipped, actions executed, duration, the failed step with a screenshot, and hints (alerts the page showed)."
     )]
     async fn scenario_run(
         &self,
         Parameters(a): Parameters<ScenarioRunArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let tab = a.tab_id.or_else(|| self.current());
-        let report = crate::replay::run(
-            &self.bridge,
-            &self.defaults.data_dir,
-            tab,
-            &a.name,
-            &a.parameters,
-        )
-        .await;
-        self.reply(report.map(|r| serde_json::to_string_pretty(&r).unwrap_or_default()))
+        self.run_scenario(&a.name, a.tab_id, &a.parameters, &a.override_secrets)
+            .await
     }
 
     #[tool(
@@ -1438,9 +1605,43 @@ impl KaptureServer {
     ) -> Result<CallToolResult, ErrorData> {
         self.reply(
             crate::scenarios::delete(&self.defaults.data_dir, &a.name)
-                .map(|()| format!("Deleted scenario {} and its secrets", a.name))
+                .map(|()| {
+                    self.scenarios_changed();
+                    format!("Deleted scenario {} and its secrets", a.name)
+                })
                 .map_err(|why| WireError::new(ErrorCode::BadArgs, why)),
         )
+    }
+
+    #[tool(
+        name = "scenario_export",
+        annotations(read_only_hint = true, open_world_hint = false),
+        description = "A saved scenario as a standalone script (format: playwright-ts, playwright-python, puppeteer or webdriverio) that launches Chromium and replays its steps, each trying its locators best first. Parameters become environment variables with the recorded defaults; secrets are read only from environment variables and never appear in the script. The first line names the variables."
+    )]
+    async fn scenario_export(
+        &self,
+        Parameters(a): Parameters<ScenarioExportArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        use ext_core::export::{env_summary, export, Format};
+        let bad = |why: String| WireError::new(ErrorCode::BadArgs, why);
+        let answer = match (
+            Format::parse(a.format.trim()),
+            crate::scenarios::get(&self.defaults.data_dir, &a.name),
+        ) {
+            (None, _) => Err(bad(format!(
+                "unknown format {:?}: use one of {}",
+                a.format,
+                Format::ALL.map(Format::as_str).join(", ")
+            ))),
+            (_, Err(why)) => Err(bad(why)),
+            (Some(format), Ok(s)) => Ok(format!(
+                "Save as {}. {}\n\n{}",
+                format.file_name(&s.name),
+                env_summary(&s),
+                export(&s, format)
+            )),
+        };
+        self.reply(answer)
     }
 
     #[tool(
@@ -1477,8 +1678,28 @@ impl ServerHandler for KaptureServer {
             .peer_info()
             .map(|info| format!("mcp:{}", info.client_info.name))
             .unwrap_or_else(|| "mcp".into());
-        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        let res = self.tool_router.call(tcc).await;
+        *self.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(context.peer.clone());
+        let scenario = tool
+            .strip_prefix(crate::scenario_tools::PREFIX)
+            .filter(|_| !self.tool_router.has_route(&tool))
+            .map(str::to_string);
+        let res = match scenario {
+            Some(name) => match crate::scenario_tools::split_args(
+                args.as_object().cloned().unwrap_or_default(),
+            ) {
+                Ok((given, tab)) => self
+                    .run_scenario(&name, tab, &given, &Default::default())
+                    .await
+                    .map(rmcp::model::CallToolResponse::Complete),
+                Err(why) => Ok(rmcp::model::CallToolResponse::Complete(tool_error(
+                    &WireError::new(ErrorCode::BadArgs, why),
+                ))),
+            },
+            None => {
+                let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+                self.tool_router.call(tcc).await
+            }
+        };
         let (status, tab) = match &res {
             Ok(rmcp::model::CallToolResponse::Complete(r)) => {
                 let status = match (r.is_error, &r.structured_content) {
@@ -1530,8 +1751,32 @@ impl ServerHandler for KaptureServer {
         res
     }
 
+    /// The built-in tools, then one per saved scenario (`scenario_<name>`).
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        *self.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(context.peer.clone());
+        let mut tools = self.tool_router.list_all();
+        let router = &self.tool_router;
+        tools.extend(crate::scenario_tools::tools(
+            &self.defaults.data_dir,
+            &|name| router.has_route(name),
+        ));
+        Ok(rmcp::model::ListToolsResult {
+            tools,
+            ..Default::default()
+        })
+    }
+
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
             .with_server_info(Implementation::new("kapture", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Kapture drives a real Chromium browser. Target elements with CSS selectors. \

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use ext_core::protocol::{ErrorCode, TabId, WireError};
-use ext_core::scenario::{plan, substitute, Scenario, Step};
+use ext_core::scenario::{offers_log_out, plan, substitute, Condition, Dependency, Scenario, Step};
 use serde_json::{json, Map, Value};
 
 use crate::bridge::BridgeHandle;
@@ -19,16 +19,37 @@ use crate::secret_store::SecretStore;
 const ATTEMPT_MS: u64 = 5_000;
 
 /// How a run went (no values, only what happened).
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, Default, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunReport {
     pub success: bool,
     pub dependencies_executed: Vec<String>,
+    /// Dependencies passed over because their condition held, with the condition.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dependencies_skipped: Vec<String>,
     pub actions_executed: usize,
     pub duration_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failed_step: Option<String>,
+    /// The page the run ended on: title (url).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_on: Option<String>,
     pub hints: Vec<String>,
+    /// The secret values the run used, to mask them in what it answers.
+    #[serde(skip)]
+    secrets: Vec<(String, String)>,
+}
+
+impl RunReport {
+    /// Mask the run's secret values (a page may echo one into an alert or an error).
+    fn mask_secrets(&mut self) {
+        let secrets = std::mem::take(&mut self.secrets);
+        let mask = |t: &mut String| *t = ext_core::secrets::redact(t, &secrets).0;
+        self.hints.iter_mut().for_each(mask);
+        self.failed_step.iter_mut().for_each(mask);
+        self.ended_on.iter_mut().for_each(mask);
+        self.dependencies_skipped.iter_mut().for_each(mask);
+    }
 }
 
 /// A CSS selector for a stored locator, when it has one.
@@ -40,6 +61,9 @@ pub fn selector_of(locator: &Value) -> Option<String> {
         "test_id" => format!("[data-testid={quoted}],[data-test={quoted}],[data-qa={quoted}]"),
         "id" => format!("[id={quoted}]"),
         "name" => format!("[name={quoted}]"),
+        // The page helpers read a selector starting with `/` or `xpath=` as XPath.
+        "xpath" if value.starts_with('/') => value.to_string(),
+        "xpath" => format!("xpath={value}"),
         _ => return None,
     })
 }
@@ -118,6 +142,45 @@ async fn target_of(bridge: &BridgeHandle, tab: Option<TabId>, locator: &Value) -
     ref_in(text, &query, starts.as_deref()).map(|r| json!({ "ref": r }))
 }
 
+/// Pick `values[0]` in a custom drop-down: click its opener (`target`), then click the
+/// option of that name the page model shows.
+async fn custom_select(
+    bridge: &BridgeHandle,
+    tab: Option<TabId>,
+    target: &Value,
+    step: &Step,
+) -> Result<Option<(String, String)>, WireError> {
+    let wanted = step.params["values"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    bridge
+        .call_raw("click", tab, target.clone(), ATTEMPT_MS)
+        .await
+        .map_err(|e| e.into_wire())?;
+    let found = bridge
+        .call_raw("find", tab, json!({ "query": wanted }), ATTEMPT_MS)
+        .await
+        .map_err(|e| e.into_wire())?;
+    let quoted = serde_json::to_string(&wanted).unwrap_or_default();
+    let option = ref_in(
+        found["text"].as_str().unwrap_or_default(),
+        &wanted,
+        Some(&format!("option {quoted}")),
+    )
+    .ok_or_else(|| {
+        WireError::new(
+            ErrorCode::SelectorNotFound,
+            format!("the drop-down opened but shows no option {quoted}"),
+        )
+    })?;
+    bridge
+        .call_raw("click", tab, json!({ "ref": option }), ATTEMPT_MS)
+        .await
+        .map(|answer| page_of(&answer))
+        .map_err(|e| e.into_wire())
+}
+
 /// Errors after which the next locator is worth a try.
 fn try_next(e: &WireError) -> bool {
     matches!(
@@ -126,19 +189,33 @@ fn try_next(e: &WireError) -> bool {
     )
 }
 
-async fn run_step(bridge: &BridgeHandle, tab: Option<TabId>, step: &Step) -> Result<(), WireError> {
+/// The page an answer names (navigations and input actions answer url and title).
+fn page_of(answer: &Value) -> Option<(String, String)> {
+    Some((
+        answer.get("url")?.as_str()?.to_string(),
+        answer.get("title")?.as_str()?.to_string(),
+    ))
+}
+
+/// Run one filled-in step; answers the page it left the tab on, when the answer says.
+async fn run_step(
+    bridge: &BridgeHandle,
+    tab: Option<TabId>,
+    step: &Step,
+) -> Result<Option<(String, String)>, WireError> {
     let call = |method: &'static str, params: Value| async move {
         bridge
             .call_raw(method, tab, params, ATTEMPT_MS)
             .await
-            .map(drop)
+            .map(|answer| page_of(&answer))
             .map_err(|e| e.into_wire())
     };
     match step.method.as_str() {
         "navigate" => return call("navigate", json!({ "url": step.params.get("url") })).await,
         "press_key" => return call("press_key", json!({ "key": step.params.get("key") })).await,
-        // Click-caused loads are awaited by the click; scrolls only moved the view.
-        "wait_for_load" | "scroll" => return Ok(()),
+        // Click-caused loads are awaited by the click; scrolls only moved the view; a tab
+        // a click opened is opened again by that click.
+        "wait_for_load" | "scroll" | "new_tab" => return Ok(None),
         _ => {}
     }
     let locators = step
@@ -155,7 +232,7 @@ async fn run_step(bridge: &BridgeHandle, tab: Option<TabId>, step: &Step) -> Res
         let Some(target) = target_of(bridge, tab, locator).await else {
             continue;
         };
-        let Some((method, params)) = element_call(step, target) else {
+        let Some((method, params)) = element_call(step, target.clone()) else {
             return Err(WireError::new(
                 ErrorCode::BadArgs,
                 format!(
@@ -164,8 +241,19 @@ async fn run_step(bridge: &BridgeHandle, tab: Option<TabId>, step: &Step) -> Res
                 ),
             ));
         };
-        match call(method, params).await {
-            Ok(()) => return Ok(()),
+        let result = match call(method, params).await {
+            // A custom drop-down (a combobox of a script): open it, then pick the option.
+            Err(e)
+                if method == "select_option"
+                    && e.code == ErrorCode::NotInteractable
+                    && e.message.contains("is not a <select>") =>
+            {
+                custom_select(bridge, tab, &target, step).await
+            }
+            other => other,
+        };
+        match result {
+            Ok(page) => return Ok(page),
             Err(e) if try_next(&e) => last = e,
             Err(e) => return Err(e),
         }
@@ -173,10 +261,12 @@ async fn run_step(bridge: &BridgeHandle, tab: Option<TabId>, step: &Step) -> Res
     Err(last)
 }
 
-/// The values for `scenario`'s placeholders: defaults, then the caller's, then secrets.
+/// The values for `scenario`'s placeholders: defaults, then the caller's, then secrets
+/// (the run's overrides first, else the sealed store), then captured outputs.
 fn values(
     scenario: &Scenario,
     given: &Map<String, Value>,
+    overrides: &Map<String, Value>,
     store: &SecretStore,
 ) -> Result<HashMap<String, Value>, String> {
     let mut vars: HashMap<String, Value> = HashMap::new();
@@ -186,27 +276,248 @@ fn values(
         }
     }
     vars.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));
-    if scenario.parameters.iter().any(|p| p.secret) {
-        let secrets = store
+    let secret_names: Vec<&str> = scenario
+        .parameters
+        .iter()
+        .filter(|p| p.secret && !given.contains_key(&p.name))
+        .map(|p| p.name.as_str())
+        .collect();
+    let sealed = if secret_names.iter().any(|n| !overrides.contains_key(*n)) {
+        store
             .load(&scenario.name)
             .map_err(|e| e.to_string())?
-            .unwrap_or_default();
-        for p in scenario.parameters.iter().filter(|p| p.secret) {
-            if let (false, Some(v)) = (given.contains_key(&p.name), secrets.get(&p.name)) {
-                vars.insert(p.name.clone(), Value::String(v.clone()));
-            }
+            .unwrap_or_default()
+    } else {
+        Default::default()
+    };
+    for name in secret_names {
+        if let Some(v) = overrides.get(name) {
+            vars.insert(name.to_string(), v.clone());
+        } else if let Some(v) = sealed.get(name) {
+            vars.insert(name.to_string(), Value::String(v.clone()));
         }
     }
     Ok(vars)
 }
 
-/// Run `name` and its dependencies on `tab`.
+/// Why a run stopped early.
+enum Stop {
+    /// A step failed; the report says which.
+    Failed,
+    /// The run could not start or go on (bad scenario, missing value, unreachable store).
+    Bad(WireError),
+}
+
+/// One `scenario_run`: the scenarios it loaded, what ran, and where the page is.
+struct Runner<'a> {
+    bridge: &'a BridgeHandle,
+    tab: Option<TabId>,
+    loaded: HashMap<String, Scenario>,
+    store: SecretStore,
+    overrides: &'a Map<String, Value>,
+    report: RunReport,
+    /// Outputs of the scenarios that ran (or were skipped) in this run, by name.
+    outputs: HashMap<String, Value>,
+    /// The page after the last step: url and title.
+    page: (String, String),
+}
+
+impl Runner<'_> {
+    fn bad(why: impl std::fmt::Display) -> Stop {
+        Stop::Bad(WireError::new(ErrorCode::BadArgs, why.to_string()))
+    }
+
+    /// Whether `condition` holds on the tab's page now.
+    async fn holds(&self, condition: &Condition) -> Result<bool, Stop> {
+        let find = |query: &str| {
+            let params = json!({ "query": query, "max": 50 });
+            async move {
+                self.bridge
+                    .call_raw("find", self.tab, params, ATTEMPT_MS)
+                    .await
+                    .map_err(|e| Stop::Bad(e.into_wire()))
+                    .map(|v| v["text"].as_str().unwrap_or_default().to_string())
+            }
+        };
+        Ok(match condition {
+            Condition::IsAuthenticated => {
+                offers_log_out(&find("out").await?) || offers_log_out(&find("off").await?)
+            }
+            Condition::TextPresent(text) => find(text).await?.contains("[ref="),
+            Condition::SelectorExists(selector) => {
+                let asked = self
+                    .bridge
+                    .call_raw(
+                        "get_text",
+                        self.tab,
+                        json!({ "selector": selector, "max": 1 }),
+                        ATTEMPT_MS,
+                    )
+                    .await
+                    .map_err(|e| e.into_wire());
+                match asked {
+                    Ok(_) => true,
+                    Err(e) if e.code == ErrorCode::SelectorNotFound => false,
+                    Err(e) => return Err(Stop::Bad(e)),
+                }
+            }
+        })
+    }
+
+    /// Run `name` (its dependencies first) with `given` parameters; answers its output:
+    /// the page it ended on and its non-secret values, for `captureOutput`.
+    async fn run(&mut self, name: &str, given: Map<String, Value>) -> Result<Value, Stop> {
+        let scenario = self
+            .loaded
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Self::bad(format!("there is no scenario named {name:?}")))?;
+        let mut vars = values(&scenario, &given, self.overrides, &self.store).map_err(Self::bad)?;
+        for p in scenario.parameters.iter().filter(|p| p.secret) {
+            if let Some(Value::String(v)) = vars.get(&p.name) {
+                self.report
+                    .secrets
+                    .push((v.clone(), "scenario-secret".into()));
+            }
+        }
+        for dep in &scenario.dependencies {
+            let output = match self.outputs.get(&dep.scenario) {
+                Some(done) => done.clone(),
+                None => self.dependency(name, dep, &vars).await?,
+            };
+            if let Some(key) = &dep.capture_output {
+                vars.insert(key.clone(), output);
+            }
+        }
+        for (i, step) in scenario.chain.iter().enumerate() {
+            let filled = Step {
+                method: step.method.clone(),
+                params: substitute(&step.params, &vars)
+                    .map_err(|e| Self::bad(format!("{name}: {e}")))?,
+            };
+            match run_step(self.bridge, self.tab, &filled).await {
+                Ok(Some(page)) => self.page = page,
+                Ok(None) => {}
+                Err(e) => {
+                    self.report.failed_step = Some(format!(
+                        "{name} step {} ({}): {} {}",
+                        i + 1,
+                        step.method,
+                        e.code.as_str(),
+                        e.message
+                    ));
+                    self.report.hints.push(e.code.hint().to_string());
+                    return Err(Stop::Failed);
+                }
+            }
+            self.report.actions_executed += 1;
+            if step.params.get("locators").is_some() {
+                self.note_alerts(name, i + 1, &step.method).await;
+            }
+        }
+        let secret: Vec<&str> = scenario
+            .parameters
+            .iter()
+            .filter(|p| p.secret)
+            .map(|p| p.name.as_str())
+            .collect();
+        let mut output: Map<String, Value> = vars
+            .into_iter()
+            .filter(|(k, _)| !secret.contains(&k.as_str()) && !self.outputs.contains_key(k))
+            .collect();
+        output.insert("url".into(), json!(self.page.0));
+        output.insert("title".into(), json!(self.page.1));
+        let output = Value::Object(output);
+        self.outputs.insert(name.to_string(), output.clone());
+        Ok(output)
+    }
+
+    /// Run one dependency of `parent` unless its condition holds; an optional one that
+    /// fails leaves a hint and the run goes on.
+    async fn dependency(
+        &mut self,
+        parent: &str,
+        dep: &Dependency,
+        vars: &HashMap<String, Value>,
+    ) -> Result<Value, Stop> {
+        if let Some(text) = &dep.condition {
+            let condition =
+                Condition::parse(text).map_err(|e| Self::bad(format!("{parent}: {e}")))?;
+            if self.holds(&condition).await? {
+                self.report
+                    .dependencies_skipped
+                    .push(format!("{} ({text} holds)", dep.scenario));
+                let output = json!({ "url": self.page.0, "title": self.page.1, "skipped": true });
+                self.outputs.insert(dep.scenario.clone(), output.clone());
+                return Ok(output);
+            }
+        }
+        let params = match substitute(
+            &Value::Object(dep.parameters.clone().into_iter().collect()),
+            vars,
+        )
+        .map_err(|e| Self::bad(format!("{parent} → {}: {e}", dep.scenario)))?
+        {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        match Box::pin(self.run(&dep.scenario, params)).await {
+            Ok(output) => {
+                self.report.dependencies_executed.push(dep.scenario.clone());
+                Ok(output)
+            }
+            Err(Stop::Failed) if dep.optional => {
+                let why = self.report.failed_step.take().unwrap_or_default();
+                self.report.hints.pop();
+                self.report.hints.push(format!(
+                    "optional dependency {} failed and was passed over: {why}",
+                    dep.scenario
+                ));
+                let output = json!({ "url": self.page.0, "title": self.page.1, "failed": true });
+                self.outputs.insert(dep.scenario.clone(), output.clone());
+                Ok(output)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// After an element step: an alert the page now shows (an error message, usually)
+    /// becomes a hint.
+    async fn note_alerts(&mut self, scenario: &str, index: usize, method: &str) {
+        let Ok(found) = self
+            .bridge
+            .call_raw(
+                "find",
+                self.tab,
+                json!({ "query": "alert", "max": 5 }),
+                ATTEMPT_MS,
+            )
+            .await
+        else {
+            return;
+        };
+        for line in found["text"].as_str().unwrap_or_default().lines() {
+            let line = line.trim();
+            if line.starts_with("alert ") {
+                let hint =
+                    format!("after {scenario} step {index} ({method}) the page shows {line}");
+                if !self.report.hints.contains(&hint) {
+                    self.report.hints.push(hint);
+                }
+            }
+        }
+    }
+}
+
+/// Run `name` and its dependencies on `tab`. `overrides` replace sealed secrets for this
+/// run only (never saved, never answered).
 pub async fn run(
     bridge: &BridgeHandle,
     dir: &Path,
     tab: Option<TabId>,
     name: &str,
     given: &Map<String, Value>,
+    overrides: &Map<String, Value>,
 ) -> Result<RunReport, WireError> {
     let started = Instant::now();
     let bad = |why: String| WireError::new(ErrorCode::BadArgs, why);
@@ -220,46 +531,40 @@ pub async fn run(
         queue.extend(s.dependencies.iter().map(|d| d.scenario.clone()));
         loaded.insert(n, s);
     }
-    let order = plan(name, |n| loaded.get(n)).map_err(|e| bad(e.to_string()))?;
-    let store = SecretStore::open(&dir.join("secrets")).map_err(|e| bad(e.to_string()))?;
-    let mut report = RunReport {
-        success: true,
-        dependencies_executed: Vec::new(),
-        actions_executed: 0,
-        duration_ms: 0,
-        failed_step: None,
-        hints: Vec::new(),
-    };
-    for n in &order {
-        let s = &loaded[n];
-        let own = if n == name { given.clone() } else { Map::new() };
-        let vars = values(s, &own, &store).map_err(bad)?;
-        for (i, step) in s.chain.iter().enumerate() {
-            let filled = Step {
-                method: step.method.clone(),
-                params: substitute(&step.params, &vars).map_err(|e| bad(format!("{n}: {e}")))?,
-            };
-            if let Err(e) = run_step(bridge, tab, &filled).await {
-                report.success = false;
-                report.failed_step = Some(format!(
-                    "{n} step {} ({}): {} {}",
-                    i + 1,
-                    step.method,
-                    e.code.as_str(),
-                    e.message
-                ));
-                report.hints.push(e.code.hint().to_string());
-                report.duration_ms = started.elapsed().as_millis() as u64;
-                return Ok(report);
+    plan(name, |n| loaded.get(n)).map_err(|e| bad(e.to_string()))?;
+    for s in loaded.values() {
+        for d in &s.dependencies {
+            if let Some(c) = &d.condition {
+                Condition::parse(c).map_err(|e| bad(format!("{}: {e}", s.name)))?;
             }
-            report.actions_executed += 1;
-        }
-        if n != name {
-            report.dependencies_executed.push(n.clone());
         }
     }
+    let store = SecretStore::open(&dir.join("secrets")).map_err(|e| bad(e.to_string()))?;
+    let mut runner = Runner {
+        bridge,
+        tab,
+        loaded,
+        store,
+        overrides,
+        report: RunReport::default(),
+        outputs: HashMap::new(),
+        page: Default::default(),
+    };
+    let outcome = runner.run(name, given.clone()).await;
+    let mut report = runner.report;
     report.duration_ms = started.elapsed().as_millis() as u64;
-    Ok(report)
+    if !runner.page.0.is_empty() {
+        report.ended_on = Some(format!("{} ({})", runner.page.1, runner.page.0));
+    }
+    report.mask_secrets();
+    match outcome {
+        Ok(_) => {
+            report.success = true;
+            Ok(report)
+        }
+        Err(Stop::Failed) => Ok(report),
+        Err(Stop::Bad(e)) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -301,7 +606,8 @@ mod tests {
                 r#"[data-testid="go"],[data-test="go"],[data-qa="go"]"#,
                 r#"[id="a\"b"]"#,
                 r#"[name="user"]"#,
-                "form > button"
+                "form > button",
+                "/html[1]"
             ]
         );
     }

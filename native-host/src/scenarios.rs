@@ -1,15 +1,12 @@
-//! Saving a recording as a scenario: steps become a chain whose typed values are
-//! `{{placeholders}}`, secret ones (by `ext_core::recorder::secret_kind`) sealed in the
-//! secret store and ordinary ones offered as parameters with their recorded value as
-//! default. Files: `<data dir>/scenarios/<name>.json` and `<data dir>/secrets/<name>.json`.
+//! Saved scenarios on disk: a recording saved as the person chose (built by
+//! `ext_core::recorder::draft`, its secrets sealed in the secret store), read, listed with
+//! filters, deleted. Files: `<data dir>/scenarios/<name>.json`, `scenarios/index.json` and
+//! `<data dir>/secrets/<name>.json`.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ext_core::methods::RecorderState;
-use ext_core::recorder::{locators, secret_kind, FieldContext, RecordedStep};
-use ext_core::scenario::{Parameter, Scenario, Step};
-use serde_json::{json, Value};
+use ext_core::recorder::draft::{self, SaveRequest};
+use ext_core::scenario::{Scenario, ScenarioSummary};
 
 use crate::secret_store::SecretStore;
 
@@ -27,140 +24,12 @@ pub struct Saved {
     pub secrets: Vec<String>,
 }
 
-/// A parameter name from what a field is called: lower-case words joined by `_`.
-fn param_name(e: &ext_core::recorder::ElementDescriptor) -> String {
-    let source = [&e.name, &e.id, &e.label, &e.placeholder]
-        .into_iter()
-        .find(|s| !s.trim().is_empty())
-        .map(|s| s.as_str())
-        .unwrap_or("value");
-    let words: Vec<String> = source
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect();
-    if words.is_empty() {
-        "value".into()
-    } else {
-        words.join("_")
-    }
-}
-
-fn unique(name: String, taken: &[String]) -> String {
-    if !taken.contains(&name) {
-        return name;
-    }
-    (2..)
-        .map(|n| format!("{name}_{n}"))
-        .find(|c| !taken.contains(c))
-        .unwrap_or(name)
-}
-
-/// Build the scenario and the secrets of a stopped recording.
-pub fn from_recording(
-    name: &str,
-    title: &str,
-    description: &str,
-    state: &RecorderState,
-) -> (Scenario, BTreeMap<String, String>) {
-    let mut chain = Vec::new();
-    let mut parameters: Vec<Parameter> = Vec::new();
-    let mut secrets = BTreeMap::new();
-    let mut url = state.start_url.clone().unwrap_or_default();
-    if !url.is_empty() {
-        chain.push(Step {
-            method: "navigate".into(),
-            params: json!({ "url": url }),
-        });
-    }
-    for step in &state.steps {
-        let target_params = |t: &ext_core::recorder::ElementDescriptor, extra: Value| {
-            let mut p = json!({ "locators": locators(t) });
-            if let (Some(obj), Value::Object(more)) = (p.as_object_mut(), extra) {
-                obj.extend(more);
-            }
-            p
-        };
-        let (method, params) = match step {
-            RecordedStep::Navigate { url: u } => {
-                url = u.clone();
-                ("navigate", json!({ "url": u }))
-            }
-            RecordedStep::WaitForLoad { url: u } => {
-                url = u.clone();
-                ("wait_for_load", json!({ "url": u }))
-            }
-            RecordedStep::Click { target } => ("click", target_params(target, json!({}))),
-            RecordedStep::Type { target, text } => {
-                let ctx = FieldContext {
-                    url: &url,
-                    form_has_password: target.form_has_password,
-                    form_hint: &target.form_hint,
-                };
-                let taken: Vec<String> = parameters.iter().map(|p| p.name.clone()).collect();
-                let secret = secret_kind(target, &ctx);
-                let pname = unique(
-                    secret
-                        .map(str::to_string)
-                        .unwrap_or_else(|| param_name(target)),
-                    &taken,
-                );
-                if secret.is_some() {
-                    secrets.insert(pname.clone(), text.clone());
-                }
-                parameters.push(Parameter {
-                    name: pname.clone(),
-                    description: target.label.clone(),
-                    default: secret.is_none().then(|| json!(text)),
-                    secret: secret.is_some(),
-                });
-                (
-                    "type",
-                    target_params(target, json!({ "text": format!("{{{{{pname}}}}}") })),
-                )
-            }
-            RecordedStep::Select { target, value } => (
-                "select_option",
-                target_params(target, json!({ "values": [value] })),
-            ),
-            RecordedStep::Check { target, checked } => (
-                "check",
-                target_params(target, json!({ "checked": checked })),
-            ),
-            RecordedStep::Press { target, key } => {
-                ("press_key", target_params(target, json!({ "key": key })))
-            }
-            RecordedStep::Scroll { x, y } => ("scroll", json!({ "x": x, "y": y })),
-            RecordedStep::NewTab { url: u } => ("new_tab", json!({ "url": u })),
-        };
-        chain.push(Step {
-            method: method.into(),
-            params,
-        });
-    }
-    let scenario = Scenario {
-        name: name.into(),
-        title: title.into(),
-        description: description.into(),
-        tags: Vec::new(),
-        parameters,
-        dependencies: Vec::new(),
-        chain,
-    };
-    (scenario, secrets)
-}
-
-/// Save a stopped recording under `name` in `dir`.
-pub fn save(
-    dir: &Path,
-    name: &str,
-    title: &str,
-    description: &str,
-    state: &RecorderState,
-) -> Result<Saved, String> {
+/// Save a stopped recording as the person (or agent) chose: the scenario file, its sealed
+/// secrets, and the index.
+pub fn save(dir: &Path, request: &SaveRequest) -> Result<Saved, String> {
+    let name = checked_name(&request.choices.name)?;
     let store = SecretStore::open(&dir.join("secrets")).map_err(|e| e.to_string())?;
-    let (scenario, secrets) = from_recording(name, title, description, state);
-    // The store checks the name; check it before anything is written.
+    let (scenario, secrets) = draft::build(&request.recording, &request.choices);
     store.save(name, &secrets).map_err(|e| e.to_string())?;
     let folder = dir.join("scenarios");
     std::fs::create_dir_all(&folder)
@@ -169,6 +38,7 @@ pub fn save(
     let json = serde_json::to_vec_pretty(&scenario).unwrap_or_default();
     crate::pairing::write_private_atomic(&path, &json)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    write_index(dir)?;
     Ok(Saved {
         path,
         steps: scenario.chain.len(),
@@ -181,6 +51,31 @@ pub fn save(
         secrets: secrets.keys().cloned().collect(),
     })
 }
+
+/// `scenarios/index.json`: one summary per readable scenario, rewritten after each change
+/// (for people and other tools; Kapture itself reads the scenario files).
+fn write_index(dir: &Path) -> Result<(), String> {
+    let summaries: Vec<ScenarioSummary> = list(dir, &Filter::default())
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|s| s.summary())
+        .collect();
+    let path = dir.join("scenarios").join(INDEX);
+    let json = serde_json::to_vec_pretty(&summaries).unwrap_or_default();
+    crate::pairing::write_private_atomic(&path, &json)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The summaries of the saved scenarios, for suggestions.
+pub fn summaries(dir: &Path) -> Vec<ScenarioSummary> {
+    list(dir, &Filter::default())
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|s| s.summary())
+        .collect()
+}
+
+const INDEX: &str = "index.json";
 
 fn checked_name(name: &str) -> Result<&str, String> {
     if ext_core::scenario::is_valid_name(name) {
@@ -203,18 +98,49 @@ pub fn get(dir: &Path, name: &str) -> Result<Scenario, String> {
     serde_json::from_slice(&bytes).map_err(|e| format!("{} is damaged: {e}", path.display()))
 }
 
-/// The saved scenarios whose name, title, description or tags mention `search`, by name.
-pub fn list(dir: &Path, search: Option<&str>) -> Vec<Result<Scenario, String>> {
+/// Which saved scenarios to list.
+#[derive(Debug, Default)]
+pub struct Filter<'a> {
+    /// Mentioned in the name, title, description or tags (any case).
+    pub search: Option<&'a str>,
+    /// Carries every one of these tags.
+    pub tags: &'a [String],
+    /// Has dependencies (true) or none (false).
+    pub has_dependencies: Option<bool>,
+}
+
+impl Filter<'_> {
+    fn keeps(&self, s: &Scenario) -> bool {
+        let q = self.search.map(str::to_lowercase);
+        let mentions = |q: &str| {
+            [&s.name, &s.title, &s.description]
+                .iter()
+                .any(|t| t.to_lowercase().contains(q))
+                || s.tags.iter().any(|t| t.to_lowercase().contains(q))
+        };
+        q.as_deref().is_none_or(mentions)
+            && self
+                .tags
+                .iter()
+                .all(|t| s.tags.iter().any(|have| have.eq_ignore_ascii_case(t)))
+            && self
+                .has_dependencies
+                .is_none_or(|want| want != s.dependencies.is_empty())
+    }
+}
+
+/// The saved scenarios `filter` keeps, by name; an unreadable file is listed as an error.
+pub fn list(dir: &Path, filter: &Filter) -> Vec<Result<Scenario, String>> {
     let Ok(entries) = std::fs::read_dir(dir.join("scenarios")) else {
         return Vec::new();
     };
-    let needle = search.map(str::to_lowercase);
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             e.file_name()
                 .to_str()?
                 .strip_suffix(".json")
+                .filter(|n| *n != INDEX.trim_end_matches(".json"))
                 .map(str::to_string)
         })
         .collect();
@@ -222,14 +148,9 @@ pub fn list(dir: &Path, search: Option<&str>) -> Vec<Result<Scenario, String>> {
     names
         .iter()
         .map(|n| get(dir, n))
-        .filter(|r| match (r, &needle) {
-            (Ok(s), Some(q)) => {
-                [&s.name, &s.title, &s.description]
-                    .iter()
-                    .any(|t| t.to_lowercase().contains(q.as_str()))
-                    || s.tags.iter().any(|t| t.to_lowercase().contains(q.as_str()))
-            }
-            _ => true,
+        .filter(|r| match r {
+            Ok(s) => filter.keeps(s),
+            Err(_) => true,
         })
         .collect()
 }
@@ -248,14 +169,28 @@ pub fn delete(dir: &Path, name: &str) -> Result<(), String> {
             Err(e) => return Err(format!("cannot remove {}: {e}", path.display())),
         }
     }
-    Ok(())
+    write_index(dir)
 }
 
 #[cfg(test)]
 mod tests {
-    use ext_core::recorder::ElementDescriptor;
+    use ext_core::methods::RecorderState;
+    use ext_core::recorder::draft::SaveChoices;
+    use ext_core::recorder::{ElementDescriptor, RecordedStep};
 
     use super::*;
+
+    fn request(name: &str, state: &RecorderState) -> SaveRequest {
+        SaveRequest {
+            choices: SaveChoices {
+                name: name.into(),
+                title: "Log in".into(),
+                tags: vec!["Auth".into()],
+                ..Default::default()
+            },
+            recording: state.clone(),
+        }
+    }
 
     fn field(name: &str, input_type: &str) -> ElementDescriptor {
         ElementDescriptor {
@@ -300,7 +235,7 @@ mod tests {
             ],
         };
         let dir = tempfile::tempdir().unwrap();
-        let saved = save(dir.path(), "login", "Log in", "", &state).unwrap();
+        let saved = save(dir.path(), &request("login", &state)).unwrap();
         assert_eq!(saved.steps, 4, "navigate + three typed fields");
         assert_eq!(saved.secrets, ["password", "username"]);
         assert_eq!(saved.parameters, ["q"]);
@@ -320,17 +255,38 @@ mod tests {
         let store = SecretStore::open(&dir.path().join("secrets")).unwrap();
         let secrets = store.load("login").unwrap().unwrap();
         assert_eq!(secrets["password"], "Canary-123");
-        assert!(save(dir.path(), "../evil", "", "", &state).is_err());
+        assert!(save(dir.path(), &request("../evil", &state)).is_err());
 
         assert_eq!(get(dir.path(), "login").unwrap().title, "Log in");
         assert!(get(dir.path(), "nope")
             .unwrap_err()
             .contains("scenario_list"));
         assert!(get(dir.path(), "../login").is_err());
-        assert_eq!(list(dir.path(), Some("LOG")).len(), 1);
-        assert!(list(dir.path(), Some("checkout")).is_empty());
+        let search = |q| Filter {
+            search: Some(q),
+            ..Default::default()
+        };
+        assert_eq!(list(dir.path(), &search("LOG")).len(), 1);
+        assert!(list(dir.path(), &search("checkout")).is_empty());
+        let tags = ["auth".to_string()];
+        let tagged = Filter {
+            tags: &tags,
+            ..Default::default()
+        };
+        assert_eq!(list(dir.path(), &tagged).len(), 1);
+        let with_deps = Filter {
+            has_dependencies: Some(true),
+            ..Default::default()
+        };
+        assert!(list(dir.path(), &with_deps).is_empty());
+        let index = std::fs::read_to_string(dir.path().join("scenarios/index.json")).unwrap();
+        assert!(
+            index.contains("\"logsIn\": true") && !index.contains("Canary"),
+            "{index}"
+        );
+        assert_eq!(summaries(dir.path())[0].name, "login");
         delete(dir.path(), "login").unwrap();
-        assert!(list(dir.path(), None).is_empty());
+        assert!(list(dir.path(), &Filter::default()).is_empty());
         assert!(
             store.load("login").unwrap().is_none(),
             "its secrets went too"

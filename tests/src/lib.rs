@@ -173,6 +173,8 @@ impl Kapture {
             .arg("--data-dir")
             .arg(scratch.path().join("data"))
             .env("KAPTURE_LOG", "debug")
+            // Keys of sealed secrets in a key file, never in the desktop keyring of whoever runs the tests.
+            .env("KAPTURE_KEYRING", "off")
             // Hermetic: no policy file of the person running the tests applies.
             .env("XDG_CONFIG_HOME", scratch.path().join("config"));
         for (k, v) in &opts.env {

@@ -86,6 +86,8 @@ pub struct TabEvents {
     pub last_snapshot: Vec<String>,
     /// The recorder, while it records this tab.
     pub recording: Option<Recording>,
+    /// Requests from the recorder widget, for the worker.
+    widget_requests: Vec<Value>,
     navigations_started: u64,
     loads_started: u64,
     loads_stopped: u64,
@@ -98,18 +100,29 @@ pub const RECORDER_WORLD: &str = "kapture-recorder";
 /// Raw events kept per recording; a longer one keeps its start.
 const MAX_RECORDED: usize = 5000;
 
-/// A recording in progress.
+/// Widget requests kept until the worker handles them (a page cannot send more: only the
+/// widget's own world sees the binding, and only trusted clicks send).
+const MAX_WIDGET_REQUESTS: usize = 16;
+
+/// The recorder on a tab: installed (by `start`, or by `enable` with the widget), capturing
+/// or not, and a stopped recording the widget's person has yet to save.
 #[derive(Debug, Default)]
 pub struct Recording {
-    /// The capture script's id, to remove it at stop.
-    pub script: String,
+    /// The scripts' ids, to remove them at the end.
+    pub scripts: Vec<String>,
     pub start_url: Option<String>,
     pub events: Vec<crate::recorder::RawEvent>,
+    /// Events are kept only while capturing (the widget starts and stops it).
+    pub capturing: bool,
+    /// The in-page widget is shown.
+    pub widget: bool,
+    /// Stopped from the widget, waiting for the person to confirm the save.
+    pub stopped: Option<crate::methods::RecorderState>,
 }
 
 impl Recording {
     fn push(&mut self, ev: crate::recorder::RawEvent) {
-        if self.events.len() < MAX_RECORDED {
+        if self.capturing && self.events.len() < MAX_RECORDED {
             self.events.push(ev);
         }
     }
@@ -138,6 +151,7 @@ impl TabEvents {
             refs: RefTable::new(),
             last_snapshot: Vec::new(),
             recording: None,
+            widget_requests: Vec::new(),
             navigations_started: 0,
             loads_started: 0,
             loads_stopped: 0,
@@ -164,13 +178,25 @@ impl TabEvents {
         let Some(rec) = self.recording.as_mut() else {
             return;
         };
-        if let Some(ev) = params
+        let Some(payload) = params
             .get("payload")
             .and_then(Value::as_str)
-            .and_then(|p| serde_json::from_str(p).ok())
-        {
+            .and_then(|p| serde_json::from_str::<Value>(p).ok())
+        else {
+            return;
+        };
+        if payload.get("kind").and_then(Value::as_str) == Some("widget") {
+            if rec.widget && self.widget_requests.len() < MAX_WIDGET_REQUESTS {
+                self.widget_requests.push(payload);
+            }
+        } else if let Ok(ev) = serde_json::from_value(payload) {
             rec.push(ev);
         }
+    }
+
+    /// What the widget asked for since the last call (start, stop, save, discard).
+    pub fn take_widget_requests(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.widget_requests)
     }
 
     /// Record a frame's current URL.

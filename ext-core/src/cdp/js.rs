@@ -169,7 +169,7 @@ pub const WAIT_CHECK: &str = r#"(text, textGone, sel, gone) => {
   if (textGone !== null && body.includes(textGone)) return { met: false };
   if (sel !== null) {
     let els;
-    try { els = [...document.querySelectorAll(sel)]; }
+    try { els = queryAll(sel); }
     catch (e) { return { error: 'INVALID_SELECTOR', message: 'invalid selector ' + sel + ': ' + e.message }; }
     const visible = els.some((el) => el.checkVisibility ? el.checkVisibility({ visibilityProperty: true }) : el.getClientRects().length > 0);
     if (visible === gone) return { met: false };
@@ -182,6 +182,9 @@ pub const MARKDOWN: &str = include_str!("page/markdown.js");
 
 /// The recorder's capture script (see `page/recorder.js`), run in its own world.
 pub const RECORDER: &str = include_str!("page/recorder.js");
+
+/// The recorder's in-page widget (see `page/widget.js`), in the recorder's world.
+pub const RECORDER_WIDGET: &str = include_str!("page/widget.js");
 
 /// The page walker (see `page/walker.js`).
 pub const WALKER: &str = include_str!("page/walker.js");

@@ -20,6 +20,7 @@ pub use input::{click, fill_form, hover, press_key, select_option, type_text};
 pub use more::{
     cookies, dialog_error, drag, emulate, file_upload, handle_dialog, highlight, mouse_click_xy,
     mouse_move_xy, network_request, network_requests, print_pdf, recorder, resize, scroll, storage,
+    widget_request, widget_show, WidgetOutcome,
 };
 pub use read::{
     evaluate, extract_links, find, get_html, get_text, is_function_source, read_markdown,

@@ -618,6 +618,27 @@ impl PanelUi {
             u.send(&PanelRequest::Connect)
         });
         let u = ui.clone();
+        on(&by_id::<Element>(&doc, "record"), "click", move |_| {
+            let status: Element = by_id(&u.doc, "record-status");
+            status.set_text_content(Some("Opening the recorder…"));
+            u.run(
+                "recorder",
+                json!({"action": "enable"}),
+                true,
+                move |ok, data, _| {
+                    let text = if ok {
+                        "The recorder is in the page: press Start there, do the flow, then Stop & Save.".to_string()
+                    } else {
+                        format!(
+                            "Could not open the recorder: {}",
+                            data.get("message").and_then(Value::as_str).unwrap_or("unknown error")
+                        )
+                    };
+                    status.set_text_content(Some(&text));
+                },
+            );
+        });
+        let u = ui.clone();
         on(&by_id::<Element>(&doc, "safe-mode"), "change", move |_| {
             let on = by_id::<web_sys::HtmlInputElement>(&u.doc, "safe-mode").checked();
             u.send(&PanelRequest::SafeMode { on })

@@ -3,6 +3,7 @@
 //! which recorded values are secrets, and how raw events become a scenario's steps. The
 //! widget and the capture script only forward; nothing here touches a browser.
 
+pub mod draft;
 mod fields;
 mod locators;
 mod optimize;

@@ -100,6 +100,22 @@ impl Bridge {
         }
     }
 
+    /// Send a frame to one authenticated server (the lowest port); false when none is.
+    pub fn send_to_one(&self, frame: &ExtensionFrame) -> bool {
+        let conns = self.conns.borrow();
+        let target = self
+            .connected_ports()
+            .first()
+            .and_then(|p| conns.get(p).cloned());
+        match target {
+            Some(conn) => {
+                conn.send(frame);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn connected_ports(&self) -> Vec<u16> {
         let mut ports: Vec<u16> = self
             .conns
@@ -357,7 +373,16 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             app.bridge.backoff.borrow_mut().reset();
             app.bridge.refused.borrow_mut().remove(&conn.port);
             update_badge(app);
+            let (app, conn) = (app.clone(), conn.clone());
+            spawn_local(async move {
+                super::recorder::on_connected(&app, |f| conn.send(f)).await;
+            });
         }
+        HostFrame::RecordingSaved { id, ok, message } => {
+            let app = app.clone();
+            spawn_local(async move { super::recorder::on_saved(&app, &id, ok, &message).await });
+        }
+        HostFrame::Scenarios { list } => *app.scenarios.borrow_mut() = list,
         HostFrame::Unauthorized { reason, message } => {
             *conn.state.borrow_mut() = ConnState::Rejected(format!("{reason:?}: {message}"));
             update_badge(app);

@@ -4,6 +4,7 @@
 mod bridge;
 mod gate;
 mod panel;
+mod recorder;
 mod tabs;
 
 use std::cell::RefCell;
@@ -38,6 +39,10 @@ pub struct App {
     approvals: gate::Approvals,
     /// The servers' latest audit entries, for the panel (bounded).
     audit: RefCell<std::collections::VecDeque<Value>>,
+    /// The saved scenarios as kapture last described them (for dependency suggestions).
+    scenarios: RefCell<Vec<crate::scenario::ScenarioSummary>>,
+    /// Serialises changes to the recordings waiting for a kapture.
+    recordings_lock: futures::lock::Mutex<()>,
 }
 
 impl App {
@@ -343,6 +348,8 @@ impl Worker {
                 history_lock: futures::lock::Mutex::new(()),
                 approvals: Default::default(),
                 audit: Default::default(),
+                scenarios: Default::default(),
+                recordings_lock: futures::lock::Mutex::new(()),
             }),
         }
     }
@@ -371,7 +378,8 @@ impl Worker {
     pub fn on_debugger_event(&self, tab_id: Option<i32>, method: String, params: JsValue) {
         if let Some(tab_id) = tab_id {
             let params: Value = chrome::from_js(params).unwrap_or(Value::Null);
-            self.app.tabs.on_event(tab_id, &method, &params);
+            let asked = self.app.tabs.on_event(tab_id, &method, &params);
+            recorder::on_widget_requests(&self.app, tab_id, asked);
         }
     }
 

@@ -134,11 +134,34 @@ impl Tabs {
             .map(|l| l.trim().to_string())
     }
 
-    /// A CDP event for a tab we control.
-    pub fn on_event(&self, tab_id: TabId, method: &str, params: &Value) {
+    /// A CDP event for a tab we control; answers what the recorder widget asked, if anything.
+    pub fn on_event(&self, tab_id: TabId, method: &str, params: &Value) -> Vec<Value> {
+        let slot = self.slots.borrow().get(&tab_id).cloned();
+        let Some(slot) = slot else {
+            return Vec::new();
+        };
+        let mut events = slot.events.borrow_mut();
+        events.on_event(method, params);
+        events.take_widget_requests()
+    }
+
+    /// Handle one request of the tab's recorder widget.
+    pub async fn widget_request(
+        &self,
+        tab_id: TabId,
+        request: &Value,
+        known: &[crate::scenario::ScenarioSummary],
+    ) -> Result<cdp::WidgetOutcome, WireError> {
+        let slot = self.slots.borrow().get(&tab_id).cloned();
+        let slot = slot.ok_or_else(|| closed(tab_id))?;
+        cdp::widget_request(&DebuggerSession { slot: &slot }, request, known).await
+    }
+
+    /// Show `view` in the tab's recorder widget, if the tab is still under control.
+    pub async fn widget_show(&self, tab_id: TabId, view: &Value) {
         let slot = self.slots.borrow().get(&tab_id).cloned();
         if let Some(slot) = slot {
-            slot.events.borrow_mut().on_event(method, params);
+            let _ = cdp::widget_show(&DebuggerSession { slot: &slot }, view).await;
         }
     }
 

@@ -221,6 +221,11 @@ impl BridgeHandle {
             .try_send(HubMsg::Notify(HostFrame::Audit { entry }));
     }
 
+    /// Tell the connected extension something (dropped when none is, or its socket is busy).
+    pub fn notify(&self, frame: HostFrame) {
+        let _ = self.hub.try_send(HubMsg::Notify(frame));
+    }
+
     /// Wait up to `limit` for an extension to be connected; true if one is.
     pub async fn wait_connected(&self, limit: Duration) -> bool {
         let (reply, rx) = oneshot::channel();

@@ -8,6 +8,20 @@ const idOf = (el) => {
 };
 const describe = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
   (el.classList && el.classList.length ? '.' + [...el.classList].slice(0, 2).join('.') : '');
+// Elements a selector names: XPath when it starts with `/`, `(` or `xpath=` (no CSS selector
+// can), else CSS. Throws on a selector that does not parse.
+const isXPath = (sel) => sel.startsWith('/') || sel.startsWith('(') || sel.startsWith('xpath=');
+const queryAll = (sel) => {
+  if (!isXPath(sel)) return [...document.querySelectorAll(sel)];
+  const found = document.evaluate(sel.replace(/^xpath=/, ''), document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+  const out = [];
+  for (let i = 0; i < found.snapshotLength; i++) {
+    const n = found.snapshotItem(i);
+    if (n.nodeType === 1) out.push(n);
+  }
+  return out;
+};
+const queryOne = (sel) => isXPath(sel) ? queryAll(sel)[0] : document.querySelector(sel);
 // The element a target names ({sel} or {id}) once it exists and `check(el)` (if given)
 // returns true; retried until `waitMs` passed, then the last `{error, message}`.
 const resolve = async (target, waitMs, check) => {
@@ -18,7 +32,7 @@ const resolve = async (target, waitMs, check) => {
   for (;;) {
     let el;
     if (target.sel !== undefined) {
-      try { el = document.querySelector(target.sel); }
+      try { el = queryOne(target.sel); }
       catch (e) { return { error: 'INVALID_SELECTOR', message: 'invalid selector ' + target.sel + ': ' + e.message }; }
     } else {
       el = K.els.get(target.id)?.deref();

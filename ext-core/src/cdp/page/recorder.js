@@ -5,7 +5,10 @@
   globalThis.__kaptureRecorder = true;
   const send = (ev) => {
     try { globalThis.__kaptureRecord(JSON.stringify(ev)); } catch (_) { /* recording ended */ }
+    if (globalThis.__kaptureWidget) globalThis.__kaptureWidget.captured(ev);
   };
+  // What a person does in Kapture's own widget is not part of the flow.
+  const ours = (e) => !!globalThis.__kaptureWidgetHost && e.composedPath().includes(globalThis.__kaptureWidgetHost);
   const clip = (s, n) => (s || '').replace(/\s+/g, ' ').trim().slice(0, n);
   const cssPath = (el) => {
     const parts = [];
@@ -67,29 +70,30 @@
   const field = (el) => el && (el.localName === 'input' || el.localName === 'textarea' || el.localName === 'select');
   const toggle = (el) => el && el.localName === 'input' && (el.type === 'checkbox' || el.type === 'radio');
   addEventListener('click', (e) => {
-    if (!e.isTrusted || !(e.target instanceof Element)) return;
+    if (!e.isTrusted || ours(e) || !(e.target instanceof Element)) return;
     const t = e.target.closest('button,a,input,select,textarea,label,[role]') || e.target;
     send({ kind: 'click', target: describe(t) });
   }, true);
   addEventListener('input', (e) => {
     const t = e.target;
-    if (!e.isTrusted || !field(t) || toggle(t) || t.localName === 'select') return;
+    if (!e.isTrusted || ours(e) || !field(t) || toggle(t) || t.localName === 'select') return;
     send({ kind: 'input', target: describe(t), value: t.value });
   }, true);
   addEventListener('change', (e) => {
     const t = e.target;
-    if (!e.isTrusted) return;
+    if (!e.isTrusted || ours(e)) return;
     if (t.localName === 'select') send({ kind: 'change', target: describe(t), value: t.value });
     else if (toggle(t)) send({ kind: 'check', target: describe(t), checked: t.checked });
   }, true);
   addEventListener('keydown', (e) => {
-    if (!e.isTrusted || !(e.target instanceof Element)) return;
+    if (!e.isTrusted || ours(e) || !(e.target instanceof Element)) return;
     if (['Enter', 'Escape', 'Tab', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight'].includes(e.key)) {
       send({ kind: 'key', target: describe(e.target), key: e.key });
     }
   }, true);
   let settle = 0;
-  addEventListener('scroll', () => {
+  addEventListener('scroll', (e) => {
+    if (ours(e)) return;
     clearTimeout(settle);
     settle = setTimeout(() => send({ kind: 'scroll', x: scrollX, y: scrollY }), 250);
   }, true);

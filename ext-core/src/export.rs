@@ -1,0 +1,1739 @@
+//! Code export: a saved scenario (or an agent's session log of the same shape) as one
+//! standalone script for Playwright (TypeScript or Python), Puppeteer or WebdriverIO, that
+//! replays its chain against a Chromium it launches, trying each step's locators best first.
+//!
+//! Every value from the scenario reaches the script as a string literal of the target
+//! language (never spliced into code), `{{placeholders}}` become reads of script inputs, and
+//! secrets are read only from the environment: the script never holds a secret value.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use crate::scenario::{Scenario, Step};
+
+/// A script flavour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// A Playwright Test file (`npx playwright test`).
+    PlaywrightTs,
+    /// A Playwright script for Python's sync API.
+    PlaywrightPython,
+    /// An ES module for `puppeteer-core`.
+    Puppeteer,
+    /// An ES module for WebdriverIO's standalone mode.
+    WebdriverIo,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [
+        Format::PlaywrightTs,
+        Format::PlaywrightPython,
+        Format::Puppeteer,
+        Format::WebdriverIo,
+    ];
+
+    /// The format named exactly as `as_str` spells it.
+    pub fn parse(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::PlaywrightTs => "playwright-ts",
+            Format::PlaywrightPython => "playwright-python",
+            Format::Puppeteer => "puppeteer",
+            Format::WebdriverIo => "webdriverio",
+        }
+    }
+
+    /// The file extension the script wants (Playwright Test only collects `*.spec.ts`).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::PlaywrightTs => "spec.ts",
+            Format::PlaywrightPython => "py",
+            Format::Puppeteer | Format::WebdriverIo => "mjs",
+        }
+    }
+
+    /// A file name for `scenario`'s script, e.g. `login.puppeteer.mjs`.
+    pub fn file_name(self, scenario: &str) -> String {
+        match self {
+            Format::PlaywrightTs | Format::PlaywrightPython => {
+                format!("{scenario}.{}", self.extension())
+            }
+            Format::Puppeteer => format!("{scenario}.puppeteer.mjs"),
+            Format::WebdriverIo => format!("{scenario}.wdio.mjs"),
+        }
+    }
+
+    fn lang(self) -> Lang {
+        match self {
+            Format::PlaywrightPython => Lang::Py,
+            _ => Lang::Js,
+        }
+    }
+}
+
+/// A value the script reads when it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    /// The placeholder's name (`user`, or `login.account` for a dependency's output).
+    pub name: String,
+    /// The environment variable the script reads it from.
+    pub env: String,
+    /// Read only from the environment; the script fails without it.
+    pub secret: bool,
+    /// The recorded value, used when the variable is unset (never for a secret).
+    pub default: Option<String>,
+}
+
+/// The environment variable for an input: `KAPTURE_PARAM_` or `KAPTURE_SECRET_` + its name
+/// in upper case with anything but letters and digits as `_`.
+fn env_name(secret: bool, name: &str) -> String {
+    let prefix = if secret {
+        "KAPTURE_SECRET_"
+    } else {
+        "KAPTURE_PARAM_"
+    };
+    let upper: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{prefix}{upper}")
+}
+
+/// A piece of a string value: literal text or a `{{placeholder}}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Text(String),
+    Var(String),
+}
+
+/// Split a string into text and placeholders, the way `scenario::substitute` reads it: a
+/// string that is one placeholder (spaces around allowed) is just that placeholder, an
+/// unclosed `{{` is text, and so is an empty `{{}}`.
+fn parts(s: &str) -> Vec<Part> {
+    let trimmed = s.trim();
+    if let Some(inner) = trimmed
+        .strip_prefix("{{")
+        .and_then(|r| r.strip_suffix("}}"))
+        .filter(|i| !i.contains("{{") && !i.contains("}}") && !i.trim().is_empty())
+    {
+        return vec![Part::Var(inner.trim().to_string())];
+    }
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut rest = s;
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start..].find("}}") else {
+            break;
+        };
+        let name = rest[start + 2..start + len].trim();
+        text.push_str(&rest[..start]);
+        if name.is_empty() {
+            text.push_str(&rest[start..start + len + 2]);
+        } else {
+            if !text.is_empty() {
+                out.push(Part::Text(std::mem::take(&mut text)));
+            }
+            out.push(Part::Var(name.to_string()));
+        }
+        rest = &rest[start + len + 2..];
+    }
+    text.push_str(rest);
+    if !text.is_empty() {
+        out.push(Part::Text(text));
+    }
+    out
+}
+
+fn placeholders_in(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => {
+            for part in parts(s) {
+                if let Part::Var(name) = part {
+                    if !out.contains(&name) {
+                        out.push(name);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| placeholders_in(v, out)),
+        Value::Object(map) => map.values().for_each(|v| placeholders_in(v, out)),
+        _ => {}
+    }
+}
+
+/// The inputs the script of `scenario` reads: the parameters its chain uses (in declared
+/// order), then placeholders no parameter declares (e.g. a dependency's output), which
+/// have no default.
+pub fn inputs(scenario: &Scenario) -> Vec<Input> {
+    let mut used = Vec::new();
+    for step in &scenario.chain {
+        placeholders_in(&step.params, &mut used);
+    }
+    let mut out: Vec<Input> = Vec::new();
+    let mut add = |name: &str, secret: bool, default: Option<String>| {
+        if out.iter().any(|i| i.name == name) {
+            return;
+        }
+        // Two names may upper-case alike (`a.b`, `a_b`): the later one gets a suffix.
+        let base = env_name(secret, name);
+        let env = std::iter::once(base.clone())
+            .chain((2..).map(|n| format!("{base}_{n}")))
+            .find(|e| !out.iter().any(|i| &i.env == e))
+            .unwrap_or(base);
+        out.push(Input {
+            name: name.to_string(),
+            env,
+            secret,
+            default,
+        });
+    };
+    for p in scenario
+        .parameters
+        .iter()
+        .filter(|p| used.contains(&p.name))
+    {
+        // A secret never has a default in the script, even if a hand-edited file gave one.
+        let default = match (&p.default, p.secret) {
+            (_, true) | (None, false) => None,
+            (Some(Value::String(s)), false) => Some(s.clone()),
+            (Some(other), false) => Some(other.to_string()),
+        };
+        add(&p.name, p.secret, default);
+    }
+    for name in &used {
+        add(name, false, None);
+    }
+    out
+}
+
+/// One line naming the environment variables the script reads.
+pub fn env_summary(scenario: &Scenario) -> String {
+    let all = inputs(scenario);
+    let list = |secret: bool| {
+        let names: Vec<&str> = all
+            .iter()
+            .filter(|i| i.secret == secret)
+            .map(|i| i.env.as_str())
+            .collect();
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    format!(
+        "The script reads KAPTURE_CHROMIUM, KAPTURE_CHROMIUM_ARGS (one flag per line) and KAPTURE_HEADLESS; parameters (optional, recorded defaults): {}; secrets (required, environment only): {}.",
+        list(false),
+        list(true)
+    )
+}
+
+/// The target language of literals and expressions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lang {
+    /// JavaScript and TypeScript.
+    Js,
+    Py,
+}
+
+impl Lang {
+    fn string(self, s: &str) -> String {
+        match self {
+            Lang::Js => js_string(s),
+            Lang::Py => py_string(s),
+        }
+    }
+
+    /// A string value with its placeholders as reads of `inputs`.
+    fn string_expr(self, s: &str) -> String {
+        let pieces: Vec<String> = parts(s)
+            .into_iter()
+            .map(|p| match p {
+                Part::Text(t) => self.string(&t),
+                Part::Var(name) => format!("inputs[{}]", self.string(&name)),
+            })
+            .collect();
+        if pieces.is_empty() {
+            self.string("")
+        } else {
+            pieces.join(" + ")
+        }
+    }
+
+    /// Any JSON value as a literal of the language, strings through `string_expr`.
+    fn value(self, v: &Value) -> String {
+        match v {
+            Value::Null => match self {
+                Lang::Js => "null".into(),
+                Lang::Py => "None".into(),
+            },
+            Value::Bool(b) => match (self, b) {
+                (Lang::Js, true) => "true".into(),
+                (Lang::Js, false) => "false".into(),
+                (Lang::Py, true) => "True".into(),
+                (Lang::Py, false) => "False".into(),
+            },
+            Value::Number(n) => n.to_string(),
+            Value::String(s) => self.string_expr(s),
+            Value::Array(items) => format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(|i| self.value(i))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Value::Object(map) => format!(
+                "{{{}}}",
+                map.iter()
+                    .map(|(k, v)| format!("{}: {}", self.string(k), self.value(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    fn comment(self) -> &'static str {
+        match self {
+            Lang::Js => "//",
+            Lang::Py => "#",
+        }
+    }
+}
+
+/// A JavaScript/TypeScript string literal. JSON's encoding is one; U+2028/2029 are escaped
+/// too, since older parsers end a line there.
+fn js_string(s: &str) -> String {
+    serde_json::to_string(s)
+        .unwrap_or_else(|_| "\"\"".into())
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+}
+
+/// A Python string literal: printable ASCII and letters as they are, everything else escaped.
+fn py_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' => out.push(c),
+            c if c.is_alphanumeric() => out.push(c),
+            c if (c as u32) <= 0xff => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if (c as u32) <= 0xffff => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => {
+                let _ = write!(out, "\\U{:08x}", c as u32);
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Text safe inside a one-line comment: no line breaks of either language, at most 160
+/// characters.
+fn comment_text(s: &str) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let flat = flat.trim();
+    match flat.char_indices().nth(160) {
+        Some((at, _)) => format!("{}…", &flat[..at]),
+        None => flat.to_string(),
+    }
+}
+
+/// What one step does, independent of the library.
+#[derive(Debug, Clone, PartialEq)]
+enum Act {
+    Goto(Value),
+    WaitFor(Value),
+    NewTab(Value),
+    Back,
+    Forward,
+    Click(Value),
+    Hover(Value),
+    Fill {
+        locators: Value,
+        text: Value,
+        submit: bool,
+    },
+    Select(Value, Value),
+    Check(Value, Value),
+    Press(Value),
+    Scroll(f64, f64),
+}
+
+/// The ranked locators of an element step; an agent's `selector` counts as one CSS locator.
+fn locators_of(params: &Value) -> Option<Value> {
+    match params.get("locators") {
+        Some(Value::Array(list)) if !list.is_empty() => Some(Value::Array(list.clone())),
+        _ => params
+            .get("selector")
+            .and_then(Value::as_str)
+            .map(|s| json!([{ "by": "css", "value": s }])),
+    }
+}
+
+/// What a step does, or why it is not exported (the script says so on stderr there).
+fn classify(step: &Step) -> Result<Act, String> {
+    let p = &step.params;
+    let field = |k: &str| p.get(k).filter(|v| !v.is_null()).cloned();
+    let skip = |why: &str| format!("{} {why}", step.method);
+    let element = |make: &dyn Fn(Value) -> Option<Act>| match locators_of(p) {
+        Some(locators) => make(locators).ok_or_else(|| skip("lacks a value")),
+        None => Err(skip("has no locator")),
+    };
+    match step.method.as_str() {
+        "navigate" => field("url")
+            .map(Act::Goto)
+            .ok_or_else(|| skip("has no url")),
+        "wait_for_load" => field("url")
+            .map(Act::WaitFor)
+            .ok_or_else(|| skip("has no url")),
+        "new_tab" => field("url")
+            .map(Act::NewTab)
+            .ok_or_else(|| skip("has no url")),
+        "go_back" | "navigate_back" => Ok(Act::Back),
+        "go_forward" | "navigate_forward" => Ok(Act::Forward),
+        "click" => element(&|l| Some(Act::Click(l))),
+        "hover" => element(&|l| Some(Act::Hover(l))),
+        "type" | "fill" => element(&|l| {
+            Some(Act::Fill {
+                locators: l,
+                text: field("text").or_else(|| field("value"))?,
+                submit: p.get("submit").and_then(Value::as_bool).unwrap_or(false),
+            })
+        }),
+        "select_option" => element(&|l| {
+            let values = match field("values").or_else(|| field("value"))? {
+                Value::Array(v) => Value::Array(v),
+                one => Value::Array(vec![one]),
+            };
+            Some(Act::Select(l, values))
+        }),
+        "check" => element(&|l| Some(Act::Check(l, field("checked").unwrap_or(json!(true))))),
+        "press_key" => field("key")
+            .map(Act::Press)
+            .ok_or_else(|| skip("has no key")),
+        "scroll" => Ok(Act::Scroll(
+            p.get("x").and_then(Value::as_f64).unwrap_or(0.0),
+            p.get("y").and_then(Value::as_f64).unwrap_or(0.0),
+        )),
+        _ => Err(skip("is not a browser action the export knows")),
+    }
+}
+
+/// A short human description of a step for its comment: the method and its best locator.
+fn describe(step: &Step) -> String {
+    let p = &step.params;
+    match step.method.as_str() {
+        "press_key" | "navigate" | "wait_for_load" | "new_tab" => {
+            let arg = ["key", "url"]
+                .iter()
+                .find_map(|k| p.get(*k).and_then(Value::as_str))
+                .unwrap_or_default();
+            return comment_text(&format!("{} {arg}", step.method));
+        }
+        "scroll" => {
+            let at = |k: &str| num(p.get(k).and_then(Value::as_f64).unwrap_or(0.0));
+            return format!("scroll to {}, {}", at("x"), at("y"));
+        }
+        _ => {}
+    }
+    let best = locators_of(p).and_then(|l| l.get(0).cloned());
+    let what = match best {
+        Some(loc) => {
+            let by = loc.get("by").and_then(Value::as_str).unwrap_or("?");
+            let value = match loc.get("value") {
+                Some(Value::String(s)) => format!("{s:?}"),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .map_or_else(|| i.to_string(), |s| format!("{s:?}"))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            format!(" {by} {value}")
+        }
+        None => String::new(),
+    };
+    comment_text(&format!("{}{what}", step.method))
+}
+
+/// A number for a script: integral values without a fraction.
+fn num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        "0".into()
+    }
+}
+
+/// The lines of one step for `format`, indented by `pad`.
+fn step_code(format: Format, n: usize, step: &Step, pad: &str) -> String {
+    let lang = format.lang();
+    let what = lang.string(&format!("step {n} ({})", step.method));
+    let v = |x: &Value| lang.value(x);
+    let bool_expr = |x: &Value| match (x, lang) {
+        (Value::Bool(_), _) => v(x),
+        (_, Lang::Js) => format!("truthy({})", v(x)),
+        (_, Lang::Py) => format!("truthy({})", v(x)),
+    };
+    let act = match classify(step) {
+        Ok(act) => act,
+        Err(why) => {
+            let note = lang.string(&format!("kapture export: step {n} skipped: {why}"));
+            let line = match lang {
+                Lang::Js => format!("console.error({note});"),
+                Lang::Py => format!("print({note}, file=sys.stderr)"),
+            };
+            return format!(
+                "{pad}{} {n}. {}\n{pad}{line}\n",
+                lang.comment(),
+                describe(step)
+            );
+        }
+    };
+    let lines: Vec<String> = match (format, act) {
+        (Format::Puppeteer, act) => match act {
+            Act::Goto(u) => vec![format!("await page.goto({}, {{ waitUntil: 'load', timeout: LOAD_MS }});", v(&u))],
+            Act::WaitFor(u) => vec![format!("await waitForPage({});", v(&u))],
+            Act::NewTab(u) => vec![
+                "page = await browser.newPage();".into(),
+                format!("await page.goto({}, {{ waitUntil: 'load', timeout: LOAD_MS }});", v(&u)),
+            ],
+            Act::Back => vec!["await page.goBack({ waitUntil: 'load', timeout: LOAD_MS });".into()],
+            Act::Forward => vec!["await page.goForward({ waitUntil: 'load', timeout: LOAD_MS });".into()],
+            Act::Click(l) => vec![format!("await act({what}, {}, (l) => l.click());", v(&l))],
+            Act::Hover(l) => vec![format!("await act({what}, {}, (l) => l.hover());", v(&l))],
+            Act::Fill { locators, text, submit } => {
+                let mut out = vec![format!("await act({what}, {}, (l) => l.fill({}));", v(&locators), v(&text))];
+                if submit {
+                    out.push("await pressKey('Enter');".into());
+                }
+                out
+            }
+            Act::Select(l, values) => vec![format!("await act({what}, {}, (l) => selectValues(l, {}));", v(&l), v(&values))],
+            Act::Check(l, on) => vec![format!("await act({what}, {}, (l) => setChecked(l, {}), false);", v(&l), bool_expr(&on))],
+            Act::Press(k) => vec![format!("await pressKey({});", v(&k))],
+            Act::Scroll(x, y) => vec![format!("await page.evaluate((x, y) => window.scrollTo(x, y), {}, {});", num(x), num(y))],
+        },
+
+        (Format::WebdriverIo, act) => match act {
+            Act::Goto(u) => vec![format!("await browser.url({});", v(&u))],
+            Act::WaitFor(u) => vec![format!("await waitForPage({});", v(&u))],
+            Act::NewTab(u) => vec![format!("await browser.newWindow({});", v(&u))],
+            Act::Back => vec!["await browser.back();".into()],
+            Act::Forward => vec!["await browser.forward();".into()],
+            Act::Click(l) => vec![format!("await act({what}, {}, (el) => el.click());", v(&l))],
+            Act::Hover(l) => vec![format!("await act({what}, {}, (el) => el.moveTo());", v(&l))],
+            Act::Fill { locators, text, submit } => {
+                let mut out = vec![format!("await act({what}, {}, (el) => el.setValue({}));", v(&locators), v(&text))];
+                if submit {
+                    out.push("await browser.keys(keyChord('Enter'));".into());
+                }
+                out
+            }
+            Act::Select(l, values) => vec![format!("await act({what}, {}, (el) => selectValues(el, {}));", v(&l), v(&values))],
+            Act::Check(l, on) => vec![format!("await act({what}, {}, (el) => setChecked(el, {}), false);", v(&l), bool_expr(&on))],
+            Act::Press(k) => vec![format!("await browser.keys(keyChord({}));", v(&k))],
+            Act::Scroll(x, y) => vec![format!("await browser.execute((x, y) => window.scrollTo(x, y), {}, {});", num(x), num(y))],
+        },
+
+        (Format::PlaywrightTs, act) => match act {
+            Act::Goto(u) => vec![format!("await page.goto({}, {{ timeout: LOAD_MS }});", v(&u))],
+            Act::WaitFor(u) => vec![format!("await page.waitForURL((url) => samePage(url.href, {}), {{ timeout: LOAD_MS }});", v(&u))],
+            Act::NewTab(u) => vec![
+                "page = await page.context().newPage();".into(),
+                format!("await page.goto({}, {{ timeout: LOAD_MS }});", v(&u)),
+            ],
+            Act::Back => vec!["await page.goBack({ timeout: LOAD_MS });".into()],
+            Act::Forward => vec!["await page.goForward({ timeout: LOAD_MS });".into()],
+            Act::Click(l) => vec![format!("await act(page, {what}, {}, (l) => l.click({{ timeout: ATTEMPT_MS }}));", v(&l))],
+            Act::Hover(l) => vec![format!("await act(page, {what}, {}, (l) => l.hover({{ timeout: ATTEMPT_MS }}));", v(&l))],
+            Act::Fill { locators, text, submit } => {
+                let mut out = vec![format!("await act(page, {what}, {}, (l) => l.fill({}, {{ timeout: ATTEMPT_MS }}));", v(&locators), v(&text))];
+                if submit {
+                    out.push("await page.keyboard.press('Enter');".into());
+                }
+                out
+            }
+            Act::Select(l, values) => vec![format!("await act(page, {what}, {}, (l) => l.selectOption({}, {{ timeout: ATTEMPT_MS }}));", v(&l), v(&values))],
+            Act::Check(l, on) => vec![format!("await act(page, {what}, {}, (l) => l.setChecked({}, {{ timeout: ATTEMPT_MS }}));", v(&l), bool_expr(&on))],
+            Act::Press(k) => vec![format!("await page.keyboard.press({});", v(&k))],
+            Act::Scroll(x, y) => vec![format!("await page.evaluate(([x, y]) => window.scrollTo(x, y), [{}, {}]);", num(x), num(y))],
+        },
+
+        (Format::PlaywrightPython, act) => match act {
+            Act::Goto(u) => vec![format!("page.goto({}, timeout=LOAD_MS)", v(&u))],
+            Act::WaitFor(u) => vec![format!("want = {}", v(&u)), "page.wait_for_url(lambda url: same_page(url, want), timeout=LOAD_MS)".into()],
+            Act::NewTab(u) => vec![
+                "page = page.context.new_page()".into(),
+                format!("page.goto({}, timeout=LOAD_MS)", v(&u)),
+            ],
+            Act::Back => vec!["page.go_back(timeout=LOAD_MS)".into()],
+            Act::Forward => vec!["page.go_forward(timeout=LOAD_MS)".into()],
+            Act::Click(l) => vec![format!("act(page, {what}, {}, lambda l: l.click(timeout=ATTEMPT_MS))", v(&l))],
+            Act::Hover(l) => vec![format!("act(page, {what}, {}, lambda l: l.hover(timeout=ATTEMPT_MS))", v(&l))],
+            Act::Fill { locators, text, submit } => {
+                let mut out = vec![format!("act(page, {what}, {}, lambda l: l.fill({}, timeout=ATTEMPT_MS))", v(&locators), v(&text))];
+                if submit {
+                    out.push("page.keyboard.press(\"Enter\")".into());
+                }
+                out
+            }
+            Act::Select(l, values) => vec![format!("act(page, {what}, {}, lambda l: l.select_option({}, timeout=ATTEMPT_MS))", v(&l), v(&values))],
+            Act::Check(l, on) => vec![format!("act(page, {what}, {}, lambda l: l.set_checked({}, timeout=ATTEMPT_MS))", v(&l), bool_expr(&on))],
+            Act::Press(k) => vec![format!("page.keyboard.press({})", v(&k))],
+            Act::Scroll(x, y) => vec![format!("page.evaluate(\"([x, y]) => window.scrollTo(x, y)\", [{}, {}])", num(x), num(y))],
+        },
+    };
+    let mut out = format!("{pad}{} {n}. {}\n", lang.comment(), describe(step));
+    for line in lines {
+        out.push_str(pad);
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The comment block at the top of every script.
+fn header(scenario: &Scenario, format: Format) -> String {
+    let c = format.lang().comment();
+    let library = match format {
+        Format::PlaywrightTs => "Playwright Test (TypeScript)",
+        Format::PlaywrightPython => "Playwright for Python",
+        Format::Puppeteer => "Puppeteer (puppeteer-core)",
+        Format::WebdriverIo => "WebdriverIO (standalone)",
+    };
+    let file = format.file_name(&scenario.name);
+    let run = match format {
+        Format::PlaywrightTs => format!("npm install -D @playwright/test  &&  npx playwright test {file}"),
+        Format::PlaywrightPython => format!("pip install playwright  &&  python3 {file}"),
+        Format::Puppeteer => format!("npm install puppeteer-core  &&  node {file}"),
+        Format::WebdriverIo => format!("npm install webdriverio  &&  node {file}   (needs a chromedriver matching the browser)"),
+    };
+    let mut lines = vec![format!(
+        "Kapture scenario {}{}, exported for {library}.",
+        comment_text(&format!("{:?}", scenario.name)),
+        if scenario.title.trim().is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", comment_text(&scenario.title))
+        }
+    )];
+    if !scenario.description.trim().is_empty() {
+        lines.push(comment_text(&scenario.description));
+    }
+    if !scenario.dependencies.is_empty() {
+        let deps: Vec<&str> = scenario
+            .dependencies
+            .iter()
+            .map(|d| d.scenario.as_str())
+            .collect();
+        lines.push(comment_text(&format!(
+            "It depends on {} (not included: run or export them first).",
+            deps.join(", ")
+        )));
+    }
+    lines.push(format!("Run:  {run}"));
+    lines.push("Environment:".into());
+    lines.push("  KAPTURE_CHROMIUM       the browser to launch (default /usr/bin/chromium)".into());
+    lines.push(
+        "  KAPTURE_CHROMIUM_ARGS  extra browser flags, one per line (flags may contain spaces);"
+            .into(),
+    );
+    lines.push("                         a value without a newline is split at spaces".into());
+    lines.push("  KAPTURE_HEADLESS       0 shows the browser window (default headless)".into());
+    for i in inputs(scenario) {
+        lines.push(if i.secret {
+            format!(
+                "  {}  secret {}, required, read only from the environment",
+                i.env,
+                comment_text(&i.name)
+            )
+        } else {
+            match &i.default {
+                Some(d) => format!(
+                    "  {}  parameter {} (recorded default {})",
+                    i.env,
+                    comment_text(&i.name),
+                    comment_text(&format!("{d:?}"))
+                ),
+                None => format!("  {}  parameter {}, required", i.env, comment_text(&i.name)),
+            }
+        });
+    }
+    lines.push("Each element step tries its recorded locators best first, ATTEMPT_MS each.".into());
+    lines.push(
+        "Prints one JSON line {\"ok\":true,\"url\":...,\"title\":...} and exits 0; on failure"
+            .into(),
+    );
+    lines.push("{\"ok\":false,\"error\":...} and a non-zero exit code.".into());
+    lines
+        .iter()
+        .map(|l| format!("{c} {l}\n").replace(&format!("{c} \n"), &format!("{c}\n")))
+        .collect()
+}
+
+/// The lines that read the inputs, for `lang`, indented by `pad`.
+fn input_code(scenario: &Scenario, lang: Lang, pad: &str) -> String {
+    let mut out = String::new();
+    for i in inputs(scenario) {
+        let (name, env) = (lang.string(&i.name), lang.string(&i.env));
+        let line = match (lang, i.secret, &i.default) {
+            (Lang::Js, true, _) => format!("secretInput({name}, {env});"),
+            (Lang::Js, false, Some(d)) => format!("paramInput({name}, {env}, {});", lang.string(d)),
+            (Lang::Js, false, None) => format!("paramInput({name}, {env}, null);"),
+            (Lang::Py, true, _) => format!("secret_input({name}, {env})"),
+            (Lang::Py, false, Some(d)) => format!("param_input({name}, {env}, {})", lang.string(d)),
+            (Lang::Py, false, None) => format!("param_input({name}, {env}, None)"),
+        };
+        let _ = writeln!(out, "{pad}{line}");
+    }
+    out
+}
+
+fn steps_code(scenario: &Scenario, format: Format, pad: &str) -> String {
+    scenario
+        .chain
+        .iter()
+        .enumerate()
+        .map(|(i, step)| step_code(format, i + 1, step, pad))
+        .collect()
+}
+
+/// A complete runnable script for `scenario` in `format`.
+pub fn export(scenario: &Scenario, format: Format) -> String {
+    let mut out = String::new();
+    if format == Format::PlaywrightPython {
+        out.push_str("#!/usr/bin/env python3\n");
+    }
+    out.push_str(&header(scenario, format));
+    match format {
+        Format::Puppeteer => {
+            out.push_str(PUPPETEER_PRELUDE);
+            out.push_str(JS_COMMON);
+            out.push_str(PUPPETEER_HELPERS);
+            out.push_str("\nasync function main() {\n");
+            out.push_str(&input_code(scenario, Lang::Js, "  "));
+            out.push_str(PUPPETEER_LAUNCH);
+            out.push_str(&steps_code(scenario, format, "  "));
+            out.push_str(PUPPETEER_END);
+        }
+        Format::WebdriverIo => {
+            out.push_str(WDIO_PRELUDE);
+            out.push_str(JS_COMMON);
+            out.push_str(WDIO_HELPERS);
+            out.push_str("\nasync function main() {\n");
+            out.push_str(&input_code(scenario, Lang::Js, "  "));
+            out.push_str(WDIO_LAUNCH);
+            out.push_str(&steps_code(scenario, format, "  "));
+            out.push_str(WDIO_END);
+        }
+        Format::PlaywrightTs => {
+            out.push_str(PLAYWRIGHT_TS_PRELUDE);
+            let title = if scenario.title.trim().is_empty() {
+                &scenario.name
+            } else {
+                &scenario.title
+            };
+            let _ = writeln!(
+                out,
+                "\ntest({}, async ({{ page: firstPage }}) => {{",
+                js_string(title)
+            );
+            out.push_str("  let page: Page = firstPage;\n");
+            out.push_str("  try {\n");
+            out.push_str(&input_code(scenario, Lang::Js, "    "));
+            out.push_str(&steps_code(scenario, format, "    "));
+            out.push_str(PLAYWRIGHT_TS_END);
+        }
+        Format::PlaywrightPython => {
+            out.push_str(PLAYWRIGHT_PY_PRELUDE);
+            out.push_str("\n\ndef run(p):\n");
+            out.push_str(&input_code(scenario, Lang::Py, "    "));
+            out.push_str(PLAYWRIGHT_PY_LAUNCH);
+            out.push_str(&steps_code(scenario, format, "        "));
+            out.push_str(PLAYWRIGHT_PY_END);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// The fixed parts of the scripts. They hold no scenario data: that arrives only as
+// literals in the generated lines above.
+
+/// Shared by the two plain-JavaScript flavours (Puppeteer, WebdriverIO).
+const JS_COMMON: &str = r#"
+const ATTEMPT_MS = 5_000; // each locator gets this long before the next one is tried
+const LOAD_MS = 30_000; // navigations and waits for a page
+
+// Inputs by placeholder name; secret values also go to `hidden`, masked in every message.
+const inputs = Object.create(null);
+const hidden = [];
+
+function paramInput(name, env, fallback) {
+  const value = process.env[env];
+  if (value !== undefined) inputs[name] = value;
+  else if (fallback !== null) inputs[name] = fallback;
+  else throw new Error(`parameter ${name} has no value: set ${env}`);
+}
+
+function secretInput(name, env) {
+  const value = process.env[env];
+  if (value === undefined) {
+    throw new Error(`secret ${name} is missing: set ${env} (secrets are read only from the environment)`);
+  }
+  inputs[name] = value;
+  if (value) hidden.push(value);
+}
+
+function redact(text) {
+  let out = String(text);
+  for (const value of hidden) out = out.split(value).join('***');
+  return out;
+}
+
+function firstLine(error) {
+  return String(error instanceof Error ? error.message : error).split('\n')[0];
+}
+
+function truthy(value) {
+  return value === true || value === 'true' || value === '1';
+}
+
+// Flags may contain spaces (--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1), so
+// they are one per line; a value without a newline is split at spaces.
+function chromiumArgs() {
+  const text = (process.env.KAPTURE_CHROMIUM_ARGS ?? '').trim();
+  if (!text) return [];
+  return text.split(text.includes('\n') ? '\n' : ' ').map((a) => a.trim()).filter(Boolean);
+}
+
+function headless() {
+  return !['0', 'false', 'no'].includes((process.env.KAPTURE_HEADLESS ?? '').trim().toLowerCase());
+}
+
+// A CSS string: quotes and backslashes escaped, line breaks as hex escapes.
+function cssString(value) {
+  return '"' + String(value).replace(/[\\"]/g, '\\$&').replace(/[\n\r\f]/g, (c) => `\\${c.charCodeAt(0).toString(16)} `) + '"';
+}
+
+// An XPath string literal; XPath 1.0 has no escapes, so both quotes need concat().
+function xpathLiteral(value) {
+  const s = String(value);
+  if (!s.includes('"')) return `"${s}"`;
+  if (!s.includes("'")) return `'${s}'`;
+  return `concat(${s.split('"').map((p) => `"${p}"`).join(`, '"', `)})`;
+}
+
+// The form control a <label> with this text names (wrapping it or by `for`), or aria-label.
+function labelXpath(label) {
+  const l = xpathLiteral(label);
+  return `(//label[normalize-space(.)=${l}]//*[self::input or self::select or self::textarea]`
+    + ` | //*[@id=//label[normalize-space(.)=${l}]/@for] | //*[@aria-label=${l}])`;
+}
+
+function testIdCss(value) {
+  return ['data-testid', 'data-test', 'data-qa'].map((a) => `[${a}=${cssString(value)}]`).join(',');
+}
+
+// Same page for a load wait: scheme, host and path (queries often hold per-visit values).
+function samePage(actual, want) {
+  try {
+    const a = new URL(actual);
+    const b = new URL(want);
+    return a.protocol === b.protocol && a.host === b.host && a.pathname === b.pathname;
+  } catch {
+    return actual === want;
+  }
+}
+"#;
+
+const PUPPETEER_PRELUDE: &str = r#"
+import puppeteer from 'puppeteer-core';
+
+let browser;
+let page;
+"#;
+
+const PUPPETEER_HELPERS: &str = r#"
+// A Puppeteer argument in quotes (its parser unescapes backslashes).
+function pArg(value) {
+  return '"' + String(value).replace(/[\\"]/g, '\\$&') + '"';
+}
+
+// The Puppeteer selector of a recorded locator; null when it cannot be expressed.
+function selectorFor(loc) {
+  const v = loc.value;
+  switch (loc.by) {
+    case 'test_id': return testIdCss(v);
+    case 'role': {
+      const [role, name] = v;
+      const n = String(name);
+      // The ARIA query syntax has no escapes: pick a quote the name does not contain.
+      const q = !n.includes('"') ? '"' : !n.includes("'") ? "'" : null;
+      if (q === null || !/^[a-z-]+$/i.test(String(role))) return null;
+      return `::-p-aria(${pArg(`[name=${q}${n}${q}][role="${role}"]`)})`;
+    }
+    case 'label': return `::-p-xpath(${pArg(labelXpath(v))})`;
+    case 'id': return `[id=${cssString(v)}]`;
+    case 'name': return `[name=${cssString(v)}]`;
+    case 'text': return `::-p-text(${pArg(v)})`;
+    case 'css': return String(v);
+    case 'xpath': return `::-p-xpath(${pArg(v)})`;
+    default: return null;
+  }
+}
+
+// Run `action` on the first locator that works, in rank order, like Kapture's own replay.
+async function act(what, locators, action, visible = true) {
+  const tried = [];
+  for (const loc of locators) {
+    const selector = selectorFor(loc);
+    if (selector === null) continue;
+    const locator = page.locator(selector).setTimeout(ATTEMPT_MS).setVisibility(visible ? 'visible' : null);
+    try {
+      return await action(locator);
+    } catch (e) {
+      tried.push(`${loc.by}: ${firstLine(e)}`);
+    }
+  }
+  throw new Error(`${what}: no locator worked (${tried.join('; ') || 'none usable'})`);
+}
+
+// Choose options by value or by label, as Kapture does, and tell the page.
+async function selectValues(locator, values) {
+  const el = await locator.waitHandle();
+  try {
+    const found = await el.evaluate((select, wanted) => {
+      let hits = 0;
+      for (const option of select.options) {
+        const hit = wanted.includes(option.value) || wanted.includes(option.label.trim());
+        if (hit) hits += 1;
+        if (select.multiple || hit) option.selected = hit;
+      }
+      select.dispatchEvent(new Event('input', { bubbles: true }));
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+      return hits;
+    }, values);
+    if (!found) throw new Error(`no option is ${JSON.stringify(values)}`);
+  } finally {
+    await el.dispose();
+  }
+}
+
+async function setChecked(locator, want) {
+  const el = await locator.waitHandle();
+  try {
+    const on = await el.evaluate((e) => Boolean(e.checked));
+    // A DOM click also reaches checkboxes that are visually hidden behind a styled label.
+    if (on !== want) await el.evaluate((e) => e.click());
+  } finally {
+    await el.dispose();
+  }
+}
+
+// "Enter", or a chord such as "Control+a".
+async function pressKey(combo) {
+  const keys = combo === '+' ? ['+'] : String(combo).split('+').filter(Boolean);
+  const last = keys.pop();
+  for (const k of keys) await page.keyboard.down(k);
+  await page.keyboard.press(last);
+  for (const k of keys.reverse()) await page.keyboard.up(k);
+}
+
+async function waitForPage(want) {
+  const deadline = Date.now() + LOAD_MS;
+  while (!samePage(page.url(), want)) {
+    if (Date.now() > deadline) throw new Error(`the page did not reach ${want} (it is at ${page.url()})`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await page.waitForFunction(() => document.readyState === 'complete', { timeout: LOAD_MS });
+}
+"#;
+
+const PUPPETEER_LAUNCH: &str = r#"  browser = await puppeteer.launch({
+    executablePath: process.env.KAPTURE_CHROMIUM || '/usr/bin/chromium',
+    headless: headless(),
+    args: chromiumArgs(),
+  });
+  page = (await browser.pages())[0] ?? (await browser.newPage());
+"#;
+
+const PUPPETEER_END: &str = r#"  return { ok: true, url: page.url(), title: await page.title() };
+}
+
+try {
+  console.log(JSON.stringify(await main()));
+} catch (e) {
+  const message = redact(e instanceof Error ? e.message : e);
+  console.log(JSON.stringify({ ok: false, error: message }));
+  console.error(`kapture export: ${message}`);
+  process.exitCode = 1;
+} finally {
+  if (browser) await browser.close().catch(() => {});
+}
+"#;
+
+const WDIO_PRELUDE: &str = r#"
+import { remote, Key } from 'webdriverio';
+
+let browser;
+"#;
+
+const WDIO_HELPERS: &str = r#"
+// The WebdriverIO selector of a recorded locator; null when it cannot be expressed.
+function selectorFor(loc) {
+  const v = loc.value;
+  switch (loc.by) {
+    case 'test_id': return testIdCss(v);
+    case 'role': return `aria/${v[1]}`; // accessible name; the role is checked in act()
+    case 'label': return labelXpath(v);
+    case 'id': return `[id=${cssString(v)}]`;
+    case 'name': return `[name=${cssString(v)}]`;
+    case 'text': {
+      const t = xpathLiteral(v);
+      return `//*[normalize-space(.)=${t}][not(.//*[normalize-space(.)=${t}])]`;
+    }
+    case 'css': return String(v);
+    // WebdriverIO takes a selector that starts with / or ( as XPath.
+    case 'xpath': return /^[/(]/.test(String(v)) ? String(v) : `(${v})`;
+    default: return null;
+  }
+}
+
+// Run `action` on the first locator that works, in rank order, like Kapture's own replay.
+async function act(what, locators, action, visible = true) {
+  const tried = [];
+  for (const loc of locators) {
+    const selector = selectorFor(loc);
+    if (selector === null) continue;
+    try {
+      const el = await browser.$(selector);
+      if (visible) await el.waitForDisplayed({ timeout: ATTEMPT_MS });
+      else await el.waitForExist({ timeout: ATTEMPT_MS });
+      if (loc.by === 'role') {
+        const role = await el.getComputedRole().catch(() => null);
+        if (role && role !== loc.value[0]) throw new Error(`found a ${role}, not a ${loc.value[0]}`);
+      }
+      return await action(el);
+    } catch (e) {
+      tried.push(`${loc.by}: ${firstLine(e)}`);
+    }
+  }
+  throw new Error(`${what}: no locator worked (${tried.join('; ') || 'none usable'})`);
+}
+
+// Choose options by value, else by visible text, as Kapture does.
+async function selectValues(el, values) {
+  for (const value of values) {
+    try {
+      await el.selectByAttribute('value', value);
+    } catch {
+      await el.selectByVisibleText(value);
+    }
+  }
+}
+
+async function setChecked(el, want) {
+  // A DOM click also reaches checkboxes that are visually hidden behind a styled label.
+  if ((await el.isSelected()) !== want) await browser.execute((e) => e.click(), el);
+}
+
+// "Enter", or a chord such as "Control+a", as WebdriverIO keys.
+function keyChord(combo) {
+  const names = { Control: Key.Ctrl, Meta: Key.Command };
+  const keys = combo === '+' ? ['+'] : String(combo).split('+').filter(Boolean);
+  return keys.map((k) => names[k] ?? Key[k] ?? k);
+}
+
+async function waitForPage(want) {
+  await browser.waitUntil(
+    async () => samePage(await browser.getUrl(), want)
+      && (await browser.execute(() => document.readyState)) === 'complete',
+    { timeout: LOAD_MS, interval: 100, timeoutMsg: `the page did not reach ${want}` },
+  );
+}
+"#;
+
+const WDIO_LAUNCH: &str = r#"  browser = await remote({
+    logLevel: 'error',
+    capabilities: {
+      browserName: 'chrome',
+      'goog:chromeOptions': {
+        binary: process.env.KAPTURE_CHROMIUM || '/usr/bin/chromium',
+        args: [...(headless() ? ['--headless=new'] : []), ...chromiumArgs()],
+      },
+    },
+  });
+"#;
+
+const WDIO_END: &str = r#"  return { ok: true, url: await browser.getUrl(), title: await browser.getTitle() };
+}
+
+try {
+  console.log(JSON.stringify(await main()));
+} catch (e) {
+  const message = redact(e instanceof Error ? e.message : e);
+  console.log(JSON.stringify({ ok: false, error: message }));
+  console.error(`kapture export: ${message}`);
+  process.exitCode = 1;
+} finally {
+  if (browser) await browser.deleteSession().catch(() => {});
+}
+"#;
+
+const PLAYWRIGHT_TS_PRELUDE: &str = r#"
+import { existsSync } from 'node:fs';
+import { test, type Locator, type Page } from '@playwright/test';
+
+const ATTEMPT_MS = 5_000; // each locator gets this long before the next one is tried
+const LOAD_MS = 30_000; // navigations and waits for a page
+
+type Loc = { by: string; value: unknown };
+
+// Inputs by placeholder name; secret values also go to `hidden`, masked in every message.
+const inputs: Record<string, string> = Object.create(null);
+const hidden: string[] = [];
+
+function paramInput(name: string, env: string, fallback: string | null): void {
+  const value = process.env[env];
+  if (value !== undefined) inputs[name] = value;
+  else if (fallback !== null) inputs[name] = fallback;
+  else throw new Error(`parameter ${name} has no value: set ${env}`);
+}
+
+function secretInput(name: string, env: string): void {
+  const value = process.env[env];
+  if (value === undefined) {
+    throw new Error(`secret ${name} is missing: set ${env} (secrets are read only from the environment)`);
+  }
+  inputs[name] = value;
+  if (value) hidden.push(value);
+}
+
+function redact(text: unknown): string {
+  let out = String(text);
+  for (const value of hidden) out = out.split(value).join('***');
+  return out;
+}
+
+function firstLine(error: unknown): string {
+  return String(error instanceof Error ? error.message : error).split('\n')[0];
+}
+
+function truthy(value: unknown): boolean {
+  return value === true || value === 'true' || value === '1';
+}
+
+// Flags may contain spaces (--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1), so
+// they are one per line; a value without a newline is split at spaces.
+function chromiumArgs(): string[] {
+  const text = (process.env.KAPTURE_CHROMIUM_ARGS ?? '').trim();
+  if (!text) return [];
+  return text.split(text.includes('\n') ? '\n' : ' ').map((a) => a.trim()).filter(Boolean);
+}
+
+function headless(): boolean {
+  return !['0', 'false', 'no'].includes((process.env.KAPTURE_HEADLESS ?? '').trim().toLowerCase());
+}
+
+// KAPTURE_CHROMIUM, else the system Chromium, else Playwright's own browser.
+function chromium(): string | undefined {
+  if (process.env.KAPTURE_CHROMIUM) return process.env.KAPTURE_CHROMIUM;
+  return existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined;
+}
+
+// A CSS string: quotes and backslashes escaped, line breaks as hex escapes.
+function cssString(value: unknown): string {
+  return '"' + String(value).replace(/[\\"]/g, '\\$&').replace(/[\n\r\f]/g, (c) => `\\${c.charCodeAt(0).toString(16)} `) + '"';
+}
+
+// Same page for a load wait: scheme, host and path (queries often hold per-visit values).
+function samePage(actual: string, want: string): boolean {
+  try {
+    const a = new URL(actual);
+    const b = new URL(want);
+    return a.protocol === b.protocol && a.host === b.host && a.pathname === b.pathname;
+  } catch {
+    return actual === want;
+  }
+}
+
+// The Playwright locator of a recorded locator; null when it cannot be expressed.
+function locate(page: Page, loc: Loc): Locator | null {
+  const v = loc.value;
+  switch (loc.by) {
+    case 'test_id': {
+      const q = cssString(v);
+      return page.getByTestId(String(v)).or(page.locator(`[data-test=${q}],[data-qa=${q}]`));
+    }
+    case 'role': {
+      const [role, name] = v as [string, string];
+      return page.getByRole(role as Parameters<Page['getByRole']>[0], { name, exact: true });
+    }
+    case 'label': return page.getByLabel(String(v), { exact: true });
+    case 'id': return page.locator(`[id=${cssString(v)}]`);
+    case 'name': return page.locator(`[name=${cssString(v)}]`);
+    case 'text': return page.getByText(String(v), { exact: true });
+    case 'css': return page.locator(`css=${String(v)}`);
+    case 'xpath': return page.locator(`xpath=${String(v)}`);
+    default: return null;
+  }
+}
+
+// Run `action` on the first locator that works, in rank order, like Kapture's own replay.
+async function act(page: Page, what: string, locators: Loc[], action: (l: Locator) => Promise<unknown>): Promise<void> {
+  const tried: string[] = [];
+  for (const loc of locators) {
+    const target = locate(page, loc);
+    if (target === null) continue;
+    try {
+      await action(target.first());
+      return;
+    } catch (e) {
+      tried.push(`${loc.by}: ${firstLine(e)}`);
+    }
+  }
+  throw new Error(`${what}: no locator worked (${tried.join('; ') || 'none usable'})`);
+}
+
+test.use({ headless: headless(), launchOptions: { executablePath: chromium(), args: chromiumArgs() } });
+// Every call below has its own bound, so the test as a whole has none.
+test.setTimeout(0);
+"#;
+
+const PLAYWRIGHT_TS_END: &str = r#"    console.log(JSON.stringify({ ok: true, url: page.url(), title: await page.title() }));
+  } catch (e) {
+    const message = redact(e instanceof Error ? e.message : e);
+    console.log(JSON.stringify({ ok: false, error: message }));
+    throw new Error(message);
+  }
+});
+"#;
+
+const PLAYWRIGHT_PY_PRELUDE: &str = r#"
+import json
+import os
+import sys
+from urllib.parse import urlsplit
+
+from playwright.sync_api import sync_playwright
+
+ATTEMPT_MS = 5_000  # each locator gets this long before the next one is tried
+LOAD_MS = 30_000  # navigations and waits for a page
+
+# Inputs by placeholder name; secret values also go to `hidden`, masked in every message.
+inputs = {}
+hidden = []
+
+
+def param_input(name, env, fallback):
+    value = os.environ.get(env)
+    if value is not None:
+        inputs[name] = value
+    elif fallback is not None:
+        inputs[name] = fallback
+    else:
+        raise RuntimeError(f"parameter {name} has no value: set {env}")
+
+
+def secret_input(name, env):
+    value = os.environ.get(env)
+    if value is None:
+        raise RuntimeError(f"secret {name} is missing: set {env} (secrets are read only from the environment)")
+    inputs[name] = value
+    if value:
+        hidden.append(value)
+
+
+def redact(text):
+    out = str(text)
+    for value in hidden:
+        out = out.replace(value, "***")
+    return out
+
+
+def first_line(error):
+    return (str(error).splitlines() or [""])[0]
+
+
+def truthy(value):
+    return value is True or value in ("true", "1")
+
+
+# Flags may contain spaces (--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1), so
+# they are one per line; a value without a newline is split at spaces.
+def chromium_args():
+    text = os.environ.get("KAPTURE_CHROMIUM_ARGS", "").strip()
+    if not text:
+        return []
+    parts = text.split("\n") if "\n" in text else text.split(" ")
+    return [a.strip() for a in parts if a.strip()]
+
+
+def headless():
+    return os.environ.get("KAPTURE_HEADLESS", "").strip().lower() not in ("0", "false", "no")
+
+
+# KAPTURE_CHROMIUM, else the system Chromium, else Playwright's own browser.
+def chromium():
+    if os.environ.get("KAPTURE_CHROMIUM"):
+        return os.environ["KAPTURE_CHROMIUM"]
+    return "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
+
+
+# A CSS string: quotes and backslashes escaped, line breaks as hex escapes.
+def css_string(value):
+    out = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    for c in "\n\r\f":
+        out = out.replace(c, "\\%x " % ord(c))
+    return '"' + out + '"'
+
+
+# Same page for a load wait: scheme, host and path (queries often hold per-visit values).
+def same_page(actual, want):
+    a, b = urlsplit(actual), urlsplit(want)
+    return (a.scheme, a.netloc, a.path) == (b.scheme, b.netloc, b.path)
+
+
+# The Playwright locator of a recorded locator; None when it cannot be expressed.
+def locate(page, loc):
+    by, v = loc.get("by"), loc.get("value")
+    if by == "test_id":
+        q = css_string(v)
+        return page.get_by_test_id(str(v)).or_(page.locator(f"[data-test={q}],[data-qa={q}]"))
+    if by == "role":
+        return page.get_by_role(v[0], name=v[1], exact=True)
+    if by == "label":
+        return page.get_by_label(str(v), exact=True)
+    if by == "id":
+        return page.locator(f"[id={css_string(v)}]")
+    if by == "name":
+        return page.locator(f"[name={css_string(v)}]")
+    if by == "text":
+        return page.get_by_text(str(v), exact=True)
+    if by == "css":
+        return page.locator("css=" + str(v))
+    if by == "xpath":
+        return page.locator("xpath=" + str(v))
+    return None
+
+
+# Run `action` on the first locator that works, in rank order, like Kapture's own replay.
+def act(page, what, locators, action):
+    tried = []
+    for loc in locators:
+        target = locate(page, loc)
+        if target is None:
+            continue
+        try:
+            action(target.first)
+            return
+        except Exception as e:  # any failure moves on to the next locator
+            tried.append(f"{loc.get('by')}: {first_line(e)}")
+    raise RuntimeError(f"{what}: no locator worked ({'; '.join(tried) or 'none usable'})")
+"#;
+
+const PLAYWRIGHT_PY_LAUNCH: &str = r#"    browser = p.chromium.launch(executable_path=chromium(), headless=headless(), args=chromium_args())
+    try:
+        page = browser.new_page()
+"#;
+
+const PLAYWRIGHT_PY_END: &str = r#"        return {"ok": True, "url": page.url, "title": page.title()}
+    finally:
+        browser.close()
+
+
+def main():
+    try:
+        with sync_playwright() as p:
+            result = run(p)
+    except Exception as e:
+        message = redact(e)
+        print(json.dumps({"ok": False, "error": message}))
+        print("kapture export: " + message, file=sys.stderr)
+        return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A login as the recorder saves it, plus one of each other step.
+    fn login() -> Scenario {
+        serde_json::from_value(json!({
+            "name": "login",
+            "title": "Log in",
+            "parameters": [
+                {"name": "username", "secret": true},
+                {"name": "password", "secret": true, "default": "LEAKED-DEFAULT"},
+                {"name": "q", "default": "shoes"},
+                {"name": "unused", "default": "never read"}
+            ],
+            "chain": [
+                {"method": "navigate", "params": {"url": "http://127.0.0.1:8000/login.html"}},
+                {"method": "type", "params": {"locators": [
+                    {"by": "role", "value": ["textbox", "User"]},
+                    {"by": "label", "value": "User"},
+                    {"by": "id", "value": "user"},
+                    {"by": "name", "value": "user"},
+                    {"by": "css", "value": "#login > label > input"},
+                    {"by": "xpath", "value": "/html/body/form/label[1]/input"}
+                ], "text": "{{username}}"}},
+                {"method": "type", "params": {"locators": [{"by": "id", "value": "password"}], "text": "{{password}}"}},
+                {"method": "type", "params": {"locators": [{"by": "test_id", "value": "search"}], "text": "{{ q }}"}},
+                {"method": "click", "params": {"locators": [
+                    {"by": "role", "value": ["button", "Log in"]},
+                    {"by": "text", "value": "Log in"}
+                ]}},
+                {"method": "wait_for_load", "params": {"url": "http://127.0.0.1:8000/home.html"}},
+                {"method": "select_option", "params": {"locators": [{"by": "name", "value": "size"}], "values": ["M"]}},
+                {"method": "check", "params": {"locators": [{"by": "label", "value": "Remember me"}], "checked": true}},
+                {"method": "press_key", "params": {"locators": [{"by": "css", "value": "#q"}], "key": "Enter"}},
+                {"method": "scroll", "params": {"x": 0.0, "y": 400.0}},
+                {"method": "new_tab", "params": {"url": "http://127.0.0.1:8000/page-b.html?u={{username}}&q={{q}}"}},
+                {"method": "browser_snapshot", "params": {}}
+            ]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn formats_parse_by_their_exact_names() {
+        for f in Format::ALL {
+            assert_eq!(Format::parse(f.as_str()), Some(f));
+        }
+        assert_eq!(Format::parse("puppeteer"), Some(Format::Puppeteer));
+        assert_eq!(Format::parse("Puppeteer"), None);
+        assert_eq!(Format::parse("playwright"), None);
+        assert_eq!(Format::parse(""), None);
+        assert_eq!(Format::PlaywrightTs.extension(), "spec.ts");
+        assert_eq!(Format::PlaywrightPython.file_name("login"), "login.py");
+        assert_eq!(Format::Puppeteer.file_name("login"), "login.puppeteer.mjs");
+    }
+
+    #[test]
+    fn placeholders_split_like_substitution_reads_them() {
+        use Part::{Text, Var};
+        assert_eq!(parts(" {{ user }} "), [Var("user".into())]);
+        assert_eq!(
+            parts("a {{x}}-{{login.id}}!"),
+            [
+                Text("a ".into()),
+                Var("x".into()),
+                Text("-".into()),
+                Var("login.id".into()),
+                Text("!".into())
+            ]
+        );
+        assert_eq!(parts("a {{b"), [Text("a {{b".into())]);
+        assert_eq!(parts("{{}} x"), [Text("{{}} x".into())]);
+        assert_eq!(parts(""), []);
+    }
+
+    #[test]
+    fn inputs_are_the_used_parameters_and_secrets_have_no_default() {
+        let all = inputs(&login());
+        let names: Vec<(&str, &str, bool)> = all
+            .iter()
+            .map(|i| (i.name.as_str(), i.env.as_str(), i.secret))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("username", "KAPTURE_SECRET_USERNAME", true),
+                ("password", "KAPTURE_SECRET_PASSWORD", true),
+                ("q", "KAPTURE_PARAM_Q", false),
+            ]
+        );
+        assert_eq!(all[1].default, None, "a secret's default is never used");
+        assert_eq!(all[2].default.as_deref(), Some("shoes"));
+        let summary = env_summary(&login());
+        assert!(
+            summary.contains("KAPTURE_PARAM_Q")
+                && summary.contains("KAPTURE_SECRET_USERNAME, KAPTURE_SECRET_PASSWORD"),
+            "{summary}"
+        );
+        assert!(!summary.contains('\n'));
+
+        // Undeclared placeholders (a dependency's output) are inputs without a default;
+        // names that upper-case alike get distinct variables.
+        let s: Scenario = serde_json::from_value(json!({"name": "x", "chain": [
+            {"method": "navigate", "params": {"url": "http://h/{{login.id}}/{{login_id}}"}}
+        ]}))
+        .unwrap();
+        let envs: Vec<String> = inputs(&s).into_iter().map(|i| i.env).collect();
+        assert_eq!(envs, ["KAPTURE_PARAM_LOGIN_ID", "KAPTURE_PARAM_LOGIN_ID_2"]);
+    }
+
+    #[test]
+    fn puppeteer_uses_its_native_selectors_with_fallback() {
+        let script = export(&login(), Format::Puppeteer);
+        for needle in [
+            "import puppeteer from 'puppeteer-core';",
+            "process.env.KAPTURE_CHROMIUM || '/usr/bin/chromium'",
+            "args: chromiumArgs()",
+            "::-p-aria(",
+            "::-p-text(",
+            "::-p-xpath(",
+            "async function act(",
+            "setTimeout(ATTEMPT_MS)",
+            r#"await page.goto("http://127.0.0.1:8000/login.html", { waitUntil: 'load', timeout: LOAD_MS });"#,
+            r#"await act("step 2 (type)", [{"by": "role", "value": ["textbox", "User"]}, {"by": "label", "value": "User"}"#,
+            r#"(l) => l.fill(inputs["username"]));"#,
+            r#"(l) => l.click());"#,
+            r#"await waitForPage("http://127.0.0.1:8000/home.html");"#,
+            r#"(l) => selectValues(l, ["M"]));"#,
+            r#"(l) => setChecked(l, true), false);"#,
+            r#"await pressKey("Enter");"#,
+            "window.scrollTo(x, y), 0, 400);",
+            "page = await browser.newPage();",
+            r#"secretInput("username", "KAPTURE_SECRET_USERNAME");"#,
+            r#"paramInput("q", "KAPTURE_PARAM_Q", "shoes");"#,
+            "// 5. click role \"button\" \"Log in\"",
+            "step 12 skipped: browser_snapshot is not a browser action",
+            "console.log(JSON.stringify(await main()));",
+            "process.exitCode = 1;",
+        ] {
+            assert!(script.contains(needle), "missing {needle:?} in:\n{script}");
+        }
+    }
+
+    #[test]
+    fn playwright_ts_uses_get_by_locators() {
+        let script = export(&login(), Format::PlaywrightTs);
+        for needle in [
+            "import { test, type Locator, type Page } from '@playwright/test';",
+            "test.use({ headless: headless(), launchOptions: { executablePath: chromium(), args: chromiumArgs() } });",
+            "page.getByRole(",
+            "page.getByLabel(",
+            "page.getByText(",
+            "page.getByTestId(",
+            "page.locator(`xpath=",
+            r#"test("Log in", async ({ page: firstPage }) => {"#,
+            r#"(l) => l.fill(inputs["username"], { timeout: ATTEMPT_MS }));"#,
+            r#"(l) => l.selectOption(["M"], { timeout: ATTEMPT_MS }));"#,
+            r#"(l) => l.setChecked(true, { timeout: ATTEMPT_MS }));"#,
+            r#"page.waitForURL((url) => samePage(url.href, "http://127.0.0.1:8000/home.html"), { timeout: LOAD_MS });"#,
+            "page = await page.context().newPage();",
+            r#"await page.keyboard.press("Enter");"#,
+        ] {
+            assert!(script.contains(needle), "missing {needle:?} in:\n{script}");
+        }
+    }
+
+    #[test]
+    fn playwright_python_uses_the_sync_api() {
+        let script = export(&login(), Format::PlaywrightPython);
+        for needle in [
+            "#!/usr/bin/env python3\n",
+            "from playwright.sync_api import sync_playwright",
+            "p.chromium.launch(executable_path=chromium(), headless=headless(), args=chromium_args())",
+            "page.get_by_role(v[0], name=v[1], exact=True)",
+            "page.get_by_label(",
+            r#"        page.goto("http://127.0.0.1:8000/login.html", timeout=LOAD_MS)"#,
+            r#"        act(page, "step 2 (type)", [{"by": "role", "value": ["textbox", "User"]}"#,
+            r#"lambda l: l.fill(inputs["username"], timeout=ATTEMPT_MS))"#,
+            r#"lambda l: l.set_checked(True, timeout=ATTEMPT_MS))"#,
+            "page.wait_for_url(lambda url: same_page(url, want), timeout=LOAD_MS)",
+            r#"    secret_input("password", "KAPTURE_SECRET_PASSWORD")"#,
+            r#"    param_input("q", "KAPTURE_PARAM_Q", "shoes")"#,
+            "print(\"kapture export: step 12 skipped: browser_snapshot",
+            "sys.exit(main())",
+        ] {
+            assert!(script.contains(needle), "missing {needle:?} in:\n{script}");
+        }
+        assert!(!script.contains('\t'), "Python indents with spaces");
+    }
+
+    #[test]
+    fn webdriverio_uses_its_selectors() {
+        let script = export(&login(), Format::WebdriverIo);
+        for needle in [
+            "import { remote, Key } from 'webdriverio';",
+            "'goog:chromeOptions'",
+            "binary: process.env.KAPTURE_CHROMIUM || '/usr/bin/chromium'",
+            "`aria/${v[1]}`",
+            "getComputedRole()",
+            r#"(el) => el.setValue(inputs["username"]));"#,
+            r#"await browser.url("http://127.0.0.1:8000/login.html");"#,
+            r#"await browser.newWindow("http://127.0.0.1:8000/page-b.html?u=" + inputs["username"] + "&q=" + inputs["q"]);"#,
+            r#"await browser.keys(keyChord("Enter"));"#,
+            "browser.deleteSession()",
+        ] {
+            assert!(script.contains(needle), "missing {needle:?} in:\n{script}");
+        }
+    }
+
+    #[test]
+    fn placeholders_inside_longer_strings_are_interpolated() {
+        let s = login();
+        let js = export(&s, Format::Puppeteer);
+        assert!(
+            js.contains(r#"await page.goto("http://127.0.0.1:8000/page-b.html?u=" + inputs["username"] + "&q=" + inputs["q"], "#),
+            "{js}"
+        );
+        let py = export(&s, Format::PlaywrightPython);
+        assert!(
+            py.contains(r#"page.goto("http://127.0.0.1:8000/page-b.html?u=" + inputs["username"] + "&q=" + inputs["q"], timeout=LOAD_MS)"#),
+            "{py}"
+        );
+        let code: Vec<&str> = js
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect();
+        assert!(
+            !code.iter().any(|l| l.contains("{{")),
+            "only comments show placeholders: {code:?}"
+        );
+    }
+
+    #[test]
+    fn secrets_are_read_only_from_the_environment() {
+        for f in Format::ALL {
+            let script = export(&login(), f);
+            assert!(!script.contains("LEAKED-DEFAULT"), "{f:?}: {script}");
+            assert!(script.contains("KAPTURE_SECRET_PASSWORD"), "{f:?}");
+            assert!(!script.contains("KAPTURE_PARAM_PASSWORD"), "{f:?}");
+            assert!(
+                !script.contains("never read"),
+                "unused parameters are not inputs"
+            );
+            assert!(
+                script.contains("secrets are read only from the environment"),
+                "the failure names the variable: {f:?}"
+            );
+            // Kapture masks what looks like a secret in every answer; a script must pass
+            // through that unchanged or it would no longer run.
+            let (masked, hits) = crate::secrets::redact(&script, &[]);
+            assert_eq!(hits, 0, "{f:?}: {masked}");
+        }
+    }
+
+    /// Values that would break out of a naive literal or comment.
+    fn hostile() -> Scenario {
+        let evil = "a\"b'c\\d`e${process.exit(7)}f\ng\r\u{2028}h */ # '''\"\"\" {x} é ☃ \u{0}";
+        serde_json::from_value(json!({
+            "name": "evil",
+            "title": evil,
+            "description": format!("line one\nprocess.exit(9); {evil}"),
+            "parameters": [{"name": "x", "default": evil}],
+            "chain": [
+                {"method": "navigate", "params": {"url": format!("http://127.0.0.1/?q={evil}")}},
+                {"method": "click", "params": {"locators": [
+                    {"by": "text", "value": evil},
+                    {"by": "role", "value": ["button", evil]},
+                    {"by": "css", "value": evil},
+                    {"by": "xpath", "value": evil}
+                ]}},
+                {"method": "type", "params": {"locators": [{"by": "label", "value": evil}], "text": format!("{evil}{{{{x}}}}{evil}")}},
+                {"method": evil, "params": {}}
+            ]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn hostile_strings_stay_inside_their_literals_and_comments() {
+        let s = hostile();
+        let js_lit = js_string("a\"b`${x}\u{2028}\n");
+        assert_eq!(js_lit, r#""a\"b`${x}\u2028\n""#);
+        assert_eq!(
+            serde_json::from_str::<String>(&js_lit.replace("\\u2028", "\u{2028}")).unwrap(),
+            "a\"b`${x}\u{2028}\n"
+        );
+        assert_eq!(
+            py_string("a\"b'\\\n\u{0}é☃\u{2028}"),
+            r#""a\"b'\\\n\x00é\u2603\u2028""#
+        );
+        for f in Format::ALL {
+            let script = export(&s, f);
+            // No line of the script starts with text from the scenario: every raw newline
+            // of it was escaped or flattened.
+            for line in script.lines() {
+                let t = line.trim_start();
+                assert!(
+                    !t.starts_with("g\r")
+                        && !t.starts_with("process.exit(")
+                        && !t.starts_with("h */"),
+                    "{f:?}: a value broke out onto its own line: {line:?}"
+                );
+            }
+            assert!(
+                !script.contains('\u{2028}') && !script.contains('\u{0}'),
+                "{f:?}"
+            );
+            // Every comment line is a comment, whatever the title held.
+            let c = f.lang().comment();
+            for line in script.lines().filter(|l| l.contains("line one")) {
+                assert!(line.starts_with(c), "{f:?}: {line:?}");
+            }
+        }
+        let js = export(&s, Format::Puppeteer);
+        assert!(js.contains(&js_string("a\"b'c\\d`e${process.exit(7)}f\ng")[..20]));
+        let py = export(&s, Format::PlaywrightPython);
+        assert!(
+            py.contains(r#"act(page, "step 3 (type)", [{"by": "label", "value": "a\"b'c\\d`e${process.exit(7)}f\ng\r\u2028h */ # '''\"\"\" {x} é \u2603 \x00"}], lambda l: l.fill("#),
+            "{py}"
+        );
+    }
+
+    #[test]
+    fn agent_selectors_become_css_locators() {
+        let s: Scenario = serde_json::from_value(json!({"name": "agent", "chain": [
+            {"method": "click", "params": {"locators": [{"by": "css", "value": "form > button"}]}},
+            {"method": "click", "params": {"selector": "#go"}},
+            {"method": "type", "params": {"selector": "#q", "text": "hi", "submit": true}},
+            {"method": "click", "params": {}}
+        ]}))
+        .unwrap();
+        let script = export(&s, Format::PlaywrightTs);
+        assert!(script.contains(r#"[{"by": "css", "value": "form > button"}]"#));
+        assert!(script.contains(r##"[{"by": "css", "value": "#go"}]"##));
+        assert!(script.contains("await page.keyboard.press('Enter');"));
+        assert!(
+            script.contains("step 4 skipped: click has no locator"),
+            "{script}"
+        );
+    }
+}

@@ -1,0 +1,520 @@
+//! A stopped recording becomes a scenario here: typed values turn into `{{placeholders}}`
+//! (secret ones by [`secret_kind`], sealed apart; ordinary ones offered as parameters with
+//! their recorded value as default), with what the person chose when saving (name, tags,
+//! values kept literal, dependencies). Also the draft a person confirms before saving, and
+//! the dependencies worth suggesting. Pure: the widget, the tool and kapture share it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::{locators, secret_kind, ElementDescriptor, FieldContext, RecordedStep};
+use crate::methods::RecorderState;
+use crate::scenario::{Dependency, Parameter, Scenario, ScenarioSummary, Step};
+
+/// What the person (or the agent) decided when saving a recording.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SaveChoices {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    pub tags: Vec<String>,
+    /// Typed values (by parameter name) kept as literal text instead of parameters;
+    /// search boxes stay parameters whatever is asked.
+    pub literal: Vec<String>,
+    /// Detected secrets (by name) the person says are not secret: ordinary parameters.
+    pub not_secret: Vec<String>,
+    pub dependencies: Vec<Dependency>,
+}
+
+/// A recording to save, as the extension hands it to kapture.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaveRequest {
+    pub choices: SaveChoices,
+    pub recording: RecorderState,
+}
+
+/// One typed value of a draft.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DraftValue {
+    pub name: String,
+    /// The field's label, for the person.
+    pub label: String,
+    /// The recorded value; empty for a secret (never shown).
+    pub value: String,
+    pub secret: bool,
+    /// A search box: always a parameter.
+    pub search: bool,
+}
+
+/// A dependency worth offering, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Suggestion {
+    pub scenario: String,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+}
+
+/// What a person confirms before a recording is saved.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Draft {
+    pub suggested_name: String,
+    /// The steps, one readable line each.
+    pub steps: Vec<String>,
+    pub values: Vec<DraftValue>,
+    pub suggestions: Vec<Suggestion>,
+}
+
+/// A parameter name from what a field is called: lower-case words joined by `_`.
+fn param_name(e: &ElementDescriptor) -> String {
+    let source = [&e.name, &e.id, &e.label, &e.placeholder]
+        .into_iter()
+        .find(|s| !s.trim().is_empty())
+        .map(|s| s.as_str())
+        .unwrap_or("value");
+    words(source).unwrap_or_else(|| "value".into())
+}
+
+fn words(text: &str) -> Option<String> {
+    let w: Vec<String> = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    (!w.is_empty()).then(|| w.join("_"))
+}
+
+fn unique(name: String, taken: &[String]) -> String {
+    if !taken.contains(&name) {
+        return name;
+    }
+    (2..)
+        .map(|n| format!("{name}_{n}"))
+        .find(|c| !taken.contains(c))
+        .unwrap_or(name)
+}
+
+fn is_search(e: &ElementDescriptor) -> bool {
+    e.input_type == "search"
+        || e.role == "searchbox"
+        || [&e.name, &e.id, &e.label, &e.placeholder].iter().any(|s| {
+            matches!(s.to_ascii_lowercase().as_str(), "q" | "query" | "search")
+                || s.to_ascii_lowercase().starts_with("search")
+        })
+}
+
+/// One typed value: its parameter name and whether it is a secret, in step order.
+struct Typed<'a> {
+    name: String,
+    secret_kind: Option<&'static str>,
+    target: &'a ElementDescriptor,
+    text: &'a str,
+}
+
+/// The typed values of a recording, named, with the page each was typed on.
+fn typed(state: &RecorderState) -> Vec<Typed<'_>> {
+    let mut url = state.start_url.clone().unwrap_or_default();
+    let mut out: Vec<Typed> = Vec::new();
+    for step in &state.steps {
+        match step {
+            RecordedStep::Navigate { url: u } | RecordedStep::WaitForLoad { url: u } => {
+                url = u.clone()
+            }
+            RecordedStep::Type { target, text } => {
+                let ctx = FieldContext {
+                    url: &url,
+                    form_has_password: target.form_has_password,
+                    form_hint: &target.form_hint,
+                };
+                let kind = secret_kind(target, &ctx);
+                let taken: Vec<String> = out.iter().map(|t| t.name.clone()).collect();
+                let name = unique(
+                    kind.map(str::to_string)
+                        .unwrap_or_else(|| param_name(target)),
+                    &taken,
+                );
+                out.push(Typed {
+                    name,
+                    secret_kind: kind,
+                    target,
+                    text,
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn with_locators(t: &ElementDescriptor, extra: Value) -> Value {
+    let mut p = json!({ "locators": locators(t) });
+    if let (Some(obj), Value::Object(more)) = (p.as_object_mut(), extra) {
+        obj.extend(more);
+    }
+    p
+}
+
+/// Build the scenario and the secrets to seal of a stopped recording.
+pub fn build(state: &RecorderState, choices: &SaveChoices) -> (Scenario, BTreeMap<String, String>) {
+    let mut chain = Vec::new();
+    if let Some(url) = state.start_url.as_ref().filter(|u| !u.is_empty()) {
+        chain.push(Step {
+            method: "navigate".into(),
+            params: json!({ "url": url }),
+        });
+    }
+    let mut values = typed(state).into_iter();
+    let mut parameters: Vec<Parameter> = Vec::new();
+    let mut secrets = BTreeMap::new();
+    for step in &state.steps {
+        let (method, params) = match step {
+            RecordedStep::Navigate { url } => ("navigate", json!({ "url": url })),
+            RecordedStep::WaitForLoad { url } => ("wait_for_load", json!({ "url": url })),
+            RecordedStep::Click { target } => ("click", with_locators(target, json!({}))),
+            RecordedStep::Type { target, .. } => {
+                let Some(v) = values.next() else { continue };
+                let secret = v.secret_kind.is_some() && !choices.not_secret.contains(&v.name);
+                let literal = !secret && choices.literal.contains(&v.name) && !is_search(v.target);
+                let text = if literal {
+                    json!(v.text)
+                } else {
+                    if secret {
+                        secrets.insert(v.name.clone(), v.text.to_string());
+                    }
+                    parameters.push(Parameter {
+                        name: v.name.clone(),
+                        description: target.label.clone(),
+                        default: (!secret).then(|| json!(v.text)),
+                        secret,
+                    });
+                    json!(format!("{{{{{}}}}}", v.name))
+                };
+                ("type", with_locators(target, json!({ "text": text })))
+            }
+            RecordedStep::Select { target, value } => (
+                "select_option",
+                with_locators(target, json!({ "values": [value] })),
+            ),
+            RecordedStep::Check { target, checked } => (
+                "check",
+                with_locators(target, json!({ "checked": checked })),
+            ),
+            RecordedStep::Press { target, key } => {
+                ("press_key", with_locators(target, json!({ "key": key })))
+            }
+            RecordedStep::Scroll { x, y } => ("scroll", json!({ "x": x, "y": y })),
+            RecordedStep::NewTab { url } => ("new_tab", json!({ "url": url })),
+        };
+        chain.push(Step {
+            method: method.into(),
+            params,
+        });
+    }
+    let scenario = Scenario {
+        name: choices.name.clone(),
+        title: choices.title.clone(),
+        description: choices.description.clone(),
+        tags: choices.tags.clone(),
+        parameters,
+        dependencies: choices.dependencies.clone(),
+        chain,
+    };
+    (scenario, secrets)
+}
+
+/// What an element is, in a few words, for the person.
+fn what(e: &ElementDescriptor) -> String {
+    let name = [&e.accessible_name, &e.label, &e.text, &e.name, &e.id]
+        .into_iter()
+        .find(|s| !s.trim().is_empty())
+        .cloned()
+        .unwrap_or_else(|| e.tag.clone());
+    let role = if e.role.is_empty() { &e.tag } else { &e.role };
+    format!("{role} \"{name}\"")
+}
+
+/// The draft a person confirms: readable steps, the typed values (secrets without their
+/// value), and the dependencies `known` scenarios suggest.
+pub fn draft(state: &RecorderState, known: &[ScenarioSummary]) -> Draft {
+    let typed = typed(state);
+    let mut values = typed.iter();
+    let steps = state
+        .steps
+        .iter()
+        .map(|s| match s {
+            RecordedStep::Navigate { url } => format!("go to {url}"),
+            RecordedStep::WaitForLoad { url } => format!("wait for {url}"),
+            RecordedStep::Click { target } => format!("click {}", what(target)),
+            RecordedStep::Type { target, .. } => match values.next() {
+                Some(v) if v.secret_kind.is_some() => {
+                    format!("type secret {{{{{}}}}} into {}", v.name, what(target))
+                }
+                Some(v) => format!("type {:?} into {}", v.text, what(target)),
+                None => format!("type into {}", what(target)),
+            },
+            RecordedStep::Select { target, value } => {
+                format!("choose {value:?} in {}", what(target))
+            }
+            RecordedStep::Check { target, checked } => format!(
+                "{} {}",
+                if *checked { "check" } else { "uncheck" },
+                what(target)
+            ),
+            RecordedStep::Press { key, .. } => format!("press {key}"),
+            RecordedStep::Scroll { x, y } => format!("scroll to {x}, {y}"),
+            RecordedStep::NewTab { url } => format!("a new tab opens {url}"),
+        })
+        .collect();
+    let values = typed
+        .iter()
+        .map(|t| DraftValue {
+            name: t.name.clone(),
+            label: t.target.label.clone(),
+            value: if t.secret_kind.is_some() {
+                String::new()
+            } else {
+                t.text.to_string()
+            },
+            secret: t.secret_kind.is_some(),
+            search: is_search(t.target),
+        })
+        .collect();
+    let start = state.start_url.clone().unwrap_or_default();
+    let logs_in = typed.iter().any(|t| t.secret_kind == Some("password"));
+    Draft {
+        suggested_name: suggested_name(&start, known),
+        steps,
+        values,
+        suggestions: suggest_dependencies(&start, logs_in, known),
+    }
+}
+
+/// A free name from the start page's path, e.g. `login`, `checkout_2`.
+fn suggested_name(start: &str, known: &[ScenarioSummary]) -> String {
+    let base = url::Url::parse(start)
+        .ok()
+        .and_then(|u| {
+            let seg = u.path_segments()?.rfind(|s| !s.is_empty())?.to_string();
+            words(seg.split('.').next().unwrap_or_default())
+        })
+        .unwrap_or_else(|| "recording".into());
+    let taken: Vec<String> = known.iter().map(|k| k.name.clone()).collect();
+    unique(base, &taken)
+}
+
+fn origin_of(u: &str) -> Option<String> {
+    url::Url::parse(u)
+        .ok()
+        .map(|u| u.origin().ascii_serialization())
+        .filter(|o| o != "null")
+}
+
+fn without_fragment(u: &str) -> String {
+    url::Url::parse(u)
+        .map(|mut u| {
+            u.set_fragment(None);
+            u.to_string()
+        })
+        .unwrap_or_else(|_| u.to_string())
+}
+
+/// Dependencies worth offering for a recording that starts at `start`: a login recorded
+/// on the same origin (when this recording does not log in itself), run only when not
+/// already logged in; and a scenario that ends where this one starts.
+pub fn suggest_dependencies(
+    start: &str,
+    logs_in: bool,
+    known: &[ScenarioSummary],
+) -> Vec<Suggestion> {
+    let mut out: Vec<Suggestion> = Vec::new();
+    let origin = origin_of(start);
+    for k in known {
+        if !logs_in && k.logs_in && origin.is_some() && origin_of(&k.start_url) == origin {
+            out.push(Suggestion {
+                scenario: k.name.clone(),
+                reason: format!("logs in on {}", origin.clone().unwrap_or_default()),
+                condition: Some("isAuthenticated".into()),
+            });
+        } else if !k.end_url.is_empty()
+            && !start.is_empty()
+            && without_fragment(&k.end_url) == without_fragment(start)
+        {
+            out.push(Suggestion {
+                scenario: k.name.clone(),
+                reason: format!("ends where this starts ({start})"),
+                condition: None,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(name: &str, input_type: &str, in_login: bool) -> ElementDescriptor {
+        ElementDescriptor {
+            tag: "input".into(),
+            name: name.into(),
+            id: name.into(),
+            label: name.to_uppercase(),
+            input_type: input_type.into(),
+            form_has_password: in_login,
+            form_hint: if in_login {
+                "login".into()
+            } else {
+                String::new()
+            },
+            css_path: format!("#{name}"),
+            ..Default::default()
+        }
+    }
+
+    fn recording() -> RecorderState {
+        RecorderState {
+            start_url: Some("http://127.0.0.1:9/shop/login.html".into()),
+            steps: vec![
+                RecordedStep::Type {
+                    target: ElementDescriptor {
+                        autocomplete: "username".into(),
+                        ..field("email", "email", true)
+                    },
+                    text: "ada@example.test".into(),
+                },
+                RecordedStep::Type {
+                    target: field("password", "password", true),
+                    text: "Canary-123".into(),
+                },
+                RecordedStep::Type {
+                    target: field("q", "search", false),
+                    text: "mug".into(),
+                },
+                RecordedStep::Type {
+                    target: field("note", "text", false),
+                    text: "ring twice".into(),
+                },
+                RecordedStep::WaitForLoad {
+                    url: "http://127.0.0.1:9/shop/index.html".into(),
+                },
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn typed_values_become_placeholders_and_the_choices_are_kept() {
+        let choices = SaveChoices {
+            name: "login".into(),
+            tags: vec!["shop".into()],
+            literal: vec!["q".into(), "note".into()],
+            ..Default::default()
+        };
+        let (scenario, secrets) = build(&recording(), &choices);
+        let text = serde_json::to_string(&scenario).unwrap();
+        assert!(!text.contains("Canary-123") && !text.contains("ada@example.test"));
+        assert_eq!(secrets["password"], "Canary-123");
+        assert_eq!(
+            secrets.keys().collect::<Vec<_>>(),
+            ["email", "password"],
+            "{secrets:?}"
+        );
+        // A search box stays a parameter even when asked to be literal; a note does not.
+        assert!(
+            text.contains("{{q}}") && text.contains("\"ring twice\""),
+            "{text}"
+        );
+        let names: Vec<&str> = scenario
+            .parameters
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(names, ["email", "password", "q"]);
+        assert_eq!(scenario.tags, ["shop"]);
+        assert_eq!(scenario.chain[0].method, "navigate");
+
+        // A detected secret the person says is not one becomes an ordinary parameter.
+        let (scenario, secrets) = build(
+            &recording(),
+            &SaveChoices {
+                not_secret: vec!["email".into()],
+                ..Default::default()
+            },
+        );
+        assert!(!secrets.contains_key("email"));
+        let user = &scenario.parameters[0];
+        assert!(!user.secret && user.default == Some(json!("ada@example.test")));
+    }
+
+    #[test]
+    fn the_draft_shows_steps_and_values_but_never_a_secret_value() {
+        let d = draft(&recording(), &[]);
+        let text = serde_json::to_string(&d).unwrap();
+        assert!(
+            !text.contains("Canary-123") && !text.contains("ada@example.test"),
+            "{text}"
+        );
+        assert_eq!(d.suggested_name, "login");
+        assert_eq!(
+            d.steps[1],
+            "type secret {{password}} into textbox \"PASSWORD\"".replace("textbox", "input")
+        );
+        assert!(d
+            .values
+            .iter()
+            .any(|v| v.name == "q" && v.search && v.value == "mug"));
+        assert!(d
+            .values
+            .iter()
+            .any(|v| v.name == "password" && v.secret && v.value.is_empty()));
+    }
+
+    fn summary(name: &str, start: &str, end: &str, logs_in: bool) -> ScenarioSummary {
+        ScenarioSummary {
+            name: name.into(),
+            start_url: start.into(),
+            end_url: end.into(),
+            logs_in,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_login_of_the_same_origin_and_a_flow_ending_here_are_suggested() {
+        let known = [
+            summary(
+                "login",
+                "http://127.0.0.1:9/shop/login.html",
+                "http://127.0.0.1:9/shop/index.html",
+                true,
+            ),
+            summary("other_login", "http://127.0.0.1:8/login.html", "", true),
+            summary(
+                "add_to_cart",
+                "http://127.0.0.1:9/shop/product.html?id=1",
+                "http://127.0.0.1:9/shop/cart.html#top",
+                false,
+            ),
+        ];
+        let got = suggest_dependencies("http://127.0.0.1:9/shop/cart.html", false, &known);
+        let names: Vec<&str> = got.iter().map(|s| s.scenario.as_str()).collect();
+        assert_eq!(names, ["login", "add_to_cart"]);
+        assert_eq!(got[0].condition.as_deref(), Some("isAuthenticated"));
+        // A recording that logs in itself needs no login first.
+        let got = suggest_dependencies("http://127.0.0.1:9/shop/cart.html", true, &known);
+        assert_eq!(got.len(), 1);
+        assert!(suggest_dependencies("not a url", false, &known).is_empty());
+        assert_eq!(
+            suggested_name("http://127.0.0.1:9/shop/login.html", &known),
+            "login_2"
+        );
+        assert_eq!(suggested_name("about:blank", &[]), "recording");
+    }
+}
