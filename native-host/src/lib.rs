@@ -19,6 +19,7 @@ pub mod replay;
 pub mod scenario_tools;
 pub mod scenarios;
 pub mod secret_store;
+pub mod session_log;
 
 use std::io::IsTerminal;
 

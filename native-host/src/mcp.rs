@@ -185,6 +185,8 @@ pub struct KaptureServer {
     tool_router: ToolRouter<Self>,
     /// The client, once it spoke: told when the scenario tools change.
     peer: Arc<Mutex<Option<rmcp::Peer<rmcp::RoleServer>>>>,
+    /// This session's tool calls, offered as resources.
+    session: crate::session_log::SessionLog,
 }
 
 /// A wire error as an MCP tool result: the stable code first, then what happened and a hint.
@@ -403,6 +405,7 @@ impl KaptureServer {
             audit,
             tool_router: Self::tool_router(),
             peer,
+            session: Default::default(),
         }
     }
 
@@ -428,6 +431,9 @@ impl KaptureServer {
         given: &serde_json::Map<String, serde_json::Value>,
         overrides: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<CallToolResult, ErrorData> {
+        if let Err(e) = self.browser.ready(&self.bridge).await {
+            return Ok(tool_error(&e));
+        }
         let tab = tab.or_else(|| self.current());
         let report = crate::replay::run(
             &self.bridge,
@@ -1734,10 +1740,27 @@ impl ServerHandler for KaptureServer {
             None => None,
         };
         let page = tab.map(|t| format!("tab {t}"));
+        let masked = crate::audit::masked_args(&tool, &args, &self.defaults.secret_values);
+        let answer_text = match &res {
+            Ok(rmcp::model::CallToolResponse::Complete(r)) => r
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        };
+        self.session.record(
+            &tool,
+            masked.clone(),
+            &status,
+            &answer_text,
+            ext_core::platform::now_ms() as u64,
+        );
         let entry = crate::audit::Entry {
             time: ext_core::platform::now_ms() as u64,
             who,
-            args: crate::audit::masked_args(&tool, &args, &self.defaults.secret_values),
+            args: masked,
             tool,
             page,
             origin,
@@ -1749,6 +1772,52 @@ impl ServerHandler for KaptureServer {
             .notify_audit(serde_json::to_value(&entry).unwrap_or_default());
         self.audit.record(entry);
         res
+    }
+
+    /// This session's step log and its code.
+    async fn list_resources(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        use crate::session_log::{CODE_URI, STEPS_URI};
+        Ok(rmcp::model::ListResourcesResult {
+            resources: vec![
+                rmcp::model::Resource::new(STEPS_URI, "session steps")
+                    .with_description("Every tool call of this MCP session, in order, with masked arguments and how it ended (JSON).")
+                    .with_mime_type("application/json"),
+                rmcp::model::Resource::new(CODE_URI, "session code")
+                    .with_description("This session's browser actions as a Playwright Test script; add ?format=playwright-python|puppeteer|webdriverio for another.")
+                    .with_mime_type("text/plain"),
+            ],
+            ..Default::default()
+        })
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        use crate::session_log::{code_format, STEPS_URI};
+        use rmcp::model::{ReadResourceResult, ResourceContents};
+        let uri = request.uri.as_str();
+        let text = if uri == STEPS_URI {
+            self.session.steps_json()
+        } else {
+            match code_format(uri) {
+                Some(Ok(format)) => self.session.code(format),
+                Some(Err(why)) => return Err(ErrorData::invalid_params(why, None)),
+                None => {
+                    return Err(ErrorData::resource_not_found(
+                        format!("no resource {uri}: resources/list shows them"),
+                        None,
+                    ))
+                }
+            }
+        };
+        let (clean, _) = ext_core::secrets::redact(&text, &self.defaults.secret_values);
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(clean, uri)]).into())
     }
 
     /// The built-in tools, then one per saved scenario (`scenario_<name>`).
@@ -1775,6 +1844,7 @@ impl ServerHandler for KaptureServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
                 .build(),
         )
             .with_server_info(Implementation::new("kapture", env!("CARGO_PKG_VERSION")))

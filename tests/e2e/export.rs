@@ -405,3 +405,86 @@ async fn an_exported_login_runs_on_its_own_with_secrets_from_the_environment() {
     }
     k.stop().await;
 }
+
+/// The agent's own session: its steps and its code are resources, refs come back as role
+/// locators, and the code runs on its own (the typed password read from the environment).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_log_is_a_resource_and_its_code_runs() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    let uris = k.resource_uris().await;
+    assert!(
+        uris.contains(&"kapture://session/current/steps".to_string())
+            && uris.contains(&"kapture://session/current/code".to_string()),
+        "{uris:?}"
+    );
+    k.ok("browser_navigate", json!({"url": site.url("login.html")}))
+        .await;
+    let snapshot = k.ok("browser_snapshot", json!({})).await;
+    let user = kapture_e2e::ref_on(&snapshot, "textbox \"User\"");
+    k.ok("browser_type", json!({"ref": user, "text": "ada"}))
+        .await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#password", "text": CANARY}),
+    )
+    .await;
+    k.ok("browser_click", json!({"selector": "button"})).await;
+    k.call("browser_click", json!({"selector": "#missing"}))
+        .await;
+
+    let steps = k.resource("kapture://session/current/steps").await.unwrap();
+    assert!(!steps.contains(CANARY), "{steps}");
+    let logged: Value = serde_json::from_str(&steps).unwrap();
+    let tools: Vec<&str> = logged
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "browser_navigate",
+            "browser_snapshot",
+            "browser_type",
+            "browser_type",
+            "browser_click",
+            "browser_click"
+        ]
+    );
+    assert_eq!(logged[2]["element"], "textbox \"User\"", "{steps}");
+    assert_eq!(logged[5]["status"], "SELECTOR_NOT_FOUND", "{steps}");
+
+    let code = k
+        .resource("kapture://session/current/code?format=puppeteer")
+        .await
+        .unwrap();
+    assert!(!code.contains(CANARY), "{code}");
+    assert!(code.contains("KAPTURE_SECRET_SECRET_1"), "{code}");
+    let dir = script_dir();
+    std::fs::write(dir.path().join("session.mjs"), &code).unwrap();
+    let out = run_bounded(
+        node_command(
+            dir.path(),
+            "node",
+            &["session.mjs"],
+            &[("KAPTURE_SECRET_SECRET_1", CANARY)],
+        ),
+        "node session.mjs",
+    )
+    .await;
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(
+        result_line(&out)["url"],
+        json!(site.url("login.html")),
+        "{}",
+        describe(&out)
+    );
+    assert!(k
+        .resource("kapture://session/current/code?format=cobol")
+        .await
+        .is_err());
+    assert!(k.resource("kapture://nothing").await.is_err());
+    k.stop().await;
+}

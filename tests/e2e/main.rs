@@ -9,5 +9,6 @@ mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
 mod panel; // the Kapture panel driven like a person, with screenshots
 mod policy; // deny, safe mode, approvals in the Kapture window, origin binding, redirects
 mod recorder; // a recorded flow saved as a scenario with sealed secrets
+mod scenarios; // the widget records a login; the shop checkout replays with dependencies from a fresh browser
 mod security; // the bridge refuses strangers; the token never leaks
 mod tools; // every tool on real pages

@@ -118,9 +118,24 @@ impl Outcome {
     }
 }
 
+/// The MCP client's handler: counts the server's notifications the tests look for.
+#[derive(Debug, Clone, Default)]
+pub struct Notices {
+    tools_changed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl rmcp::ClientHandler for Notices {
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        self.tools_changed
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// A running `kapture` with an MCP client attached.
 pub struct Kapture {
-    client: Option<RunningService<RoleClient, ()>>,
+    client: Option<RunningService<RoleClient, Notices>>,
+    notices: Notices,
+    data: PathBuf,
     stopped: bool,
     pub runtime_dir: tempfile::TempDir,
     pub stderr_path: PathBuf,
@@ -133,6 +148,8 @@ pub struct Kapture {
 pub struct Start {
     pub args: Vec<String>,
     pub runtime_dir: Option<PathBuf>,
+    /// kapture's data folder (scenarios, secrets); default: a fresh one.
+    pub data_dir: Option<PathBuf>,
     pub env: Vec<(String, String)>,
 }
 
@@ -141,6 +158,7 @@ impl Default for Start {
         Start {
             args: vec!["--browser".into(), "launch".into(), "--headless".into()],
             runtime_dir: None,
+            data_dir: None,
             env: Vec::new(),
         }
     }
@@ -160,6 +178,10 @@ impl Kapture {
             .clone()
             .unwrap_or_else(|| runtime_dir.path().to_path_buf());
         let stderr_path = scratch.path().join("kapture.stderr");
+        let data = opts
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| scratch.path().join("data"));
         let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
         let mut cmd = tokio::process::Command::new(kapture_bin());
         cmd.args(&opts.args)
@@ -171,7 +193,7 @@ impl Kapture {
             .arg("--audit-dir")
             .arg(scratch.path().join("audit"))
             .arg("--data-dir")
-            .arg(scratch.path().join("data"))
+            .arg(&data)
             .env("KAPTURE_LOG", "debug")
             // Keys of sealed secrets in a key file, never in the desktop keyring of whoever runs the tests.
             .env("KAPTURE_KEYRING", "off")
@@ -185,15 +207,67 @@ impl Kapture {
             .spawn()
             .expect("kapture starts");
         let pid = transport.id().expect("kapture pid");
-        let client = ().serve(transport).await.expect("MCP initialize succeeds");
+        let notices = Notices::default();
+        let client = notices
+            .clone()
+            .serve(transport)
+            .await
+            .expect("MCP initialize succeeds");
         Kapture {
             client: Some(client),
+            notices,
+            data,
             stopped: false,
             runtime_dir,
             stderr_path,
             pid,
             _scratch: scratch,
         }
+    }
+
+    /// The names `tools/list` answers now.
+    pub async fn tool_names(&self) -> Vec<String> {
+        let client = self.client.as_ref().expect("kapture is running");
+        client
+            .list_all_tools()
+            .await
+            .expect("tools/list answers")
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    }
+
+    /// The text of resource `uri`, or the protocol error.
+    pub async fn resource(&self, uri: &str) -> Result<String, String> {
+        let client = self.client.as_ref().expect("kapture is running");
+        let read = client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+            .await
+            .map_err(|e| e.to_string())?;
+        let json = serde_json::to_value(&read).unwrap_or_default();
+        Ok(json["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string())
+    }
+
+    /// The URIs `resources/list` answers.
+    pub async fn resource_uris(&self) -> Vec<String> {
+        let client = self.client.as_ref().expect("kapture is running");
+        client
+            .list_all_resources()
+            .await
+            .expect("resources/list answers")
+            .into_iter()
+            .map(|r| r.uri.to_string())
+            .collect()
+    }
+
+    /// How many `notifications/tools/list_changed` the client has received.
+    pub fn tools_changed(&self) -> usize {
+        self.notices
+            .tools_changed
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Call a tool and flatten the result; protocol errors panic (use `call_raw` for those).
@@ -285,7 +359,7 @@ impl Kapture {
 
     /// Kapture's data folder (scenarios and sealed secrets) for this run.
     pub fn data_dir(&self) -> PathBuf {
-        self._scratch.path().join("data")
+        self.data.clone()
     }
 
     /// The audit journal's lines.

@@ -84,20 +84,24 @@ impl Panel {
     }
 
     pub async fn shot(&mut self, name: &str) {
-        let dir = target_dir().join("panel-screenshots");
-        std::fs::create_dir_all(&dir).unwrap();
-        let res = self
-            .raw
-            .send(
-                Some(&self.session),
-                "Page.captureScreenshot",
-                json!({"format": "png", "captureBeyondViewport": true}),
-            )
-            .await
-            .unwrap();
-        let png = base64::engine::general_purpose::STANDARD
-            .decode(res["data"].as_str().unwrap())
-            .unwrap();
-        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+        screenshot(&mut self.raw, &self.session, name).await;
     }
+}
+
+/// Save the page of `session` as `target/panel-screenshots/<name>.png`, to look at.
+pub async fn screenshot(raw: &mut RawCdp, session: &str, name: &str) {
+    let dir = target_dir().join("panel-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let res = raw
+        .send(
+            Some(session),
+            "Page.captureScreenshot",
+            json!({"format": "png", "captureBeyondViewport": true}),
+        )
+        .await
+        .unwrap();
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(res["data"].as_str().unwrap())
+        .unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
 }

@@ -48,13 +48,14 @@
   on(root.querySelector('.x'), () => ask('close'));
   let mode = 'ready';
   let live = [];
+  const actions = (n) => n + (n === 1 ? ' action' : ' actions');
   const list = () => `<ol class="live">${live.map((l) => `<li>${esc(l)}</li>`).join('')}</ol>`;
   const render = (view) => {
     mode = view.mode;
     dot.classList.toggle('on', mode === 'recording');
     const note = view.text ? `<div class="msg${view.error ? ' err' : ''}" role="status">${esc(view.text)}</div>` : '';
     if (mode === 'recording') {
-      body.innerHTML = `<div class="status">Recording · <span class="count">${live.length}</span> actions</div>
+      body.innerHTML = `<div class="status">Recording · <span class="count">${actions(live.length)}</span></div>
         <div class="row"><button class="b primary stop">Stop &amp; Save</button></div>${list()}${note}`;
       on(body.querySelector('.stop'), () => ask('stop'));
     } else if (mode === 'confirm') {
@@ -102,7 +103,7 @@
     const ol = body.querySelector('ol.live');
     if (ol) ol.innerHTML = live.map((l) => `<li>${esc(l)}</li>`).join('');
     const count = body.querySelector('.count');
-    if (count) count.textContent = String(live.length);
+    if (count) count.textContent = actions(live.length);
   };
   globalThis.__kaptureWidget = {
     show: (view) => { if (view.steps) live = view.steps.slice(); render(view); },

@@ -1,0 +1,288 @@
+//! The agent's session as a step log: every tool call of this MCP session (arguments
+//! masked), offered as MCP resources — `kapture://session/current/steps` (JSON) and
+//! `kapture://session/current/code` (a script, by the same generators as `scenario_export`).
+//! Refs are turned back into role + name locators from the page-model lines the answers
+//! showed, so the code does not depend on refs that die with the page.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use ext_core::export::Format;
+use ext_core::scenario::{Parameter, Scenario, Step};
+use serde_json::{json, Map, Value};
+
+/// Steps kept per session; older ones go first.
+const MAX_STEPS: usize = 2000;
+/// Refs remembered from answers (the latest win).
+const MAX_REFS: usize = 20_000;
+
+pub const STEPS_URI: &str = "kapture://session/current/steps";
+pub const CODE_URI: &str = "kapture://session/current/code";
+
+/// One tool call of the session.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedStep {
+    pub time: u64,
+    pub tool: String,
+    /// Arguments as the audit journal shows them (secrets masked).
+    pub args: Value,
+    pub status: String,
+    /// For a ref: the page-model line it stood for (`button "Save"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element: Option<String>,
+}
+
+#[derive(Default)]
+struct Inner {
+    steps: Vec<LoggedStep>,
+    /// ref → (role, name) from the answers' page-model lines.
+    refs: HashMap<String, (String, String)>,
+}
+
+/// The log of one MCP session; cheap to clone.
+#[derive(Clone, Default)]
+pub struct SessionLog {
+    inner: Arc<Mutex<Inner>>,
+}
+
+/// `role "name" [ref=e5]` → ("e5", role, name).
+fn ref_line(line: &str) -> Option<(String, String, String)> {
+    let line = line.trim().trim_start_matches("- ");
+    let (head, rest) = line.split_once(" [ref=")?;
+    let reference = rest.split(']').next()?.to_string();
+    let (role, name) = head.split_once(' ')?;
+    let name: String = serde_json::from_str(name.trim()).ok()?;
+    Some((reference, role.to_string(), name))
+}
+
+impl SessionLog {
+    /// Note one finished call and what its answer showed.
+    pub fn record(&self, tool: &str, args: Value, status: &str, answer: &str, time: u64) {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let element = args
+            .get("ref")
+            .and_then(Value::as_str)
+            .and_then(|r| inner.refs.get(r))
+            .map(|(role, name)| format!("{role} {}", json!(name)));
+        if inner.steps.len() >= MAX_STEPS {
+            inner.steps.remove(0);
+        }
+        inner.steps.push(LoggedStep {
+            time,
+            tool: tool.to_string(),
+            args,
+            status: status.to_string(),
+            element,
+        });
+        if inner.refs.len() > MAX_REFS {
+            inner.refs.clear();
+        }
+        for (reference, role, name) in answer.lines().filter_map(ref_line) {
+            inner.refs.insert(reference, (role, name));
+        }
+    }
+
+    /// The steps so far, as JSON.
+    pub fn steps_json(&self) -> String {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        serde_json::to_string_pretty(&inner.steps).unwrap_or_default()
+    }
+
+    /// The session's successful browser actions as a scenario (masked values become secret
+    /// parameters the script reads from its environment).
+    pub fn as_scenario(&self) -> Scenario {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut chain = Vec::new();
+        let mut parameters: Vec<Parameter> = Vec::new();
+        for step in inner.steps.iter().filter(|s| s.status == "ok") {
+            let Some(method) = step.tool.strip_prefix("browser_") else {
+                continue;
+            };
+            let locators = |a: &Value| -> Value {
+                if let Some(sel) = a.get("selector").and_then(Value::as_str) {
+                    return json!([{ "by": "css", "value": sel }]);
+                }
+                match a
+                    .get("ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| inner.refs.get(r))
+                {
+                    Some((role, name)) => json!([{ "by": "role", "value": [role, name] }]),
+                    None => json!([]),
+                }
+            };
+            let mut secret = |v: &Value| -> Value {
+                if v.as_str()
+                    .is_some_and(|s| s.contains('•') || s.contains("[redacted"))
+                {
+                    let name = format!("secret_{}", parameters.len() + 1);
+                    parameters.push(Parameter {
+                        name: name.clone(),
+                        description: "a value masked in the session log".into(),
+                        default: None,
+                        secret: true,
+                    });
+                    json!(format!("{{{{{name}}}}}"))
+                } else {
+                    v.clone()
+                }
+            };
+            let a = &step.args;
+            let mut push = |method: &str, params: Value| {
+                chain.push(Step {
+                    method: method.into(),
+                    params,
+                })
+            };
+            match method {
+                "navigate" => push("navigate", json!({ "url": a["url"] })),
+                "navigate_back" => push("go_back", json!({})),
+                "navigate_forward" => push("go_forward", json!({})),
+                "click" => push("click", json!({ "locators": locators(a) })),
+                "hover" => push("hover", json!({ "locators": locators(a) })),
+                "type" => {
+                    let text = secret(&a["text"]);
+                    push(
+                        "type",
+                        json!({ "locators": locators(a), "text": text, "submit": a["submit"] }),
+                    )
+                }
+                "select_option" => push(
+                    "select_option",
+                    json!({ "locators": locators(a), "values": a["values"] }),
+                ),
+                "press_key" => push("press_key", json!({ "key": a["key"] })),
+                "fill_form" => {
+                    for f in a["fields"].as_array().into_iter().flatten() {
+                        match f["value"].as_str() {
+                            Some(on @ ("true" | "false")) => push(
+                                "check",
+                                json!({ "locators": locators(f), "checked": on == "true" }),
+                            ),
+                            _ => {
+                                let text = secret(&f["value"]);
+                                push("type", json!({ "locators": locators(f), "text": text }))
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Scenario {
+            name: "session".into(),
+            title: "This agent session".into(),
+            description: "The browser actions of the current MCP session, as Kapture ran them."
+                .into(),
+            tags: Vec::new(),
+            parameters,
+            dependencies: Vec::new(),
+            chain,
+        }
+    }
+
+    /// The session as a script; `format` defaults to Playwright Test.
+    pub fn code(&self, format: Format) -> String {
+        ext_core::export::export(&self.as_scenario(), format)
+    }
+}
+
+/// The format a code URI asks for (`…/code?format=puppeteer`), if it is a code URI.
+pub fn code_format(uri: &str) -> Option<Result<Format, String>> {
+    let rest = uri.strip_prefix(CODE_URI)?;
+    let query: Map<String, Value> = rest
+        .strip_prefix('?')
+        .unwrap_or_default()
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    if !rest.is_empty() && !rest.starts_with('?') {
+        return None;
+    }
+    Some(match query.get("format").and_then(Value::as_str) {
+        None => Ok(Format::PlaywrightTs),
+        Some(f) => Format::parse(f).ok_or_else(|| {
+            format!(
+                "unknown format {f:?}: use {}",
+                Format::ALL.map(Format::as_str).join(", ")
+            )
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs_become_role_locators_and_masked_values_secret_parameters() {
+        let log = SessionLog::default();
+        log.record(
+            "browser_navigate",
+            json!({"url": "http://127.0.0.1:1/login.html"}),
+            "ok",
+            "",
+            1,
+        );
+        log.record(
+            "browser_snapshot",
+            json!({}),
+            "ok",
+            "- textbox \"User\" [ref=e1]\n- button \"Log in\" [ref=e2]",
+            2,
+        );
+        log.record(
+            "browser_type",
+            json!({"ref": "e1", "text": "ada"}),
+            "ok",
+            "",
+            3,
+        );
+        log.record(
+            "browser_type",
+            json!({"selector": "#password", "text": "••••"}),
+            "ok",
+            "",
+            4,
+        );
+        log.record("browser_click", json!({"ref": "e2"}), "ok", "", 5);
+        log.record(
+            "browser_click",
+            json!({"ref": "e9"}),
+            "SELECTOR_NOT_FOUND",
+            "",
+            6,
+        );
+        let s = log.as_scenario();
+        let methods: Vec<&str> = s.chain.iter().map(|c| c.method.as_str()).collect();
+        assert_eq!(methods, ["navigate", "type", "type", "click"]);
+        assert_eq!(
+            s.chain[1].params["locators"],
+            json!([{"by": "role", "value": ["textbox", "User"]}])
+        );
+        assert_eq!(s.chain[2].params["text"], "{{secret_1}}");
+        assert!(s.parameters[0].secret);
+        let steps = log.steps_json();
+        assert!(steps.contains("button \\\"Log in\\\"") && steps.contains("SELECTOR_NOT_FOUND"));
+        assert!(log
+            .code(Format::Puppeteer)
+            .contains("KAPTURE_SECRET_SECRET_1"));
+    }
+
+    #[test]
+    fn code_uris_name_their_format() {
+        assert_eq!(code_format(CODE_URI), Some(Ok(Format::PlaywrightTs)));
+        assert_eq!(
+            code_format(&format!("{CODE_URI}?format=puppeteer")),
+            Some(Ok(Format::Puppeteer))
+        );
+        assert!(matches!(
+            code_format(&format!("{CODE_URI}?format=cobol")),
+            Some(Err(_))
+        ));
+        assert_eq!(code_format(STEPS_URI), None);
+        assert_eq!(code_format(&format!("{CODE_URI}x")), None);
+    }
+}

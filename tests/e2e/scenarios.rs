@@ -1,0 +1,472 @@
+//! Record once, replay forever, in a real browser: a person records a login with the
+//! in-page widget (clicked with trusted input, its form confirmed), the agent records the
+//! shop's add-to-cart and checkout, and a fresh browser replays the checkout with new
+//! values after its dependencies; a logged-in run skips the conditional login; each saved
+//! scenario is also a tool; a cycle is refused.
+
+use std::time::Duration;
+
+use kapture_e2e::cdp::RawCdp;
+use kapture_e2e::panel::screenshot;
+use kapture_e2e::{eventually, Kapture, Start};
+use serde_json::{json, Value};
+use www_test_pages::Site;
+
+const CANARY: &str = "Widget-Canary-Pw!";
+
+/// The centre of the element `selector` matches inside the widget's closed shadow root, once
+/// it is there (DevTools can see into closed roots; the page cannot).
+async fn widget_point(raw: &mut RawCdp, session: &str, selector: &str) -> Option<(f64, f64)> {
+    fn host(node: &Value) -> Option<i64> {
+        if node["nodeName"] == "KAPTURE-RECORDER" {
+            return node["shadowRoots"][0]["nodeId"].as_i64();
+        }
+        node["children"].as_array()?.iter().find_map(host)
+    }
+    let doc = raw
+        .send(
+            Some(session),
+            "DOM.getDocument",
+            json!({"depth": -1, "pierce": true}),
+        )
+        .await
+        .ok()?;
+    let root = host(&doc["root"])?;
+    let found = raw
+        .send(
+            Some(session),
+            "DOM.querySelector",
+            json!({"nodeId": root, "selector": selector}),
+        )
+        .await
+        .ok()?;
+    let node = found["nodeId"].as_i64().filter(|n| *n > 0)?;
+    raw.send(
+        Some(session),
+        "DOM.scrollIntoViewIfNeeded",
+        json!({"nodeId": node}),
+    )
+    .await
+    .ok()?;
+    let model = raw
+        .send(Some(session), "DOM.getBoxModel", json!({"nodeId": node}))
+        .await
+        .ok()?;
+    let q = model["model"]["content"].as_array()?;
+    let x = (q[0].as_f64()? + q[4].as_f64()?) / 2.0;
+    let y = (q[1].as_f64()? + q[5].as_f64()?) / 2.0;
+    Some((x, y))
+}
+
+/// Click the widget's `selector` like a person (trusted mouse events).
+async fn widget_click(raw: &mut RawCdp, session: &str, selector: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let (x, y) = loop {
+        if let Some(p) = widget_point(raw, session, selector).await {
+            break p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the widget never showed {selector}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    for kind in ["mousePressed", "mouseReleased"] {
+        raw.send(
+            Some(session),
+            "Input.dispatchMouseEvent",
+            json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+/// How many elements match `selector` in the widget.
+async fn widget_count(raw: &mut RawCdp, session: &str, selector: &str) -> usize {
+    let doc = raw
+        .send(
+            Some(session),
+            "DOM.getDocument",
+            json!({"depth": -1, "pierce": true}),
+        )
+        .await
+        .unwrap();
+    fn host(node: &Value) -> Option<i64> {
+        if node["nodeName"] == "KAPTURE-RECORDER" {
+            return node["shadowRoots"][0]["nodeId"].as_i64();
+        }
+        node["children"].as_array()?.iter().find_map(host)
+    }
+    let Some(root) = host(&doc["root"]) else {
+        return 0;
+    };
+    raw.send(
+        Some(session),
+        "DOM.querySelectorAll",
+        json!({"nodeId": root, "selector": selector}),
+    )
+    .await
+    .map(|v| v["nodeIds"].as_array().map_or(0, Vec::len))
+    .unwrap_or(0)
+}
+
+fn report(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not a report ({e}): {text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
+    let site = Site::start().unwrap();
+    let mut debuggable = Start::default();
+    debuggable
+        .args
+        .push("--chromium-arg=--remote-debugging-port=0".into());
+    let k = Kapture::start(debuggable).await;
+    let tools_changed_before = k.tools_changed();
+
+    // 1. A person records the login with the widget.
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("shop/login.html")}),
+    )
+    .await;
+    let enabled = k.ok("browser_recorder", json!({"action": "enable"})).await;
+    assert!(enabled.contains("widget"), "{enabled}");
+    // The page can neither reach into the widget nor call it.
+    assert_eq!(
+        k.eval("document.querySelector('kapture-recorder').shadowRoot")
+            .await,
+        Value::Null
+    );
+    assert_eq!(
+        k.eval("typeof globalThis.__kaptureWidget").await,
+        "undefined"
+    );
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("shop/login.html").await.unwrap();
+    widget_click(&mut raw, &session, "button.start").await;
+    eventually(
+        "the widget started recording",
+        Duration::from_secs(10),
+        || async {
+            k.ok("browser_recorder", json!({"action": "status"}))
+                .await
+                .contains("Recording")
+                .then_some(())
+        },
+    )
+    .await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#email", "text": "ada@example.test"}),
+    )
+    .await;
+    screenshot(&mut raw, &session, "recorder-widget-recording").await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#password", "text": CANARY}),
+    )
+    .await;
+    let signed_in = k
+        .ok("browser_click", json!({"selector": "#login button"}))
+        .await;
+    assert!(signed_in.contains("index.html"), "{signed_in}");
+    // The widget came back in the new document, still recording: stop, confirm, save.
+    widget_click(&mut raw, &session, "button.stop").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while widget_count(&mut raw, &session, "input.sec").await != 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the confirmation never listed both secrets"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    screenshot(&mut raw, &session, "recorder-widget-confirm").await;
+    widget_click(&mut raw, &session, "button.save").await;
+    let saved_file = k.data_dir().join("scenarios").join("login.json");
+    eventually(
+        "kapture saved the login",
+        Duration::from_secs(10),
+        || async { saved_file.exists().then_some(()) },
+    )
+    .await;
+    let login: Value = serde_json::from_slice(&std::fs::read(&saved_file).unwrap()).unwrap();
+    let methods: Vec<&str> = login["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        methods,
+        ["navigate", "type", "type", "click", "wait_for_load"],
+        "{login:#}"
+    );
+    let secrets: Vec<&str> = login["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["secret"] == true)
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(secrets.len(), 2, "{login:#}");
+    for sub in ["scenarios", "secrets"] {
+        for entry in std::fs::read_dir(k.data_dir().join(sub)).unwrap() {
+            let text = std::fs::read(entry.unwrap().path()).unwrap();
+            assert!(!String::from_utf8_lossy(&text).contains(CANARY));
+        }
+    }
+    eventually(
+        "the client heard the tool list change",
+        Duration::from_secs(10),
+        || async { (k.tools_changed() > tools_changed_before).then_some(()) },
+    )
+    .await;
+    assert!(k.tool_names().await.contains(&"scenario_login".to_string()));
+
+    // 2. The agent records adding a mug to the cart (the custom size drop-down included)…
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("shop/product.html?id=mug")}),
+    )
+    .await;
+    k.ok("browser_recorder", json!({"action": "start"})).await;
+    k.ok("browser_click", json!({"selector": "#size"})).await;
+    k.ok("browser_click", json!({"selector": "#size-medium"}))
+        .await;
+    k.ok("browser_click", json!({"selector": "#add"})).await;
+    let saved = k
+        .ok(
+            "browser_recorder",
+            json!({"action": "stop", "name": "add_to_cart", "title": "Add a mug", "tags": ["shop"]}),
+        )
+        .await;
+    assert!(saved.contains("Saved scenario add_to_cart"), "{saved}");
+    // …and the checkout, which depends on both; the login is suggested as conditional.
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("shop/checkout.html")}),
+    )
+    .await;
+    k.ok("browser_recorder", json!({"action": "start"})).await;
+    for (selector, text) in [("#name", "Ada Lovelace"), ("#address", "1 Loop Road")] {
+        k.ok("browser_type", json!({"selector": selector, "text": text}))
+            .await;
+    }
+    // A person picks from a native list with the keyboard (trusted; the recorder ignores
+    // the synthetic events of browser_select_option).
+    k.eval("document.getElementById('country').focus()").await;
+    k.ok("browser_press_key", json!({"key": "j"})).await;
+    assert_eq!(
+        k.eval("document.getElementById('country').value").await,
+        "Japan"
+    );
+    k.ok("browser_click", json!({"selector": "#gift"})).await;
+    k.ok("browser_click", json!({"selector": "#shipping button"}))
+        .await;
+    for (selector, text) in [
+        ("#cc-number", "4242 4242 4242 4242"),
+        ("#cc-exp", "12/30"),
+        ("#cc-csc", "123"),
+    ] {
+        k.ok("browser_type", json!({"selector": selector, "text": text}))
+            .await;
+    }
+    k.ok("browser_click", json!({"selector": "#express"})).await;
+    k.ok(
+        "browser_click",
+        json!({"selector": "#payment button[type=submit]"}),
+    )
+    .await;
+    let placed = k
+        .ok("browser_click", json!({"selector": "#place-order"}))
+        .await;
+    assert!(placed.contains("confirmation.html"), "{placed}");
+    let saved = k
+        .ok(
+            "browser_recorder",
+            json!({"action": "stop", "name": "checkout", "title": "Check out",
+                   "dependencies": ["login", "add_to_cart"]}),
+        )
+        .await;
+    assert!(saved.contains("Saved scenario checkout"), "{saved}");
+    let checkout = report(&k.ok("scenario_get", json!({"name": "checkout"})).await);
+    assert_eq!(
+        checkout["dependencies"][0],
+        json!({"scenario": "login", "optional": false, "condition": "isAuthenticated", "parameters": {}}),
+        "{checkout:#}"
+    );
+    let card_sealed = checkout["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["secret"] == true && p["name"].as_str().unwrap().starts_with("card"));
+    assert!(card_sealed, "{checkout:#}");
+    let listed = k
+        .ok("scenario_list", json!({"hasDependencies": true}))
+        .await;
+    assert!(
+        listed.contains("checkout") && !listed.contains("add_to_cart"),
+        "{listed}"
+    );
+    let tagged = k.ok("scenario_list", json!({"tags": ["shop"]})).await;
+    assert!(
+        tagged.contains("add_to_cart") && !tagged.contains("- login"),
+        "{tagged}"
+    );
+
+    // 3. A fresh browser with the same data folder: the checkout logs in and fills the cart
+    // first, with a new name.
+    let data = tempfile::tempdir().unwrap();
+    copy_dir(&k.data_dir(), data.path());
+    k.stop().await;
+    let fresh = Kapture::start(Start {
+        data_dir: Some(data.path().to_path_buf()),
+        ..Start::default()
+    })
+    .await;
+    let names = fresh.tool_names().await;
+    for tool in [
+        "scenario_login",
+        "scenario_add_to_cart",
+        "scenario_checkout",
+    ] {
+        assert!(names.contains(&tool.to_string()), "{tool} in {names:?}");
+    }
+    let ran = report(
+        &fresh
+            .ok(
+                "scenario_run",
+                json!({"name": "checkout", "parameters": {"name": "Grace Hopper"}}),
+            )
+            .await,
+    );
+    assert_eq!(ran["success"], true, "{ran:#}");
+    assert_eq!(
+        ran["dependenciesExecuted"],
+        json!(["login", "add_to_cart"]),
+        "{ran:#}"
+    );
+    let summary = fresh
+        .ok("browser_get_text", json!({"selector": "#order-summary"}))
+        .await;
+    assert!(
+        summary.contains(
+            "Order for Grace Hopper: 1 × Blue mug (Medium); ships to Japan, Express; gift wrap yes"
+        ),
+        "{summary}"
+    );
+    assert!(!serde_json::to_string(&ran).unwrap().contains(CANARY));
+
+    // Logged in now: the login is skipped, the cart filled again, the order placed again.
+    let again = report(&fresh.ok("scenario_run", json!({"name": "checkout"})).await);
+    assert_eq!(again["success"], true, "{again:#}");
+    assert_eq!(
+        again["dependenciesExecuted"],
+        json!(["add_to_cart"]),
+        "{again:#}"
+    );
+    assert_eq!(
+        again["dependenciesSkipped"],
+        json!(["login (isAuthenticated holds)"]),
+        "{again:#}"
+    );
+    let summary = fresh
+        .ok("browser_get_text", json!({"selector": "#order-summary"}))
+        .await;
+    assert!(summary.contains("Order for Ada Lovelace"), "{summary}");
+
+    // Each scenario is a tool of its own.
+    let added = report(&fresh.ok("scenario_add_to_cart", json!({})).await);
+    assert_eq!(added["success"], true, "{added:#}");
+    let status = fresh
+        .ok("browser_get_text", json!({"selector": "#add-status"}))
+        .await;
+    assert!(status.contains("Added 1 × Blue mug (Medium)"), "{status}");
+
+    // An optional dependency that fails is passed over with a hint; a captured output and
+    // dependency parameters reach the steps that use them.
+    let write = |name: &str, scenario: Value| {
+        std::fs::write(
+            data.path().join("scenarios").join(format!("{name}.json")),
+            serde_json::to_vec(&scenario).unwrap(),
+        )
+        .unwrap();
+    };
+    write(
+        "broken",
+        json!({"name": "broken", "chain": [
+            {"method": "click", "params": {"locators": [{"by": "css", "value": "#no-such-thing"}]}}
+        ]}),
+    );
+    write(
+        "visit",
+        json!({"name": "visit", "parameters": [{"name": "page", "default": "index.html"}],
+               "chain": [{"method": "navigate", "params": {"url": site.url("shop/{{page}}")}}]}),
+    );
+    write(
+        "follow_up",
+        json!({"name": "follow_up",
+               "dependencies": [
+                   {"scenario": "broken", "optional": true},
+                   {"scenario": "visit", "parameters": {"page": "cart.html"}, "captureOutput": "seen"}
+               ],
+               "chain": [{"method": "navigate", "params": {"url": "{{seen.url}}?from={{seen.page}}"}}]}),
+    );
+    let followed = report(&fresh.ok("scenario_run", json!({"name": "follow_up"})).await);
+    assert_eq!(followed["success"], true, "{followed:#}");
+    assert_eq!(
+        followed["dependenciesExecuted"],
+        json!(["visit"]),
+        "{followed:#}"
+    );
+    assert!(
+        followed["hints"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("optional dependency broken failed and was passed over"),
+        "{followed:#}"
+    );
+    assert!(
+        followed["endedOn"]
+            .as_str()
+            .unwrap()
+            .ends_with("shop/cart.html?from=cart.html)"),
+        "{followed:#}"
+    );
+
+    // A cycle is refused by name before anything runs.
+    let login_path = data.path().join("scenarios").join("login.json");
+    let mut cyclic: Value = serde_json::from_slice(&std::fs::read(&login_path).unwrap()).unwrap();
+    cyclic["dependencies"] = json!([{"scenario": "checkout"}]);
+    std::fs::write(&login_path, serde_json::to_vec(&cyclic).unwrap()).unwrap();
+    let refused = fresh
+        .call("scenario_run", json!({"name": "checkout"}))
+        .await;
+    assert_eq!(
+        refused.code().as_deref(),
+        Some("BAD_ARGS"),
+        "{}",
+        refused.text
+    );
+    assert!(
+        refused.text.contains("cycle: checkout → login → checkout"),
+        "{}",
+        refused.text
+    );
+    fresh.stop().await;
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
