@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use kapture_e2e::cdp::RawCdp;
-use kapture_e2e::panel::screenshot;
+use kapture_e2e::panel::{screenshot, Panel, EXTENSION_ID};
 use kapture_e2e::{eventually, Kapture, Start};
 use serde_json::{json, Value};
 use www_test_pages::Site;
@@ -469,4 +469,103 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
             std::fs::copy(entry.path(), &target).unwrap();
         }
     }
+}
+
+/// The panel's Record button opens the widget; a recording saved while the person has
+/// disconnected kapture is kept in the browser and saved once kapture is connected again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_saved_while_kapture_is_away_waits_in_the_browser() {
+    let site = Site::start().unwrap();
+    let mut debuggable = Start::default();
+    debuggable
+        .args
+        .push("--chromium-arg=--remote-debugging-port=0".into());
+    let k = Kapture::start(debuggable).await;
+    let nav = k
+        .ok(
+            "browser_navigate",
+            json!({"url": site.url("shop/login.html")}),
+        )
+        .await;
+    let tab: i64 = nav
+        .rsplit("[tab ")
+        .next()
+        .unwrap()
+        .trim_end_matches(']')
+        .parse()
+        .unwrap();
+
+    let mut raw = k.raw_cdp().await;
+    let url = format!("chrome-extension://{EXTENSION_ID}/panel.html?tabId={tab}");
+    raw.send(None, "Target.createTarget", json!({"url": url}))
+        .await
+        .unwrap();
+    let session = raw.attach_page("panel.html").await.unwrap();
+    let mut panel = Panel { raw, session };
+    panel
+        .until(
+            "the connected status",
+            "document.getElementById('status').textContent === 'connected'",
+        )
+        .await;
+    panel.click("#record").await;
+    panel
+        .until(
+            "the recorder opened",
+            "document.getElementById('record-status').textContent.includes('Start there')",
+        )
+        .await;
+
+    let mut raw = k.raw_cdp().await;
+    let page = raw.attach_page("shop/login.html").await.unwrap();
+    widget_click(&mut raw, &page, "button.start").await;
+    eventually("recording", Duration::from_secs(10), || async {
+        k.ok("browser_recorder", json!({"action": "status"}))
+            .await
+            .contains("Recording")
+            .then_some(())
+    })
+    .await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#email", "text": "grace@example.test"}),
+    )
+    .await;
+
+    // The person disconnects kapture, then stops and saves.
+    panel.click("#servers button").await;
+    panel
+        .until(
+            "disconnected",
+            "document.getElementById('status').textContent === 'not connected'",
+        )
+        .await;
+    widget_click(&mut raw, &page, "button.stop").await;
+    widget_click(&mut raw, &page, "button.save").await;
+    let saved = k.data_dir().join("scenarios").join("login.json");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while widget_count(&mut raw, &page, ".msg").await == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the widget said nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    screenshot(&mut raw, &page, "recorder-widget-kept").await;
+    assert!(
+        !saved.exists(),
+        "nothing reached kapture while disconnected"
+    );
+
+    // Connected again: the waiting recording is handed over and saved.
+    panel.click("#connect").await;
+    eventually(
+        "the kept recording saved",
+        Duration::from_secs(20),
+        || async { saved.exists().then_some(()) },
+    )
+    .await;
+    let scenario: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    assert_eq!(scenario["chain"][1]["method"], "type", "{scenario:#}");
+    k.stop().await;
 }

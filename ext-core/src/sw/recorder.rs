@@ -74,7 +74,7 @@ async fn keep_and_send(app: &Rc<App>, tab_id: TabId, request: SaveRequest) {
     let view = if app.bridge.send_to_one(&frame) {
         json!({"mode": "message", "text": format!("Saving {name}…")})
     } else {
-        json!({"mode": "saved", "text": format!("{name} is kept in this browser until kapture connects; it is saved then.")})
+        json!({"mode": "kept", "text": format!("{name} is kept in this browser until kapture connects; it is saved then.")})
     };
     app.tabs.widget_show(tab_id, &view).await;
 }

@@ -85,8 +85,9 @@
       host.remove();
       observer.disconnect();
     } else {
-      if (mode === 'saved') live = [];
-      body.innerHTML = `<div class="status">${mode === 'saved' ? 'Saved.' : 'Ready to record this tab.'}</div>
+      if (mode === 'saved' || mode === 'kept') live = [];
+      const status = { saved: 'Saved.', kept: 'Kept in this browser.' }[mode] || 'Ready to record this tab.';
+      body.innerHTML = `<div class="status">${status}</div>
         <div class="row"><button class="b primary start">Start</button></div>${note}`;
       on(body.querySelector('.start'), () => { live = []; ask('start'); });
     }
