@@ -499,10 +499,8 @@ impl SecretStore {
     /// The values saved under `name`; `None` when there are none.
     pub fn load(&self, name: &str) -> Result<Option<BTreeMap<String, String>>, SecretStoreError> {
         let path = self.path(name)?;
-        let text = match std::fs::read(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io(&path)(e)),
+        let Some(text) = read_if_exists(&path)? else {
+            return Ok(None);
         };
         let unreadable = |why: &str| SecretStoreError::Unreadable {
             path: path.clone(),
@@ -538,14 +536,21 @@ impl SecretStore {
     }
 }
 
+/// The bytes of `path`; `None` when there is no such file.
+fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>, SecretStoreError> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(path)(e)),
+    }
+}
+
 /// What `key.location` says, if it exists. A record that does not parse is an error: guessing
 /// could pick the wrong key and make every sealed file look damaged.
 fn read_place(dir: &Path) -> Result<Option<RecordedPlace>, SecretStoreError> {
     let path = dir.join(PLACE_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(&path)(e)),
+    let Some(bytes) = read_if_exists(&path)? else {
+        return Ok(None);
     };
     let unreadable = |why: &str| SecretStoreError::Unreadable {
         path: path.clone(),

@@ -166,13 +166,7 @@ async fn an_exported_login_runs_on_its_own_with_secrets_from_the_environment() {
     // A person logs in while the recorder runs.
     k.ok("browser_navigate", json!({"url": login_url})).await;
     k.ok("browser_recorder", json!({"action": "start"})).await;
-    k.ok("browser_type", json!({"selector": "#user", "text": "ada"}))
-        .await;
-    k.ok(
-        "browser_type",
-        json!({"selector": "#password", "text": CANARY}),
-    )
-    .await;
+    k.type_login("ada", CANARY).await;
     k.ok("browser_click", json!({"selector": "button"})).await;
     let saved = k
         .ok(

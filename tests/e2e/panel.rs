@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use kapture_e2e::panel::{Panel, EXTENSION_ID};
+use kapture_e2e::panel::Panel;
 use kapture_e2e::{Kapture, Start};
 use serde_json::{json, Value};
 use www_test_pages::Site;
@@ -13,27 +13,12 @@ use www_test_pages::Site;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_runs_tools_from_the_panel_and_sees_what_happened() {
     let site = Site::start().unwrap();
-    let mut opts = Start::default();
-    opts.args
-        .push("--chromium-arg=--remote-debugging-port=0".into());
-    let k = Kapture::start(opts).await;
+    let k = Kapture::start(Start::debuggable()).await;
     let nav = k
         .ok("browser_navigate", json!({"url": site.url("console.html")}))
         .await;
-    let tab: i64 = nav
-        .rsplit("[tab ")
-        .next()
-        .unwrap()
-        .trim_end_matches(']')
-        .parse()
-        .unwrap();
-
-    let mut raw = k.raw_cdp().await;
-    let url = format!("chrome-extension://{EXTENSION_ID}/panel.html?tabId={tab}");
-    raw.send(None, "Target.createTarget", json!({"url": url}))
-        .await
-        .unwrap();
-    let session = raw.attach_page("panel.html").await.unwrap();
+    let tab = kapture_e2e::tab_of(&nav);
+    let Panel { mut raw, session } = Panel::open(&k, tab).await;
     raw.send(
         Some(&session),
         "Emulation.setDeviceMetricsOverride",

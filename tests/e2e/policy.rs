@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use kapture_e2e::panel::{Panel, EXTENSION_ID};
+use kapture_e2e::panel::Panel;
 use kapture_e2e::{handshakes_in, ref_on, Kapture, Start};
 use serde_json::json;
 use www_test_pages::Site;
@@ -327,17 +327,7 @@ async fn safe_mode_switched_on_in_the_panel_refuses_changes_until_switched_off()
     let nav = k
         .ok("browser_navigate", json!({"url": site.url("input.html")}))
         .await;
-    let tab = nav.rsplit("[tab ").next().unwrap().trim_end_matches(']');
-    let mut raw = k.raw_cdp().await;
-    raw.send(
-        None,
-        "Target.createTarget",
-        json!({"url": format!("chrome-extension://{EXTENSION_ID}/panel.html?tabId={tab}")}),
-    )
-    .await
-    .unwrap();
-    let session = raw.attach_page("panel.html").await.unwrap();
-    let mut panel = Panel { raw, session };
+    let mut panel = Panel::open(&k, kapture_e2e::tab_of(&nav)).await;
     panel
         .until(
             "the connected status",

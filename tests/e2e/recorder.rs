@@ -30,13 +30,7 @@ async fn a_recorded_login_is_saved_with_placeholders_and_sealed_secrets() {
     .await;
 
     // A person's flow, as trusted input.
-    k.ok("browser_type", json!({"selector": "#user", "text": "ada"}))
-        .await;
-    k.ok(
-        "browser_type",
-        json!({"selector": "#password", "text": CANARY}),
-    )
-    .await;
+    k.type_login("ada", CANARY).await;
     k.ok("browser_click", json!({"selector": "button"})).await;
 
     let refused = k.call("browser_recorder", json!({"action": "stop"})).await;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use kapture_e2e::cdp::RawCdp;
-use kapture_e2e::panel::{screenshot, Panel, EXTENSION_ID};
+use kapture_e2e::panel::{screenshot, Panel};
 use kapture_e2e::{eventually, Kapture, Start};
 use serde_json::{json, Value};
 use www_test_pages::Site;
@@ -111,6 +111,21 @@ async fn widget_count(raw: &mut RawCdp, session: &str, selector: &str) -> usize 
     .unwrap_or(0)
 }
 
+/// Wait until the tab's recorder captures.
+async fn until_recording(k: &Kapture) {
+    eventually(
+        "the recorder capturing",
+        Duration::from_secs(10),
+        || async {
+            k.ok("browser_recorder", json!({"action": "status"}))
+                .await
+                .contains("Recording")
+                .then_some(())
+        },
+    )
+    .await;
+}
+
 fn report(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not a report ({e}): {text}"))
 }
@@ -118,11 +133,7 @@ fn report(text: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
     let site = Site::start().unwrap();
-    let mut debuggable = Start::default();
-    debuggable
-        .args
-        .push("--chromium-arg=--remote-debugging-port=0".into());
-    let k = Kapture::start(debuggable).await;
+    let k = Kapture::start(Start::debuggable()).await;
     let tools_changed_before = k.tools_changed();
 
     // 1. A person records the login with the widget.
@@ -146,17 +157,7 @@ async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
     let mut raw = k.raw_cdp().await;
     let session = raw.attach_page("shop/login.html").await.unwrap();
     widget_click(&mut raw, &session, "button.start").await;
-    eventually(
-        "the widget started recording",
-        Duration::from_secs(10),
-        || async {
-            k.ok("browser_recorder", json!({"action": "status"}))
-                .await
-                .contains("Recording")
-                .then_some(())
-        },
-    )
-    .await;
+    until_recording(&k).await;
     k.ok(
         "browser_type",
         json!({"selector": "#email", "text": "ada@example.test"}),
@@ -476,32 +477,14 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recording_saved_while_kapture_is_away_waits_in_the_browser() {
     let site = Site::start().unwrap();
-    let mut debuggable = Start::default();
-    debuggable
-        .args
-        .push("--chromium-arg=--remote-debugging-port=0".into());
-    let k = Kapture::start(debuggable).await;
+    let k = Kapture::start(Start::debuggable()).await;
     let nav = k
         .ok(
             "browser_navigate",
             json!({"url": site.url("shop/login.html")}),
         )
         .await;
-    let tab: i64 = nav
-        .rsplit("[tab ")
-        .next()
-        .unwrap()
-        .trim_end_matches(']')
-        .parse()
-        .unwrap();
-
-    let mut raw = k.raw_cdp().await;
-    let url = format!("chrome-extension://{EXTENSION_ID}/panel.html?tabId={tab}");
-    raw.send(None, "Target.createTarget", json!({"url": url}))
-        .await
-        .unwrap();
-    let session = raw.attach_page("panel.html").await.unwrap();
-    let mut panel = Panel { raw, session };
+    let mut panel = Panel::open(&k, kapture_e2e::tab_of(&nav)).await;
     panel
         .until(
             "the connected status",
@@ -519,13 +502,7 @@ async fn a_recording_saved_while_kapture_is_away_waits_in_the_browser() {
     let mut raw = k.raw_cdp().await;
     let page = raw.attach_page("shop/login.html").await.unwrap();
     widget_click(&mut raw, &page, "button.start").await;
-    eventually("recording", Duration::from_secs(10), || async {
-        k.ok("browser_recorder", json!({"action": "status"}))
-            .await
-            .contains("Recording")
-            .then_some(())
-    })
-    .await;
+    until_recording(&k).await;
     k.ok(
         "browser_type",
         json!({"selector": "#email", "text": "grace@example.test"}),

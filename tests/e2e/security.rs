@@ -205,13 +205,7 @@ async fn a_typed_password_and_known_secrets_reach_no_answer_and_no_log() {
     const CANARY: &str = "Canary-Pw-91x";
     k.ok("browser_navigate", json!({"url": site.url("login.html")}))
         .await;
-    k.ok("browser_type", json!({"selector": "#user", "text": "ada"}))
-        .await;
-    k.ok(
-        "browser_type",
-        json!({"selector": "#password", "text": CANARY}),
-    )
-    .await;
+    k.type_login("ada", CANARY).await;
     k.ok("browser_wait_for", json!({"text": "You typed"})).await;
 
     let mut answers = Vec::new();

@@ -164,6 +164,27 @@ impl Default for Start {
     }
 }
 
+impl Start {
+    /// The default start, with the launched browser open to raw CDP (`raw_cdp`).
+    pub fn debuggable() -> Start {
+        let mut start = Start::default();
+        start
+            .args
+            .push("--chromium-arg=--remote-debugging-port=0".into());
+        start
+    }
+}
+
+/// The tab an answer names (`… [tab 7]`).
+pub fn tab_of(answer: &str) -> i64 {
+    answer
+        .rsplit("[tab ")
+        .next()
+        .and_then(|t| t.split(']').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no [tab N] in {answer}"))
+}
+
 impl Kapture {
     /// Start kapture with a launched headless Chromium.
     pub async fn launch() -> Kapture {
@@ -268,6 +289,17 @@ impl Kapture {
         self.notices
             .tools_changed
             .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Fill `login.html` as a person would (trusted typing): user, then password.
+    pub async fn type_login(&self, user: &str, password: &str) {
+        self.ok("browser_type", json!({"selector": "#user", "text": user}))
+            .await;
+        self.ok(
+            "browser_type",
+            json!({"selector": "#password", "text": password}),
+        )
+        .await;
     }
 
     /// Call a tool and flatten the result; protocol errors panic (use `call_raw` for those).

@@ -19,6 +19,17 @@ pub struct Panel {
 }
 
 impl Panel {
+    /// Open the panel page for `tab` in the launched browser (started debuggable).
+    pub async fn open(k: &crate::Kapture, tab: i64) -> Panel {
+        let mut raw = k.raw_cdp().await;
+        let url = format!("chrome-extension://{EXTENSION_ID}/panel.html?tabId={tab}");
+        raw.send(None, "Target.createTarget", json!({"url": url}))
+            .await
+            .unwrap();
+        let session = raw.attach_page("panel.html").await.unwrap();
+        Panel { raw, session }
+    }
+
     pub async fn eval(&mut self, expr: &str) -> Value {
         let res = self
             .raw
