@@ -412,7 +412,8 @@ impl Runner<'_> {
             }
             self.report.actions_executed += 1;
             if step.params.get("locators").is_some() {
-                self.note_alerts(name, i + 1, &step.method).await;
+                let at = format!("after {name} step {} ({})", i + 1, step.method);
+                self.note_alerts(&at, step.params.get("expect")).await;
             }
         }
         let secret: Vec<&str> = scenario
@@ -481,9 +482,9 @@ impl Runner<'_> {
         }
     }
 
-    /// After an element step: an alert the page now shows (an error message, usually)
-    /// becomes a hint.
-    async fn note_alerts(&mut self, scenario: &str, index: usize, method: &str) {
+    /// After an element step: alerts the page shows (error messages, usually) compared
+    /// with what the recording saw there, as hints.
+    async fn note_alerts(&mut self, at: &str, expect: Option<&Value>) {
         let Ok(found) = self
             .bridge
             .call_raw(
@@ -496,17 +497,40 @@ impl Runner<'_> {
         else {
             return;
         };
-        for line in found["text"].as_str().unwrap_or_default().lines() {
-            let line = line.trim();
-            if line.starts_with("alert ") {
-                let hint =
-                    format!("after {scenario} step {index} ({method}) the page shows {line}");
-                if !self.report.hints.contains(&hint) {
-                    self.report.hints.push(hint);
-                }
+        for hint in alert_hints(found["text"].as_str().unwrap_or_default(), expect, at) {
+            if !self.report.hints.contains(&hint) {
+                self.report.hints.push(hint);
             }
         }
     }
+}
+
+/// Hints from the alert lines of a `find` answer, against what the recording saw after
+/// the step (`expect`: `{alert}`; absent for scenarios recorded without page hints).
+fn alert_hints(found: &str, expect: Option<&Value>, at: &str) -> Vec<String> {
+    let now: Vec<&str> = found
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("alert"))
+        .collect();
+    let Some(expect) = expect else {
+        return now
+            .iter()
+            .map(|l| format!("{at} the page shows {l}"))
+            .collect();
+    };
+    let wanted = expect["alert"].as_str().unwrap_or_default();
+    let mut hints: Vec<String> = now
+        .iter()
+        .filter(|l| wanted.is_empty() || !l.contains(wanted))
+        .map(|l| format!("{at} the page shows {l}, which the recording did not"))
+        .collect();
+    if !wanted.is_empty() && !now.iter().any(|l| l.contains(wanted)) {
+        hints.push(format!(
+            "{at} the recording showed the alert {wanted:?}; the page shows no such alert now"
+        ));
+    }
+    hints
 }
 
 /// Run `name` and its dependencies on `tab`. `overrides` replace sealed secrets for this
@@ -570,6 +594,25 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn alerts_are_compared_with_what_the_recording_saw() {
+        let found = "2 matches for \"alert\":\nalert [ref=e4]: Wrong password\n text \"x\"";
+        let at = "after login step 4 (click)";
+        assert_eq!(
+            alert_hints(found, None, at),
+            ["after login step 4 (click) the page shows alert [ref=e4]: Wrong password"]
+        );
+        assert!(alert_hints(found, Some(&json!({"alert": "Wrong password"})), at).is_empty());
+        assert_eq!(
+            alert_hints(found, Some(&json!({"alert": ""})), at),
+            ["after login step 4 (click) the page shows alert [ref=e4]: Wrong password, which the recording did not"]
+        );
+        assert_eq!(
+            alert_hints("No match for \"alert\" on the page.", Some(&json!({"alert": "Added"})), at),
+            ["after login step 4 (click) the recording showed the alert \"Added\"; the page shows no such alert now"]
+        );
+    }
 
     #[test]
     fn page_model_locators_find_their_ref() {

@@ -233,6 +233,10 @@ async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
     )
     .await;
     k.ok("browser_recorder", json!({"action": "start"})).await;
+    // Too early: the page says so (an alert the recording notes with the step).
+    k.ok("browser_click", json!({"selector": "#add"})).await;
+    k.ok("browser_wait_for", json!({"text": "Choose a size"}))
+        .await;
     k.ok("browser_click", json!({"selector": "#size"})).await;
     k.ok("browser_click", json!({"selector": "#size-medium"}))
         .await;
@@ -244,6 +248,14 @@ async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
         )
         .await;
     assert!(saved.contains("Saved scenario add_to_cart"), "{saved}");
+    let add: Value = report(&k.ok("scenario_get", json!({"name": "add_to_cart"})).await);
+    let noted = add["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|s| s["params"]["expect"]["alert"].as_str())
+        .map(str::to_string);
+    assert_eq!(noted.as_deref(), Some("Choose a size"), "{add:#}");
     // …and the checkout, which depends on both; the login is suggested as conditional.
     k.ok(
         "browser_navigate",
@@ -344,6 +356,10 @@ async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
             .await,
     );
     assert_eq!(ran["success"], true, "{ran:#}");
+    assert!(
+        !ran["hints"].to_string().contains("recording"),
+        "the replay met the alerts the recording met: {ran:#}"
+    );
     assert_eq!(
         ran["dependenciesExecuted"],
         json!(["login", "add_to_cart"]),

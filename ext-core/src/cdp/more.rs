@@ -706,13 +706,14 @@ async fn uninstall_recorder<S: CdpSession>(s: &S, scripts: &[String], widget: bo
         .await;
 }
 
-/// Tell the widget in the tab's main frame what to show (`{mode, ...}`).
-pub async fn widget_show<S: CdpSession>(s: &S, view: &Value) -> Result<(), WireError> {
+/// Evaluate `expression` in the recorder's world of the tab's main frame.
+async fn in_recorder_world<S: CdpSession>(s: &S, expression: &str) -> Result<(), WireError> {
     use super::events::RECORDER_WORLD;
     let frame = s.events().borrow().main_frame().map(str::to_string);
     let Some(frame) = frame else {
         return Ok(());
     };
+    // The world of that name, the one the recorder's scripts run in.
     let world = s
         .send(
             "Page.createIsolatedWorld",
@@ -722,13 +723,29 @@ pub async fn widget_show<S: CdpSession>(s: &S, view: &Value) -> Result<(), WireE
     let context = world.get("executionContextId").cloned().unwrap_or_default();
     s.send(
         "Runtime.evaluate",
-        json!({
-            "expression": format!("globalThis.__kaptureWidget && globalThis.__kaptureWidget.show({view})"),
-            "contextId": context,
-        }),
+        json!({"expression": expression, "contextId": context}),
     )
     .await?;
     Ok(())
+}
+
+/// Tell the widget in the tab's main frame what to show (`{mode, ...}`).
+pub async fn widget_show<S: CdpSession>(s: &S, view: &Value) -> Result<(), WireError> {
+    in_recorder_world(
+        s,
+        &format!("globalThis.__kaptureWidget && globalThis.__kaptureWidget.show({view})"),
+    )
+    .await
+}
+
+/// Have the capture script report what the page showed after the last action (its hint
+/// would otherwise come up to 400 ms later, after the stop).
+async fn flush_hint<S: CdpSession>(s: &S) {
+    let _ = in_recorder_world(
+        s,
+        "globalThis.__kaptureFlushHint && globalThis.__kaptureFlushHint()",
+    )
+    .await;
 }
 
 /// The recorder's state as the tool answers it.
@@ -855,6 +872,7 @@ pub async fn recorder<S: CdpSession>(
             Ok(recorder_state(s, Vec::new()))
         }
         RecorderAction::Stop => {
+            flush_hint(s).await;
             let Some(state) = stop_capture(s) else {
                 return Err(WireError::new(
                     ErrorCode::BadArgs,
@@ -922,6 +940,7 @@ pub async fn widget_request<S: CdpSession>(
             widget_show(s, &json!({"mode": "recording"})).await?;
         }
         "stop" => {
+            flush_hint(s).await;
             let Some(state) = stop_capture(s) else {
                 return Ok(WidgetOutcome::Done);
             };

@@ -175,6 +175,13 @@ pub fn build(state: &RecorderState, choices: &SaveChoices) -> (Scenario, BTreeMa
     let mut secrets = BTreeMap::new();
     for step in &state.steps {
         let (method, params) = match step {
+            // What the page showed after the step before: kept with it, for replay's hints.
+            RecordedStep::Observed(hint) => {
+                if let Some(Value::Object(p)) = chain.last_mut().map(|s: &mut Step| &mut s.params) {
+                    p.insert("expect".into(), json!(hint));
+                }
+                continue;
+            }
             RecordedStep::Navigate { url } => ("navigate", json!({ "url": url })),
             RecordedStep::WaitForLoad { url } => ("wait_for_load", json!({ "url": url })),
             RecordedStep::Click { target } => ("click", with_locators(target, json!({}))),
@@ -245,10 +252,20 @@ fn what(e: &ElementDescriptor) -> String {
 pub fn draft(state: &RecorderState, known: &[ScenarioSummary]) -> Draft {
     let typed = typed(state);
     let mut values = typed.iter();
-    let steps = state
-        .steps
-        .iter()
-        .map(|s| match s {
+    let mut steps: Vec<String> = Vec::new();
+    for s in &state.steps {
+        if let RecordedStep::Observed(h) = s {
+            let seen = match (h.dialog, h.alert.is_empty()) {
+                (_, false) => format!(" → the page shows an alert {:?}", h.alert),
+                (true, true) => " → a dialog opens".to_string(),
+                (false, true) => continue,
+            };
+            if let Some(last) = steps.last_mut() {
+                last.push_str(&seen);
+            }
+            continue;
+        }
+        steps.push(match s {
             RecordedStep::Navigate { url } => format!("go to {url}"),
             RecordedStep::WaitForLoad { url } => format!("wait for {url}"),
             RecordedStep::Click { target } => format!("click {}", what(target)),
@@ -270,8 +287,9 @@ pub fn draft(state: &RecorderState, known: &[ScenarioSummary]) -> Draft {
             RecordedStep::Press { key, .. } => format!("press {key}"),
             RecordedStep::Scroll { x, y } => format!("scroll to {x}, {y}"),
             RecordedStep::NewTab { url } => format!("a new tab opens {url}"),
-        })
-        .collect();
+            RecordedStep::Observed(_) => continue,
+        });
+    }
     let values = typed
         .iter()
         .map(|t| DraftValue {

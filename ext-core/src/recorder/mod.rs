@@ -10,7 +10,7 @@ mod optimize;
 
 pub use fields::{secret_kind, FieldContext};
 pub use locators::{locators, Locator};
-pub use optimize::{optimize, RecordedStep};
+pub use optimize::{optimize, PageHint, RecordedStep};
 
 use serde::{Deserialize, Serialize};
 
@@ -76,4 +76,6 @@ pub enum RawEvent {
     NewTab {
         url: String,
     },
+    /// What the page showed shortly after the last action.
+    Hint(PageHint),
 }

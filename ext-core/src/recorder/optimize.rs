@@ -44,6 +44,55 @@ pub enum RecordedStep {
     NewTab {
         url: String,
     },
+    /// What the page showed after the step before it (set apart from the steps).
+    Observed(PageHint),
+}
+
+/// What a page showed shortly after a person's action.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PageHint {
+    /// Something in the document changed.
+    pub changed: bool,
+    /// A dialog or modal is open.
+    pub dialog: bool,
+    /// The text of a visible alert (an error message, usually); empty when none.
+    pub alert: String,
+}
+
+/// Steps being built, with the page hint of each (kept aligned as steps merge).
+#[derive(Default)]
+struct Steps {
+    steps: Vec<RecordedStep>,
+    hints: Vec<Option<PageHint>>,
+}
+
+impl Steps {
+    fn push(&mut self, step: RecordedStep) {
+        self.steps.push(step);
+        self.hints.push(None);
+    }
+    fn pop(&mut self) {
+        self.steps.pop();
+        self.hints.pop();
+    }
+    fn last(&self) -> Option<&RecordedStep> {
+        self.steps.last()
+    }
+    fn last_mut(&mut self) -> Option<&mut RecordedStep> {
+        self.steps.last_mut()
+    }
+    /// Each step followed by what the page showed after it, when it showed something.
+    fn finish(self) -> Vec<RecordedStep> {
+        let mut out = Vec::with_capacity(self.steps.len());
+        for (step, hint) in self.steps.into_iter().zip(self.hints) {
+            out.push(step);
+            if let Some(h) = hint.filter(|h| h.changed || h.dialog || !h.alert.is_empty()) {
+                out.push(RecordedStep::Observed(h));
+            }
+        }
+        out
+    }
 }
 
 /// Keys worth replaying; the others arrive as input.
@@ -81,7 +130,7 @@ fn opens_a_list(e: &ElementDescriptor) -> bool {
 /// Turn raw events, in order, into steps.
 pub fn optimize(events: &[RawEvent]) -> Vec<RecordedStep> {
     use RecordedStep as S;
-    let mut out: Vec<S> = Vec::new();
+    let mut out = Steps::default();
     for ev in events {
         match ev {
             RawEvent::Input { target, value } => {
@@ -183,9 +232,14 @@ pub fn optimize(events: &[RawEvent]) -> Vec<RecordedStep> {
                 });
             }
             RawEvent::NewTab { url } => out.push(S::NewTab { url: url.clone() }),
+            RawEvent::Hint(hint) => {
+                if let Some(last) = out.hints.last_mut() {
+                    *last = Some(hint.clone());
+                }
+            }
         }
     }
-    out
+    out.finish()
 }
 
 #[cfg(test)]
@@ -209,6 +263,49 @@ mod tests {
 
     fn click(target: ElementDescriptor) -> RawEvent {
         RawEvent::Click { target }
+    }
+
+    #[test]
+    fn what_the_page_showed_follows_its_step_and_leaves_with_a_merged_one() {
+        let hint = |alert: &str| {
+            RawEvent::Hint(PageHint {
+                changed: true,
+                dialog: false,
+                alert: alert.into(),
+            })
+        };
+        let events = vec![
+            click(el("input", "#a")),
+            hint(""),
+            input("#a", "x"),
+            click(el("button", "#go")),
+            hint("Wrong password"),
+            RawEvent::Hint(PageHint::default()),
+        ];
+        let steps = optimize(&events);
+        assert_eq!(
+            steps.len(),
+            2,
+            "the focus click and its hint went; an empty hint adds nothing: {steps:?}"
+        );
+        assert!(matches!(&steps[0], RecordedStep::Type { .. }));
+        assert!(matches!(&steps[1], RecordedStep::Click { .. }));
+        let steps = optimize(&events[..5]);
+        assert_eq!(
+            steps[2],
+            RecordedStep::Observed(PageHint {
+                changed: true,
+                dialog: false,
+                alert: "Wrong password".into()
+            })
+        );
+        let wire: RawEvent =
+            serde_json::from_str(r#"{"kind":"hint","changed":true,"dialog":true,"alert":""}"#)
+                .unwrap();
+        assert!(matches!(
+            wire,
+            RawEvent::Hint(PageHint { dialog: true, .. })
+        ));
     }
 
     #[test]

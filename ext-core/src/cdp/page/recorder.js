@@ -4,6 +4,8 @@
   if (globalThis.__kaptureRecorder) return;
   globalThis.__kaptureRecorder = true;
   const send = (ev) => {
+    // What the page showed after the last action goes first: it belongs to that action.
+    if (ev.kind !== 'hint') hintNow();
     try { globalThis.__kaptureRecord(JSON.stringify(ev)); } catch (_) { /* recording ended */ }
     if (globalThis.__kaptureWidget) globalThis.__kaptureWidget.captured(ev);
   };
@@ -67,12 +69,35 @@
       formHint: form ? clip([form.id, form.getAttribute('name'), form.getAttribute('action'), heading && heading.innerText].filter(Boolean).join(' '), 120) : '',
     };
   };
+  // Shortly after an action, what the page shows: whether it changed, a dialog, an alert.
+  let mutations = 0;
+  new MutationObserver((list) => { mutations += list.length; })
+    .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  const shown = (el) => (el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0);
+  let hintTimer = 0;
+  let pending = false;
+  // Report the pending hint now (the next event, a stop, or 400 ms after the action).
+  const hintNow = () => {
+    clearTimeout(hintTimer);
+    if (!pending) return;
+    pending = false;
+    const dialog = [...document.querySelectorAll('dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true]')].some(shown);
+    const alert = [...document.querySelectorAll('[role=alert]')].filter(shown).map((a) => clip(a.innerText, 120)).find(Boolean) || '';
+    send({ kind: 'hint', changed: mutations > 0, dialog, alert });
+  };
+  globalThis.__kaptureFlushHint = hintNow;
+  const observe = () => {
+    mutations = 0;
+    pending = true;
+    hintTimer = setTimeout(hintNow, 400);
+  };
   const field = (el) => el && (el.localName === 'input' || el.localName === 'textarea' || el.localName === 'select');
   const toggle = (el) => el && el.localName === 'input' && (el.type === 'checkbox' || el.type === 'radio');
   addEventListener('click', (e) => {
     if (!e.isTrusted || ours(e) || !(e.target instanceof Element)) return;
     const t = e.target.closest('button,a,input,select,textarea,label,[role]') || e.target;
     send({ kind: 'click', target: describe(t) });
+    observe();
   }, true);
   addEventListener('input', (e) => {
     const t = e.target;
@@ -84,11 +109,14 @@
     if (!e.isTrusted || ours(e)) return;
     if (t.localName === 'select') send({ kind: 'change', target: describe(t), value: t.value });
     else if (toggle(t)) send({ kind: 'check', target: describe(t), checked: t.checked });
+    else return;
+    observe();
   }, true);
   addEventListener('keydown', (e) => {
     if (!e.isTrusted || ours(e) || !(e.target instanceof Element)) return;
     if (['Enter', 'Escape', 'Tab', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight'].includes(e.key)) {
       send({ kind: 'key', target: describe(e.target), key: e.key });
+      observe();
     }
   }, true);
   let settle = 0;
