@@ -175,3 +175,54 @@ async fn a_recorded_login_is_saved_with_placeholders_and_sealed_secrets() {
     );
     k.stop().await;
 }
+
+/// A tab the page opens while recording is a step of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tab_opened_while_recording_is_recorded() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("popup.html")}))
+        .await;
+    k.ok("browser_recorder", json!({"action": "start"})).await;
+    k.ok("browser_click", json!({"selector": "#open"})).await;
+    // Three raw events: the click, what the page showed after it, the new tab.
+    kapture_e2e::eventually(
+        "the new tab in the recording",
+        std::time::Duration::from_secs(10),
+        || async {
+            let status = k.ok("browser_recorder", json!({"action": "status"})).await;
+            let count: usize = status
+                .strip_prefix("Recording: ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()?;
+            (count >= 3).then_some(())
+        },
+    )
+    .await;
+    k.ok(
+        "browser_recorder",
+        json!({"action": "stop", "name": "opens_b"}),
+    )
+    .await;
+    let scenario: Value = serde_json::from_slice(
+        &std::fs::read(k.data_dir().join("scenarios").join("opens_b.json")).unwrap(),
+    )
+    .unwrap();
+    let last = scenario["chain"]
+        .as_array()
+        .unwrap()
+        .last()
+        .cloned()
+        .unwrap();
+    assert_eq!(last["method"], "new_tab", "{scenario:#}");
+    assert!(
+        last["params"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("page-b.html"),
+        "{scenario:#}"
+    );
+    k.stop().await;
+}

@@ -194,6 +194,13 @@ impl TabEvents {
         }
     }
 
+    /// A tab this one opened (a link with a target, `window.open`), while recording.
+    pub fn record_new_tab(&mut self, url: &str) {
+        if let Some(rec) = self.recording.as_mut() {
+            rec.push(crate::recorder::RawEvent::NewTab { url: url.into() });
+        }
+    }
+
     /// What the widget asked for since the last call (start, stop, save, discard).
     pub fn take_widget_requests(&mut self) -> Vec<Value> {
         std::mem::take(&mut self.widget_requests)

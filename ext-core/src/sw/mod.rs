@@ -393,6 +393,26 @@ impl Worker {
     }
 
     pub fn on_tab_created(&self, tab_id: i32, opener_tab_id: Option<i32>, url: String) {
+        if let Some(opener) = opener_tab_id {
+            let app = self.app.clone();
+            let first = url.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                // `window.open` tabs are created before they know their URL: ask for it a
+                // few times (bounded) before noting the tab in the opener's recording.
+                let mut url = first;
+                for _ in 0..40 {
+                    if !url.is_empty() && url != "about:blank" {
+                        break;
+                    }
+                    platform::sleep(std::time::Duration::from_millis(50)).await;
+                    match chrome::tabs::get(tab_id).await {
+                        Ok(tab) => url = tab.url,
+                        Err(_) => break,
+                    }
+                }
+                app.tabs.on_opened(opener, &url);
+            });
+        }
         let event = BrowserEvent::TabCreated {
             tab_id,
             opener_tab_id,

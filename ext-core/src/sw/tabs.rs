@@ -145,6 +145,14 @@ impl Tabs {
         events.take_widget_requests()
     }
 
+    /// `opener` opened a tab showing `url`: its recording, if any, notes it.
+    pub fn on_opened(&self, opener: TabId, url: &str) {
+        let slot = self.slots.borrow().get(&opener).cloned();
+        if let Some(slot) = slot {
+            slot.events.borrow_mut().record_new_tab(url);
+        }
+    }
+
     /// Handle one request of the tab's recorder widget.
     pub async fn widget_request(
         &self,
