@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use kapture_e2e::{Kapture, RESOLVER_RULES};
+use kapture_e2e::{on_path, Kapture, RESOLVER_RULES};
 use serde_json::{json, Value};
 use www_test_pages::Site;
 
@@ -21,45 +21,14 @@ fn node_modules() -> PathBuf {
         .join("node_modules")
 }
 
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-}
-
-/// The browser the scripts launch: the one kapture's launcher would pick.
-fn chromium() -> PathBuf {
-    if let Some(path) = std::env::var_os("KAPTURE_CHROMIUM").filter(|v| !v.is_empty()) {
-        let path = PathBuf::from(path);
-        return if path.components().count() == 1 {
-            on_path(&path.to_string_lossy()).expect("KAPTURE_CHROMIUM is on PATH")
-        } else {
-            path
-        };
-    }
-    [
-        "chromium",
-        "chromium-browser",
-        "google-chrome",
-        "google-chrome-stable",
-        "chrome",
-    ]
-    .iter()
-    .find_map(|n| on_path(n))
-    .expect("a Chromium-family browser on PATH (or KAPTURE_CHROMIUM)")
-}
-
 /// The flags every exported script gets, one per line: the resolver rule holds spaces.
 fn chromium_args() -> String {
-    [
-        "--no-sandbox",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-        "--disable-sync",
-        RESOLVER_RULES,
-    ]
-    .join("\n")
+    kapture_e2e::QUIET_CHROMIUM_FLAGS
+        .iter()
+        .copied()
+        .chain([RESOLVER_RULES])
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A folder for scripts in which `import 'puppeteer-core'` resolves: ES modules ignore
@@ -102,7 +71,7 @@ fn node_command(
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
         .current_dir(dir)
-        .env("KAPTURE_CHROMIUM", chromium())
+        .env("KAPTURE_CHROMIUM", kapture_e2e::chromium())
         .env("KAPTURE_CHROMIUM_ARGS", chromium_args())
         .env_remove("KAPTURE_HEADLESS");
     for (k, v) in env {

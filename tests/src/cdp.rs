@@ -1,5 +1,5 @@
-//! A minimal raw CDP client for benchmarks: the physical floor and the raw sizes Kapture is
-//! measured against. It speaks to the browser endpoint a `--remote-debugging-port` browser
+//! A minimal raw CDP client for benchmarks and tests: the physical floor and the raw sizes
+//! Kapture is measured against, and what a test does as a person. It speaks to the browser endpoint a `--remote-debugging-port` browser
 //! writes to `DevToolsActivePort`, with flattened sessions.
 
 use std::path::Path;
@@ -51,6 +51,31 @@ impl RawCdp {
         method: &str,
         params: Value,
     ) -> Result<Value, String> {
+        self.send_keeping(session, method, params, None).await
+    }
+
+    /// Send a command and wait for its answer and then for `event` on the same session
+    /// (e.g. `Page.navigate` then `Page.loadEventFired`), at most 60 s.
+    pub async fn send_until(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        event: &str,
+    ) -> Result<Value, String> {
+        let answer = self
+            .send_keeping(session, method, params, Some(event))
+            .await?;
+        Ok(answer)
+    }
+
+    async fn send_keeping(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        event: Option<&str>,
+    ) -> Result<Value, String> {
         self.next += 1;
         let mut msg = json!({"id": self.next, "method": method, "params": params});
         if let Some(s) = session {
@@ -60,8 +85,10 @@ impl RawCdp {
             .send(Message::text(msg.to_string()))
             .await
             .map_err(|e| e.to_string())?;
-        loop {
-            let frame = tokio::time::timeout(Duration::from_secs(60), self.ws.next())
+        let (mut answer, mut seen) = (None, event.is_none());
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while answer.is_none() || !seen {
+            let frame = tokio::time::timeout_at(deadline, self.ws.next())
                 .await
                 .map_err(|_| format!("{method}: no answer"))?
                 .ok_or("socket closed")?
@@ -72,9 +99,15 @@ impl RawCdp {
                 if let Some(err) = v.get("error") {
                     return Err(format!("{method}: {err}"));
                 }
-                return Ok(v.get("result").cloned().unwrap_or(Value::Null));
+                answer = Some(v.get("result").cloned().unwrap_or(Value::Null));
+            } else if event.is_some()
+                && v.get("method").and_then(Value::as_str) == event
+                && v.get("sessionId").and_then(Value::as_str) == session
+            {
+                seen = true;
             }
         }
+        Ok(answer.unwrap_or(Value::Null))
     }
 
     /// The raw byte size of a command's whole answer message.

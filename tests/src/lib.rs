@@ -31,11 +31,55 @@ pub fn target_dir() -> PathBuf {
         })
 }
 
-/// The built `kapture` binary; the tests need `cargo make build` (which `cargo make test` runs).
+/// Flags that keep a test browser quiet on a closed network (with `RESOLVER_RULES`).
+pub const QUIET_CHROMIUM_FLAGS: &[&str] = &[
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+];
+
+/// `name` as found on PATH.
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The browser kapture's launcher would pick: `KAPTURE_CHROMIUM`, else a Chromium-family
+/// browser on PATH.
+pub fn chromium() -> PathBuf {
+    if let Some(path) = std::env::var_os("KAPTURE_CHROMIUM").filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(path);
+        return if path.components().count() == 1 {
+            on_path(&path.to_string_lossy()).expect("KAPTURE_CHROMIUM is on PATH")
+        } else {
+            path
+        };
+    }
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+        "chrome",
+    ]
+    .iter()
+    .find_map(|n| on_path(n))
+    .expect("a Chromium-family browser on PATH (or KAPTURE_CHROMIUM)")
+}
+
+/// The built `kapture` binary (`KAPTURE_BIN`, else the debug build); the tests need
+/// `cargo make build` (which `cargo make test` runs).
 pub fn kapture_bin() -> PathBuf {
-    let bin = target_dir()
-        .join("debug")
-        .join(format!("kapture{}", std::env::consts::EXE_SUFFIX));
+    let bin = std::env::var_os("KAPTURE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            target_dir()
+                .join("debug")
+                .join(format!("kapture{}", std::env::consts::EXE_SUFFIX))
+        });
     assert!(
         bin.is_file(),
         "{} is missing: run `cargo make build` first",
