@@ -172,7 +172,22 @@ fn reads_page_text(method: &str) -> bool {
 
 /// What the page's password fields hold never leaves in an answer, wherever the page
 /// copied it (text, scripts' results, logs): each occurrence becomes `[redacted:password]`.
+/// Whether `value` holds a string long enough to be a masked value.
+fn has_long_string(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.len() >= crate::secrets::MIN_VALUE_LEN,
+        Value::Array(items) => items.iter().any(has_long_string),
+        Value::Object(map) => map.values().any(has_long_string),
+        _ => false,
+    }
+}
+
 async fn mask_passwords<S: CdpSession>(s: &S, value: &mut Value) {
+    // Numbers, booleans and short strings cannot hold a password worth masking: no need to
+    // ask the page (a round trip).
+    if !has_long_string(value) {
+        return;
+    }
     let script = "() => [...document.querySelectorAll('input[type=password]')].map((i) => i.value).filter((v) => v.length >= 4)";
     let Ok(main) = cdp::world::main_frame(s).await else {
         return;

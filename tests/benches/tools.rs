@@ -687,7 +687,11 @@ fn cell(s: Option<&Stat>) -> String {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let site = Site::start().expect("test pages");
-    let peers = install_peers();
+    let peers = if std::env::var("KAPTURE_BENCH_PEERS").as_deref() == Ok("0") {
+        Err("KAPTURE_BENCH_PEERS=0".to_string())
+    } else {
+        install_peers()
+    };
     let mut kinds = vec![Kind::Kapture];
     match &peers {
         Ok(_) => kinds.extend([Kind::Playwright, Kind::DevTools]),

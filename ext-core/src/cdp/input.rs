@@ -69,14 +69,22 @@ pub(crate) async fn click_at<S: CdpSession>(
         MouseButton::Right => "right",
         MouseButton::Middle => "middle",
     };
-    mouse(s, "mouseMoved", at, json!({"modifiers": modifiers})).await?;
+    let mut events = vec![("mouseMoved", json!({"modifiers": modifiers}))];
     let clicks: &[u32] = if double { &[1, 2] } else { &[1] };
     for &count in clicks {
         let extra = json!({"button": button, "clickCount": count, "modifiers": modifiers});
-        mouse(s, "mousePressed", at, extra.clone()).await?;
-        mouse(s, "mouseReleased", at, extra).await?;
+        events.push(("mousePressed", extra.clone()));
+        events.push(("mouseReleased", extra));
     }
-    Ok(())
+    // Sent together: the session runs them in order, and waiting for each answer before
+    // sending the next would only add round trips.
+    futures::future::try_join_all(
+        events
+            .into_iter()
+            .map(|(kind, extra)| mouse(s, kind, at, extra)),
+    )
+    .await
+    .map(drop)
 }
 
 /// Press at `a`, move to `b` in steps, release. An HTML drag (draggable elements) is handed
@@ -224,7 +232,10 @@ async fn fill<S: CdpSession>(
             }
         }
     } else {
-        s.send("Input.insertText", json!({"text": text})).await?;
+        // The change event goes in right behind the text (the session keeps the order).
+        let insert = s.send("Input.insertText", json!({"text": text}));
+        let change = world::run(s, &target.frame, js::DISPATCH_CHANGE, &[]);
+        return futures::future::try_join(insert, change).await.map(drop);
     }
     world::run(s, &target.frame, js::DISPATCH_CHANGE, &[])
         .await

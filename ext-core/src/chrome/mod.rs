@@ -25,8 +25,17 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
         .unwrap_or(JsValue::NULL)
 }
 
-/// JS value → Rust value.
+/// JS value → Rust value, through `JSON.stringify`: one crossing of the wasm boundary
+/// instead of one per field, which is what large answers (a snapshot's walk) cost.
 pub fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, WireError> {
+    if let Some(text) = js_sys::JSON::stringify(&value)
+        .ok()
+        .and_then(|s| s.as_string())
+    {
+        if let Ok(v) = serde_json::from_str(&text) {
+            return Ok(v);
+        }
+    }
     serde_wasm_bindgen::from_value(value).map_err(|e| {
         WireError::new(
             crate::protocol::ErrorCode::Internal,

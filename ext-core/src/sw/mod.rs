@@ -79,6 +79,8 @@ impl App {
             }
             Route::Tab => {
                 let tab_id = match tab_id {
+                    // A tab under control is known to exist (its removal is an event).
+                    Some(id) if self.tabs.is_open(id) => id,
                     Some(id) => {
                         chrome::tabs::get(id).await.map_err(|_| {
                             WireError::new(

@@ -108,6 +108,14 @@ impl Tabs {
         slot
     }
 
+    /// Whether the tab is under control and open (its removal would have been seen).
+    pub fn is_open(&self, tab_id: TabId) -> bool {
+        self.slots
+            .borrow()
+            .get(&tab_id)
+            .is_some_and(|s| s.attached.get() && !s.closed.get())
+    }
+
     /// The main frame's URL as last seen, for a tab under control.
     pub fn main_url(&self, tab_id: TabId) -> Option<String> {
         let slot = self.slots.borrow().get(&tab_id).cloned()?;
