@@ -467,6 +467,43 @@ pub async fn screenshot<S: CdpSession>(s: &S, p: &Screenshot) -> Result<Captured
         ImageType::Jpeg => ("jpeg", "image/jpeg"),
     };
     let mut truncated_from = None;
+    let quality = (p.image_type == ImageType::Jpeg).then_some(75);
+    // The common case — the viewport as it is — takes the browser's plain capture, asked
+    // together with the viewport's size (a clip or a scale would take the slower path).
+    let plain = p.target.get().is_none() && !p.full_page && p.scale.is_none();
+    if plain {
+        let mut params = json!({"format": format});
+        if let Some(q) = quality {
+            params["quality"] = json!(q);
+        }
+        let (metrics, shot) = futures::future::try_join(
+            s.send("Page.getLayoutMetrics", json!({})),
+            s.send("Page.captureScreenshot", params),
+        )
+        .await?;
+        let (vw, vh) = (
+            num(&metrics, "/cssVisualViewport/clientWidth"),
+            num(&metrics, "/cssVisualViewport/clientHeight"),
+        );
+        let zoom = num(&metrics, "/cssVisualViewport/zoom");
+        let ratio = num(&metrics, "/cssLayoutViewport/clientWidth")
+            .max(1.0)
+            .recip()
+            * num(&metrics, "/layoutViewport/clientWidth");
+        if vw.max(vh) * ratio.max(1.0) <= SCREENSHOT_MAX_SIDE && (zoom == 0.0 || zoom == 1.0) {
+            let data = shot.get("data").and_then(Value::as_str).ok_or_else(|| {
+                WireError::new(ErrorCode::Internal, "the browser returned no image")
+            })?;
+            return Ok(Captured {
+                tab_id: s.tab_id(),
+                data: data.to_string(),
+                mime_type: mime.to_string(),
+                width: (vw * ratio.max(1.0)).round() as u32,
+                height: (vh * ratio.max(1.0)).round() as u32,
+                truncated_from,
+            });
+        }
+    }
     let metrics = s.send("Page.getLayoutMetrics", json!({})).await?;
     let (page_x, page_y) = (
         num(&metrics, "/cssVisualViewport/pageX"),
@@ -527,8 +564,8 @@ pub async fn screenshot<S: CdpSession>(s: &S, p: &Screenshot) -> Result<Captured
         None => (SCREENSHOT_MAX_SIDE / w.max(h)).min(1.0),
     };
     let mut params = json!({"format": format, "clip": {"x": x, "y": y, "width": w, "height": h, "scale": scale}, "captureBeyondViewport": beyond});
-    if p.image_type == ImageType::Jpeg {
-        params["quality"] = json!(75);
+    if let Some(q) = quality {
+        params["quality"] = json!(q);
     }
     let res = s.send("Page.captureScreenshot", params).await?;
     let data = res

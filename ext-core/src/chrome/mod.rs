@@ -18,30 +18,32 @@ use wasm_bindgen::JsValue;
 use crate::cdp::classify_failure;
 use crate::protocol::WireError;
 
-/// Rust value → plain JS object (objects, not `Map`s; `null`, not `undefined`).
+/// Rust value → plain JS object, through `JSON.parse` (one crossing of the wasm boundary).
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+    serde_json::to_string(value)
+        .ok()
+        .and_then(|text| js_sys::JSON::parse(&text).ok())
         .unwrap_or(JsValue::NULL)
 }
 
 /// JS value → Rust value, through `JSON.stringify`: one crossing of the wasm boundary
 /// instead of one per field, which is what large answers (a snapshot's walk) cost.
 pub fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, WireError> {
-    if let Some(text) = js_sys::JSON::stringify(&value)
-        .ok()
-        .and_then(|s| s.as_string())
-    {
-        if let Ok(v) = serde_json::from_str(&text) {
-            return Ok(v);
-        }
-    }
-    serde_wasm_bindgen::from_value(value).map_err(|e| {
+    let unexpected = |why: String| {
         WireError::new(
             crate::protocol::ErrorCode::Internal,
-            format!("unexpected value from the browser: {e}"),
+            format!("unexpected value from the browser: {why}"),
         )
-    })
+    };
+    let text = if value.is_undefined() {
+        "null".to_string()
+    } else {
+        js_sys::JSON::stringify(&value)
+            .map_err(|e| unexpected(error_message(&e)))?
+            .as_string()
+            .unwrap_or_else(|| "null".into())
+    };
+    serde_json::from_str(&text).map_err(|e| unexpected(e.to_string()))
 }
 
 /// The message of a rejected chrome promise.

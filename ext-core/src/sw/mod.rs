@@ -35,7 +35,10 @@ pub struct App {
     bridge: bridge::Bridge,
     tabs: tabs::Tabs,
     panels: panel::Panels,
-    history_lock: futures::lock::Mutex<()>,
+    /// Per-tab command history, in memory; written to storage in bursts.
+    history: RefCell<std::collections::HashMap<TabId, Vec<crate::ui::HistoryEntry>>>,
+    history_dirty: RefCell<std::collections::BTreeSet<TabId>>,
+    history_flush: std::cell::Cell<bool>,
     approvals: gate::Approvals,
     /// The servers' latest audit entries, for the panel (bounded).
     audit: RefCell<std::collections::VecDeque<Value>>,
@@ -347,7 +350,9 @@ impl Worker {
                 bridge: bridge::Bridge::default(),
                 tabs: tabs::Tabs::default(),
                 panels: Default::default(),
-                history_lock: futures::lock::Mutex::new(()),
+                history: Default::default(),
+                history_dirty: Default::default(),
+                history_flush: Default::default(),
                 approvals: Default::default(),
                 audit: Default::default(),
                 scenarios: Default::default(),

@@ -28,11 +28,48 @@ fn history_key(tab: TabId) -> String {
     format!("history.{tab}")
 }
 
-async fn load_history(tab: TabId) -> Vec<HistoryEntry> {
-    match chrome::storage::local_get(&history_key(tab)).await {
+/// How long history waits in memory before it is written (commands come in bursts; one
+/// write per burst instead of a read and a write per command).
+const HISTORY_FLUSH: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// A tab's history: from memory, else from storage (once per worker life).
+async fn load_history(app: &App, tab: TabId) -> Vec<HistoryEntry> {
+    if let Some(h) = app.history.borrow().get(&tab) {
+        return h.clone();
+    }
+    let stored: Vec<HistoryEntry> = match chrome::storage::local_get(&history_key(tab)).await {
         Ok(Some(v)) => serde_json::from_value(v).unwrap_or_default(),
         _ => Vec::new(),
+    };
+    // A record made while storage answered is kept: it is newer.
+    app.history
+        .borrow_mut()
+        .entry(tab)
+        .or_insert(stored)
+        .clone()
+}
+
+/// Write the histories changed since the last write, after a pause.
+fn schedule_flush(app: &Rc<App>) {
+    if app.history_flush.replace(true) {
+        return;
     }
+    let app = app.clone();
+    spawn_local(async move {
+        crate::platform::sleep(HISTORY_FLUSH).await;
+        app.history_flush.set(false);
+        let dirty: Vec<TabId> = std::mem::take(&mut *app.history_dirty.borrow_mut())
+            .into_iter()
+            .collect();
+        for tab in dirty {
+            let entries = app.history.borrow().get(&tab).cloned().unwrap_or_default();
+            let _ = chrome::storage::local_set(
+                &history_key(tab),
+                &serde_json::to_value(&entries).unwrap_or(Value::Null),
+            )
+            .await;
+        }
+    });
 }
 
 /// Register a port that a page opened; only the panel's name is served.
@@ -74,9 +111,9 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
                 tab_id,
                 pending: app.approvals.views(tab_id),
             });
-            let conn = conn.clone();
+            let (app, conn) = (app.clone(), conn.clone());
             spawn_local(async move {
-                let entries = load_history(tab_id).await;
+                let entries = load_history(&app, tab_id).await;
                 conn.port.post(&PanelEvent::History { tab_id, entries });
             });
         }
@@ -145,6 +182,8 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
         PanelRequest::ClearHistory { tab_id } => {
             let app = app.clone();
             spawn_local(async move {
+                app.history.borrow_mut().insert(tab_id, Vec::new());
+                app.history_dirty.borrow_mut().remove(&tab_id);
                 let _ = chrome::storage::local_set(&history_key(tab_id), &Value::Array(Vec::new()))
                     .await;
                 for p in app
@@ -222,15 +261,12 @@ pub fn broadcast_state(app: &App) {
 
 /// Add a command to a tab's history (kept, bounded) and show it in that tab's panels.
 pub async fn record(app: &Rc<App>, tab: TabId, entry: HistoryEntry) {
-    // One writer at a time: a second record waits until the first is saved.
-    let _turn = app.history_lock.lock().await;
-    let mut history = load_history(tab).await;
-    ui::push_history(&mut history, entry.clone());
-    let _ = chrome::storage::local_set(
-        &history_key(tab),
-        &serde_json::to_value(&history).unwrap_or(Value::Null),
-    )
-    .await;
+    load_history(app, tab).await;
+    if let Some(history) = app.history.borrow_mut().get_mut(&tab) {
+        ui::push_history(history, entry.clone());
+    }
+    app.history_dirty.borrow_mut().insert(tab);
+    schedule_flush(app);
     for p in app
         .panels
         .borrow()
