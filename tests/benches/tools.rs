@@ -764,8 +764,13 @@ async fn main() {
 
     println!();
     println!("cold start, median (p90) ms over {COLD_REPS} starts: spawn → initialize / → tools/list / → first page loaded");
+    let mut colds: BTreeMap<Kind, [Stat; 3]> = BTreeMap::new();
     for kind in &kinds {
-        match cold(*kind, &peer_dir, &site).await {
+        let c = cold(*kind, &peer_dir, &site).await;
+        if let Ok(c) = &c {
+            colds.insert(*kind, *c);
+        }
+        match c {
             Ok([i, l, p]) => println!(
                 "{:<16} {:>7.1} ({:.1}) {:>9.1} ({:.1}) {:>9.1} ({:.1})",
                 kind.label(),
@@ -805,6 +810,97 @@ async fn main() {
         );
     }
     println!("chromium: {}", chromium().display());
+
+    // The goals, each with how far from it this run is.
+    println!();
+    println!("goals:");
+    let ours = results.get(&Kind::Kapture).cloned().unwrap_or_default();
+    let faster_peer = |step: &str| {
+        kinds[1..]
+            .iter()
+            .filter_map(|k| results.get(k)?.get(step))
+            .map(|s| s.median)
+            .reduce(f64::min)
+    };
+    let verdict = |what: String, value: f64, limit: f64, unit: &str| {
+        if value <= limit {
+            println!("  met     {what}: {value:.1} {unit} ≤ {limit:.1}");
+        } else {
+            println!(
+                "  MISSED  {what}: {value:.1} {unit} > {limit:.1} (by {:.1} {unit})",
+                value - limit
+            );
+        }
+    };
+    for step in [
+        "click",
+        "type",
+        "select",
+        "evaluate 1+1",
+        "console (50 messages)",
+        "screenshot (viewport)",
+    ] {
+        let (Some(o), Some(f)) = (ours.get(step), floor_stats.get(step)) else {
+            continue;
+        };
+        verdict(
+            format!("{step} ≤ 2× raw CDP + 3 ms"),
+            o.median,
+            2.0 * f.median + 3.0,
+            "ms",
+        );
+        if let Some(p) = faster_peer(step) {
+            verdict(format!("{step} ≤ ½ faster peer"), o.median, p / 2.0, "ms");
+        }
+    }
+    if let Some([_, list, page]) = colds.get(&Kind::Kapture) {
+        verdict("spawn → tools/list".into(), list.median, 50.0, "ms");
+        let peer_page = kinds[1..]
+            .iter()
+            .filter_map(|k| colds.get(k))
+            .map(|c| c[2].median)
+            .reduce(f64::min);
+        if let Some(p) = peer_page {
+            verdict(
+                "spawn → first page ≤ faster peer".into(),
+                page.median,
+                p,
+                "ms",
+            );
+        }
+    }
+    if let Some(big) = ours.get("snapshot (5,000 elements)") {
+        verdict(
+            "5,000-element snapshot time".into(),
+            big.median,
+            300.0,
+            "ms",
+        );
+        let smaller = kinds[1..]
+            .iter()
+            .filter_map(|k| results.get(k)?.get("snapshot (5,000 elements)"))
+            .map(|s| s.bytes)
+            .min();
+        if let Some(b) = smaller {
+            verdict(
+                "5,000-element snapshot ≤ ⅕ smaller peer's bytes".into(),
+                big.bytes as f64,
+                b as f64 / 5.0,
+                "B",
+            );
+        }
+    }
+    if let Some((rss, _)) = memory.get(&Kind::Kapture) {
+        verdict("kapture RSS".into(), *rss as f64 / 1024.0, 20.0, "MiB");
+    }
+    if let Ok(meta) = std::fs::metadata(&wasm) {
+        verdict(
+            "extension WASM raw".into(),
+            meta.len() as f64 / 1e6,
+            1.5,
+            "MB",
+        );
+    }
 }
 
 /// The profile folder of the browser `kapture` (pid) launched, from its command line.
