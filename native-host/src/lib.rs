@@ -20,6 +20,7 @@ pub mod scenario_tools;
 pub mod scenarios;
 pub mod secret_store;
 pub mod session_log;
+pub mod stdio;
 
 use std::io::IsTerminal;
 
@@ -190,7 +191,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         ))
     })?;
     let server = mcp::KaptureServer::new(bridge, access, facts, defaults, audit);
-    let result = match server.serve(rmcp::transport::stdio()).await {
+    let result = match server.serve(crate::stdio::transport()).await {
         Ok(running) => {
             tokio::select! {
                 r = running.waiting() => r.map(drop).map_err(|e| ServeError::Mcp(e.to_string())),

@@ -11,4 +11,5 @@ mod policy; // deny, safe mode, approvals in the Kapture window, origin binding,
 mod recorder; // a recorded flow saved as a scenario with sealed secrets
 mod scenarios; // the widget records a login; the shop checkout replays with dependencies from a fresh browser
 mod security; // the bridge refuses strangers; the token never leaks
+mod stdio; // MCP over stdio: bad input answered per JSON-RPC, the process survives, EOF ends it
 mod tools; // every tool on real pages
