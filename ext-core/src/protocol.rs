@@ -99,6 +99,9 @@ pub enum HostFrame {
         ok: bool,
         message: String,
     },
+    /// Nobody waits for command `id` any more (the client cancelled it): stop it, answer
+    /// nothing.
+    Cancel { id: CommandId },
     /// The saved scenarios, summarised (after `scenarios_wanted` and after each change).
     Scenarios {
         list: Vec<crate::scenario::ScenarioSummary>,

@@ -1685,26 +1685,40 @@ impl ServerHandler for KaptureServer {
             .map(|info| format!("mcp:{}", info.client_info.name))
             .unwrap_or_else(|| "mcp".into());
         *self.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(context.peer.clone());
+        let cancelled = context.ct.clone();
         let scenario = tool
             .strip_prefix(crate::scenario_tools::PREFIX)
             .filter(|_| !self.tool_router.has_route(&tool))
             .map(str::to_string);
-        let res = match scenario {
-            Some(name) => match crate::scenario_tools::split_args(
-                args.as_object().cloned().unwrap_or_default(),
-            ) {
-                Ok((given, tab)) => self
-                    .run_scenario(&name, tab, &given, &Default::default())
-                    .await
-                    .map(rmcp::model::CallToolResponse::Complete),
-                Err(why) => Ok(rmcp::model::CallToolResponse::Complete(tool_error(
-                    &WireError::new(ErrorCode::BadArgs, why),
-                ))),
-            },
-            None => {
-                let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-                self.tool_router.call(tcc).await
+        let work = async {
+            match scenario {
+                Some(name) => match crate::scenario_tools::split_args(
+                    args.as_object().cloned().unwrap_or_default(),
+                ) {
+                    Ok((given, tab)) => self
+                        .run_scenario(&name, tab, &given, &Default::default())
+                        .await
+                        .map(rmcp::model::CallToolResponse::Complete),
+                    Err(why) => Ok(rmcp::model::CallToolResponse::Complete(tool_error(
+                        &WireError::new(ErrorCode::BadArgs, why),
+                    ))),
+                },
+                None => {
+                    let tcc =
+                        rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+                    self.tool_router.call(tcc).await
+                }
             }
+        };
+        // `notifications/cancelled` stops the call here; dropping it tells the extension to
+        // stop the command too.
+        let res = tokio::select! {
+            res = work => res,
+            () = cancelled.cancelled() => Err(ErrorData::new(
+                rmcp::model::ErrorCode(-32800),
+                "the request was cancelled by the client",
+                None,
+            )),
         };
         let (status, tab) = match &res {
             Ok(rmcp::model::CallToolResponse::Complete(r)) => {
@@ -1731,6 +1745,7 @@ impl ServerHandler for KaptureServer {
                 (status, tab)
             }
             Ok(_) => ("ok".into(), None),
+            Err(e) if e.code.0 == -32800 => ("cancelled".into(), None),
             Err(_) => ("protocol".into(), None),
         };
         // The tab the answer names, else the current one (errors do not name it).

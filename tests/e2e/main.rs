@@ -4,6 +4,7 @@
 mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod export; // a recorded login exported as a script that runs under puppeteer-core and Playwright
+mod faults; // a cancelled call stops in kapture and the extension
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
 mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
 mod panel; // the Kapture panel driven like a person, with screenshots

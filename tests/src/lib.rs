@@ -302,6 +302,34 @@ impl Kapture {
             .collect()
     }
 
+    /// Start a tool call and cancel it at once (`notifications/cancelled`).
+    pub async fn call_and_cancel(&self, tool: &str, args: Value) {
+        let client = self.client.as_ref().expect("kapture is running");
+        let params = CallToolRequestParams::new(tool.to_string())
+            .with_arguments(args.as_object().cloned().unwrap_or_default());
+        let handle = client
+            .send_cancellable_request(
+                rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(params)),
+                rmcp::service::PeerRequestOptions::no_options(),
+            )
+            .await
+            .expect("the request is sent");
+        // The server reads in order: once a later ping is answered, the call is running.
+        client
+            .send_request(rmcp::model::ClientRequest::PingRequest(
+                rmcp::model::RequestNoParam {
+                    method: Default::default(),
+                    extensions: Default::default(),
+                },
+            ))
+            .await
+            .expect("ping answers");
+        handle
+            .cancel(Some("the test changed its mind".into()))
+            .await
+            .expect("the cancellation is sent");
+    }
+
     /// The text of resource `uri`, or the protocol error.
     pub async fn resource(&self, uri: &str) -> Result<String, String> {
         let client = self.client.as_ref().expect("kapture is running");

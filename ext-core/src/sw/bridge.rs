@@ -388,6 +388,11 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             update_badge(app);
         }
         HostFrame::Ping => conn.send(&ExtensionFrame::Pong),
+        HostFrame::Cancel { id } => {
+            if let Some(stop) = app.running.borrow_mut().remove(&(conn.port, id)) {
+                stop.abort();
+            }
+        }
         HostFrame::Audit { mut entry } => {
             entry["server"] = serde_json::json!(conn.port);
             super::panel::keep_audit(app, entry);
@@ -400,13 +405,18 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             timeout_ms,
         } => {
             let (app, conn) = (app.clone(), conn.clone());
+            let (stop, registration) = futures::future::AbortHandle::new_pair();
+            app.running.borrow_mut().insert((conn.port, id), stop);
             spawn_local(async move {
                 let started = platform::now_ms();
                 let shown = crate::ui::mask_params(&method, &params);
                 let rules = (conn.policy.borrow().clone(), conn.approval_ms.get());
-                let result = app
-                    .run_command(tab_id, &method, params, timeout_ms, rules)
-                    .await;
+                let run = app.run_command(tab_id, &method, params, timeout_ms, rules);
+                let outcome = futures::future::Abortable::new(run, registration).await;
+                app.running.borrow_mut().remove(&(conn.port, id));
+                // Cancelled: the server no longer waits, and dropping the run dropped the job
+                // (a queued one is skipped, a running one stopped).
+                let Ok(result) = outcome else { return };
                 let ran_on = match &result {
                     Ok(data) => data
                         .get("tab_id")

@@ -42,6 +42,10 @@ pub struct App {
     approvals: gate::Approvals,
     /// The servers' latest audit entries, for the panel (bounded).
     audit: RefCell<std::collections::VecDeque<Value>>,
+    /// Commands being run, by server port and id, to stop one its server cancelled.
+    running: RefCell<
+        std::collections::HashMap<(u16, crate::protocol::CommandId), futures::future::AbortHandle>,
+    >,
     /// The saved scenarios as kapture last described them (for dependency suggestions).
     scenarios: RefCell<Vec<crate::scenario::ScenarioSummary>>,
     /// Serialises changes to the recordings waiting for a kapture.
@@ -355,6 +359,7 @@ impl Worker {
                 history_flush: Default::default(),
                 approvals: Default::default(),
                 audit: Default::default(),
+                running: Default::default(),
                 scenarios: Default::default(),
                 recordings_lock: futures::lock::Mutex::new(()),
             }),

@@ -208,7 +208,11 @@ fn closed(tab_id: TabId) -> WireError {
 
 /// The queue task of one tab: runs its jobs strictly one after another.
 async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
-    while let Some(job) = rx.next().await {
+    while let Some(mut job) = rx.next().await {
+        // Nobody waits for it any more (cancelled): skip it.
+        if job.reply.is_canceled() {
+            continue;
+        }
         let remaining = job.deadline_ms - platform::now_ms();
         let result = if slot.closed.get() {
             Err(closed(slot.tab_id))
@@ -222,7 +226,14 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
             ))
         } else {
             let run = execute(&slot, &job.method, job.params, job.guard.as_ref());
-            match platform::timeout(Duration::from_millis(remaining as u64), run).await {
+            let timed = platform::timeout(Duration::from_millis(remaining as u64), run);
+            // A cancelled command stops where it is; the next job runs at once.
+            let cancelled = job.reply.cancellation();
+            let outcome = match futures::future::select(std::pin::pin!(timed), cancelled).await {
+                futures::future::Either::Left((outcome, _)) => outcome,
+                futures::future::Either::Right(_) => continue,
+            };
+            match outcome {
                 Some(result) => result,
                 None => {
                     // A dialog that opened meanwhile is what stopped the command.

@@ -98,6 +98,9 @@ enum HubMsg {
     },
     /// Tell the extension something; dropped when nobody is connected or the socket is busy.
     Notify(HostFrame),
+    /// A caller stopped waiting (its MCP request was cancelled): tell the extension to stop
+    /// the commands nobody waits for.
+    Sweep,
     /// The origin a tab was last reported on.
     TabOrigin {
         tab_id: TabId,
@@ -150,8 +153,21 @@ impl BridgeHandle {
             reply,
         };
         self.hub.send(msg).await.map_err(|_| BridgeError::Closed)?;
+        // Dropped before the answer (the MCP request was cancelled): the hub tells the
+        // extension, so the tab's queue does not stay busy for nobody.
+        struct Sweep(Option<mpsc::Sender<HubMsg>>);
+        impl Drop for Sweep {
+            fn drop(&mut self) {
+                if let Some(hub) = self.0.take() {
+                    let _ = hub.try_send(HubMsg::Sweep);
+                }
+            }
+        }
+        let mut sweep = Sweep(Some(self.hub.clone()));
         let limit = Duration::from_millis(timeout_ms) + ANSWER_GRACE + self.approval_grace;
-        match tokio::time::timeout(limit, answer).await {
+        let answered = tokio::time::timeout(limit, answer).await;
+        sweep.0 = None;
+        match answered {
             Ok(Ok(answer)) => answer.map_err(BridgeError::Wire),
             Ok(Err(_)) => Err(BridgeError::Closed),
             Err(_) => Err(BridgeError::Wire(WireError::new(
@@ -347,7 +363,7 @@ async fn run_hub(
                 // A full outbound queue means the socket is stuck; answer rather than wait.
                 match a.out.try_send(frame) {
                     Ok(()) => {
-                        pending.retain(|_, (_, tx)| !tx.is_closed());
+                        sweep(&mut pending, a);
                         pending.insert(id, (a.conn, reply));
                     }
                     Err(_) => {
@@ -429,6 +445,11 @@ async fn run_hub(
                 }
                 let _ = events.send(event);
             }
+            HubMsg::Sweep => {
+                if let Some(a) = &active {
+                    sweep(&mut pending, a);
+                }
+            }
             HubMsg::TabOrigin { tab_id, reply } => {
                 let _ = reply.send(origins.get(&tab_id).cloned());
             }
@@ -472,6 +493,22 @@ fn fail_conn(
     for id in ids {
         if let Some((_, reply)) = pending.remove(&id) {
             let _ = reply.send(Err(disconnected(why)));
+        }
+    }
+}
+
+/// Forget the calls whose caller stopped waiting, and tell their extension to stop them.
+fn sweep(pending: &mut HashMap<CommandId, (u64, oneshot::Sender<Answer>)>, active: &Active) {
+    let gone: Vec<CommandId> = pending
+        .iter()
+        .filter(|(_, (_, tx))| tx.is_closed())
+        .map(|(id, _)| *id)
+        .collect();
+    for id in gone {
+        if let Some((conn, _)) = pending.remove(&id) {
+            if conn == active.conn {
+                let _ = active.out.try_send(HostFrame::Cancel { id });
+            }
         }
     }
 }
