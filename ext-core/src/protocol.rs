@@ -493,7 +493,10 @@ mod tests {
             r#"{"v":1,"type":"command","id":2,"method":"tabs.list","params":{},"timeout_ms":30000}"#,
         );
         golden(HostFrame::Ping, r#"{"v":1,"type":"ping"}"#);
-        golden(HostFrame::Cancel { id: 7 }, r#"{"v":1,"type":"cancel","id":7}"#);
+        golden(
+            HostFrame::Cancel { id: 7 },
+            r#"{"v":1,"type":"cancel","id":7}"#,
+        );
         golden(
             HostFrame::RecordingSaved {
                 id: "1-2".into(),
