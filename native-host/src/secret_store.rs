@@ -502,10 +502,7 @@ impl SecretStore {
         let Some(text) = read_if_exists(&path)? else {
             return Ok(None);
         };
-        let unreadable = |why: &str| SecretStoreError::Unreadable {
-            path: path.clone(),
-            why: why.to_string(),
-        };
+        let unreadable = unreadable(&path);
         let sealed: Sealed =
             serde_json::from_slice(&text).map_err(|_| unreadable("not a sealed secrets file"))?;
         if sealed.v != FORMAT {
@@ -536,6 +533,14 @@ impl SecretStore {
     }
 }
 
+/// The error for `path`'s content, saying why it cannot be used.
+fn unreadable(path: &Path) -> impl Fn(&str) -> SecretStoreError + '_ {
+    move |why| SecretStoreError::Unreadable {
+        path: path.to_path_buf(),
+        why: why.to_string(),
+    }
+}
+
 /// The bytes of `path`; `None` when there is no such file.
 fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>, SecretStoreError> {
     match std::fs::read(path) {
@@ -552,10 +557,7 @@ fn read_place(dir: &Path) -> Result<Option<RecordedPlace>, SecretStoreError> {
     let Some(bytes) = read_if_exists(&path)? else {
         return Ok(None);
     };
-    let unreadable = |why: &str| SecretStoreError::Unreadable {
-        path: path.clone(),
-        why: why.to_string(),
-    };
+    let unreadable = unreadable(&path);
     let record: PlaceRecord =
         serde_json::from_slice(&bytes).map_err(|_| unreadable("not a key location record"))?;
     if record.v != PLACE_FORMAT {

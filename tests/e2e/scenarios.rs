@@ -111,6 +111,18 @@ async fn widget_count(raw: &mut RawCdp, session: &str, selector: &str) -> usize 
     .unwrap_or(0)
 }
 
+/// On the shop's login page with the widget shown: press Start like a person, then type
+/// `email`; answers the raw CDP connection and the page's session.
+async fn start_in_widget(k: &Kapture, email: &str) -> (RawCdp, String) {
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("shop/login.html").await.unwrap();
+    widget_click(&mut raw, &session, "button.start").await;
+    until_recording(k).await;
+    k.ok("browser_type", json!({"selector": "#email", "text": email}))
+        .await;
+    (raw, session)
+}
+
 /// Wait until the tab's recorder captures.
 async fn until_recording(k: &Kapture) {
     eventually(
@@ -154,15 +166,7 @@ async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
         k.eval("typeof globalThis.__kaptureWidget").await,
         "undefined"
     );
-    let mut raw = k.raw_cdp().await;
-    let session = raw.attach_page("shop/login.html").await.unwrap();
-    widget_click(&mut raw, &session, "button.start").await;
-    until_recording(&k).await;
-    k.ok(
-        "browser_type",
-        json!({"selector": "#email", "text": "ada@example.test"}),
-    )
-    .await;
+    let (mut raw, session) = start_in_widget(&k, "ada@example.test").await;
     screenshot(&mut raw, &session, "recorder-widget-recording").await;
     k.ok(
         "browser_type",
@@ -515,15 +519,7 @@ async fn a_recording_saved_while_kapture_is_away_waits_in_the_browser() {
         )
         .await;
 
-    let mut raw = k.raw_cdp().await;
-    let page = raw.attach_page("shop/login.html").await.unwrap();
-    widget_click(&mut raw, &page, "button.start").await;
-    until_recording(&k).await;
-    k.ok(
-        "browser_type",
-        json!({"selector": "#email", "text": "grace@example.test"}),
-    )
-    .await;
+    let (mut raw, page) = start_in_widget(&k, "grace@example.test").await;
 
     // The person disconnects kapture, then stops and saves.
     panel.click("#servers button").await;
