@@ -55,13 +55,8 @@ pub fn save(dir: &Path, request: &SaveRequest) -> Result<Saved, String> {
 /// `scenarios/index.json`: one summary per readable scenario, rewritten after each change
 /// (for people and other tools; Kapture itself reads the scenario files).
 fn write_index(dir: &Path) -> Result<(), String> {
-    let summaries: Vec<ScenarioSummary> = list(dir, &Filter::default())
-        .into_iter()
-        .filter_map(Result::ok)
-        .map(|s| s.summary())
-        .collect();
     let path = dir.join("scenarios").join(INDEX);
-    let json = serde_json::to_vec_pretty(&summaries).unwrap_or_default();
+    let json = serde_json::to_vec_pretty(&summaries(dir)).unwrap_or_default();
     crate::pairing::write_private_atomic(&path, &json)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -68,14 +68,10 @@ async fn a_recorded_login_is_saved_with_placeholders_and_sealed_secrets() {
     assert_eq!(scenario["chain"][2]["params"]["text"], "{{password}}");
     let first_locator = &scenario["chain"][3]["params"]["locators"][0];
     assert_eq!(first_locator["by"], "role", "{first_locator}");
-    let secret_params: Vec<&str> = scenario["parameters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["secret"] == true)
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(secret_params, ["username", "password"]);
+    assert_eq!(
+        kapture_e2e::secret_names(&scenario),
+        ["username", "password"]
+    );
 
     // Nowhere on disk in plain, base64 or hex; the sealed file is private.
     let b64 = base64::engine::general_purpose::STANDARD.encode(CANARY);

@@ -208,14 +208,7 @@ async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
         ["navigate", "type", "type", "click", "wait_for_load"],
         "{login:#}"
     );
-    let secrets: Vec<&str> = login["parameters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["secret"] == true)
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(secrets.len(), 2, "{login:#}");
+    assert_eq!(kapture_e2e::secret_names(&login).len(), 2, "{login:#}");
     for sub in ["scenarios", "secrets"] {
         for entry in std::fs::read_dir(k.data_dir().join(sub)).unwrap() {
             let text = std::fs::read(entry.unwrap().path()).unwrap();

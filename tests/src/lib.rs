@@ -219,6 +219,17 @@ impl Start {
     }
 }
 
+/// The names of a saved scenario's secret parameters (its JSON), in order.
+pub fn secret_names(scenario: &Value) -> Vec<String> {
+    scenario["parameters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["secret"] == true)
+        .filter_map(|p| p["name"].as_str().map(str::to_string))
+        .collect()
+}
+
 /// The tab an answer names (`… [tab 7]`).
 pub fn tab_of(answer: &str) -> i64 {
     answer

@@ -669,21 +669,25 @@ async fn install_recorder<S: CdpSession>(s: &S, widget: bool) -> Result<Vec<Stri
     }
     let mut ids = Vec::new();
     for source in sources {
-        let added = s
-            .send(
-                "Page.addScriptToEvaluateOnNewDocument",
-                json!({"source": source, "worldName": RECORDER_WORLD, "runImmediately": true}),
-            )
-            .await?;
-        ids.push(
-            added
-                .get("identifier")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-        );
+        ids.push(add_recorder_script(s, source).await?);
     }
     Ok(ids)
+}
+
+/// Run `source` in the recorder's world of this document and of every new one; answers the
+/// script's id, to remove it later.
+async fn add_recorder_script<S: CdpSession>(s: &S, source: &str) -> Result<String, WireError> {
+    let added = s
+        .send(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": source, "worldName": super::events::RECORDER_WORLD, "runImmediately": true}),
+        )
+        .await?;
+    Ok(added
+        .get("identifier")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string())
 }
 
 /// Take the recorder out of the tab (documents already open keep listeners whose binding
@@ -824,21 +828,11 @@ pub async fn recorder<S: CdpSession>(
                 Some(true) => {}
                 // Recording without the widget: add it to this document and the next ones.
                 Some(false) => {
-                    let scripts = s
-                        .send(
-                            "Page.addScriptToEvaluateOnNewDocument",
-                            json!({"source": super::js::RECORDER_WIDGET, "worldName": super::events::RECORDER_WORLD, "runImmediately": true}),
-                        )
-                        .await?;
+                    let script = add_recorder_script(s, super::js::RECORDER_WIDGET).await?;
                     let mut events = s.events().borrow_mut();
                     if let Some(rec) = events.recording.as_mut() {
                         rec.widget = true;
-                        rec.scripts.extend(
-                            scripts
-                                .get("identifier")
-                                .and_then(Value::as_str)
-                                .map(str::to_string),
-                        );
+                        rec.scripts.push(script);
                     }
                 }
                 None => {
