@@ -2,6 +2,7 @@
 //! natively under `cargo test`; `chrome` bindings and the service worker (`sw`) exist only
 //! on wasm32, where this crate is the extension.
 
+pub mod attachment;
 pub mod backoff;
 pub mod cdp;
 pub mod export;

@@ -20,6 +20,26 @@ pub trait Method: Serialize + DeserializeOwned {
     type Response: Serialize + DeserializeOwned;
 }
 
+/// Whether running `method` twice does no harm (it only looks at the page or the tabs): the
+/// bridge sends such a command again when it cannot tell whether a lost worker ran it.
+pub fn repeatable(method: &str) -> bool {
+    [
+        TabsList::NAME,
+        Snapshot::NAME,
+        Find::NAME,
+        GetText::NAME,
+        GetHtml::NAME,
+        ReadMarkdown::NAME,
+        ExtractLinks::NAME,
+        Screenshot::NAME,
+        ConsoleMessages::NAME,
+        NetworkRequests::NAME,
+        NetworkRequest::NAME,
+        WaitFor::NAME,
+    ]
+    .contains(&method)
+}
+
 macro_rules! method {
     ($ty:ty, $name:literal, $resp:ty) => {
         impl Method for $ty {

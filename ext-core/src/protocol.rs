@@ -44,7 +44,13 @@ pub struct ExtensionInfo {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ExtensionFrame {
     /// First frame on every connection: proves the extension holds this server's token.
-    Hello { token: String, ext: ExtensionInfo },
+    /// After a service-worker restart it names the session it had with this server.
+    Hello {
+        token: String,
+        ext: ExtensionInfo,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resume: Option<Resume>,
+    },
     /// Successful answer to `command {id}`.
     Result { id: CommandId, data: Value },
     /// Failed answer to `command {id}`.
@@ -59,6 +65,17 @@ pub enum ExtensionFrame {
     Pong,
 }
 
+/// What a restarted service worker knows of its session with a server (kept in the
+/// browser's session storage, which outlives the worker but not the browser).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resume {
+    /// The session `welcome` gave.
+    pub session: String,
+    /// The highest command id the worker had received on it (0: none). Commands above it
+    /// never reached the worker, so the host may send them again.
+    pub last_command: CommandId,
+}
+
 /// Host → extension.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -66,6 +83,9 @@ pub enum HostFrame {
     /// The `hello` was accepted.
     Welcome {
         session: String,
+        /// True when `session` is the one the `hello` asked to resume.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        resumed: bool,
         heartbeat_ms: u64,
         /// The rules the extension enforces for this server's commands.
         #[serde(default)]
@@ -243,6 +263,11 @@ pub enum ErrorCode {
     /// Not an error of the action: a JavaScript dialog opened and waits for an answer.
     DialogOpen,
     PageCrashed,
+    /// Chrome detached the debugger while the tab lives on (e.g. a frame navigated to an
+    /// unknown scheme).
+    DebuggerDetached,
+    /// A person stopped Kapture's control of the tab (cancelled the "debugging" bar).
+    UserRevoked,
     /// The browser cannot do this at all (e.g. PDF printing in a windowed browser).
     Unsupported,
     DownloadFailed,
@@ -272,6 +297,8 @@ impl ErrorCode {
             Self::VersionMismatch => "VERSION_MISMATCH",
             Self::DialogOpen => "DIALOG_OPEN",
             Self::PageCrashed => "PAGE_CRASHED",
+            Self::DebuggerDetached => "DEBUGGER_DETACHED",
+            Self::UserRevoked => "USER_REVOKED",
             Self::Unsupported => "UNSUPPORTED",
             Self::DownloadFailed => "DOWNLOAD_FAILED",
             Self::Internal => "INTERNAL",
@@ -300,6 +327,8 @@ impl ErrorCode {
             Self::VersionMismatch => "Kapture and its extension are different versions; update the older one.",
             Self::DialogOpen => "Answer the dialog with browser_handle_dialog {accept: true|false, promptText?}; the page waits until then.",
             Self::PageCrashed => "The page crashed; navigate the tab (browser_navigate) or reload it, or use another tab.",
+            Self::DebuggerDetached => "The page made Chrome drop the debugger; check the page state before repeating an action (it may have run), then retry: the next call re-attaches.",
+            Self::UserRevoked => "A person stopped Kapture's control of this tab; do not retry on it. Ask them, or use another tab.",
             Self::Unsupported => "This browser cannot do that; see the message for where it works.",
             Self::DownloadFailed => "The download did not complete; check the URL or the server and retry.",
             Self::Internal => "Kapture hit an internal error; retry, and report it if it persists.",
@@ -418,8 +447,27 @@ mod tests {
                     instance: "i1".into(),
                     launched_by: Some(77),
                 },
+                resume: None,
             },
             r#"{"v":1,"type":"hello","token":"t0k","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1","launched_by":77}}"#,
+        );
+        golden(
+            ExtensionFrame::Hello {
+                token: "t0k".into(),
+                ext: ExtensionInfo {
+                    id: "abc".into(),
+                    version: "0.1.0".into(),
+                    browser: "Chromium/156".into(),
+                    instance: "i1".into(),
+                    launched_by: None,
+                },
+                resume: Some(Resume {
+                    session: "s1-1".into(),
+                    last_command: 41,
+                }),
+            },
+            r#"{"v":1,"type":"hello","token":"t0k","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1"},
+               "resume":{"session":"s1-1","last_command":41}}"#,
         );
         golden(
             ExtensionFrame::Result {
@@ -458,6 +506,7 @@ mod tests {
         golden(
             HostFrame::Welcome {
                 session: "s1".into(),
+                resumed: false,
                 heartbeat_ms: 20000,
                 policy: crate::policy::Policy::allow_all(),
                 approval_timeout_ms: 60000,

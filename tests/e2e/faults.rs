@@ -1,9 +1,11 @@
 //! Faults a real browser session meets: a call the client cancels stops in kapture and in
-//! the extension, and the tab's queue is free for the next call at once.
+//! the extension; a killed service worker resumes its session without running a command
+//! twice; a page that makes Chrome drop the debugger gets one re-attach, then a coded
+//! error; a frame removed mid-click still gets an answer.
 
 use std::time::{Duration, Instant};
 
-use kapture_e2e::Kapture;
+use kapture_e2e::{eventually, tab_of, Kapture, Start};
 use serde_json::json;
 use www_test_pages::Site;
 
@@ -34,5 +36,284 @@ async fn a_cancelled_call_stops_and_frees_its_tab() {
         },
     )
     .await;
+    k.stop().await;
+}
+
+/// The kapture log lines saying the debugger left a tab.
+fn detaches(k: &Kapture) -> usize {
+    k.stderr()
+        .lines()
+        .filter(|l| l.contains("the debugger left a tab"))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_service_worker_resumes_its_session_and_nothing_runs_twice() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(Start::debuggable()).await;
+    let first = k
+        .ok("browser_navigate", json!({"url": site.url("faults.html")}))
+        .await;
+    let tab = tab_of(&first);
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-a.html")}),
+        )
+        .await;
+    let other: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
+    // #late appears 8 s from now; the worker is killed while both calls run.
+    k.ok(
+        "browser_evaluate",
+        json!({"function": "appearLater(8000)", "tabId": tab}),
+    )
+    .await;
+    let counter = "() => { window.runs = (window.runs || 0) + 1; document.title = 'hanging'; return new Promise(() => {}); }";
+    let mut cdp = k.raw_cdp().await;
+    let started = Instant::now();
+    let (waited, hung, killed) = tokio::join!(
+        k.call(
+            "browser_wait_for",
+            json!({"selector": "#late", "tabId": tab, "timeoutMs": 30000})
+        ),
+        k.call(
+            "browser_evaluate",
+            json!({"function": counter, "tabId": other, "timeoutMs": 30000})
+        ),
+        async {
+            // Tab listing does not queue behind the tabs' commands: it shows the script run.
+            eventually(
+                "the script to be running",
+                Duration::from_secs(20),
+                || async {
+                    let list = k.ok("browser_tabs", json!({"action": "list"})).await;
+                    list.contains("\"hanging\"").then_some(())
+                },
+            )
+            .await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            cdp.kill_service_worker().await
+        }
+    );
+    assert_eq!(killed, Ok(1), "one worker killed");
+    // The read-only wait was sent again to the resumed worker and saw #late appear.
+    assert!(!waited.is_error, "{}", waited.text);
+    // The evaluation had reached the worker: not repeated, answered as lost and retryable.
+    assert_eq!(
+        hung.code().as_deref(),
+        Some("EXTENSION_DISCONNECTED"),
+        "{}",
+        hung.text
+    );
+    assert!(
+        hung.text.contains("may or may not have run"),
+        "{}",
+        hung.text
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(
+        k.eval_on(other, "window.runs").await,
+        json!(1),
+        "the evaluation ran once"
+    );
+    let log = k.stderr();
+    assert!(log.contains("session resumed"), "{log}");
+    k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_drops_the_debugger_gets_one_reattach_then_a_coded_error() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("faults.html")}))
+        .await;
+    // One drop: the command that caused it says so; the next one re-attaches and works.
+    let dropped = k
+        .call(
+            "browser_evaluate",
+            json!({"function": "dropDebugger(1, 0)"}),
+        )
+        .await;
+    if dropped.is_error {
+        assert_eq!(
+            dropped.code().as_deref(),
+            Some("DEBUGGER_DETACHED"),
+            "{}",
+            dropped.text
+        );
+    }
+    eventually(
+        "the detach to be reported",
+        Duration::from_secs(10),
+        || async { (detaches(&k) == 1).then_some(()) },
+    )
+    .await;
+    assert_eq!(k.eval("document.title").await, "Faults");
+
+    // A page that keeps dropping it (every 200 ms for 4 s): one re-attach, then a coded
+    // error for the cooldown, never a loop.
+    let _ = k
+        .call(
+            "browser_evaluate",
+            json!({"function": "dropDebugger(20, 200)"}),
+        )
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut codes = Vec::new();
+    while Instant::now() < deadline {
+        let out = k
+            .call("browser_evaluate", json!({"function": "document.title"}))
+            .await;
+        codes.push(out.code().unwrap_or_else(|| "ok".into()));
+    }
+    assert!(
+        codes.iter().all(|c| c == "DEBUGGER_DETACHED" || c == "ok"),
+        "{codes:?}"
+    );
+    assert!(codes.iter().any(|c| c == "DEBUGGER_DETACHED"), "{codes:?}");
+    let during = detaches(&k);
+    assert!(
+        during <= 4,
+        "{during} detaches in 3 s of calls: kapture re-attached in a loop ({codes:?})"
+    );
+    // Once the page stops and the cooldown has passed, the tab works again.
+    eventually("the tab to work again", Duration::from_secs(15), || async {
+        let out = k
+            .call("browser_evaluate", json!({"function": "document.title"}))
+            .await;
+        (!out.is_error).then_some(())
+    })
+    .await;
+    k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_removed_mid_click_ends_the_click_with_an_answer() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("faults.html")}))
+        .await;
+    let snapshot = k.ok("browser_snapshot", json!({})).await;
+    let vanish = kapture_e2e::ref_on(&snapshot, "Vanish");
+    let started = Instant::now();
+    let out = k.call("browser_click", json!({"ref": vanish})).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    if out.is_error {
+        let code = out.code().unwrap_or_default();
+        assert!(
+            !["INTERNAL", "TIMEOUT"].contains(&code.as_str()),
+            "{}",
+            out.text
+        );
+    }
+    assert_eq!(
+        k.eval("document.getElementById('doomed')").await,
+        json!(null),
+        "the frame is gone"
+    );
+    let again = k.fails("browser_click", json!({"ref": vanish})).await;
+    assert!(
+        ["REF_STALE", "SELECTOR_NOT_FOUND"].contains(&again.as_str()),
+        "{again}"
+    );
+    k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kapture_and_browser_restarts_are_survived_and_old_tab_ids_refused() {
+    let site = Site::start().unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let shared = |args: Vec<String>| Start {
+        args,
+        runtime_dir: Some(runtime.path().to_path_buf()),
+        ..Start::default()
+    };
+    let first = Kapture::start(shared(Start::default().args)).await;
+    let tab = tab_of(
+        &first
+            .ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+            .await,
+    );
+    // kapture crashes; its browser lives on and looks for a server again.
+    let browser = first.kill_hard().await;
+    assert!(!browser.0.is_empty());
+    // A new kapture (new port, new token) in connect mode is found without any human step.
+    let connect = vec![
+        "--browser".into(),
+        "connect".into(),
+        "--browser-wait-ms".into(),
+        "15000".into(),
+        "--allow".into(),
+        "eval@127.0.0.1".into(),
+    ];
+    let second = Kapture::start(shared(connect)).await;
+    let started = Instant::now();
+    assert_eq!(
+        second.eval_on(tab, "document.title").await,
+        "Page A",
+        "the old browser reconnected to the new kapture"
+    );
+    eprintln!("reconnected to the new kapture in {:?}", started.elapsed());
+    // The browser dies: a clear error, bounded.
+    drop(browser);
+    let out = second
+        .call("browser_evaluate", json!({"function": "1", "tabId": tab}))
+        .await;
+    let code = out.code().unwrap_or_default();
+    assert!(
+        ["EXTENSION_DISCONNECTED", "NO_BROWSER"].contains(&code.as_str()),
+        "{}",
+        out.text
+    );
+    // Another browser comes (launched by a third kapture on the same runtime folder; its
+    // extension connects to every kapture it finds).
+    let third = Kapture::start(shared(Start::default().args)).await;
+    third.ok("browser_tabs", json!({"action": "list"})).await;
+    eventually(
+        "the new browser to reach the second kapture",
+        Duration::from_secs(30),
+        || async {
+            let out = second.call("browser_tabs", json!({"action": "list"})).await;
+            (!out.is_error).then_some(())
+        },
+    )
+    .await;
+    // The old browser's tab id is never taken for one of the new browser's tabs.
+    let out = second
+        .call("browser_evaluate", json!({"function": "1", "tabId": tab}))
+        .await;
+    assert_eq!(out.code().as_deref(), Some("TAB_NOT_FOUND"), "{}", out.text);
+    // A call without a tab goes to the new browser's active tab, not to the old current tab.
+    let went = second
+        .ok("browser_navigate", json!({"url": site.url("page-b.html")}))
+        .await;
+    assert_ne!(tab_of(&went), tab, "{went}");
+    second.stop().await;
+    third.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_for_35_s_and_for_6_min_then_commands_work() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    // Idle is what is tested: Chrome stops an extension worker after 30 s without events.
+    for idle in [Duration::from_secs(35), Duration::from_secs(6 * 60)] {
+        tokio::time::sleep(idle).await;
+        let started = Instant::now();
+        assert_eq!(k.eval("document.title").await, "Page A", "after {idle:?}");
+        eprintln!("after {idle:?} idle the call took {:?}", started.elapsed());
+    }
+    // The heartbeat (an application message every 20 s) kept the worker and its socket.
+    let log = k.stderr();
+    assert!(
+        !log.contains("extension disconnected"),
+        "the worker went away while idle:\n{log}"
+    );
     k.stop().await;
 }

@@ -4,8 +4,9 @@
 mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod export; // a recorded login exported as a script that runs under puppeteer-core and Playwright
-mod faults; // a cancelled call stops in kapture and the extension
+mod faults; // cancels, worker kills, debugger drops, frames removed, kapture and browser restarts, idle
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
+mod load; // a thousand calls at once, ten tabs side by side, oversized pages
 mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
 mod panel; // the Kapture panel driven like a person, with screenshots
 mod policy; // deny, safe mode, approvals in the Kapture window, origin binding, redirects

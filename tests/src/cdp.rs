@@ -146,3 +146,32 @@ impl RawCdp {
             .ok_or_else(|| "no session".into())
     }
 }
+
+impl RawCdp {
+    /// Close the extension's service worker the way Chrome stops an idle one (its target
+    /// closed through browser-level CDP); answers how many workers were closed.
+    pub async fn kill_service_worker(&mut self) -> Result<usize, String> {
+        let targets = self.send(None, "Target.getTargets", json!({})).await?;
+        let workers: Vec<Value> = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| {
+                t["type"] == "service_worker"
+                    && t["url"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with("chrome-extension://"))
+            })
+            .cloned()
+            .collect();
+        for w in &workers {
+            self.send(
+                None,
+                "Target.closeTarget",
+                json!({"targetId": w["targetId"]}),
+            )
+            .await?;
+        }
+        Ok(workers.len())
+    }
+}

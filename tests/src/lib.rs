@@ -432,9 +432,17 @@ impl Kapture {
 
     /// Evaluate JavaScript and parse the JSON answer.
     pub async fn eval(&self, function: &str) -> Value {
-        let answer = self
-            .ok("browser_evaluate", json!({ "function": function }))
-            .await;
+        self.eval_with(json!({ "function": function })).await
+    }
+
+    /// Evaluate JavaScript on tab `tab` and parse the JSON answer.
+    pub async fn eval_on(&self, tab: i64, function: &str) -> Value {
+        self.eval_with(json!({ "function": function, "tabId": tab }))
+            .await
+    }
+
+    async fn eval_with(&self, args: Value) -> Value {
+        let answer = self.ok("browser_evaluate", args).await;
         // Notes about tabs pages opened follow the value after a blank line.
         let text = answer
             .split("\n\nThe page opened new tabs")
@@ -503,6 +511,55 @@ impl Kapture {
         })
         .await;
     }
+}
+
+/// Processes a test must not leave behind: killed (SIGKILL) when dropped.
+pub struct Orphans(pub Vec<u32>);
+
+impl Drop for Orphans {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            let _ = std::process::Command::new("kill")
+                .arg("-KILL")
+                .arg(pid.to_string())
+                .status();
+        }
+    }
+}
+
+impl Kapture {
+    /// Kill kapture at once (SIGKILL: no cleanup at all), as a crash would. The browser it
+    /// launched lives on; its processes are answered, to be killed when the test is done.
+    pub async fn kill_hard(mut self) -> Orphans {
+        let browser = descendants_of(self.pid);
+        self.stopped = true;
+        let _ = std::process::Command::new("kill")
+            .arg("-KILL")
+            .arg(self.pid.to_string())
+            .status();
+        let pid = self.pid;
+        eventually("kapture to die", Duration::from_secs(10), || async move {
+            (!process_alive(pid)).then_some(())
+        })
+        .await;
+        drop(self.client.take());
+        Orphans(browser)
+    }
+}
+
+/// Every process below `pid` (children, their children…).
+pub fn descendants_of(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    let mut next = vec![pid];
+    while let Some(p) = next.pop() {
+        for child in children_of(p) {
+            if !all.contains(&child) && all.len() < 4096 {
+                all.push(child);
+                next.push(child);
+            }
+        }
+    }
+    all
 }
 
 impl Drop for Kapture {

@@ -16,7 +16,8 @@ use crate::backoff::Backoff;
 use crate::chrome;
 use crate::platform;
 use crate::protocol::{
-    self, Discovered, ExtensionFrame, HostFrame, NativeRequest, ServerEntry, NATIVE_HOST_NAME,
+    self, CommandId, Discovered, ExtensionFrame, HostFrame, NativeRequest, Resume, ServerEntry,
+    NATIVE_HOST_NAME,
 };
 
 /// Consecutive fruitless discoveries before fast retries stop and only the alarm wakes us,
@@ -46,6 +47,8 @@ pub struct Conn {
     /// The server's policy, from its welcome (strict until then).
     policy: RefCell<Rc<crate::policy::Policy>>,
     approval_ms: Cell<u64>,
+    /// The highest command id received in this session (what a resume reports).
+    last_command: Cell<CommandId>,
     // Kept alive as long as the socket; dropped with the connection.
     handlers: RefCell<Vec<SocketHandler>>,
 }
@@ -270,6 +273,7 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
         since: Cell::new(platform::now_ms()),
         policy: RefCell::new(Rc::new(crate::policy::Policy::connected_default())),
         approval_ms: Cell::new(60_000),
+        last_command: Cell::new(0),
         handlers: RefCell::default(),
     });
     if let Some(old) = app
@@ -284,9 +288,18 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
     let weak_app = Rc::downgrade(app);
     let weak_conn = Rc::downgrade(&conn);
     let on_open = handler(&weak_app, &weak_conn, |app, conn, _| {
-        conn.send(&ExtensionFrame::Hello {
-            token: conn.token.clone(),
-            ext: app.ext.borrow().clone(),
+        spawn_local(async move {
+            // A restarted worker asks for the session it had with this server.
+            let resume = chrome::storage::session_get(&resume_key(conn.port))
+                .await
+                .ok()
+                .flatten()
+                .and_then(|v| serde_json::from_value::<Resume>(v).ok());
+            conn.send(&ExtensionFrame::Hello {
+                token: conn.token.clone(),
+                ext: app.ext.borrow().clone(),
+                resume,
+            });
         });
     });
     let on_message = handler(&weak_app, &weak_conn, |app, conn, event| {
@@ -308,6 +321,14 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
             conns.remove(&conn.port);
         }
         drop(conns);
+        // Nobody waits for this connection's commands any more: stop them (kapture answered
+        // its callers when the socket dropped, and re-sends only what is safe to repeat).
+        app.running.borrow_mut().retain(|(port, _), stop| {
+            if *port == conn.port {
+                stop.abort();
+            }
+            *port != conn.port
+        });
         if let ConnState::Rejected(_) = &*conn.state.borrow() {
             app.bridge
                 .refused
@@ -360,10 +381,15 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
     match frame {
         HostFrame::Welcome {
             session,
+            resumed,
             heartbeat_ms,
             policy,
             approval_timeout_ms,
         } => {
+            if !resumed {
+                conn.last_command.set(0);
+            }
+            remember(conn, &session);
             *conn.policy.borrow_mut() = Rc::new(policy);
             conn.approval_ms.set(approval_timeout_ms);
             *conn.state.borrow_mut() = ConnState::Connected { session };
@@ -404,6 +430,14 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             params,
             timeout_ms,
         } => {
+            // Noted before the command starts, so that a worker killed meanwhile resumes
+            // saying it had received it (and kapture never runs it twice).
+            if id > conn.last_command.get() {
+                conn.last_command.set(id);
+                if let ConnState::Connected { session } = &*conn.state.borrow() {
+                    remember(conn, session);
+                }
+            }
             let (app, conn) = (app.clone(), conn.clone());
             let (stop, registration) = futures::future::AbortHandle::new_pair();
             app.running.borrow_mut().insert((conn.port, id), stop);
@@ -459,6 +493,24 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             });
         }
     }
+}
+
+fn resume_key(port: u16) -> String {
+    format!("kapture.resume.{port}")
+}
+
+/// Keep what a restarted worker needs to resume its session with `conn`'s server. The write
+/// is issued now (not awaited): it reaches the browser before anything the caller does next.
+fn remember(conn: &Conn, session: &str) {
+    let resume = Resume {
+        session: session.to_string(),
+        last_command: conn.last_command.get(),
+    };
+    let key = resume_key(conn.port);
+    spawn_local(async move {
+        let value = serde_json::to_value(&resume).unwrap_or_default();
+        let _ = chrome::storage::session_set(&key, &value).await;
+    });
 }
 
 /// The servers as the panel shows them.

@@ -397,7 +397,7 @@ impl Worker {
 
     pub fn on_debugger_detach(&self, tab_id: Option<i32>, reason: String) {
         if let Some(tab_id) = tab_id {
-            self.app.tabs.on_detach(tab_id);
+            self.app.tabs.on_detach(tab_id, &reason);
             self.app.bridge.broadcast(&ExtensionFrame::Event {
                 event: BrowserEvent::Detached { tab_id, reason },
             });

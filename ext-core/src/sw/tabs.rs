@@ -37,6 +37,8 @@ pub struct TabSlot {
     events: RefCell<TabEvents>,
     attached: Cell<bool>,
     closed: Cell<bool>,
+    /// Detaches Chrome made while the tab lived on: when (and whether) to re-attach.
+    attachment: RefCell<crate::attachment::Attachment>,
     queue: mpsc::Sender<Job>,
 }
 
@@ -101,6 +103,7 @@ impl Tabs {
             events: RefCell::new(TabEvents::new()),
             attached: Cell::new(false),
             closed: Cell::new(false),
+            attachment: RefCell::default(),
             queue: tx,
         });
         self.slots.borrow_mut().insert(tab_id, slot.clone());
@@ -181,11 +184,15 @@ impl Tabs {
         }
     }
 
-    /// The debugger left the tab (closed, crashed, or the user cancelled the infobar).
-    pub fn on_detach(&self, tab_id: TabId) {
+    /// The debugger left the tab (closed, crashed, a page made Chrome drop it, or a person
+    /// cancelled the infobar): the next command re-attaches only if `attachment` allows.
+    pub fn on_detach(&self, tab_id: TabId, reason: &str) {
         let slot = self.slots.borrow().get(&tab_id).cloned();
         if let Some(slot) = slot {
             slot.attached.set(false);
+            slot.attachment
+                .borrow_mut()
+                .on_detach(reason, platform::now_ms());
             slot.fail_pending();
         }
     }
@@ -251,9 +258,22 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
                 }
             }
         };
-        // A closed tab turns whatever the command saw (cancelled waits, detach) into TAB_CLOSED.
+        // A closed tab turns whatever the command saw (cancelled waits, detach) into TAB_CLOSED;
+        // a debugger lost while the tab lives on is said as such (its removal may still be on
+        // its way, so the tab is asked for).
         let result = match result {
             Err(_) if slot.closed.get() => Err(closed(slot.tab_id)),
+            Err(e) if e.code == ErrorCode::TabClosed => {
+                if chrome::tabs::get(slot.tab_id).await.is_ok() {
+                    slot.attached.set(false);
+                    Err(slot
+                        .attachment
+                        .borrow()
+                        .lost_error(slot.tab_id, &job.method))
+                } else {
+                    Err(closed(slot.tab_id))
+                }
+            }
             other => other,
         };
         let _ = job.reply.send(result);
@@ -279,6 +299,13 @@ async fn execute(
 }
 
 async fn attach(slot: &TabSlot) -> Result<(), WireError> {
+    let wait_ms = slot
+        .attachment
+        .borrow()
+        .may_attach(slot.tab_id, platform::now_ms())?;
+    if wait_ms > 0.0 {
+        platform::sleep(Duration::from_millis(wait_ms as u64)).await;
+    }
     match chrome::debugger::attach(slot.tab_id).await {
         Ok(()) => {}
         // After a service-worker restart our own earlier session may still hold the tab:
@@ -298,6 +325,7 @@ async fn attach(slot: &TabSlot) -> Result<(), WireError> {
         }
     }
     slot.attached.set(true);
+    slot.attachment.borrow_mut().attached(platform::now_ms());
     Ok(())
 }
 

@@ -6,7 +6,7 @@
 pub mod guard;
 mod server;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use ext_core::methods::Method;
@@ -15,7 +15,7 @@ use ext_core::protocol::{
 };
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use server::BridgeConfig;
@@ -27,6 +27,13 @@ use crate::pairing::Token;
 const ANSWER_GRACE: Duration = Duration::from_secs(3);
 /// Commands queued towards the hub; callers wait (bounded) when it is busy.
 const HUB_QUEUE: usize = 256;
+/// How long calls wait for a dropped extension to come back (a stopped service worker is
+/// woken by its alarm within about 6 s) before failing with `EXTENSION_DISCONNECTED`.
+const RESUME_WAIT: Duration = Duration::from_secs(10);
+/// Commands in the extension at once; more wait here (their time counts). Below the
+/// extension's per-tab queue and the socket's outbound queue, so a burst is slowed down,
+/// never refused.
+pub const MAX_IN_FLIGHT: usize = 64;
 
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum BridgeError {
@@ -78,8 +85,10 @@ enum HubMsg {
     Attach {
         conn: u64,
         info: ExtensionInfo,
+        resume: Option<ext_core::protocol::Resume>,
         out: mpsc::Sender<HostFrame>,
-        reply: oneshot::Sender<Result<String, (RejectReason, String)>>,
+        /// The session, and whether it is the resumed one.
+        reply: oneshot::Sender<Result<(String, bool), (RejectReason, String)>>,
     },
     Detach {
         conn: u64,
@@ -121,6 +130,11 @@ struct Active {
 pub struct BridgeHandle {
     hub: mpsc::Sender<HubMsg>,
     events: broadcast::Sender<BrowserEvent>,
+    /// Counts browser sessions: it changes when a different browser (or a restarted one)
+    /// connects, not when a worker resumes its session.
+    generation: watch::Receiver<u64>,
+    /// Permits for commands in flight (`MAX_IN_FLIGHT`).
+    in_flight: std::sync::Arc<tokio::sync::Semaphore>,
     port: u16,
     /// Extra wait for an answer when the policy may make a person approve first.
     approval_grace: Duration,
@@ -129,6 +143,12 @@ pub struct BridgeHandle {
 impl BridgeHandle {
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The browser session's number (see `generation`): state tied to tab ids is only good
+    /// while it stays the same.
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
     }
 
     /// Browser events (tab closed, debugger detached) as they arrive.
@@ -144,12 +164,31 @@ impl BridgeHandle {
         params: Value,
         timeout_ms: u64,
     ) -> Result<Value, BridgeError> {
+        let limit = Duration::from_millis(timeout_ms) + ANSWER_GRACE + self.approval_grace;
+        let started = Instant::now();
+        // A burst waits for room here, within its own time.
+        let _permit = match tokio::time::timeout(
+            Duration::from_millis(timeout_ms),
+            self.in_flight.clone().acquire_owned(),
+        )
+        .await
+        {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Err(BridgeError::Closed),
+            Err(_) => {
+                return Err(BridgeError::Wire(WireError::new(
+                    ErrorCode::Timeout,
+                    format!("{method} waited {timeout_ms} ms behind {MAX_IN_FLIGHT} calls in flight and never started"),
+                )))
+            }
+        };
+        let waited = started.elapsed().as_millis() as u64;
         let (reply, answer) = oneshot::channel();
         let msg = HubMsg::Call {
             method: method.to_string(),
             tab_id,
             params,
-            timeout_ms,
+            timeout_ms: timeout_ms.saturating_sub(waited).max(1),
             reply,
         };
         self.hub.send(msg).await.map_err(|_| BridgeError::Closed)?;
@@ -164,8 +203,7 @@ impl BridgeHandle {
             }
         }
         let mut sweep = Sweep(Some(self.hub.clone()));
-        let limit = Duration::from_millis(timeout_ms) + ANSWER_GRACE + self.approval_grace;
-        let answered = tokio::time::timeout(limit, answer).await;
+        let answered = tokio::time::timeout(limit.saturating_sub(started.elapsed()), answer).await;
         sweep.0 = None;
         match answered {
             Ok(Ok(answer)) => answer.map_err(BridgeError::Wire),
@@ -267,13 +305,22 @@ pub fn start(
     let port = listener.local_addr()?.port();
     let (hub_tx, hub_rx) = mpsc::channel(HUB_QUEUE);
     let (events, _) = broadcast::channel(64);
+    let (generation, generation_rx) = watch::channel(0);
     let handle = BridgeHandle {
         hub: hub_tx,
         events: events.clone(),
+        generation: generation_rx,
+        in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
         port,
         approval_grace: config.approval_grace(),
     };
-    tokio::spawn(run_hub(hub_rx, events, config.clone(), shutdown.clone()));
+    tokio::spawn(run_hub(
+        hub_rx,
+        events,
+        generation,
+        config.clone(),
+        shutdown.clone(),
+    ));
     tokio::spawn(server::accept_loop(
         listener,
         token,
@@ -315,21 +362,66 @@ fn precheck(
     Err(err)
 }
 
+/// A call as the hub keeps it until it is answered.
+struct Call {
+    method: String,
+    tab_id: Option<TabId>,
+    params: Value,
+    /// When the caller's own timeout runs out.
+    deadline: Instant,
+    reply: oneshot::Sender<Answer>,
+}
+
+/// A call waiting for an extension to (re)connect.
+struct Held {
+    id: CommandId,
+    call: Call,
+    /// When it stops waiting.
+    until: Instant,
+    /// The connection it had been written to before that one dropped: it may have reached
+    /// the worker, so it is sent again only if it is repeatable or the resumed worker says
+    /// it never got it.
+    sent_on: Option<u64>,
+}
+
+/// The hub's state: the active connection, the calls in flight and waiting, and what it
+/// knows of the browser session (for resumes and stale tab ids).
+#[derive(Default)]
+struct Hub {
+    active: Option<Active>,
+    pending: HashMap<CommandId, (u64, Call)>,
+    held: Vec<Held>,
+    waiters: Vec<oneshot::Sender<()>>,
+    origins: HashMap<TabId, String>,
+    /// The last session: its browser instance and name, to resume it.
+    last: Option<(String, String)>,
+    /// Tab ids of this browser session, and of earlier ones (never to be reused silently).
+    tabs_now: HashSet<TabId>,
+    tabs_before: HashSet<TabId>,
+    next_id: CommandId,
+    next_session: u64,
+}
+
 async fn run_hub(
     mut rx: mpsc::Receiver<HubMsg>,
     events: broadcast::Sender<BrowserEvent>,
+    generation: watch::Sender<u64>,
     rules: BridgeConfig,
     shutdown: CancellationToken,
 ) {
-    let mut active: Option<Active> = None;
-    let mut pending: HashMap<CommandId, (u64, oneshot::Sender<Answer>)> = HashMap::new();
-    let mut waiters: Vec<oneshot::Sender<()>> = Vec::new();
-    let mut origins: HashMap<TabId, String> = HashMap::new();
-    let mut next_id: CommandId = 1;
-    let mut next_session: u64 = 1;
+    let mut hub = Hub {
+        next_id: 1,
+        next_session: 1,
+        ..Hub::default()
+    };
     loop {
+        let wake = hub.held.iter().map(|h| h.until).min();
         let msg = tokio::select! {
             msg = rx.recv() => match msg { Some(m) => m, None => break },
+            () = async { tokio::time::sleep_until(wake.unwrap_or_else(Instant::now).into()).await }, if wake.is_some() => {
+                hub.expire_held(Instant::now());
+                continue;
+            }
             () = shutdown.cancelled() => break,
         };
         match msg {
@@ -340,46 +432,46 @@ async fn run_hub(
                 timeout_ms,
                 reply,
             } => {
-                let Some(a) = &active else {
-                    let _ = reply.send(Err(WireError::new(
+                let call = Call {
+                    method,
+                    tab_id,
+                    params,
+                    deadline: Instant::now() + Duration::from_millis(timeout_ms),
+                    reply,
+                };
+                let id = hub.next_id;
+                hub.next_id += 1;
+                if hub.active.is_some() {
+                    hub.send(id, call, &rules);
+                } else if hub.last.is_some() {
+                    // The extension was here and drops out only for a while (a worker
+                    // restart): wait for it, bounded.
+                    let until = call.deadline.min(Instant::now() + RESUME_WAIT);
+                    hub.held.push(Held {
+                        id,
+                        call,
+                        until,
+                        sent_on: None,
+                    });
+                } else {
+                    let _ = call.reply.send(Err(WireError::new(
                         ErrorCode::NoBrowser,
                         "no browser extension is connected to kapture",
                     )));
-                    continue;
-                };
-                if let Err(e) = precheck(&rules, &a.info, &method, &params) {
-                    let _ = reply.send(Err(e));
-                    continue;
-                }
-                let id = next_id;
-                next_id += 1;
-                let frame = HostFrame::Command {
-                    id,
-                    tab_id,
-                    method,
-                    params,
-                    timeout_ms,
-                };
-                // A full outbound queue means the socket is stuck; answer rather than wait.
-                match a.out.try_send(frame) {
-                    Ok(()) => {
-                        sweep(&mut pending, a);
-                        pending.insert(id, (a.conn, reply));
-                    }
-                    Err(_) => {
-                        let _ = reply.send(Err(disconnected(
-                            "the connection to the extension is not accepting commands",
-                        )));
-                    }
                 }
             }
             HubMsg::Attach {
                 conn,
                 info,
+                resume,
                 out,
                 reply,
             } => {
-                if let Some(a) = active.as_ref().filter(|a| a.info.instance != info.instance) {
+                if let Some(a) = hub
+                    .active
+                    .as_ref()
+                    .filter(|a| a.info.instance != info.instance)
+                {
                     // One browser per server: a second browser is told so, never swapped in.
                     let why = format!(
                         "this kapture already drives another browser ({}, session {}); start another kapture for this one",
@@ -389,128 +481,301 @@ async fn run_hub(
                     let _ = reply.send(Err((RejectReason::Busy, why)));
                     continue;
                 }
-                let session = format!("s{next_session}-{conn}");
-                next_session += 1;
-                if let Some(old) = active.take() {
+                let resumed = match (&hub.last, &resume) {
+                    (Some((instance, session)), Some(r)) => {
+                        *instance == info.instance && *session == r.session
+                    }
+                    _ => false,
+                };
+                let session = if resumed {
+                    resume
+                        .as_ref()
+                        .map(|r| r.session.clone())
+                        .unwrap_or_default()
+                } else {
+                    let s = format!("s{}-{conn}", hub.next_session);
+                    hub.next_session += 1;
+                    s
+                };
+                if let Some(old) = hub.active.take() {
                     tracing::warn!(old = %old.session, new = %session, "the browser reconnected; the new connection replaces the old one");
                     let _ = old.out.try_send(HostFrame::Unauthorized {
                         reason: RejectReason::Superseded,
                         message: "a newer connection from this browser replaced this one".into(),
                     });
-                    fail_conn(
-                        &mut pending,
-                        old.conn,
-                        "the extension reconnected; the command was not answered on the old connection",
-                    );
+                    hub.hold_in_flight(old.conn);
                 }
-                tracing::info!(extension = %info.id, version = %info.version, %session, "extension connected");
-                active = Some(Active {
+                if resumed {
+                    tracing::info!(%session, "extension reconnected; session resumed");
+                } else {
+                    if hub.last.is_some() {
+                        // Another browser session: its tabs are not the old ones.
+                        let before: Vec<TabId> = hub.tabs_now.drain().collect();
+                        hub.tabs_before.extend(before);
+                        hub.origins.clear();
+                        generation.send_modify(|g| *g += 1);
+                    }
+                    tracing::info!(extension = %info.id, version = %info.version, %session, "extension connected");
+                }
+                hub.last = Some((info.instance.clone(), session.clone()));
+                hub.active = Some(Active {
                     conn,
                     info,
                     session: session.clone(),
                     since: Instant::now(),
                     out,
                 });
-                let _ = reply.send(Ok(session));
-                for w in waiters.drain(..) {
+                let _ = reply.send(Ok((session, resumed)));
+                let last_command = resume.filter(|_| resumed).map(|r| r.last_command);
+                hub.release_held(last_command, &rules);
+                for w in hub.waiters.drain(..) {
                     let _ = w.send(());
                 }
             }
             HubMsg::Detach { conn } => {
-                if active.as_ref().is_some_and(|a| a.conn == conn) {
-                    tracing::info!("extension disconnected");
-                    active = None;
+                if hub.active.as_ref().is_some_and(|a| a.conn == conn) {
+                    tracing::info!("extension disconnected; waiting for it to come back");
+                    hub.active = None;
                 }
-                fail_conn(
-                    &mut pending,
-                    conn,
-                    "the extension disconnected before answering; retry the call",
-                );
+                hub.hold_in_flight(conn);
             }
-            HubMsg::Answered { conn, id, answer } => {
-                if let Some((owner, reply)) = pending.remove(&id) {
-                    if owner == conn {
-                        let _ = reply.send(answer);
-                    } else {
-                        pending.insert(id, (owner, reply));
-                    }
-                }
-            }
+            HubMsg::Answered { conn, id, answer } => hub.answered(conn, id, answer),
             HubMsg::Event(event) => {
-                if let BrowserEvent::PageAt { tab_id, origin } = &event {
-                    if origins.len() >= 1024 {
-                        origins.clear();
+                match &event {
+                    BrowserEvent::PageAt { tab_id, origin } => {
+                        if hub.origins.len() >= 1024 {
+                            hub.origins.clear();
+                        }
+                        hub.origins.insert(*tab_id, origin.clone());
+                        hub.saw_tab(*tab_id);
                     }
-                    origins.insert(*tab_id, origin.clone());
+                    BrowserEvent::TabCreated { tab_id, .. } => hub.saw_tab(*tab_id),
+                    BrowserEvent::Detached { tab_id, reason } => {
+                        tracing::info!(tab_id, reason, "the debugger left a tab");
+                    }
+                    _ => {}
                 }
                 let _ = events.send(event);
             }
-            HubMsg::Sweep => {
-                if let Some(a) = &active {
-                    sweep(&mut pending, a);
-                }
-            }
+            HubMsg::Sweep => hub.sweep(),
             HubMsg::TabOrigin { tab_id, reply } => {
-                let _ = reply.send(origins.get(&tab_id).cloned());
+                let _ = reply.send(hub.origins.get(&tab_id).cloned());
             }
             HubMsg::Status { reply } => {
-                let _ = reply.send(active.as_ref().map(|a| ConnectedExtension {
+                let _ = reply.send(hub.active.as_ref().map(|a| ConnectedExtension {
                     info: a.info.clone(),
                     session: a.session.clone(),
                     connected_for_s: a.since.elapsed().as_secs(),
                 }));
             }
             HubMsg::Notify(frame) => {
-                if let Some(a) = &active {
+                if let Some(a) = &hub.active {
                     let _ = a.out.try_send(frame);
                 }
             }
             HubMsg::WaitConnected { reply } => {
-                if active.is_some() {
+                if hub.active.is_some() {
                     let _ = reply.send(());
                 } else {
-                    waiters.retain(|w| !w.is_closed());
-                    waiters.push(reply);
+                    hub.waiters.retain(|w| !w.is_closed());
+                    hub.waiters.push(reply);
                 }
             }
         }
     }
-    for (_, (_, reply)) in pending.drain() {
-        let _ = reply.send(Err(disconnected("kapture is shutting down")));
+    for (_, (_, call)) in hub.pending.drain() {
+        let _ = call
+            .reply
+            .send(Err(disconnected("kapture is shutting down")));
+    }
+    for held in hub.held.drain(..) {
+        let _ = held
+            .call
+            .reply
+            .send(Err(disconnected("kapture is shutting down")));
     }
 }
 
-fn fail_conn(
-    pending: &mut HashMap<CommandId, (u64, oneshot::Sender<Answer>)>,
-    conn: u64,
-    why: &str,
-) {
-    let ids: Vec<CommandId> = pending
-        .iter()
-        .filter(|(_, (c, _))| *c == conn)
-        .map(|(id, _)| *id)
-        .collect();
-    for id in ids {
-        if let Some((_, reply)) = pending.remove(&id) {
-            let _ = reply.send(Err(disconnected(why)));
+impl Hub {
+    /// Send `call` as command `id` on the active connection (or answer it at once).
+    fn send(&mut self, id: CommandId, call: Call, rules: &BridgeConfig) {
+        let Some(a) = &self.active else {
+            let _ = call
+                .reply
+                .send(Err(disconnected("the extension is not connected")));
+            return;
+        };
+        if let Err(e) = precheck(rules, &a.info, &call.method, &call.params) {
+            let _ = call.reply.send(Err(e));
+            return;
         }
-    }
-}
-
-/// Forget the calls whose caller stopped waiting, and tell their extension to stop them.
-fn sweep(pending: &mut HashMap<CommandId, (u64, oneshot::Sender<Answer>)>, active: &Active) {
-    let gone: Vec<CommandId> = pending
-        .iter()
-        .filter(|(_, (_, tx))| tx.is_closed())
-        .map(|(id, _)| *id)
-        .collect();
-    for id in gone {
-        if let Some((conn, _)) = pending.remove(&id) {
-            if conn == active.conn {
-                let _ = active.out.try_send(HostFrame::Cancel { id });
+        if let Some(t) = call
+            .tab_id
+            .filter(|t| self.tabs_before.contains(t) && !self.tabs_now.contains(t))
+        {
+            let _ = call.reply.send(Err(WireError::new(
+                ErrorCode::TabNotFound,
+                format!("tab {t} belonged to a browser session that has ended (the browser or its extension restarted); its id is not reused"),
+            )));
+            return;
+        }
+        let now = Instant::now();
+        if call.deadline <= now {
+            let _ = call.reply.send(Err(WireError::new(
+                ErrorCode::Timeout,
+                format!("{} ran out of time waiting for the extension", call.method),
+            )));
+            return;
+        }
+        let frame = HostFrame::Command {
+            id,
+            tab_id: call.tab_id,
+            method: call.method.clone(),
+            params: call.params.clone(),
+            timeout_ms: (call.deadline - now).as_millis().max(1) as u64,
+        };
+        // A full outbound queue means the socket is stuck; answer rather than wait.
+        match a.out.try_send(frame) {
+            Ok(()) => {
+                let conn = a.conn;
+                self.sweep();
+                self.pending.insert(id, (conn, call));
+            }
+            Err(_) => {
+                let _ = call.reply.send(Err(disconnected(
+                    "the connection to the extension is not accepting commands",
+                )));
             }
         }
     }
+
+    /// Connection `conn` dropped: its calls wait for the extension to come back.
+    fn hold_in_flight(&mut self, conn: u64) {
+        let ids: Vec<CommandId> = self
+            .pending
+            .iter()
+            .filter(|(_, (c, _))| *c == conn)
+            .map(|(id, _)| *id)
+            .collect();
+        let latest = Instant::now() + RESUME_WAIT;
+        for id in ids {
+            if let Some((_, call)) = self.pending.remove(&id) {
+                let until = call.deadline.min(latest);
+                self.held.push(Held {
+                    id,
+                    call,
+                    until,
+                    sent_on: Some(conn),
+                });
+            }
+        }
+    }
+
+    /// An extension (re)connected: send what waited for it, except what may have run already.
+    /// `last_command`: the highest id the resumed worker had received (none: a new session).
+    fn release_held(&mut self, last_command: Option<CommandId>, rules: &BridgeConfig) {
+        let mut held = std::mem::take(&mut self.held);
+        held.sort_by_key(|h| h.id);
+        for h in held {
+            if h.call.reply.is_closed() {
+                continue;
+            }
+            let never_received = match (h.sent_on, last_command) {
+                (None, _) => true,
+                (Some(_), Some(last)) => h.id > last,
+                (Some(_), None) => false,
+            };
+            if never_received || ext_core::methods::repeatable(&h.call.method) {
+                self.send(h.id, h.call, rules);
+            } else {
+                let _ = h.call.reply.send(Err(lost_in_flight(&h.call.method)));
+            }
+        }
+    }
+
+    /// Calls whose wait for the extension is over.
+    fn expire_held(&mut self, now: Instant) {
+        let (over, keep): (Vec<Held>, Vec<Held>) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|h| h.until <= now);
+        self.held = keep;
+        for h in over {
+            let err = if h.sent_on.is_some() && !ext_core::methods::repeatable(&h.call.method) {
+                lost_in_flight(&h.call.method)
+            } else {
+                disconnected(&format!(
+                    "the extension did not come back within {} s; retry the call",
+                    RESUME_WAIT.as_secs()
+                ))
+            };
+            let _ = h.call.reply.send(Err(err));
+        }
+    }
+
+    fn answered(&mut self, conn: u64, id: CommandId, answer: Answer) {
+        let call = match self.pending.remove(&id) {
+            Some((owner, call)) if owner == conn => call,
+            Some(other) => {
+                self.pending.insert(id, other);
+                return;
+            }
+            // The answer outran the news that its connection was replaced.
+            None => match self
+                .held
+                .iter()
+                .position(|h| h.id == id && h.sent_on == Some(conn))
+            {
+                Some(at) => self.held.swap_remove(at).call,
+                None => return,
+            },
+        };
+        if let Ok(data) = &answer {
+            for tab in tabs_in(data).chain(call.tab_id) {
+                self.saw_tab(tab);
+            }
+        }
+        let _ = call.reply.send(answer);
+    }
+
+    fn saw_tab(&mut self, tab: TabId) {
+        if self.tabs_now.len() >= 4096 {
+            self.tabs_now.clear();
+        }
+        self.tabs_now.insert(tab);
+    }
+
+    /// Forget the calls whose caller stopped waiting, and tell their extension to stop them.
+    fn sweep(&mut self) {
+        self.held.retain(|h| !h.call.reply.is_closed());
+        let gone: Vec<CommandId> = self
+            .pending
+            .iter()
+            .filter(|(_, (_, call))| call.reply.is_closed())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            if let Some((conn, _)) = self.pending.remove(&id) {
+                if let Some(a) = self.active.as_ref().filter(|a| a.conn == conn) {
+                    let _ = a.out.try_send(HostFrame::Cancel { id });
+                }
+            }
+        }
+    }
+}
+
+/// A call that reached a worker which then stopped: it may have run, so it is not repeated.
+fn lost_in_flight(method: &str) -> WireError {
+    disconnected(&format!(
+        "the extension's worker stopped after it received {method}; it may or may not have run: check the page before repeating it"
+    ))
+}
+
+/// The tab ids an answer names (`tab_id` of the answer, or of each element of a list).
+fn tabs_in(data: &Value) -> impl Iterator<Item = TabId> + '_ {
+    let one = |v: &Value| v.get("tab_id").and_then(Value::as_i64).map(|t| t as TabId);
+    one(data)
+        .into_iter()
+        .chain(data.as_array().into_iter().flatten().filter_map(one))
 }
 
 #[cfg(test)]

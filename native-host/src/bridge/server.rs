@@ -110,12 +110,12 @@ pub(super) async fn accept_loop(
             let Ok(permit) = preauth.acquire_owned().await else {
                 return;
             };
-            let Some((ws, info)) = authenticate(stream, &token, &config).await else {
+            let Some((ws, info, resume)) = authenticate(stream, &token, &config).await else {
                 tracing::debug!(%peer, "connection refused before authentication");
                 return;
             };
             drop(permit);
-            serve(conn, ws, info, &config, hub, shutdown).await;
+            serve(conn, ws, info, resume, &config, hub, shutdown).await;
         });
     }
 }
@@ -125,7 +125,11 @@ async fn authenticate(
     stream: TcpStream,
     token: &Token,
     config: &BridgeConfig,
-) -> Option<(Ws, ext_core::protocol::ExtensionInfo)> {
+) -> Option<(
+    Ws,
+    ext_core::protocol::ExtensionInfo,
+    Option<ext_core::protocol::Resume>,
+)> {
     let _ = stream.set_nodelay(true);
     let port = stream.local_addr().ok()?.port();
     let allowed = config.allowed_origin.clone();
@@ -174,9 +178,10 @@ async fn authenticate(
         Ok(ExtensionFrame::Hello {
             token: offered,
             ext,
+            resume,
         }) => {
             if token.verify(&offered) {
-                Some((ws, ext))
+                Some((ws, ext, resume))
             } else {
                 reject(&mut ws, RejectReason::BadToken, "the token does not match this kapture server; the extension will rediscover servers").await;
                 None
@@ -233,6 +238,7 @@ async fn serve(
     conn: u64,
     mut ws: Ws,
     info: ext_core::protocol::ExtensionInfo,
+    resume: Option<ext_core::protocol::Resume>,
     config: &BridgeConfig,
     hub: mpsc::Sender<HubMsg>,
     shutdown: CancellationToken,
@@ -244,6 +250,7 @@ async fn serve(
         .send(HubMsg::Attach {
             conn,
             info,
+            resume,
             out: out_tx,
             reply,
         })
@@ -252,13 +259,14 @@ async fn serve(
     {
         return;
     }
-    let session = match session.await {
+    let (session, resumed) = match session.await {
         Ok(Ok(session)) => session,
         Ok(Err((reason, message))) => return reject(&mut ws, reason, &message).await,
         Err(_) => return,
     };
     let welcome = HostFrame::Welcome {
         session,
+        resumed,
         heartbeat_ms: config.heartbeat.as_millis() as u64,
         policy: config.policy_for(launched_by),
         approval_timeout_ms: config.approval_timeout.as_millis() as u64,

@@ -77,6 +77,10 @@ fn hello(token: &str) -> Message {
 }
 
 fn hello_from(token: &str, instance: &str) -> Message {
+    hello_resuming(token, instance, None)
+}
+
+fn hello_resuming(token: &str, instance: &str, resume: Option<protocol::Resume>) -> Message {
     let ext = ExtensionInfo {
         id: "test".into(),
         version: "0".into(),
@@ -87,6 +91,7 @@ fn hello_from(token: &str, instance: &str) -> Message {
     Message::text(protocol::encode(&ExtensionFrame::Hello {
         token: token.into(),
         ext,
+        resume,
     }))
 }
 
@@ -277,10 +282,9 @@ async fn commands_round_trip_and_a_bad_frame_does_not_break_the_connection() {
     else {
         panic!("expected a command");
     };
-    assert_eq!(
-        (tab_id, method.as_str(), timeout_ms),
-        (Some(7), "evaluate", 5000)
-    );
+    assert_eq!((tab_id, method.as_str()), (Some(7), "evaluate"));
+    // The time left of the caller's 5 s.
+    assert!((4_500..=5_000).contains(&timeout_ms), "{timeout_ms}");
     assert_eq!(params, json!({"function": "1+1"}));
     ws.send(Message::text("{garbage")).await.unwrap();
     ws.send(Message::Binary(vec![1, 2, 3].into()))
@@ -316,32 +320,179 @@ async fn commands_round_trip_and_a_bad_frame_does_not_break_the_connection() {
     assert_eq!(call.await.unwrap().unwrap_err(), BridgeError::Wire(error));
 }
 
-#[tokio::test]
-async fn a_dropped_connection_answers_pending_calls_at_once() {
-    let f = fixture(Duration::from_secs(5)).await;
-    let mut ws = authenticated(&f).await;
-    let handle = f.handle.clone();
-    let call = tokio::spawn(async move {
-        handle
-            .call_raw(
-                "navigate",
-                None,
-                json!({"url": "http://127.0.0.1/"}),
-                60_000,
-            )
-            .await
-    });
-    assert!(matches!(
-        next_frame(&mut ws).await,
-        Some(HostFrame::Command { .. })
-    ));
-    drop(ws);
-    let err = tokio::time::timeout(Duration::from_secs(5), call)
+/// Connect as `instance`, resuming `resume`; answers the socket, the session and whether
+/// it was resumed.
+async fn connect_as(
+    f: &Fixture,
+    instance: &str,
+    resume: Option<protocol::Resume>,
+) -> (Client, String, bool) {
+    let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
+    ws.send(hello_resuming(f.token.expose(), instance, resume))
         .await
-        .expect("answered promptly")
+        .unwrap();
+    match next_frame(&mut ws).await {
+        Some(HostFrame::Welcome {
+            session, resumed, ..
+        }) => (ws, session, resumed),
+        other => panic!("expected welcome, got {other:?}"),
+    }
+}
+
+/// Start `method` through the bridge; answers the pending call.
+fn start_call(
+    f: &Fixture,
+    method: &'static str,
+    tab: Option<i32>,
+    timeout_ms: u64,
+) -> tokio::task::JoinHandle<Result<serde_json::Value, BridgeError>> {
+    let handle = f.handle.clone();
+    tokio::spawn(async move { handle.call_raw(method, tab, json!({}), timeout_ms).await })
+}
+
+async fn command_id(ws: &mut Client) -> (u64, String) {
+    match next_frame(ws).await {
+        Some(HostFrame::Command { id, method, .. }) => (id, method),
+        other => panic!("expected a command, got {other:?}"),
+    }
+}
+
+async fn answer(ws: &mut Client, id: u64, data: serde_json::Value) {
+    ws.send(Message::text(protocol::encode(&ExtensionFrame::Result {
+        id,
+        data,
+    })))
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_resumed_worker_gets_what_it_never_received_and_nothing_twice() {
+    let f = fixture(Duration::from_secs(5)).await;
+    let (mut ws, session, resumed) = connect_as(&f, "b1", None).await;
+    assert!(!resumed);
+    let click = start_call(&f, "click", None, 30_000);
+    let (click_id, _) = command_id(&mut ws).await;
+    let list = start_call(&f, "tabs.list", None, 30_000);
+    let (list_id, _) = command_id(&mut ws).await;
+    let navigate = start_call(&f, "navigate", None, 30_000);
+    let (navigate_id, _) = command_id(&mut ws).await;
+    // The worker dies having received the click and the list, not the navigation.
+    drop(ws);
+    let generation = f.handle.generation();
+    let (mut ws, again, resumed) = connect_as(
+        &f,
+        "b1",
+        Some(protocol::Resume {
+            session: session.clone(),
+            last_command: list_id,
+        }),
+    )
+    .await;
+    assert!(resumed);
+    assert_eq!(again, session, "the same session");
+    assert_eq!(
+        f.handle.generation(),
+        generation,
+        "the same browser session"
+    );
+    // The click may have run: it is not repeated but answered as lost.
+    let err = tokio::time::timeout(Duration::from_secs(5), click)
+        .await
+        .expect("answered at the resume")
         .unwrap()
-        .unwrap_err();
-    assert_eq!(err.into_wire().code, ErrorCode::ExtensionDisconnected);
+        .unwrap_err()
+        .into_wire();
+    assert_eq!(err.code, ErrorCode::ExtensionDisconnected);
+    assert!(
+        err.message.contains("may or may not have run"),
+        "{}",
+        err.message
+    );
+    // The list (harmless twice) and the navigation (never received) come again, same ids.
+    let mut resent = vec![command_id(&mut ws).await, command_id(&mut ws).await];
+    resent.sort();
+    assert_eq!(
+        resent,
+        vec![
+            (list_id, "tabs.list".into()),
+            (navigate_id, "navigate".into())
+        ]
+    );
+    assert!(click_id < list_id);
+    answer(&mut ws, list_id, json!([])).await;
+    answer(&mut ws, navigate_id, json!({"tab_id": 1})).await;
+    assert_eq!(list.await.unwrap().unwrap(), json!([]));
+    assert_eq!(navigate.await.unwrap().unwrap(), json!({"tab_id": 1}));
+}
+
+#[tokio::test]
+async fn calls_wait_a_bounded_time_for_the_extension_to_come_back() {
+    let f = fixture(Duration::from_secs(5)).await;
+    let (mut ws, _, _) = connect_as(&f, "b1", None).await;
+    let click = start_call(&f, "click", None, 800);
+    command_id(&mut ws).await;
+    drop(ws);
+    // Nobody comes back: the call ends within its own timeout, as lost.
+    let err = tokio::time::timeout(Duration::from_secs(5), click)
+        .await
+        .expect("answered within its timeout")
+        .unwrap()
+        .unwrap_err()
+        .into_wire();
+    assert_eq!(err.code, ErrorCode::ExtensionDisconnected);
+    // A call made while the extension is away waits for it and then runs.
+    f.handle.status().await;
+    let later = start_call(&f, "snapshot", Some(3), 10_000);
+    tokio::task::yield_now().await;
+    let (mut ws, _, _) = connect_as(&f, "b1", None).await;
+    let (id, method) = command_id(&mut ws).await;
+    assert_eq!(method, "snapshot");
+    answer(&mut ws, id, json!({"text": "ok"})).await;
+    assert_eq!(later.await.unwrap().unwrap(), json!({"text": "ok"}));
+}
+
+#[tokio::test]
+async fn a_restarted_browser_never_gets_an_old_tab_id() {
+    let f = fixture(Duration::from_secs(5)).await;
+    let (mut ws, session, _) = connect_as(&f, "b1", None).await;
+    let nav = start_call(&f, "navigate", Some(5), 5_000);
+    let (id, _) = command_id(&mut ws).await;
+    answer(&mut ws, id, json!({"tab_id": 5})).await;
+    nav.await.unwrap().unwrap();
+    drop(ws);
+    let generation = f.handle.generation();
+    // The browser restarted: another instance, its old session unknown to it.
+    let (mut ws, again, resumed) = connect_as(
+        &f,
+        "b2",
+        Some(protocol::Resume {
+            session,
+            last_command: 0,
+        }),
+    )
+    .await;
+    assert!(!resumed);
+    assert_ne!(again, "");
+    assert_eq!(f.handle.generation(), generation + 1);
+    let err = f
+        .handle
+        .call_raw("click", Some(5), json!({}), 5_000)
+        .await
+        .unwrap_err()
+        .into_wire();
+    assert_eq!(err.code, ErrorCode::TabNotFound);
+    assert!(err.message.contains("has ended"), "{}", err.message);
+    // Once the new browser names tab 5 itself, it is that tab.
+    let list = start_call(&f, "tabs.list", None, 5_000);
+    let (id, _) = command_id(&mut ws).await;
+    answer(&mut ws, id, json!([{"tab_id": 5}])).await;
+    list.await.unwrap().unwrap();
+    let click = start_call(&f, "click", Some(5), 5_000);
+    let (id, method) = command_id(&mut ws).await;
+    assert_eq!(method, "click");
+    answer(&mut ws, id, json!({"tab_id": 5})).await;
+    click.await.unwrap().unwrap();
 }
 
 #[tokio::test]
