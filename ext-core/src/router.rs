@@ -220,9 +220,20 @@ fn crashed<S: CdpSession>(s: &S) -> WireError {
 async fn dispatch<S: CdpSession>(s: &S, method: &str, raw: Value) -> Result<Value, WireError> {
     match method {
         Navigate::NAME => to_value(cdp::navigate(s, &params::<Navigate>(raw)?.url).await?),
-        GoBack::NAME => to_value(cdp::history(s, -1).await?),
-        GoForward::NAME => to_value(cdp::history(s, 1).await?),
-        Reload::NAME => to_value(cdp::reload(s).await?),
+        // Methods without arguments still refuse arguments of the wrong shape (`BAD_ARGS`
+        // before any CDP traffic, like every other method).
+        GoBack::NAME => {
+            params::<GoBack>(raw)?;
+            to_value(cdp::history(s, -1).await?)
+        }
+        GoForward::NAME => {
+            params::<GoForward>(raw)?;
+            to_value(cdp::history(s, 1).await?)
+        }
+        Reload::NAME => {
+            params::<Reload>(raw)?;
+            to_value(cdp::reload(s).await?)
+        }
         Click::NAME => to_value(cdp::click(s, &params(raw)?).await?),
         Hover::NAME => to_value(cdp::hover(s, &params(raw)?).await?),
         Type::NAME => to_value(cdp::type_text(s, &params(raw)?).await?),
@@ -287,5 +298,33 @@ mod tests {
         assert!(err.message.contains("click"));
         assert!(params::<SelectOption>(json!({})).is_err());
         assert!(params::<GoBack>(Value::Null).is_ok());
+    }
+
+    /// Found by `tests/fuzz_args.rs`: `go_back` with params `false` used to run anyway.
+    #[test]
+    fn methods_without_arguments_refuse_malformed_params_before_any_cdp_traffic() {
+        struct Unplugged(
+            std::cell::RefCell<cdp::events::TabEvents>,
+            std::cell::Cell<usize>,
+        );
+        impl CdpSession for Unplugged {
+            fn tab_id(&self) -> crate::protocol::TabId {
+                1
+            }
+            async fn send(&self, _: &str, _: Value) -> Result<Value, WireError> {
+                self.1.set(self.1.get() + 1);
+                Err(WireError::new(ErrorCode::Internal, "no browser"))
+            }
+            fn events(&self) -> &std::cell::RefCell<cdp::events::TabEvents> {
+                &self.0
+            }
+        }
+        let s = Unplugged(Default::default(), Default::default());
+        for method in [GoBack::NAME, GoForward::NAME, Reload::NAME] {
+            let err =
+                futures::executor::block_on(run_on_tab(&s, method, json!(false))).unwrap_err();
+            assert_eq!(err.code, ErrorCode::BadArgs, "{method}");
+        }
+        assert_eq!(s.1.get(), 0, "nothing reached the browser");
     }
 }

@@ -32,6 +32,10 @@ use crate::bridge::BridgeConfig;
 use crate::cli::{BrowserMode, ServeArgs};
 use crate::launcher::LaunchSpec;
 
+/// After stdin ends, how long answers still being worked on may take before kapture exits
+/// (MCP: a server should exit promptly when its input closes).
+const EOF_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error(transparent)]
@@ -191,11 +195,18 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         ))
     })?;
     let server = mcp::KaptureServer::new(bridge, access, facts, defaults, audit);
-    let result = match server.serve(crate::stdio::transport()).await {
+    let (transport, input_ended) = crate::stdio::transport();
+    let result = match server.serve(transport).await {
         Ok(running) => {
             tokio::select! {
                 r = running.waiting() => r.map(drop).map_err(|e| ServeError::Mcp(e.to_string())),
                 () = stop_signal() => Ok(()),
+                // The client closed stdin: answers still being worked on get a moment, not
+                // the whole time rmcp would wait for them.
+                () = async {
+                    input_ended.cancelled().await;
+                    tokio::time::sleep(EOF_GRACE).await;
+                } => Ok(()),
             }
         }
         // The client went away before initializing (or stdin was never a client): not a fault.

@@ -176,7 +176,9 @@ pub struct ServerFacts {
 pub struct KaptureServer {
     bridge: BridgeHandle,
     browser: BrowserAccess,
-    current_tab: Arc<Mutex<Option<TabId>>>,
+    /// The current tab, with the browser session it belongs to (a restarted browser's tab
+    /// ids are not the old ones).
+    current_tab: Arc<Mutex<Option<(u64, TabId)>>>,
     /// Tabs the pages opened since the last answer: told in the next one.
     new_tabs: Arc<Mutex<Vec<(TabId, String)>>>,
     facts: ServerFacts,
@@ -286,7 +288,7 @@ impl KaptureServer {
                 match event {
                     BrowserEvent::TabRemoved { tab_id } => {
                         let mut current = watched.lock().unwrap_or_else(|p| p.into_inner());
-                        if *current == Some(tab_id) {
+                        if current.is_some_and(|(_, t)| t == tab_id) {
                             *current = None;
                         }
                     }
@@ -465,11 +467,15 @@ impl KaptureServer {
     }
 
     fn current(&self) -> Option<TabId> {
-        *self.current_tab.lock().unwrap_or_else(|p| p.into_inner())
+        let current = *self.current_tab.lock().unwrap_or_else(|p| p.into_inner());
+        current
+            .filter(|(generation, _)| *generation == self.bridge.generation())
+            .map(|(_, tab)| tab)
     }
 
     fn set_current(&self, tab: Option<TabId>) {
-        *self.current_tab.lock().unwrap_or_else(|p| p.into_inner()) = tab;
+        *self.current_tab.lock().unwrap_or_else(|p| p.into_inner()) =
+            tab.map(|t| (self.bridge.generation(), t));
     }
 
     /// Run `M` on a tab (explicit, else current, else the browser's active tab). A call
@@ -1703,6 +1709,11 @@ impl ServerHandler for KaptureServer {
                         &WireError::new(ErrorCode::BadArgs, why),
                     ))),
                 },
+                // MCP's wording for a name no tool has (rmcp says "tool not found").
+                None if !self.tool_router.has_route(&tool) => Err(ErrorData::invalid_params(
+                    format!("Unknown tool: {tool}"),
+                    None,
+                )),
                 None => {
                     let tcc =
                         rmcp::handler::server::tool::ToolCallContext::new(self, request, context);

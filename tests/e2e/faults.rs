@@ -317,3 +317,62 @@ async fn idle_for_35_s_and_for_6_min_then_commands_work() {
     );
     k.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_call_blocks_nothing_and_the_end_of_stdin_ends_everything() {
+    let site = Site::start().unwrap();
+    let mut k = Kapture::launch().await;
+    let first = tab_of(
+        &k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+            .await,
+    );
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-b.html")}),
+        )
+        .await;
+    let second: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let long = k.call(
+        "browser_wait_for",
+        json!({"time": 20, "tabId": first, "timeoutMs": 30000}),
+    );
+    let others = async {
+        k.ping().await; // the long call has been read once this is answered
+        let started = Instant::now();
+        k.ping().await;
+        let ping = started.elapsed();
+        let started = Instant::now();
+        assert_eq!(k.eval_on(second, "document.title").await, "Page B");
+        let call = started.elapsed();
+        (ping, call)
+    };
+    tokio::select! {
+        _ = long => panic!("the 20 s wait ended first"),
+        (ping, call) = others => {
+            assert!(ping < Duration::from_secs(1), "ping waited {ping:?}");
+            assert!(call < Duration::from_secs(2), "a call on another tab waited {call:?}");
+        }
+    }
+    // stdin ends while a long call runs: kapture and its browser go, promptly.
+    k.send_call("browser_wait_for", json!({"time": 20, "tabId": first}))
+        .await;
+    k.ping().await;
+    let browser = kapture_e2e::descendants_of(k.pid);
+    let pid = k.pid;
+    let started = Instant::now();
+    k.close_stdin().await;
+    eventually("kapture to exit", Duration::from_secs(5), || async move {
+        (!kapture_e2e::process_alive(pid)).then_some(())
+    })
+    .await;
+    let exited = started.elapsed();
+    assert!(exited < Duration::from_secs(2), "exited after {exited:?}");
+    eventually("its browser to exit", Duration::from_secs(10), || async {
+        browser
+            .iter()
+            .all(|p| !kapture_e2e::process_alive(*p))
+            .then_some(())
+    })
+    .await;
+}

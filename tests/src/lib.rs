@@ -313,6 +313,42 @@ impl Kapture {
             .collect()
     }
 
+    /// Send MCP `ping` and wait for its answer.
+    pub async fn ping(&self) {
+        let client = self.client.as_ref().expect("kapture is running");
+        client
+            .send_request(rmcp::model::ClientRequest::PingRequest(
+                rmcp::model::RequestNoParam {
+                    method: Default::default(),
+                    extensions: Default::default(),
+                },
+            ))
+            .await
+            .expect("ping answers");
+    }
+
+    /// Send a tool call without waiting for its answer.
+    pub async fn send_call(&self, tool: &str, args: Value) {
+        let client = self.client.as_ref().expect("kapture is running");
+        let params = CallToolRequestParams::new(tool.to_string())
+            .with_arguments(args.as_object().cloned().unwrap_or_default());
+        client
+            .send_cancellable_request(
+                rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(params)),
+                rmcp::service::PeerRequestOptions::no_options(),
+            )
+            .await
+            .expect("the request is sent");
+    }
+
+    /// Close kapture's stdin (what an MCP client does to end it) without waiting.
+    pub async fn close_stdin(&mut self) {
+        self.stopped = true;
+        if let Some(client) = self.client.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), client.cancel()).await;
+        }
+    }
+
     /// Start a tool call and cancel it at once (`notifications/cancelled`).
     pub async fn call_and_cancel(&self, tool: &str, args: Value) {
         let client = self.client.as_ref().expect("kapture is running");
@@ -326,15 +362,7 @@ impl Kapture {
             .await
             .expect("the request is sent");
         // The server reads in order: once a later ping is answered, the call is running.
-        client
-            .send_request(rmcp::model::ClientRequest::PingRequest(
-                rmcp::model::RequestNoParam {
-                    method: Default::default(),
-                    extensions: Default::default(),
-                },
-            ))
-            .await
-            .expect("ping answers");
+        self.ping().await;
         handle
             .cancel(Some("the test changed its mind".into()))
             .await

@@ -148,16 +148,7 @@ pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireEr
     let out = snapshot::render(&page, root_idx, &mut state.refs, &opts);
     let whole_page = root.is_none() && offset == 0 && !p.interactive_only && p.depth.is_none();
     let answer = if p.diff {
-        let changes = snapshot::diff(&state.last_snapshot, &out.lines);
-        if changes.is_empty() {
-            "No changes since the last snapshot.".to_string()
-        } else {
-            format!(
-                "{} changed lines since the last snapshot:\n{}",
-                changes.len(),
-                changes.join("\n")
-            )
-        }
+        snapshot::diff_text(&snapshot::diff(&state.last_snapshot, &out.lines), max_chars)
     } else {
         out.text
     };

@@ -99,10 +99,24 @@ impl fmt::Display for Origin {
 /// punycode, IPv4 in dotted decimal, userinfo dropped, a trailing dot removed.
 pub fn origin_of(url: &str) -> Option<Origin> {
     let parsed = url::Url::parse(url.trim()).ok()?;
+    // A `blob:` (or `filesystem:`) document has the origin of the URL inside it:
+    // `blob:https://bank.com/…` is bank.com's page, not a page of no site. Any other inside
+    // (`blob:null/…` of an opaque origin) is not judged, so denied.
+    if matches!(parsed.scheme(), "blob" | "filesystem") {
+        let inner = url::Url::parse(parsed.path()).ok()?;
+        return match inner.scheme() {
+            "http" | "https" | "file" => origin_of(inner.as_str()),
+            _ => None,
+        };
+    }
     let host = parsed
         .host_str()
         .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
         .unwrap_or_default();
+    // `http://./` names a host that is only dots: not a page of no site (empty host).
+    if host.is_empty() && parsed.host_str().is_some_and(|h| !h.is_empty()) {
+        return None;
+    }
     Some(Origin {
         scheme: parsed.scheme().to_string(),
         host,
@@ -121,9 +135,13 @@ impl OriginPattern {
             Some((s, r)) => (Some(s.to_ascii_lowercase()), r),
             None => (None, text),
         };
+        // A port follows a name, an IPv4 address or a bracketed IPv6 one (`[::1]:8080`); the
+        // colons of an IPv6 address are not a port.
         let (host, port) = match rest.rsplit_once(':') {
             Some((h, p))
-                if !h.ends_with(']') && p.chars().all(|c| c.is_ascii_digit()) && !p.is_empty() =>
+                if (h.ends_with(']') || !h.contains(':'))
+                    && p.chars().all(|c| c.is_ascii_digit())
+                    && !p.is_empty() =>
             {
                 (
                     h,

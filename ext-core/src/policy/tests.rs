@@ -206,6 +206,61 @@ fn methods_have_categories() {
     }
 }
 
+/// Found by `tests/fuzz_policy.rs`: the port of an IPv6 pattern was dropped, so
+/// `[::1]:8080` matched every port of `[::1]`.
+#[test]
+fn ipv6_patterns_keep_their_port() {
+    let p = pat("[::1]:8080");
+    assert_eq!((p.host.as_str(), p.port), ("[::1]", Some(8080)));
+    assert!(p.matches(&o("http://[::1]:8080/")));
+    assert!(!p.matches(&o("http://[::1]:8081/")));
+    assert_eq!(pat("https://[::]:0").port, Some(0));
+    assert_eq!(pat("[::1]").port, None);
+    assert!(
+        OriginPattern::parse("::1").is_err(),
+        "an IPv6 address needs brackets"
+    );
+}
+
+/// Found by `tests/fuzz_policy.rs`: `blob:https://bank.com/…` was judged as a page of no
+/// site, so rules about bank.com did not apply to bank.com's own blob documents.
+#[test]
+fn blob_documents_are_judged_as_the_origin_inside() {
+    assert_eq!(o("blob:https://Bank.com/5d1e-9a"), o("https://bank.com/"));
+    assert_eq!(o("filesystem:http://a.com/temporary/x"), o("http://a.com/"));
+    let mut p = Policy::allow_all();
+    p.rules
+        .push(Policy::flag_rule("bank.com", Verdict::Deny, "--deny").unwrap());
+    for url in [
+        "blob:https://bank.com/5d1e-9a",
+        "blob:null/5d1e-9a",
+        "blob:",
+        "blob:blob:https://bank.com/x",
+    ] {
+        assert_eq!(
+            p.decide(Category::Interact, url).verdict,
+            Verdict::Deny,
+            "{url}"
+        );
+    }
+}
+
+/// Found by `tests/fuzz_policy.rs`: a host of dots lost them all and became the empty
+/// host of pages of no site (`http://./`, and the pattern `.#` the no-site pattern).
+#[test]
+fn hosts_of_only_dots_are_not_pages_of_no_site() {
+    for url in ["http://./", "https://../x"] {
+        assert_eq!(origin_of(url), None, "{url}");
+        assert_eq!(
+            Policy::launched_default()
+                .decide(Category::Eval, url)
+                .verdict,
+            Verdict::Deny
+        );
+    }
+    assert!(OriginPattern::parse(".#").is_err());
+}
+
 mod properties {
     use proptest::prelude::*;
 

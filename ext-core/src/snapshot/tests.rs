@@ -326,3 +326,78 @@ fn empty_nodes_vanish_and_single_element_items_speak_for_themselves() {
         ]
     );
 }
+
+/// Found by `tests/fuzz_snapshot.rs`: a chain of nameless groups thousands deep overflowed
+/// the stack (rendering recurses per level).
+#[test]
+fn very_deep_pages_render_with_a_marker_instead_of_overflowing() {
+    let mut nodes: Vec<serde_json::Value> = (0..5_000)
+        .map(|d| json!({"d": d, "r": "group", "i": d + 1}))
+        .collect();
+    nodes.push(json!({"d": 5_000, "r": "button", "n": "Deep", "i": 9_999}));
+    let out = render(
+        &page(json!(nodes)),
+        None,
+        &mut refs(),
+        &RenderOptions::default(),
+    );
+    assert!(
+        out.text
+            .contains("… nested too deep to show here: browser_snapshot {ref: \"e1\"}"),
+        "{}",
+        out.text
+    );
+}
+
+/// Found by `tests/fuzz_snapshot.rs`: the header held the whole title and URL (a `data:`
+/// URL can be megabytes) outside the budget, and a root line too long for the budget was
+/// cut without a marker.
+#[test]
+fn the_header_keeps_to_the_budget_and_every_cut_is_marked() {
+    let walk: Walk = serde_json::from_value(json!({
+        "nodes": [{"d": 0, "r": "textbox", "n": "x", "v": "y".repeat(2_000), "i": 1}],
+        "title": "t".repeat(5_000),
+        "url": format!("data:text/html,{}", "p".repeat(100_000)),
+        "truncated": true,
+    }))
+    .unwrap();
+    let p = Page::from_walk(walk, main_frame());
+    let opts = RenderOptions {
+        max_chars: 1_000,
+        ..RenderOptions::default()
+    };
+    for root in [None, Some(0)] {
+        let out = render(&p, root, &mut refs(), &opts);
+        assert!(out.text.chars().count() <= 1_000, "{}", out.text);
+        assert!(out.cut);
+        assert!(
+            out.text.contains("… cut at the 1000-character budget"),
+            "{}",
+            out.text
+        );
+        assert!(out.text.contains("… the page has more nodes"));
+    }
+}
+
+#[test]
+fn a_diff_answer_keeps_to_its_budget_and_says_what_it_left_out() {
+    let old: Vec<String> = (0..500)
+        .map(|i| format!("button \"Old {i}\" [ref=e{i}]"))
+        .collect();
+    let new: Vec<String> = (0..500)
+        .map(|i| format!("button \"New {i}\" [ref=f{i}]"))
+        .collect();
+    let changes = diff(&old, &new);
+    assert_eq!(changes.len(), 1000);
+    let text = diff_text(&changes, 2_000);
+    assert!(
+        text.chars().count() <= 2_000,
+        "{} chars",
+        text.chars().count()
+    );
+    assert!(text.starts_with("1000 changed lines"), "{text}");
+    assert!(text.contains("more changed lines not shown"), "{text}");
+    let all = diff_text(&changes[..2], 2_000);
+    assert!(!all.contains("not shown"), "{all}");
+    assert_eq!(diff_text(&[], 2_000), "No changes since the last snapshot.");
+}
