@@ -376,3 +376,70 @@ async fn a_long_call_blocks_nothing_and_the_end_of_stdin_ends_everything() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_cancelling_the_debugging_bar_revokes_that_tab_for_good() {
+    // A windowed browser on a real X display, showing the bar as it does for a person.
+    let display = kapture_e2e::x11::Display::start().expect("an X display");
+    let bin = tempfile::tempdir().unwrap();
+    let chromium =
+        kapture_e2e::x11::chromium_with_debugging_bar(bin.path(), &kapture_e2e::chromium());
+    let site = Site::start().unwrap();
+    let k = Kapture::start(Start {
+        args: vec![
+            "--browser".into(),
+            "launch".into(),
+            "--chromium".into(),
+            chromium.display().to_string(),
+            "--chromium-arg=--ozone-platform=x11".into(),
+            "--chromium-arg=--window-position=0,0".into(),
+            "--chromium-arg=--window-size=1280,800".into(),
+            // No "unsupported command-line flag" bar in front of the one under test.
+            "--chromium-arg=--test-type".into(),
+        ],
+        env: vec![("DISPLAY".into(), display.name.clone())],
+        ..Start::default()
+    })
+    .await;
+    let tab = tab_of(
+        &k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+            .await,
+    );
+    // The bar's blue Cancel button (below the toolbar, whose address may be selected in the
+    // same blue), found on the screen and clicked.
+    let blue = |[r, g, b]: [u8; 3]| r < 40 && (70..110).contains(&g) && b > 190;
+    let (x, y) = eventually("the debugging bar", Duration::from_secs(15), || async {
+        display.screenshot().ok()?.find(90..400, 200, blue)
+    })
+    .await;
+    display.click(x, y).unwrap();
+    let revoked = eventually("the tab to be revoked", Duration::from_secs(10), || async {
+        let out = k
+            .call("browser_evaluate", json!({"function": "1", "tabId": tab}))
+            .await;
+        (out.code().as_deref() == Some("USER_REVOKED")).then_some(out.text)
+    })
+    .await;
+    assert!(revoked.contains("cancelled"), "{revoked}");
+    // Never re-attached on its own, whatever comes next.
+    for _ in 0..3 {
+        assert_eq!(
+            k.fails("browser_snapshot", json!({"tabId": tab})).await,
+            "USER_REVOKED"
+        );
+    }
+    assert!(
+        k.stderr().contains("canceled_by_user"),
+        "kapture heard why the debugger left"
+    );
+    // Another tab is the agent's to use.
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-b.html")}),
+        )
+        .await;
+    let other: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert_eq!(k.eval_on(other, "document.title").await, "Page B");
+    k.stop().await;
+}

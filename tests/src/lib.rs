@@ -19,6 +19,7 @@ pub const RESOLVER_RULES: &str = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUD
 
 pub mod cdp;
 pub mod panel;
+pub mod x11;
 
 /// The workspace's target folder.
 pub fn target_dir() -> PathBuf {
@@ -547,9 +548,11 @@ pub struct Orphans(pub Vec<u32>);
 impl Drop for Orphans {
     fn drop(&mut self) {
         for pid in &self.0 {
+            // Some may be gone already (the browser takes its helpers with it).
             let _ = std::process::Command::new("kill")
                 .arg("-KILL")
                 .arg(pid.to_string())
+                .stderr(std::process::Stdio::null())
                 .status();
         }
     }
