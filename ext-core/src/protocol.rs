@@ -275,6 +275,34 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code (the wire-spelling test and the fuzzers go through all of them).
+    pub const ALL: [ErrorCode; 24] = [
+        ErrorCode::TabNotFound,
+        ErrorCode::TabClosed,
+        ErrorCode::NoBrowser,
+        ErrorCode::ExtensionDisconnected,
+        ErrorCode::Timeout,
+        ErrorCode::SelectorNotFound,
+        ErrorCode::RefStale,
+        ErrorCode::NotInteractable,
+        ErrorCode::InvalidSelector,
+        ErrorCode::EvalFailed,
+        ErrorCode::NavigationFailed,
+        ErrorCode::PolicyDenied,
+        ErrorCode::ApprovalDenied,
+        ErrorCode::DebuggerConflict,
+        ErrorCode::BadArgs,
+        ErrorCode::UnsupportedPage,
+        ErrorCode::VersionMismatch,
+        ErrorCode::DialogOpen,
+        ErrorCode::PageCrashed,
+        ErrorCode::DebuggerDetached,
+        ErrorCode::UserRevoked,
+        ErrorCode::Unsupported,
+        ErrorCode::DownloadFailed,
+        ErrorCode::Internal,
+    ];
+
     /// The wire spelling (`TAB_NOT_FOUND`…).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -579,31 +607,39 @@ mod tests {
 
     #[test]
     fn every_error_code_spells_as_on_the_wire() {
-        let all = [
-            ErrorCode::TabNotFound,
-            ErrorCode::TabClosed,
-            ErrorCode::NoBrowser,
-            ErrorCode::ExtensionDisconnected,
-            ErrorCode::Timeout,
-            ErrorCode::SelectorNotFound,
-            ErrorCode::RefStale,
-            ErrorCode::NotInteractable,
-            ErrorCode::InvalidSelector,
-            ErrorCode::EvalFailed,
-            ErrorCode::NavigationFailed,
-            ErrorCode::PolicyDenied,
-            ErrorCode::ApprovalDenied,
-            ErrorCode::DebuggerConflict,
-            ErrorCode::BadArgs,
-            ErrorCode::UnsupportedPage,
-            ErrorCode::VersionMismatch,
-            ErrorCode::DialogOpen,
-            ErrorCode::PageCrashed,
-            ErrorCode::Unsupported,
-            ErrorCode::DownloadFailed,
-            ErrorCode::Internal,
-        ];
-        for code in all {
+        // No wildcard: a new code does not compile here until it is in `ALL` too.
+        let place = |code: ErrorCode| -> usize {
+            match code {
+                ErrorCode::TabNotFound => 0,
+                ErrorCode::TabClosed => 1,
+                ErrorCode::NoBrowser => 2,
+                ErrorCode::ExtensionDisconnected => 3,
+                ErrorCode::Timeout => 4,
+                ErrorCode::SelectorNotFound => 5,
+                ErrorCode::RefStale => 6,
+                ErrorCode::NotInteractable => 7,
+                ErrorCode::InvalidSelector => 8,
+                ErrorCode::EvalFailed => 9,
+                ErrorCode::NavigationFailed => 10,
+                ErrorCode::PolicyDenied => 11,
+                ErrorCode::ApprovalDenied => 12,
+                ErrorCode::DebuggerConflict => 13,
+                ErrorCode::BadArgs => 14,
+                ErrorCode::UnsupportedPage => 15,
+                ErrorCode::VersionMismatch => 16,
+                ErrorCode::DialogOpen => 17,
+                ErrorCode::PageCrashed => 18,
+                ErrorCode::DebuggerDetached => 19,
+                ErrorCode::UserRevoked => 20,
+                ErrorCode::Unsupported => 21,
+                ErrorCode::DownloadFailed => 22,
+                ErrorCode::Internal => 23,
+            }
+        };
+        for (i, code) in ErrorCode::ALL.into_iter().enumerate() {
+            assert_eq!(place(code), i, "{code} is out of place in ErrorCode::ALL");
+        }
+        for code in ErrorCode::ALL {
             assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
             assert!(!code.hint().is_empty());
         }

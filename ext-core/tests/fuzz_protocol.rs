@@ -150,32 +150,7 @@ fn frame_shaped_objects_never_panic() {
 }
 
 fn wire_error() -> impl Strategy<Value = WireError> {
-    let code = prop::sample::select(vec![
-        ErrorCode::TabNotFound,
-        ErrorCode::TabClosed,
-        ErrorCode::NoBrowser,
-        ErrorCode::ExtensionDisconnected,
-        ErrorCode::Timeout,
-        ErrorCode::SelectorNotFound,
-        ErrorCode::RefStale,
-        ErrorCode::NotInteractable,
-        ErrorCode::InvalidSelector,
-        ErrorCode::EvalFailed,
-        ErrorCode::NavigationFailed,
-        ErrorCode::PolicyDenied,
-        ErrorCode::ApprovalDenied,
-        ErrorCode::DebuggerConflict,
-        ErrorCode::BadArgs,
-        ErrorCode::UnsupportedPage,
-        ErrorCode::VersionMismatch,
-        ErrorCode::DialogOpen,
-        ErrorCode::PageCrashed,
-        ErrorCode::DebuggerDetached,
-        ErrorCode::UserRevoked,
-        ErrorCode::Unsupported,
-        ErrorCode::DownloadFailed,
-        ErrorCode::Internal,
-    ]);
+    let code = prop::sample::select(ErrorCode::ALL.to_vec());
     // `data: null` reads back as no data: generate only data that says something.
     let data = prop::option::of(json_value().prop_filter("not null", |v| !v.is_null()));
     (code, any_string(), data).prop_map(|(code, message, data)| WireError {

@@ -100,6 +100,16 @@ async fn close_a_tab(k: &Kapture, rng: &mut fastrand::Rng) {
     }
 }
 
+/// The browser's live processes: those of killed kaptures' browsers and the current one's.
+fn browser_now(orphans: &[Orphans], k: &Kapture) -> Vec<u32> {
+    orphans
+        .iter()
+        .flat_map(|o| o.0.iter().copied())
+        .chain(descendants_of(k.pid))
+        .filter(|p| kapture_e2e::process_alive(*p))
+        .collect()
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let seconds: u64 = std::env::var("SOAK_SECONDS")
@@ -174,23 +184,13 @@ async fn main() {
             next_restart = Instant::now() + Duration::from_secs(90 + rng.u64(..60));
         }
         if last_report.elapsed() > Duration::from_secs(60) {
-            browser = orphans
-                .iter()
-                .flat_map(|o| o.0.iter().copied())
-                .chain(descendants_of(k.pid))
-                .filter(|p| kapture_e2e::process_alive(*p))
-                .collect();
+            browser = browser_now(&orphans, &k);
             let (kf, km, bf, bm) = footprint(k.pid, &browser);
             eprintln!("soak: {calls} calls; kapture {kf} fds {km} MiB; browser {bf} fds {bm} MiB; {outcomes:?}");
             last_report = Instant::now();
         }
     }
-    browser = orphans
-        .iter()
-        .flat_map(|o| o.0.iter().copied())
-        .chain(descendants_of(k.pid))
-        .filter(|p| kapture_e2e::process_alive(*p))
-        .collect();
+    browser = browser_now(&orphans, &k);
     let last = footprint(k.pid, &browser);
     eprintln!("soak report ({seconds} s, seed {seed})");
     eprintln!("  calls: {calls}, slowest {slowest:?}");

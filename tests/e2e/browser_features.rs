@@ -421,13 +421,7 @@ async fn pdf_popups_internal_pages_and_crashes() {
 
     // Crash a tab's renderer through a raw CDP session; another tab keeps working. (A popup
     // shares its opener's renderer, so the victim is a tab of its own.)
-    let opened = k
-        .ok(
-            "browser_tabs",
-            json!({"action": "new", "url": site.url("page-a.html?victim")}),
-        )
-        .await;
-    let victim: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let victim = k.new_tab(&site.url("page-a.html?victim")).await;
     k.ok("browser_tabs", json!({"action": "select", "index": 0}))
         .await;
     let mut raw = k.raw_cdp().await;

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use kapture_e2e::{eventually, Kapture, Start};
+use kapture_e2e::{Kapture, Start};
 use serde_json::json;
 use www_test_pages::Site;
 
@@ -175,29 +175,14 @@ async fn a_hung_page_times_out_and_the_tab_keeps_working() {
 async fn closing_a_tab_ends_its_running_command_with_tab_closed() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
-    let opened = k
-        .ok(
-            "browser_tabs",
-            json!({"action": "new", "url": site.url("page-a.html")}),
-        )
-        .await;
-    let tab: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let tab = k.new_tab(&site.url("page-a.html")).await;
     let hung = "() => { document.title = 'hanging'; return new Promise(() => {}); }";
     let hang = k.call(
         "browser_evaluate",
         json!({"function": hung, "tabId": tab, "timeoutMs": 60000}),
     );
     let close = async {
-        // Tab listing does not queue behind the tab's commands: it shows when the script runs.
-        eventually(
-            "the script to be running",
-            Duration::from_secs(20),
-            || async {
-                let list = k.ok("browser_tabs", json!({"action": "list"})).await;
-                list.contains("\"hanging\"").then_some(())
-            },
-        )
-        .await;
+        k.until_a_tab_is_titled("hanging").await;
         k.ok("browser_tabs", json!({"action": "close", "tabId": tab}))
             .await
     };
@@ -252,13 +237,7 @@ async fn a_busy_tab_does_not_hold_up_another_tab() {
     let k = Kapture::launch().await;
     k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
         .await;
-    let opened = k
-        .ok(
-            "browser_tabs",
-            json!({"action": "new", "url": site.url("page-b.html")}),
-        )
-        .await;
-    let other: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let other = k.new_tab(&site.url("page-b.html")).await;
     k.ok("browser_tabs", json!({"action": "select", "index": 0}))
         .await;
     // The current tab runs a 3 s script; the other tab answers meanwhile.

@@ -55,13 +55,7 @@ async fn a_killed_service_worker_resumes_its_session_and_nothing_runs_twice() {
         .ok("browser_navigate", json!({"url": site.url("faults.html")}))
         .await;
     let tab = tab_of(&first);
-    let opened = k
-        .ok(
-            "browser_tabs",
-            json!({"action": "new", "url": site.url("page-a.html")}),
-        )
-        .await;
-    let other: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let other = k.new_tab(&site.url("page-a.html")).await;
     // #late appears 8 s from now; the worker is killed while both calls run.
     k.ok(
         "browser_evaluate",
@@ -81,16 +75,7 @@ async fn a_killed_service_worker_resumes_its_session_and_nothing_runs_twice() {
             json!({"function": counter, "tabId": other, "timeoutMs": 30000})
         ),
         async {
-            // Tab listing does not queue behind the tabs' commands: it shows the script run.
-            eventually(
-                "the script to be running",
-                Duration::from_secs(20),
-                || async {
-                    let list = k.ok("browser_tabs", json!({"action": "list"})).await;
-                    list.contains("\"hanging\"").then_some(())
-                },
-            )
-            .await;
+            k.until_a_tab_is_titled("hanging").await;
             tokio::time::sleep(Duration::from_millis(300)).await;
             cdp.kill_service_worker().await
         }
@@ -326,13 +311,7 @@ async fn a_long_call_blocks_nothing_and_the_end_of_stdin_ends_everything() {
         &k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
             .await,
     );
-    let opened = k
-        .ok(
-            "browser_tabs",
-            json!({"action": "new", "url": site.url("page-b.html")}),
-        )
-        .await;
-    let second: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let second = k.new_tab(&site.url("page-b.html")).await;
     let long = k.call(
         "browser_wait_for",
         json!({"time": 20, "tabId": first, "timeoutMs": 30000}),
@@ -433,13 +412,7 @@ async fn a_person_cancelling_the_debugging_bar_revokes_that_tab_for_good() {
         "kapture heard why the debugger left"
     );
     // Another tab is the agent's to use.
-    let opened = k
-        .ok(
-            "browser_tabs",
-            json!({"action": "new", "url": site.url("page-b.html")}),
-        )
-        .await;
-    let other: i64 = opened.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let other = k.new_tab(&site.url("page-b.html")).await;
     assert_eq!(k.eval_on(other, "document.title").await, "Page B");
     k.stop().await;
 }

@@ -79,20 +79,7 @@ async fn ten_tabs_run_side_by_side_and_each_keeps_its_order() {
     let k = Kapture::launch().await;
     let mut tabs = Vec::new();
     for i in 0..10 {
-        let opened = k
-            .ok(
-                "browser_tabs",
-                json!({"action": "new", "url": site.url(&format!("page-a.html?{i}"))}),
-            )
-            .await;
-        tabs.push(
-            opened
-                .split_whitespace()
-                .nth(2)
-                .unwrap()
-                .parse::<i64>()
-                .unwrap(),
-        );
+        tabs.push(k.new_tab(&site.url(&format!("page-a.html?{i}"))).await);
     }
     // Two pieces of work per tab, all sent at once.
     let work = tabs.iter().flat_map(|t| [*t, *t]).map(|t| {

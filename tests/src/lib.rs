@@ -314,6 +314,33 @@ impl Kapture {
             .collect()
     }
 
+    /// Open a tab on `url` (`browser_tabs new`); answers its id.
+    pub async fn new_tab(&self, url: &str) -> i64 {
+        let opened = self
+            .ok("browser_tabs", json!({"action": "new", "url": url}))
+            .await;
+        opened
+            .split_whitespace()
+            .nth(2)
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no tab id in {opened}"))
+    }
+
+    /// Wait until a tab is titled `title` (tab listing does not queue behind the tabs'
+    /// commands, so it shows a script that set the title while it still runs).
+    pub async fn until_a_tab_is_titled(&self, title: &str) {
+        let quoted = format!("\"{title}\"");
+        eventually(
+            &format!("a tab titled {title}"),
+            Duration::from_secs(20),
+            || async {
+                let list = self.ok("browser_tabs", json!({"action": "list"})).await;
+                list.contains(&quoted).then_some(())
+            },
+        )
+        .await;
+    }
+
     /// Send MCP `ping` and wait for its answer.
     pub async fn ping(&self) {
         let client = self.client.as_ref().expect("kapture is running");
