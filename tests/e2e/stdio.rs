@@ -259,16 +259,16 @@ async fn the_lifecycle_is_enforced() {
 
     // The call made before initialize never reached the tools: only the later one is
     // journaled.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let tools = k.journaled_tools();
-        if tools.iter().any(|t| t == "browser_status") {
-            assert!(!tools.iter().any(|t| t == "browser_tabs"), "{tools:?}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "browser_status never journaled");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let tools = kapture_e2e::eventually(
+        "browser_status to be journaled",
+        Duration::from_secs(10),
+        || async {
+            let tools = k.journaled_tools();
+            tools.iter().any(|t| t == "browser_status").then_some(tools)
+        },
+    )
+    .await;
+    assert!(!tools.iter().any(|t| t == "browser_tabs"), "{tools:?}");
     k.close().await;
 }
 
