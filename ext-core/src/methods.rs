@@ -376,7 +376,8 @@ pub struct ConsoleLog {
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Budget {
-    /// Longest answer in characters (default: the server's --max-chars, 25000).
+    /// Longest answer in characters (default: the server's --max-chars, 25000; a snapshot
+    /// takes at least 1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u32>,
     /// Where to continue after a cut, as the cut marker says.

@@ -13,8 +13,8 @@ use proptest::prelude::*;
 
 const REGRESSIONS: &str = "tests/proptest-regressions/fuzz_snapshot.txt";
 
-/// The smallest budget a tool accepts (`cdp::read` clamps `maxChars` to 200..=1,000,000).
-const MIN_BUDGET: usize = 200;
+/// The smallest budget a snapshot gets (`cdp::SNAPSHOT_MIN_CHARS`).
+const MIN_BUDGET: usize = ext_core::cdp::SNAPSHOT_MIN_CHARS;
 
 fn role() -> impl Strategy<Value = Option<String>> {
     prop::option::of(prop_oneof![
@@ -211,21 +211,13 @@ fn check_render(
     let mut refs = table();
     let out = render(page, root, &mut refs, opts);
     let chars = out.text.chars().count();
-    if chars > opts.max_chars {
-        // Only a budget too small for the header and the end markers is overrun, and then
-        // by nothing but them: no line of the page is shown.
-        let markers = out
-            .lines
-            .iter()
-            .all(|l| l.starts_with("… cut at the") || l.starts_with("… the page has more"));
-        prop_assert!(
-            markers && opts.max_chars < 1_000,
-            "{} chars for a budget of {}:\n{}",
-            chars,
-            opts.max_chars,
-            out.text
-        );
-    }
+    prop_assert!(
+        chars <= opts.max_chars,
+        "{} chars for a budget of {}:\n{}",
+        chars,
+        opts.max_chars,
+        out.text
+    );
     if out.cut {
         prop_assert!(
             out.text.contains("… cut at the"),

@@ -24,7 +24,7 @@ pub use more::{
 };
 pub use read::{
     evaluate, extract_links, find, get_html, get_text, is_function_source, read_markdown,
-    screenshot, snapshot, wait_for,
+    screenshot, snapshot, wait_for, SNAPSHOT_MIN_CHARS,
 };
 
 use crate::methods::{ActionOutcome, ConsoleLog, ConsoleMessages, PageInfo};

@@ -22,6 +22,8 @@ pub const DEFAULT_MAX_CHARS: u32 = 25_000;
 const WALK_MAX_NODES: u32 = 30_000;
 /// Longer side of a default screenshot, in pixels (what vision models take without resizing).
 const SCREENSHOT_MAX_SIDE: f64 = 1568.0;
+/// The smallest budget of a snapshot: room for its header and cut markers.
+pub const SNAPSHOT_MIN_CHARS: usize = 1_000;
 /// A full-page screenshot is cut at this many viewport widths of height.
 const FULL_PAGE_MAX_ASPECT: f64 = 4.0;
 /// Pause between two checks of a wait condition.
@@ -137,6 +139,8 @@ pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireEr
     let root = located(s, &p.target).await?;
     let (page, root_idx) = observe(s, root.as_ref()).await?;
     let (max_chars, offset) = budget(&p.budget);
+    // The header and the cut markers alone take a few hundred characters.
+    let max_chars = max_chars.max(SNAPSHOT_MIN_CHARS);
     let opts = RenderOptions {
         max_chars,
         depth: p.depth,
