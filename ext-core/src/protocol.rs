@@ -37,6 +37,11 @@ pub struct ExtensionInfo {
     /// (absent for a browser a person started): decides which default policy applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launched_by: Option<u32>,
+    /// Which run of the browser process this is (from the native host, which the browser
+    /// starts): it outlives an extension reload, which `instance` does not, so the host can
+    /// tell a reloaded extension (same tabs) from a restarted browser (other tabs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser_run: Option<String>,
 }
 
 /// Extension → host.
@@ -213,6 +218,9 @@ pub struct Discovered {
     /// The kapture that launched the browser asking, if one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launched_by: Option<u32>,
+    /// The browser process's run (see `ExtensionInfo::browser_run`), when the host can tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser_run: Option<String>,
 }
 
 fn default_approval_ms() -> u64 {
@@ -474,6 +482,7 @@ mod tests {
                     browser: "Chromium/156".into(),
                     instance: "i1".into(),
                     launched_by: Some(77),
+                    browser_run: None,
                 },
                 resume: None,
             },
@@ -488,6 +497,7 @@ mod tests {
                     browser: "Chromium/156".into(),
                     instance: "i1".into(),
                     launched_by: None,
+                    browser_run: None,
                 },
                 resume: Some(Resume {
                     session: "s1-1".into(),
@@ -599,6 +609,7 @@ mod tests {
                 started: 5,
             }],
             launched_by: None,
+            browser_run: None,
         };
         let wire = r#"{"v":1,"servers":[{"port":61822,"token":"t","pid":42,"started":5}]}"#;
         assert_eq!(serde_json::to_string(&d).unwrap(), wire);

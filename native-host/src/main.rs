@@ -45,7 +45,10 @@ fn run() -> anyhow::Result<ExitCode> {
             &first,
             &id,
             &pairing::runtime_dir(None),
-            native_messaging::launched_by_from_env(),
+            (
+                native_messaging::launched_by_from_env(),
+                native_messaging::browser_run(),
+            ),
             &mut std::io::stdin().lock(),
             &mut std::io::stdout().lock(),
         )?;

@@ -60,12 +60,36 @@ pub fn launched_by_from_env() -> Option<u32> {
     std::env::var(LAUNCHED_BY_ENV).ok()?.parse().ok()
 }
 
+/// Which run of the browser started this host: the browser launches native hosts itself, so
+/// it is our parent; its pid and start time (on Linux, from `/proc`) name that run.
+pub fn browser_run() -> Option<String> {
+    #[cfg(unix)]
+    {
+        let parent = std::os::unix::process::parent_id();
+        let stat = std::fs::read_to_string(format!("/proc/{parent}/stat")).ok();
+        // Field 22 (start time), counted after the parenthesised command name.
+        let started = stat.as_deref().and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(19))
+                .map(str::to_string)
+        });
+        Some(match started {
+            Some(t) => format!("{parent}@{t}"),
+            None => parent.to_string(),
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// Answer the extension's requests until it closes the pipe.
 pub fn serve(
     caller: &str,
     extension_id: &str,
     runtime_dir: &Path,
-    launched_by: Option<u32>,
+    (launched_by, browser_run): (Option<u32>, Option<String>),
     input: &mut impl Read,
     output: &mut impl Write,
 ) -> Result<(), NativeMessagingError> {
@@ -80,6 +104,7 @@ pub fn serve(
                 v: PROTOCOL_VERSION,
                 servers: crate::pairing::live_servers(runtime_dir),
                 launched_by,
+                browser_run: browser_run.clone(),
             },
         };
         write_message(output, &serde_json::to_vec(&answer).unwrap_or_default())?;
@@ -109,7 +134,7 @@ mod tests {
             "chrome-extension://abc/",
             "abc",
             dir.path(),
-            Some(42),
+            (Some(42), Some("7@99".into())),
             &mut input,
             &mut output,
         )
@@ -121,6 +146,7 @@ mod tests {
         assert_eq!(found.servers.len(), 1);
         assert_eq!(found.servers[0].port, 5555);
         assert_eq!(found.launched_by, Some(42));
+        assert_eq!(found.browser_run.as_deref(), Some("7@99"));
         assert_eq!(found.servers[0].token, token.expose());
     }
 
@@ -132,7 +158,7 @@ mod tests {
             "chrome-extension://evil/",
             "abc",
             dir.path(),
-            None,
+            (None, None),
             &mut std::io::Cursor::new(framed("{}")),
             &mut out,
         );
@@ -141,7 +167,7 @@ mod tests {
             "chrome-extension://abc/",
             "abc",
             dir.path(),
-            None,
+            (None, None),
             &mut std::io::Cursor::new(framed("{\"type\":\"x\"}")),
             &mut out,
         );
@@ -151,7 +177,7 @@ mod tests {
             "chrome-extension://abc/",
             "abc",
             dir.path(),
-            None,
+            (None, None),
             &mut std::io::Cursor::new(huge),
             &mut out,
         );

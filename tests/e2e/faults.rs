@@ -282,6 +282,46 @@ async fn kapture_and_browser_restarts_are_survived_and_old_tab_ids_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reloaded_extension_comes_back_to_the_same_tabs() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(Start::debuggable()).await;
+    let tab = tab_of(
+        &k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+            .await,
+    );
+    k.raw_cdp()
+        .await
+        .reload_extension(kapture_e2e::panel::EXTENSION_ID)
+        .await
+        .unwrap();
+    // The reloaded extension reconnects; the browser and its tabs are the same, so the tab
+    // id and the current tab still hold.
+    let title = eventually(
+        "the extension to be back",
+        Duration::from_secs(30),
+        || async {
+            let out = k
+                .call(
+                    "browser_evaluate",
+                    json!({"function": "document.title", "tabId": tab}),
+                )
+                .await;
+            (!out.is_error).then_some(out.text)
+        },
+    )
+    .await;
+    assert!(title.starts_with("\"Page A\""), "{title}");
+    assert_eq!(k.eval("document.title").await, "Page A");
+    let log = k.stderr();
+    assert_eq!(
+        log.matches("extension connected").count(),
+        2,
+        "a new session after the reload:\n{log}"
+    );
+    k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_for_35_s_and_for_6_min_then_commands_work() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;

@@ -175,3 +175,47 @@ impl RawCdp {
         Ok(workers.len())
     }
 }
+
+impl RawCdp {
+    /// Reload extension `id` as a person does on `chrome://extensions` (developer mode on, as
+    /// it must be for an unpacked extension, then its Reload button).
+    pub async fn reload_extension(&mut self, id: &str) -> Result<(), String> {
+        let created = self
+            .send(
+                None,
+                "Target.createTarget",
+                json!({"url": "chrome://extensions"}),
+            )
+            .await?;
+        let target = created["targetId"].clone();
+        let attached = self
+            .send(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": target, "flatten": true}),
+            )
+            .await?;
+        let session = attached["sessionId"]
+            .as_str()
+            .ok_or("no session")?
+            .to_string();
+        let script = format!(
+            "chrome.developerPrivate.updateProfileConfiguration({{inDeveloperMode: true}})\
+             .then(() => chrome.developerPrivate.reload({id:?}, {{failQuietly: true}}))\
+             .then(() => 'reloaded')"
+        );
+        let answer = self
+            .send(
+                Some(&session),
+                "Runtime.evaluate",
+                json!({"expression": script, "awaitPromise": true, "returnByValue": true}),
+            )
+            .await?;
+        self.send(None, "Target.closeTarget", json!({"targetId": target}))
+            .await?;
+        match answer.pointer("/result/value").and_then(Value::as_str) {
+            Some("reloaded") => Ok(()),
+            _ => Err(format!("the reload failed: {answer}")),
+        }
+    }
+}

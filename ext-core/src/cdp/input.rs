@@ -232,10 +232,10 @@ async fn fill<S: CdpSession>(
             }
         }
     } else {
-        // The change event goes in right behind the text (the session keeps the order).
-        let insert = s.send("Input.insertText", json!({"text": text}));
-        let change = world::run(s, &target.frame, js::DISPATCH_CHANGE, &[]);
-        return futures::future::try_join(insert, change).await.map(drop);
+        // Awaited before the change event: the text travels the input pipeline and a
+        // script the DevTools path, so a change sent alongside can overtake it (seen under
+        // load: the page's change handler read an empty field).
+        s.send("Input.insertText", json!({"text": text})).await?;
     }
     world::run(s, &target.frame, js::DISPATCH_CHANGE, &[])
         .await

@@ -197,6 +197,7 @@ pub fn discover(app: &Rc<App>) {
             Ok(found) => {
                 *app.bridge.problem.borrow_mut() = None;
                 app.ext.borrow_mut().launched_by = found.launched_by;
+                app.ext.borrow_mut().browser_run = found.browser_run;
                 for server in found.servers {
                     let known = app
                         .bridge

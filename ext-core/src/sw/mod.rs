@@ -347,6 +347,7 @@ impl Worker {
             // Set by `start` from session storage; no connection is made before that.
             instance: String::new(),
             launched_by: None,
+            browser_run: None,
         };
         Worker {
             app: Rc::new(App {

@@ -393,8 +393,10 @@ struct Hub {
     held: Vec<Held>,
     waiters: Vec<oneshot::Sender<()>>,
     origins: HashMap<TabId, String>,
-    /// The last session: its browser instance and name, to resume it.
+    /// The last session: its extension instance and name, to resume it.
     last: Option<(String, String)>,
+    /// The browser run of the last session, when the extension knew it.
+    last_browser_run: Option<String>,
     /// Tab ids of this browser session, and of earlier ones (never to be reused silently).
     tabs_now: HashSet<TabId>,
     tabs_before: HashSet<TabId>,
@@ -505,10 +507,17 @@ async fn run_hub(
                     });
                     hub.hold_in_flight(old.conn);
                 }
+                // The same browser unless both the extension's instance and the browser's
+                // run changed (an extension reload keeps the run, and so the tabs).
+                let same_browser = hub
+                    .last
+                    .as_ref()
+                    .is_some_and(|(instance, _)| *instance == info.instance)
+                    || (info.browser_run.is_some() && info.browser_run == hub.last_browser_run);
                 if resumed {
                     tracing::info!(%session, "extension reconnected; session resumed");
                 } else {
-                    if hub.last.is_some() {
+                    if hub.last.is_some() && !same_browser {
                         // Another browser session: its tabs are not the old ones.
                         let before: Vec<TabId> = hub.tabs_now.drain().collect();
                         hub.tabs_before.extend(before);
@@ -518,6 +527,7 @@ async fn run_hub(
                     tracing::info!(extension = %info.id, version = %info.version, %session, "extension connected");
                 }
                 hub.last = Some((info.instance.clone(), session.clone()));
+                hub.last_browser_run = info.browser_run.clone();
                 hub.active = Some(Active {
                     conn,
                     info,

@@ -80,13 +80,19 @@ fn hello_from(token: &str, instance: &str) -> Message {
     hello_resuming(token, instance, None)
 }
 
-fn hello_resuming(token: &str, instance: &str, resume: Option<protocol::Resume>) -> Message {
+/// `who`: the extension instance, or `instance@run` with the browser run too.
+fn hello_resuming(token: &str, who: &str, resume: Option<protocol::Resume>) -> Message {
+    let (instance, run) = match who.split_once('@') {
+        Some((i, r)) => (i, Some(r.to_string())),
+        None => (who, None),
+    };
     let ext = ExtensionInfo {
         id: "test".into(),
         version: "0".into(),
         browser: "test".into(),
         instance: instance.into(),
         launched_by: None,
+        browser_run: run,
     };
     Message::text(protocol::encode(&ExtensionFrame::Hello {
         token: token.into(),
@@ -563,4 +569,29 @@ async fn a_second_browser_is_refused_while_the_first_is_connected() {
         .await
         .unwrap();
     assert_eq!(call.await.unwrap().unwrap(), json!([]));
+}
+
+#[tokio::test]
+async fn a_reloaded_extension_keeps_its_browser_tabs() {
+    let f = fixture(Duration::from_secs(5)).await;
+    let (mut ws, _, _) = connect_as(&f, "ext1@run1", None).await;
+    let nav = start_call(&f, "navigate", Some(5), 5_000);
+    let (id, _) = command_id(&mut ws).await;
+    answer(&mut ws, id, json!({"tab_id": 5})).await;
+    nav.await.unwrap().unwrap();
+    drop(ws);
+    let generation = f.handle.generation();
+    // Reloaded: a new extension instance with no session to resume, the same browser run.
+    let (mut ws, _, resumed) = connect_as(&f, "ext2@run1", None).await;
+    assert!(!resumed);
+    assert_eq!(f.handle.generation(), generation, "the same browser");
+    let click = start_call(&f, "click", Some(5), 5_000);
+    let (id, method) = command_id(&mut ws).await;
+    assert_eq!(method, "click", "tab 5 is still the browser's tab 5");
+    answer(&mut ws, id, json!({"tab_id": 5})).await;
+    click.await.unwrap().unwrap();
+    drop(ws);
+    // A restarted browser: another run as well.
+    let (_ws, _, _) = connect_as(&f, "ext3@run2", None).await;
+    assert_eq!(f.handle.generation(), generation + 1);
 }
