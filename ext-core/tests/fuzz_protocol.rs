@@ -209,14 +209,16 @@ fn extension_frame() -> impl Strategy<Value = ExtensionFrame> {
         any_string(),
         any_string(),
         any::<Option<u32>>(),
+        prop::option::of(any_string()),
     )
         .prop_map(
-            |(id, version, browser, instance, launched_by)| ExtensionInfo {
+            |(id, version, browser, instance, launched_by, browser_run)| ExtensionInfo {
                 id,
                 version,
                 browser,
                 instance,
                 launched_by,
+                browser_run,
             },
         );
     prop_oneof![
