@@ -282,6 +282,69 @@ async fn kapture_and_browser_restarts_are_survived_and_old_tab_ids_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kapture_that_exits_leaves_no_debugger_attached_to_a_browser_it_did_not_launch() {
+    let site = Site::start().unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let mut start = Start::debuggable();
+    start.runtime_dir = Some(runtime.path().to_path_buf());
+    let first = Kapture::start(start).await;
+    first.ok("browser_tabs", json!({"action": "list"})).await;
+    let profile = first.browser_profile();
+    let _browser = first.kill_hard().await;
+    // A person's browser now, driven by a kapture in connect mode.
+    let second = Kapture::start(Start {
+        args: vec![
+            "--browser".into(),
+            "connect".into(),
+            "--browser-wait-ms".into(),
+            "15000".into(),
+        ],
+        runtime_dir: Some(runtime.path().to_path_buf()),
+        ..Start::default()
+    })
+    .await;
+    second
+        .ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    let mut cdp = kapture_e2e::cdp::RawCdp::connect(&profile).await.unwrap();
+    let attached = |targets: &serde_json::Value| {
+        targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| {
+                t["url"].as_str().is_some_and(|u| u.contains("page-a.html"))
+                    && t["attached"] == true
+            })
+    };
+    let targets = cdp
+        .send(None, "Target.getTargets", json!({}))
+        .await
+        .unwrap();
+    assert!(
+        attached(&targets),
+        "kapture's debugger is on the page: {targets}"
+    );
+    // The end of stdin: kapture exits, and the extension lets go of the tab.
+    second.stop().await;
+    let cdp = tokio::sync::Mutex::new(cdp);
+    eventually(
+        "the debugger to leave the page",
+        Duration::from_secs(10),
+        || async {
+            let targets = cdp
+                .lock()
+                .await
+                .send(None, "Target.getTargets", json!({}))
+                .await
+                .ok()?;
+            (!attached(&targets)).then_some(())
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reloaded_extension_comes_back_to_the_same_tabs() {
     let site = Site::start().unwrap();
     let k = Kapture::start(Start::debuggable()).await;

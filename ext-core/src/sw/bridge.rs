@@ -330,6 +330,10 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
             }
             *port != conn.port
         });
+        // The last kapture went away: nobody drives the tabs now.
+        if app.bridge.connected_ports().is_empty() {
+            app.tabs.release_all();
+        }
         if let ConnState::Rejected(_) = &*conn.state.borrow() {
             app.bridge
                 .refused

@@ -197,6 +197,23 @@ impl Tabs {
         }
     }
 
+    /// No kapture is connected any more: let go of every tab (the "is being debugged" bar
+    /// goes away), except those recording a flow, which a person may still be doing.
+    pub fn release_all(&self) {
+        let slots: Vec<Rc<TabSlot>> = self.slots.borrow().values().cloned().collect();
+        for slot in slots {
+            if !slot.attached.get() || slot.events.borrow().recording.is_some() {
+                continue;
+            }
+            slot.attached.set(false);
+            slot.fail_pending();
+            let tab_id = slot.tab_id;
+            spawn_local(async move {
+                let _ = chrome::debugger::detach(tab_id).await;
+            });
+        }
+    }
+
     /// The tab is gone: queued and running commands end with `TAB_CLOSED`.
     pub fn on_removed(&self, tab_id: TabId) {
         let slot = self.slots.borrow_mut().remove(&tab_id);
