@@ -13,15 +13,6 @@ use www_test_pages::Site;
 /// A call that takes longer than this (beyond its own timeout) is a hang.
 const HANG: Duration = Duration::from_secs(45);
 
-fn proc_number(pid: u32, key: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(key))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0)
-}
-
 fn fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
         .map(|d| d.count())
@@ -30,11 +21,14 @@ fn fds(pid: u32) -> usize {
 
 /// (fds, RSS MiB) of one process and of a process tree.
 fn footprint(kapture: u32, browser: &[u32]) -> (usize, u64, usize, u64) {
-    let tree_rss: u64 = browser.iter().map(|p| proc_number(*p, "VmRSS:")).sum();
+    let tree_rss: u64 = browser
+        .iter()
+        .map(|p| kapture_e2e::proc_kib(*p, "VmRSS:"))
+        .sum();
     let tree_fds: usize = browser.iter().map(|p| fds(*p)).sum();
     (
         fds(kapture),
-        proc_number(kapture, "VmRSS:") / 1024,
+        kapture_e2e::proc_kib(kapture, "VmRSS:") / 1024,
         tree_fds,
         tree_rss / 1024,
     )

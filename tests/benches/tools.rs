@@ -639,25 +639,11 @@ fn install_peers() -> Result<PathBuf, String> {
     }
 }
 
-fn kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with(field))?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
-}
-
 /// Resident memory of every process below `pid` (its browser), in KiB.
 fn tree_rss(pid: u32) -> u64 {
     kapture_e2e::children_of(pid)
         .into_iter()
-        .map(|c| kib(c, "VmRSS:") + tree_rss(c))
+        .map(|c| kapture_e2e::proc_kib(c, "VmRSS:") + tree_rss(c))
         .sum()
 }
 
@@ -726,7 +712,13 @@ async fn main() {
                 Err(why) => println!("raw CDP floor skipped: {why}"),
             }
         }
-        memory.insert(kind, (kib(server.pid, "VmHWM:"), tree_rss(server.pid)));
+        memory.insert(
+            kind,
+            (
+                kapture_e2e::proc_kib(server.pid, "VmHWM:"),
+                tree_rss(server.pid),
+            ),
+        );
         results.insert(kind, stats);
         server.stop().await;
     }

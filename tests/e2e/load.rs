@@ -11,13 +11,7 @@ use www_test_pages::Site;
 
 /// kapture's peak resident memory (VmHWM) in MiB.
 fn peak_mib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .unwrap_or(0)
-        / 1024
+    kapture_e2e::proc_kib(pid, "VmHWM:") / 1024
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

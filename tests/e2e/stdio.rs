@@ -182,12 +182,7 @@ async fn bad_input_on_stdin_is_answered_and_survived() {
     let answer = k.ask(b"").await;
     assert_eq!(answer["error"]["code"], -32600, "{answer}");
     let pid = k.child.id().unwrap();
-    let peak_kib: u64 = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap();
+    let peak_kib = kapture_e2e::proc_kib(pid, "VmHWM:");
     assert!(
         peak_kib < 64 * 1024,
         "peak RSS {peak_kib} KiB after a 24 MiB line"
@@ -395,12 +390,7 @@ async fn a_client_that_writes_without_reading_meets_backpressure_and_loses_nothi
         "kapture read every request without anyone reading its answers"
     );
     let pid = k.child.id().unwrap();
-    let peak_kib: u64 = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap();
+    let peak_kib = kapture_e2e::proc_kib(pid, "VmHWM:");
     // Now read: every request gets exactly one answer, with its own id.
     let mut seen = std::collections::BTreeSet::new();
     while seen.len() < total as usize {

@@ -605,6 +605,21 @@ impl Kapture {
     }
 }
 
+/// A `/proc/<pid>/status` figure in KiB (`"VmHWM:"` peak, `"VmRSS:"` now); 0 when unknown.
+pub fn proc_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with(field))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
 /// Every process below `pid` (children, their children…).
 pub fn descendants_of(pid: u32) -> Vec<u32> {
     let mut all = Vec::new();

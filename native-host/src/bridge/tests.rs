@@ -363,6 +363,16 @@ async fn command_id(ws: &mut Client) -> (u64, String) {
     }
 }
 
+/// Run `method` on `tab` through the bridge, the fake extension answering `{"tab_id": tab}`;
+/// answers the method the extension was sent.
+async fn served(f: &Fixture, ws: &mut Client, method: &'static str, tab: i32) -> String {
+    let call = start_call(f, method, Some(tab), 5_000);
+    let (id, sent) = command_id(ws).await;
+    answer(ws, id, json!({ "tab_id": tab })).await;
+    call.await.unwrap().unwrap();
+    sent
+}
+
 async fn answer(ws: &mut Client, id: u64, data: serde_json::Value) {
     ws.send(Message::text(protocol::encode(&ExtensionFrame::Result {
         id,
@@ -462,10 +472,7 @@ async fn calls_wait_a_bounded_time_for_the_extension_to_come_back() {
 async fn a_restarted_browser_never_gets_an_old_tab_id() {
     let f = fixture(Duration::from_secs(5)).await;
     let (mut ws, session, _) = connect_as(&f, "b1", None).await;
-    let nav = start_call(&f, "navigate", Some(5), 5_000);
-    let (id, _) = command_id(&mut ws).await;
-    answer(&mut ws, id, json!({"tab_id": 5})).await;
-    nav.await.unwrap().unwrap();
+    served(&f, &mut ws, "navigate", 5).await;
     drop(ws);
     let generation = f.handle.generation();
     // The browser restarted: another instance, its old session unknown to it.
@@ -494,11 +501,7 @@ async fn a_restarted_browser_never_gets_an_old_tab_id() {
     let (id, _) = command_id(&mut ws).await;
     answer(&mut ws, id, json!([{"tab_id": 5}])).await;
     list.await.unwrap().unwrap();
-    let click = start_call(&f, "click", Some(5), 5_000);
-    let (id, method) = command_id(&mut ws).await;
-    assert_eq!(method, "click");
-    answer(&mut ws, id, json!({"tab_id": 5})).await;
-    click.await.unwrap().unwrap();
+    assert_eq!(served(&f, &mut ws, "click", 5).await, "click");
 }
 
 #[tokio::test]
@@ -575,21 +578,18 @@ async fn a_second_browser_is_refused_while_the_first_is_connected() {
 async fn a_reloaded_extension_keeps_its_browser_tabs() {
     let f = fixture(Duration::from_secs(5)).await;
     let (mut ws, _, _) = connect_as(&f, "ext1@run1", None).await;
-    let nav = start_call(&f, "navigate", Some(5), 5_000);
-    let (id, _) = command_id(&mut ws).await;
-    answer(&mut ws, id, json!({"tab_id": 5})).await;
-    nav.await.unwrap().unwrap();
+    served(&f, &mut ws, "navigate", 5).await;
     drop(ws);
     let generation = f.handle.generation();
     // Reloaded: a new extension instance with no session to resume, the same browser run.
     let (mut ws, _, resumed) = connect_as(&f, "ext2@run1", None).await;
     assert!(!resumed);
     assert_eq!(f.handle.generation(), generation, "the same browser");
-    let click = start_call(&f, "click", Some(5), 5_000);
-    let (id, method) = command_id(&mut ws).await;
-    assert_eq!(method, "click", "tab 5 is still the browser's tab 5");
-    answer(&mut ws, id, json!({"tab_id": 5})).await;
-    click.await.unwrap().unwrap();
+    assert_eq!(
+        served(&f, &mut ws, "click", 5).await,
+        "click",
+        "tab 5 is still the browser's tab 5"
+    );
     drop(ws);
     // A restarted browser: another run as well.
     let (_ws, _, _) = connect_as(&f, "ext3@run2", None).await;
