@@ -296,6 +296,11 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
                 .ok()
                 .flatten()
                 .and_then(|v| serde_json::from_value::<Resume>(v).ok());
+            // Carried on if the session resumes (the welcome resets it otherwise), so what is
+            // stored never claims less than the worker received.
+            if let Some(r) = &resume {
+                conn.last_command.set(r.last_command);
+            }
             conn.send(&ExtensionFrame::Hello {
                 token: conn.token.clone(),
                 ext: app.ext.borrow().clone(),
