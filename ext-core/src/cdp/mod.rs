@@ -58,6 +58,10 @@ fn num(v: &Value, pointer: &str) -> f64 {
 /// Map a browser or CDP failure message to its error code.
 pub fn classify_failure(message: &str) -> ErrorCode {
     let m = message.to_ascii_lowercase();
+    // Chrome rejects a pending API call this way while it stops the service worker.
+    if m == "no sw" {
+        return ErrorCode::ExtensionDisconnected;
+    }
     if m.contains("no tab with") || m.contains("no target with given id") {
         ErrorCode::TabNotFound
     } else if m.contains("another debugger is already attached") {

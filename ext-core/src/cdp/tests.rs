@@ -245,6 +245,7 @@ fn failures_are_classified() {
         classify_failure("Detached while handling command."),
         ErrorCode::TabClosed
     );
+    assert_eq!(classify_failure("No SW"), ErrorCode::ExtensionDisconnected);
     assert_eq!(classify_failure("something else"), ErrorCode::Internal);
 }
 

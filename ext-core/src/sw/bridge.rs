@@ -461,6 +461,12 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 // Cancelled: the server no longer waits, and dropping the run dropped the job
                 // (a queued one is skipped, a running one stopped).
                 let Ok(result) = outcome else { return };
+                // The worker is being stopped under the command: no answer from here. The socket
+                // drops next, and kapture re-sends the command or answers it as lost.
+                if matches!(&result, Err(e) if e.code == crate::protocol::ErrorCode::ExtensionDisconnected)
+                {
+                    return;
+                }
                 let ran_on = match &result {
                     Ok(data) => data
                         .get("tab_id")
