@@ -92,6 +92,11 @@ pub struct ServeArgs {
     /// Folder downloads and PDFs are saved into (default: the user's data folder, kapture/downloads).
     #[arg(long, value_name = "DIR")]
     pub download_dir: Option<PathBuf>,
+    /// A folder files may be uploaded from (repeatable), besides the uploads folder in
+    /// kapture's data folder (<data folder>/uploads). Hidden files and folders and
+    /// kapture's own files are never uploaded.
+    #[arg(long = "upload-dir", value_name = "DIR")]
+    pub upload_dirs: Vec<PathBuf>,
     /// Show Authorization, Cookie and Set-Cookie header values in network details (redacted by default).
     #[arg(long)]
     pub reveal_sensitive_headers: bool,
@@ -207,6 +212,16 @@ mod tests {
         );
         assert_eq!(cli.serve.chromium_args, ["--lang=en", "--mute-audio"]);
         assert_eq!(cli.serve.port, 0);
+    }
+
+    #[test]
+    fn upload_folders_repeat() {
+        let cli = parse(&["--upload-dir", "/a", "--upload-dir=/b c"]);
+        assert_eq!(
+            cli.serve.upload_dirs,
+            [PathBuf::from("/a"), PathBuf::from("/b c")]
+        );
+        assert!(parse(&[]).serve.upload_dirs.is_empty());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `kapture doctor`: look at the setup and say, in plain words, what works and what is
-//! missing (browser, built extension, host registration, live servers, the port).
+//! missing (browser, built extension, host registration, live servers, the port, the
+//! folders files are uploaded from and saved into).
 
 use std::io::Write;
 
@@ -63,6 +64,11 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
         out,
         "info downloads and PDFs: {}",
         crate::files::default_download_dir().display()
+    )?;
+    writeln!(
+        out,
+        "info upload folders: {}",
+        upload_folders_text(&crate::policy_config::default_path())
     )?;
     let secrets = crate::scenarios::default_dir().join("secrets");
     match crate::secret_store::SecretStore::key_place_of(&secrets) {
@@ -131,4 +137,42 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
         }
     )?;
     Ok(problems)
+}
+
+/// Where uploads may come from by default: kapture's uploads folder and the policy file's
+/// `upload_dirs` (a `--upload-dir` of a serving kapture adds to these).
+fn upload_folders_text(policy: &std::path::Path) -> String {
+    let mut dirs = vec![format!(
+        "{} (created on first use)",
+        crate::files::default_upload_dir(&crate::scenarios::default_dir()).display()
+    )];
+    if let Ok(text) = std::fs::read_to_string(policy) {
+        match crate::policy_config::parse_upload_dirs(policy, &text) {
+            Ok(more) => dirs.extend(more.iter().map(|d| {
+                let state = if d.is_dir() { "" } else { " (missing)" };
+                format!("{}{state}", d.display())
+            })),
+            Err(e) => dirs.push(format!("({e})")),
+        }
+    }
+    format!(
+        "{}; plus each --upload-dir. Hidden files and kapture's own files are never uploaded",
+        dirs.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_upload_folders_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = dir.path().join("policy.toml");
+        std::fs::write(&policy, "upload_dirs = [\"/srv/share\"]\n").unwrap();
+        let text = super::upload_folders_text(&policy);
+        assert!(
+            text.contains("uploads (created on first use)")
+                && text.contains("/srv/share (missing)"),
+            "{text}"
+        );
+    }
 }

@@ -172,22 +172,38 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         pid: std::process::id(),
         mode: format!("{:?}", args.browser).to_lowercase(),
     };
+    let data_dir = args.data_dir.clone().unwrap_or_else(scenarios::default_dir);
+    let download_dir = args
+        .download_dir
+        .clone()
+        .unwrap_or_else(files::default_download_dir);
+    let audit_dir = args.audit_dir.clone().unwrap_or_else(audit::default_dir);
+    let uploads = files::UploadFolders::new(
+        files::default_upload_dir(&data_dir),
+        policy.upload_dirs.clone(),
+        &files::KaptureFolders {
+            data_dir: &data_dir,
+            audit_dir: &audit_dir,
+            runtime_dir: &runtime_dir,
+            download_dir: &download_dir,
+            secrets_file: args.secrets.as_deref(),
+            policy_file: policy.file.as_deref(),
+            user_data_dir: args.user_data_dir.as_deref(),
+        },
+    );
     let defaults = mcp::ToolDefaults {
         max_chars: args.max_chars,
         include_snapshot: args.include_snapshot,
         dialog: args.dialog,
-        download_dir: args
-            .download_dir
-            .clone()
-            .unwrap_or_else(files::default_download_dir),
+        download_dir,
+        uploads,
         reveal_sensitive_headers: args.reveal_sensitive_headers,
-        data_dir: args.data_dir.clone().unwrap_or_else(scenarios::default_dir),
+        data_dir,
         secret_values: match &args.secrets {
             Some(path) => files::secret_values(path).map_err(ServeError::Setup)?,
             None => Vec::new(),
         },
     };
-    let audit_dir = args.audit_dir.clone().unwrap_or_else(audit::default_dir);
     let audit = audit::Audit::start(&audit_dir).map_err(|e| {
         ServeError::Setup(format!(
             "cannot open the audit journal in {}: {e}",

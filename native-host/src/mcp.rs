@@ -70,6 +70,8 @@ pub struct ToolDefaults {
     pub include_snapshot: SnapshotMode,
     pub dialog: crate::cli::DialogPolicy,
     pub download_dir: std::path::PathBuf,
+    /// The folders uploads may come from, and kapture's own files that never leave.
+    pub uploads: files::UploadFolders,
     pub reveal_sensitive_headers: bool,
     /// Exact values to mask in answers (from `--secrets`), with their kind.
     pub secret_values: Vec<(String, String)>,
@@ -1165,13 +1167,14 @@ impl KaptureServer {
             destructive_hint = true,
             open_world_hint = true
         ),
-        description = "Set files on a file input (ref or selector), or on the file chooser a click opened (no ref/selector). Paths are absolute paths on this machine."
+        description = "Set files on a file input (ref or selector), or on the file chooser a click opened (no ref/selector). Files come only from the upload folders the person allowed: kapture's uploads folder (<kapture data folder>/uploads, e.g. ~/.local/share/kapture/uploads on Linux; a relative path is read there) and folders given with --upload-dir or upload_dirs in the policy file. Hidden files and folders, symlinks leading out and kapture's own files are refused."
     )]
     async fn browser_file_upload(
         &self,
         Parameters(mut a): Parameters<OnTab<FileUpload>>,
     ) -> Result<CallToolResult, ErrorData> {
-        match files::check_uploads(&a.params.paths) {
+        // The one check for both forms (a file input by ref/selector, or the file chooser).
+        match self.defaults.uploads.check_all(&a.params.paths) {
             Ok(paths) => a.params.paths = paths,
             Err(e) => return self.reply(Err(e)),
         }
@@ -1464,7 +1467,7 @@ impl KaptureServer {
             destructive_hint = false,
             open_world_hint = true
         ),
-        description = "Save the page as a PDF file (headless browsers launched by kapture; a windowed browser answers UNSUPPORTED). Default path: the download folder, named after the page."
+        description = "Save the page as a PDF file (headless browsers launched by kapture; a windowed browser answers UNSUPPORTED). The file is always created new in kapture's download folder: path is a file name there (default: named after the page); a taken name gets a numbered one, and the answer gives the real path."
     )]
     async fn browser_pdf_save(
         &self,

@@ -1,6 +1,7 @@
 //! The user's policy: built from the defaults for the kind of browser, the policy file
 //! (TOML, errors name the line; never "allow all" on a mistake) and the flags, in that
-//! order, so a flag has the last word.
+//! order, so a flag has the last word. The file may also name the folders uploads may
+//! come from (`upload_dirs`).
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,9 @@ pub fn default_path() -> PathBuf {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    /// Folders files may be uploaded from, besides kapture's uploads folder.
+    #[serde(default)]
+    upload_dirs: Vec<toml::Spanned<String>>,
     #[serde(default)]
     rule: Vec<toml::Spanned<FileRule>>,
 }
@@ -43,6 +47,40 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// Parse a policy file's rules.
 pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Rule>, String> {
+    parse(path, text).map(|(rules, _)| rules)
+}
+
+/// The upload folders a policy file names (`upload_dirs = ["~/Documents/to-share"]`):
+/// absolute, or starting with `~/` (the home folder); anything else is an error naming the
+/// line, never a folder relative to wherever kapture was started.
+pub fn parse_upload_dirs(path: &Path, text: &str) -> Result<Vec<PathBuf>, String> {
+    parse(path, text).map(|(_, dirs)| dirs)
+}
+
+fn upload_dir(path: &Path, text: &str, spanned: &toml::Spanned<String>) -> Result<PathBuf, String> {
+    let line = line_of(text, spanned.span().start);
+    let raw = spanned.get_ref();
+    let dir = match raw.strip_prefix("~/") {
+        Some(rest) => dirs::home_dir()
+            .ok_or_else(|| {
+                format!(
+                    "the policy file {} line {line}: upload_dirs {raw:?}: no home folder is known",
+                    path.display()
+                )
+            })?
+            .join(rest),
+        None => PathBuf::from(raw),
+    };
+    if !dir.is_absolute() {
+        return Err(format!(
+            "the policy file {} line {line}: upload_dirs {raw:?} must be an absolute path (or start with ~/)",
+            path.display()
+        ));
+    }
+    Ok(dir)
+}
+
+fn parse(path: &Path, text: &str) -> Result<(Vec<Rule>, Vec<PathBuf>), String> {
     let file: File = toml::from_str(text).map_err(|e| {
         let line = e
             .span()
@@ -55,7 +93,13 @@ pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Rule>, String> {
             e.message()
         )
     })?;
-    file.rule
+    let dirs = file
+        .upload_dirs
+        .iter()
+        .map(|d| upload_dir(path, text, d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rules = file
+        .rule
         .into_iter()
         .map(|spanned| {
             let line = line_of(text, spanned.span().start);
@@ -74,7 +118,8 @@ pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Rule>, String> {
                 source: format!("{} line {line}", path.display()),
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok((rules, dirs))
 }
 
 /// Everything that shapes the policy, checked once at start.
@@ -86,6 +131,8 @@ pub struct PolicyConfig {
     pub allow_all: bool,
     /// Where the file rules came from (shown by `doctor`).
     pub file: Option<PathBuf>,
+    /// Folders uploads may come from: the policy file's `upload_dirs`, then `--upload-dir`.
+    pub upload_dirs: Vec<PathBuf>,
 }
 
 impl PolicyConfig {
@@ -95,16 +142,26 @@ impl PolicyConfig {
             Some(p) => (p.clone(), true),
             None => (default_path(), false),
         };
-        let (file_rules, file) = match std::fs::read_to_string(&path) {
-            Ok(text) => (parse_file(&path, &text)?, Some(path)),
+        let (file_rules, mut upload_dirs, file) = match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let (rules, dirs) = parse(&path, &text)?;
+                (rules, dirs, Some(path))
+            }
             Err(e) if must_exist => {
                 return Err(format!(
                     "cannot read the policy file {}: {e}",
                     path.display()
                 ))
             }
-            Err(_) => (Vec::new(), None),
+            Err(_) => (Vec::new(), Vec::new(), None),
         };
+        // A folder the person typed on the command line is theirs: relative to where they
+        // started kapture.
+        upload_dirs.extend(
+            args.upload_dirs
+                .iter()
+                .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone())),
+        );
         let mut flag_rules = Vec::new();
         for (list, verdict, flag) in [
             (&args.allow, Verdict::Allow, "--allow"),
@@ -121,6 +178,7 @@ impl PolicyConfig {
             read_only: args.read_only,
             allow_all: args.unsafe_allow_all,
             file,
+            upload_dirs,
         })
     }
 
@@ -188,6 +246,7 @@ mod tests {
             read_only: false,
             allow_all: false,
             file: None,
+            upload_dirs: Vec::new(),
         };
         let connected = config.policy(false);
         assert_eq!(
@@ -214,5 +273,18 @@ mod tests {
                 .verdict,
             Verdict::Deny
         );
+    }
+
+    #[test]
+    fn upload_folders_in_the_file_are_absolute_or_in_home() {
+        let text = "upload_dirs = [\"/srv/share\", \"~/Documents/to-share\"]\n\n[[rule]]\norigin = \"a.com\"\nverdict = \"allow\"\n";
+        let dirs = parse_upload_dirs(Path::new("p.toml"), text).unwrap();
+        assert_eq!(dirs[0], PathBuf::from("/srv/share"));
+        assert!(dirs[1].is_absolute() && dirs[1].ends_with("Documents/to-share"));
+        assert_eq!(parse_file(Path::new("p.toml"), text).unwrap().len(), 1);
+        let relative = "upload_dirs = [\n  \"/ok\",\n  \"docs\",\n]\n";
+        let err = parse_upload_dirs(Path::new("p.toml"), relative).unwrap_err();
+        assert!(err.contains("line 3") && err.contains("absolute"), "{err}");
+        assert!(parse_upload_dirs(Path::new("p.toml"), "upload_dirs = \"/one\"\n").is_err());
     }
 }

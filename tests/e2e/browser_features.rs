@@ -91,8 +91,12 @@ async fn dialogs_can_be_answered_automatically() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploads_set_real_files_and_answer_file_choosers() {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
     let dir = tempfile::tempdir().unwrap();
+    // Uploads come only from folders the person allowed (attacks_files tests the rest).
+    let mut opts = Start::default();
+    opts.args
+        .extend(["--upload-dir".into(), dir.path().display().to_string()]);
+    let k = Kapture::start(opts).await;
     let file = dir.path().join("notes.txt");
     std::fs::write(&file, "twelve bytes").unwrap();
     let path = file.display().to_string();
