@@ -246,9 +246,10 @@ pub fn default_download_dir() -> PathBuf {
         .join("downloads")
 }
 
-/// Make sure `dir` exists; answer it absolute.
+/// Make sure `dir` exists (created private: downloads may be the person's documents);
+/// answer it absolute.
 pub fn ensure_dir(dir: &Path) -> Result<PathBuf, WireError> {
-    std::fs::create_dir_all(dir)
+    create_private_dir(dir)
         .and_then(|()| dir.canonicalize())
         .map_err(|e| {
             WireError::new(

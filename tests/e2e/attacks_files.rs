@@ -251,7 +251,7 @@ fn pdf_path(answer: &str) -> PathBuf {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pdfs_are_created_new_inside_the_download_folder_only() {
+async fn pdfs_and_downloads_are_created_new_inside_the_download_folder_only() {
     let site = Site::start().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
@@ -262,6 +262,10 @@ async fn pdfs_are_created_new_inside_the_download_folder_only() {
     write(&downloads.join("keep.pdf"), "PRECIOUS keep");
     std::os::unix::fs::symlink(outside.join("target.txt"), downloads.join("trap.pdf")).unwrap();
     std::os::unix::fs::symlink(outside.join("created.txt"), downloads.join("trap (2).pdf"))
+        .unwrap();
+    // A symlink planted at a download's name, to a file outside. (A dangling one is not
+    // tried: a launched Chromium reserves the name by creating an empty file through it.)
+    std::os::unix::fs::symlink(outside.join("target.txt"), downloads.join("invoice-7.csv"))
         .unwrap();
     let k = Kapture::start(start_in(
         &root,
@@ -342,5 +346,31 @@ async fn pdfs_are_created_new_inside_the_download_folder_only() {
         .unwrap()
         .join("kapture-attack-relative.pdf")
         .exists());
+
+    // The download lands beside the planted symlink, never through it.
+    for name in ["invoice-7.csv"] {
+        let got = k
+            .ok(
+                "browser_download",
+                json!({"url": site.url(&format!("attachment/{name}"))}),
+            )
+            .await;
+        let path = got
+            .lines()
+            .find_map(|l| l.strip_prefix("path: "))
+            .unwrap_or_else(|| panic!("no path in {got}"));
+        assert!(
+            Path::new(path).starts_with(&downloads) && !path.ends_with(&format!("/{name}")),
+            "{got}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(path).unwrap(),
+            format!("attachment body of {name}\n")
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.join("target.txt")).unwrap(),
+        "PRECIOUS target"
+    );
     k.stop().await;
 }
