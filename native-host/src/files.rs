@@ -193,21 +193,28 @@ impl UploadFolders {
         if !allowed_by {
             return None;
         }
-        let own = self.never.iter().flat_map(|n| forms(n)).any(|n| {
-            real.starts_with(&n) || abs.starts_with(&n)
-        }) || [&real, &abs].iter().any(|p| {
-            p.components().any(|c| {
-                matches!(c, Component::Normal(n) if n.to_string_lossy().starts_with(TEMP_PROFILE_PREFIX))
-            })
-        });
-        if own || !real.metadata().ok()?.is_file() {
+        if self.is_kaptures(&real) || self.is_kaptures(&abs) || !real.metadata().ok()?.is_file() {
             return None;
         }
         real.to_str().map(str::to_string)
     }
+
+    /// Inside one of kapture's own places, or a launched browser's temporary profile?
+    fn is_kaptures(&self, p: &Path) -> bool {
+        let temp_profile = p.components().any(|c| {
+            matches!(c, Component::Normal(n) if n.to_string_lossy().starts_with(TEMP_PROFILE_PREFIX))
+        });
+        temp_profile
+            || self
+                .never
+                .iter()
+                .flat_map(|n| forms(n))
+                .any(|n| p.starts_with(n))
+    }
 }
 
-/// Create `dir` (and its parents) if missing; a new uploads folder is private (0700).
+/// Create `dir` (and its parents) if missing, private (0700): the uploads and download
+/// folders hold the person's documents.
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     if dir.is_dir() {
         return Ok(());
@@ -682,6 +689,13 @@ mod tests {
     fn kaptures_runtime_folder_and_a_named_download_folder() {
         let l = layout(&["run", "data/downloads"]);
         let r = |p: &str| l.root.join(p).display().to_string();
+        let cookies = l.root.join("data/uploads/kapture-profile-x/Default/Cookies");
+        std::fs::create_dir_all(cookies.parent().unwrap()).unwrap();
+        std::fs::write(&cookies, "CANARY cookies").unwrap();
+        assert!(
+            one(&l, &cookies.display().to_string()).is_err(),
+            "a launched browser's temporary profile"
+        );
         assert!(
             one(&l, &r("run/server-1-2.json")).is_err(),
             "the handshake holds the token"
