@@ -689,7 +689,9 @@ mod tests {
     fn kaptures_runtime_folder_and_a_named_download_folder() {
         let l = layout(&["run", "data/downloads"]);
         let r = |p: &str| l.root.join(p).display().to_string();
-        let cookies = l.root.join("data/uploads/kapture-profile-x/Default/Cookies");
+        let cookies = l
+            .root
+            .join("data/uploads/kapture-profile-x/Default/Cookies");
         std::fs::create_dir_all(cookies.parent().unwrap()).unwrap();
         std::fs::write(&cookies, "CANARY cookies").unwrap();
         assert!(

@@ -130,8 +130,24 @@ async fn local_files_leave_only_from_allowed_folders() {
     std::os::unix::fs::symlink(home.join("notes.txt"), uploads.join("link.txt")).unwrap();
     std::os::unix::fs::symlink(home.join(".ssh"), uploads.join("keys")).unwrap();
     std::os::unix::fs::symlink(home.join("gone.txt"), uploads.join("dangling.txt")).unwrap();
+    // A folder allowed in the policy file.
+    write(&root.join("shared/doc.txt"), "shared folder body");
+    let policy = root.join("policy.toml");
+    write(
+        &policy,
+        &format!("upload_dirs = [{:?}]\n", show(&root.join("shared"))),
+    );
     // The data folder itself is allowed: kapture's own folders in it still never leave.
-    let k = Kapture::start(start_in(&root, &["--upload-dir".into(), show(&data)])).await;
+    let k = Kapture::start(start_in(
+        &root,
+        &[
+            "--upload-dir".into(),
+            show(&data),
+            "--policy".into(),
+            show(&policy),
+        ],
+    ))
+    .await;
     k.ok(
         "browser_navigate",
         json!({"url": format!("{}?to={}", site.url("upload-exfil.html"), collector.url())}),
@@ -163,6 +179,7 @@ async fn local_files_leave_only_from_allowed_folders() {
         // Relative to kapture's working folder this would be the tests' Cargo.toml.
         "Cargo.toml".into(),
         "Missing.toml".into(),
+        "/etc/shadow".into(),
         "/etc/passwd".into(),
         "/etc/no-such-file-kapture".into(),
     ];
@@ -192,13 +209,19 @@ async fn local_files_leave_only_from_allowed_folders() {
         json!({"paths": [show(&uploads.join("second.txt"))]}),
     )
     .await;
+    k.ok(
+        "browser_file_upload",
+        json!({"selector": "#key", "paths": [show(&root.join("shared/doc.txt"))]}),
+    )
+    .await;
     eventually(
-        "the two allowed uploads at the second origin",
+        "the three allowed uploads at the second origin",
         Duration::from_secs(20),
         || async {
             let got = collector.bodies();
             (got.iter().any(|b| b == "ok.txt=allowed upload body")
-                && got.iter().any(|b| b == "second.txt=second allowed body"))
+                && got.iter().any(|b| b == "second.txt=second allowed body")
+                && got.iter().any(|b| b == "doc.txt=shared folder body"))
             .then_some(())
         },
     )
@@ -211,7 +234,7 @@ async fn local_files_leave_only_from_allowed_folders() {
             "a canary left the machine: {body}"
         );
     }
-    assert_eq!(collector.bodies().len(), 2, "{:?}", collector.bodies());
+    assert_eq!(collector.bodies().len(), 3, "{:?}", collector.bodies());
 
     let mut texts = std::collections::BTreeSet::new();
     for (path, out) in outcomes {
