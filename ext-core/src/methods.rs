@@ -553,7 +553,8 @@ pub struct FileUpload {
     /// The file input (ref or selector); omit to answer a file chooser the page opened.
     #[serde(flatten)]
     pub target: ElementTarget,
-    /// Absolute paths of the files to set (empty clears the input).
+    /// Files to set (empty clears the input): names in kapture's uploads folder, or paths
+    /// inside a folder the person allowed (`--upload-dir`).
     pub paths: Vec<String>,
 }
 method!(FileUpload, "file_upload", Text);
@@ -780,7 +781,8 @@ method!(MouseMoveXy, "mouse_move_xy", ActionOutcome);
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct PdfSave {
-    /// Where to write the PDF (default: the download folder, named after the page).
+    /// A file name in the download folder (default: named after the page); a taken name
+    /// gets a numbered one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
