@@ -267,9 +267,16 @@ mod tests {
         let mut plain = json!({"ref": "e3", "text": "Ada"});
         mask_typed("type", &mut plain, Some(&[]));
         assert_eq!(plain["text"], "Ada");
-        let mut form = json!({"fields": [{"selector": "#f1", "value": "a"}, {"ref": "e2", "value": "b"}]});
+        let mut form =
+            json!({"fields": [{"selector": "#f1", "value": "a"}, {"ref": "e2", "value": "b"}]});
         mask_typed("fill_form", &mut form, Some(&[1]));
-        assert_eq!((form["fields"][0]["value"].as_str(), form["fields"][1]["value"].as_str()), (Some("a"), Some(MASK)));
+        assert_eq!(
+            (
+                form["fields"][0]["value"].as_str(),
+                form["fields"][1]["value"].as_str()
+            ),
+            (Some("a"), Some(MASK))
+        );
         // A failed call may have typed before failing: nothing of it is shown.
         let mut failed = json!({"fields": [{"selector": "#f1", "value": "a"}]});
         mask_typed("fill_form", &mut failed, None);

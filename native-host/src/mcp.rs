@@ -988,13 +988,12 @@ impl KaptureServer {
                 ""
             }
         );
-        let typed: Vec<&str> = a
-            .on
-            .params
-            .fields
-            .iter()
-            .map(|f| f.value.as_str())
-            .collect();
+        let typed: Vec<&str> =
+            a.on.params
+                .fields
+                .iter()
+                .map(|f| f.value.as_str())
+                .collect();
         self.act(&a, |o| {
             self.typed_into(o, &typed);
             outcome_text(&what, o)
@@ -1294,7 +1293,9 @@ impl KaptureServer {
         // under another name.
         if a.params.action == RecorderAction::Stop {
             if let Err(e) = crate::scenarios::check_free(&self.defaults.data_dir, &name) {
-                return self.reply(Err(e.wire("the recording keeps going: stop it with another name")));
+                return self.reply(Err(
+                    e.wire("the recording keeps going: stop it with another name")
+                ));
             }
         }
         let state = match self.on_tab(&a).await {

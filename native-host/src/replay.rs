@@ -416,7 +416,9 @@ impl Runner<'_> {
                     let typed = filled.params.get("text").and_then(Value::as_str);
                     if let (Some(text), Some(c)) = (typed, ext_core::ui::confidential_of(&answer)) {
                         if !c.is_empty() {
-                            self.report.secrets.push((text.to_string(), "confidential".into()));
+                            self.report
+                                .secrets
+                                .push((text.to_string(), "confidential".into()));
                         }
                     }
                 }

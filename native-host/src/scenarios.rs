@@ -75,10 +75,7 @@ static SAVING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Refuse a name a saved scenario has: a save never replaces one (nor its secrets).
 pub fn check_free(dir: &Path, name: &str) -> Result<(), SaveError> {
     let name = checked_name(name).map_err(SaveError::BadName)?;
-    if dir
-        .join("scenarios")
-        .join(format!("{name}.json"))
-        .exists()
+    if dir.join("scenarios").join(format!("{name}.json")).exists()
         || dir.join("secrets").join(format!("{name}.json")).exists()
     {
         return Err(SaveError::Exists(name.to_string()));
@@ -92,7 +89,8 @@ pub fn save(dir: &Path, request: &SaveRequest) -> Result<Saved, SaveError> {
     let _one = SAVING.lock().unwrap_or_else(|p| p.into_inner());
     let name = checked_name(&request.choices.name).map_err(SaveError::BadName)?;
     check_free(dir, name)?;
-    let store = SecretStore::open(&dir.join("secrets")).map_err(|e| SaveError::Store(e.to_string()))?;
+    let store =
+        SecretStore::open(&dir.join("secrets")).map_err(|e| SaveError::Store(e.to_string()))?;
     let (scenario, secrets) = draft::build(&request.recording, &request.choices);
     let missing = draft::missing_secrets(&request.recording, &request.choices);
     store
@@ -165,7 +163,9 @@ pub fn get(dir: &Path, name: &str) -> Result<Scenario, String> {
 /// never its value (what a person typed while recording; replay still uses it).
 pub fn for_model(s: &Scenario) -> serde_json::Value {
     let mut v = serde_json::to_value(s).unwrap_or_default();
-    let params = v.get_mut("parameters").and_then(serde_json::Value::as_array_mut);
+    let params = v
+        .get_mut("parameters")
+        .and_then(serde_json::Value::as_array_mut);
     for p in params.into_iter().flatten() {
         if let Some(obj) = p.as_object_mut() {
             if obj.remove("default").is_some_and(|d| !d.is_null()) {
@@ -342,7 +342,10 @@ mod tests {
         assert_eq!(again.wire("kept").code, ErrorCode::BadArgs);
         assert!(again.to_string().contains("scenario_delete"), "{again}");
         assert_eq!(std::fs::read_to_string(&saved.path).unwrap(), text);
-        assert_eq!(store.load("login").unwrap().unwrap()["password"], "Canary-123");
+        assert_eq!(
+            store.load("login").unwrap().unwrap()["password"],
+            "Canary-123"
+        );
 
         assert_eq!(get(dir.path(), "login").unwrap().title, "Log in");
         let shown = for_model(&get(dir.path(), "login").unwrap()).to_string();

@@ -969,9 +969,11 @@ pub async fn widget_request<S: CdpSession>(
         // the widget again for another name, with the reason.
         "refused" => {
             let recording: Option<crate::methods::RecorderState> =
-                serde_json::from_value(request.get("recording").cloned().unwrap_or_default())
-                    .ok();
-            let text = request.get("text").and_then(Value::as_str).unwrap_or_default();
+                serde_json::from_value(request.get("recording").cloned().unwrap_or_default()).ok();
+            let text = request
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let restored = {
                 let mut events = s.events().borrow_mut();
                 match (events.recording.as_mut(), recording) {

@@ -358,11 +358,15 @@ fn recording_a_person_is_its_own_category_that_writes() {
     );
     let url = "https://bank.example/";
     assert_eq!(
-        Policy::connected_default().decide(Category::Record, url).verdict,
+        Policy::connected_default()
+            .decide(Category::Record, url)
+            .verdict,
         Verdict::Ask
     );
     assert_eq!(
-        Policy::launched_default().decide(Category::Record, url).verdict,
+        Policy::launched_default()
+            .decide(Category::Record, url)
+            .verdict,
         Verdict::Allow
     );
     let safe = Policy::launched_default().read_only("--read-only");

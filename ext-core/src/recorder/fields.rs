@@ -145,8 +145,7 @@ pub fn secret_kind(field: &ElementDescriptor, ctx: &FieldContext) -> Option<&'st
                         .split_whitespace()
                         .any(|t| t == *a)
                 });
-            (marked && (applies || r.marked_anywhere))
-                || (applies && mentions(&attrs, r.words))
+            (marked && (applies || r.marked_anywhere)) || (applies && mentions(&attrs, r.words))
         })
         .map(|r| r.kind)
 }
@@ -249,7 +248,10 @@ mod tests {
             None,
             "an email in a login form is sealed by the recorder, not masked as confidential"
         );
-        assert_eq!(secret_kind(&field("email", "who", ""), &LOGIN), Some("email"));
+        assert_eq!(
+            secret_kind(&field("email", "who", ""), &LOGIN),
+            Some("email")
+        );
     }
 
     #[test]

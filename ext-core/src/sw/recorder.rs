@@ -165,8 +165,14 @@ pub async fn on_saved(app: &Rc<App>, id: &str, ok: bool, message: &str) {
         // The recording waits in the widget for another name (it holds what the tab does).
         Some(request) => {
             let known = app.scenarios.borrow().clone();
-            let again = json!({"action": "refused", "recording": request.recording, "text": message});
-            if app.tabs.widget_request(tab_id, &again, &known).await.is_err() {
+            let again =
+                json!({"action": "refused", "recording": request.recording, "text": message});
+            if app
+                .tabs
+                .widget_request(tab_id, &again, &known)
+                .await
+                .is_err()
+            {
                 let view = json!({"mode": "message", "error": true, "text": message});
                 app.tabs.widget_show(tab_id, &view).await;
             }
