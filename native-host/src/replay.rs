@@ -558,9 +558,10 @@ fn alert_hints(found: &str, expect: Option<&Value>, at: &str) -> Vec<String> {
 }
 
 /// Run `name` and its dependencies on `tab`. `overrides` replace sealed secrets for this
-/// run only (never saved, never answered). The secret values the run used are added to
-/// `used`, so that the session masks them in everything it answers later (the page now
-/// holds them: an evaluate could read one back).
+/// run only (never saved, never answered). The secret values the run used (but not those
+/// the caller passed as `parameters`) are added to `used`, so that the session masks them
+/// in everything it answers later (the page now holds them: an evaluate could read one
+/// back).
 pub async fn run(
     bridge: &BridgeHandle,
     dir: &Path,
@@ -603,7 +604,15 @@ pub async fn run(
     };
     let outcome = runner.run(name, given.clone()).await;
     let mut report = runner.report;
-    used.extend(report.secrets.iter().cloned());
+    // What the caller passed itself it knows already; the sealed and override values not.
+    let known: Vec<&str> = given.values().filter_map(Value::as_str).collect();
+    used.extend(
+        report
+            .secrets
+            .iter()
+            .filter(|(v, _)| !known.contains(&v.as_str()))
+            .cloned(),
+    );
     report.duration_ms = started.elapsed().as_millis() as u64;
     if !runner.page.0.is_empty() {
         report.ended_on = Some(format!("{} ({})", runner.page.1, runner.page.0));

@@ -562,5 +562,66 @@ async fn a_recording_waiting_in_the_browser_keeps_no_password_on_disk() {
             "Promise.all([chrome.storage.local.get(null), chrome.storage.session.get(null)]).then(([l, s]) => { const t = JSON.stringify([l, s]); return !t.includes('Waiting-Pw') && t; })",
         )
         .await;
+
+    // The person records again and saves under the same name: refused, nothing replaced,
+    // and the recording waits in the widget for another name.
+    let before = std::fs::read(&saved).unwrap();
+    widget_click(&mut raw, &page, "button.start").await;
+    eventually("recording again", Duration::from_secs(10), || async {
+        k.ok("browser_recorder", json!({"action": "status"}))
+            .await
+            .contains("Recording")
+            .then_some(())
+    })
+    .await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#email", "text": "linus@example.test"}),
+    )
+    .await;
+    widget_click(&mut raw, &page, "button.stop").await;
+    name_in_widget(&mut raw, &page, "login").await;
+    widget_click(&mut raw, &page, "button.save").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while widget_count(&mut raw, &page, ".msg.err").await == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the widget never said the name is taken"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        widget_count(&mut raw, &page, "button.save").await,
+        1,
+        "the recording waits for another name"
+    );
+    assert_eq!(std::fs::read(&saved).unwrap(), before, "nothing replaced");
+    name_in_widget(&mut raw, &page, "login_again").await;
+    widget_click(&mut raw, &page, "button.save").await;
+    let again = k.data_dir().join("scenarios").join("login_again.json");
+    eventually(
+        "saved under the other name",
+        Duration::from_secs(20),
+        || async { again.exists().then_some(()) },
+    )
+    .await;
+    assert!(String::from_utf8_lossy(&std::fs::read(&again).unwrap()).contains("\"type\""));
     k.stop().await;
+}
+
+/// Type `name` into the widget's name field like a person (select all, type).
+async fn name_in_widget(raw: &mut RawCdp, session: &str, name: &str) {
+    widget_click(raw, session, "#n").await;
+    for kind in ["rawKeyDown", "keyUp"] {
+        raw.send(
+            Some(session),
+            "Input.dispatchKeyEvent",
+            json!({"type": kind, "key": "a", "code": "KeyA", "modifiers": 2, "windowsVirtualKeyCode": 65, "commands": ["selectAll"]}),
+        )
+        .await
+        .unwrap();
+    }
+    raw.send(Some(session), "Input.insertText", json!({"text": name}))
+        .await
+        .unwrap();
 }
