@@ -2,7 +2,7 @@
 //! typed into confidential fields under neutral names (by ref, by `#f1`, one-time-code and
 //! card fields, fill_form) must show in no journal, history, resource or answer; a replay's
 //! secret must not come back through a later evaluate; recording must be asked for, refused
-//! read-only, visible while it runs, never overwrite a scenario, never show typed values to
+//! read-only and in safe mode, visible while it runs, never overwrite a scenario, never show typed values to
 //! the model, and never wait on disk with a password in it.
 
 use std::time::Duration;
@@ -482,6 +482,49 @@ async fn a_recording_waiting_in_the_browser_keeps_no_password_on_disk() {
             "document.getElementById('status').textContent === 'connected'",
         )
         .await;
+
+    // The panel's safe mode refuses recording like any other write.
+    panel.click("#safe-mode").await;
+    panel
+        .until(
+            "safe mode on",
+            "document.getElementById('safe-mode').checked",
+        )
+        .await;
+    eventually(
+        "safe mode applied (a hover refused)",
+        Duration::from_secs(10),
+        || async {
+            let out = k.call("browser_hover", json!({"selector": "#email"})).await;
+            (out.code().as_deref() == Some("POLICY_DENIED")).then_some(())
+        },
+    )
+    .await;
+    let refused = k.call("browser_recorder", json!({"action": "start"})).await;
+    assert_eq!(
+        refused.code().as_deref(),
+        Some("POLICY_DENIED"),
+        "{}",
+        refused.text
+    );
+    assert!(refused.text.contains("safe mode"), "{}", refused.text);
+    panel.click("#safe-mode").await;
+    panel
+        .until(
+            "safe mode off",
+            "!document.getElementById('safe-mode').checked",
+        )
+        .await;
+    eventually(
+        "safe mode off (a hover allowed)",
+        Duration::from_secs(10),
+        || async {
+            let out = k.call("browser_hover", json!({"selector": "#email"})).await;
+            (!out.is_error).then_some(())
+        },
+    )
+    .await;
+
     panel.click("#record").await;
     panel
         .until(
