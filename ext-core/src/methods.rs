@@ -115,6 +115,11 @@ pub struct ActionOutcome {
     /// A file chooser the page opened waits for browser_file_upload.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub file_chooser: bool,
+    /// The typed values that went into confidential fields (password, one-time code, card:
+    /// `recorder::confidential_kind` on the element typed into): `0` for `type`'s text,
+    /// field indexes for `fill_form`. Journals, history and answers mask these values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confidential: Vec<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

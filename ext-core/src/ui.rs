@@ -161,6 +161,48 @@ pub fn mask_params(method: &str, params: &Value) -> Value {
     out
 }
 
+/// What a masked value reads as.
+pub const MASK: &str = "••••";
+
+/// Mask the typed values of a `type`/`fill_form` call that its answer says went into
+/// confidential fields (`ActionOutcome::confidential`: `0` for `type`'s text, field indexes
+/// for `fill_form`). Without an answer (the call failed, perhaps after typing) every typed
+/// value is masked: where it went is unknown. `method` may carry the `browser_` prefix.
+pub fn mask_typed(method: &str, params: &mut Value, confidential: Option<&[usize]>) {
+    let hide = |i: usize| confidential.is_none_or(|c| c.contains(&i));
+    match method.strip_prefix("browser_").unwrap_or(method) {
+        "type" => {
+            if let Some(text) = params.get_mut("text").filter(|t| !t.is_null()) {
+                if hide(0) {
+                    *text = Value::String(MASK.into());
+                }
+            }
+        }
+        "fill_form" => {
+            let fields = params.get_mut("fields").and_then(Value::as_array_mut);
+            for (i, f) in fields.into_iter().flatten().enumerate() {
+                if let Some(value) = f.get_mut("value").filter(|v| !v.is_null()) {
+                    if hide(i) {
+                        *value = Value::String(MASK.into());
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The confidential indexes an action's answer names (`None` when it is not an answer).
+pub fn confidential_of(answer: &Value) -> Option<Vec<usize>> {
+    answer.get("tab_id")?;
+    Some(
+        answer
+            .get("confidential")
+            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .unwrap_or_default(),
+    )
+}
+
 /// Append to a bounded history (oldest dropped first).
 pub fn push_history(history: &mut Vec<HistoryEntry>, entry: HistoryEntry) {
     history.push(entry);
@@ -215,6 +257,36 @@ mod tests {
             ),
             (Some("••••"), Some("u"))
         );
+    }
+
+    #[test]
+    fn values_typed_into_confidential_fields_are_masked_by_the_answer() {
+        let mut typed = json!({"ref": "e3", "text": "Canary-7"});
+        mask_typed("browser_type", &mut typed, Some(&[0]));
+        assert_eq!(typed["text"], MASK);
+        let mut plain = json!({"ref": "e3", "text": "Ada"});
+        mask_typed("type", &mut plain, Some(&[]));
+        assert_eq!(plain["text"], "Ada");
+        let mut form =
+            json!({"fields": [{"selector": "#f1", "value": "a"}, {"ref": "e2", "value": "b"}]});
+        mask_typed("fill_form", &mut form, Some(&[1]));
+        assert_eq!(
+            (
+                form["fields"][0]["value"].as_str(),
+                form["fields"][1]["value"].as_str()
+            ),
+            (Some("a"), Some(MASK))
+        );
+        // A failed call may have typed before failing: nothing of it is shown.
+        let mut failed = json!({"fields": [{"selector": "#f1", "value": "a"}]});
+        mask_typed("fill_form", &mut failed, None);
+        assert_eq!(failed["fields"][0]["value"], MASK);
+        assert_eq!(
+            confidential_of(&json!({"tab_id": 1, "confidential": [0]})),
+            Some(vec![0])
+        );
+        assert_eq!(confidential_of(&json!({"tab_id": 1})), Some(vec![]));
+        assert_eq!(confidential_of(&json!({"code": "TIMEOUT"})), None);
     }
 
     #[test]

@@ -153,6 +153,20 @@ pub fn masked_args(tool: &str, args: &Value, secret_values: &[(String, String)])
     serde_json::from_str(&clean).unwrap_or(v)
 }
 
+/// Arguments as every journal keeps them: [`masked_args`], then the values a typing call's
+/// answer says went into confidential fields (every typed value when it did not answer:
+/// it may have typed before failing).
+pub fn journal_args(
+    tool: &str,
+    args: &Value,
+    secret_values: &[(String, String)],
+    notes: &crate::session_log::CallNotes,
+) -> Value {
+    let mut v = masked_args(tool, args, secret_values);
+    ext_core::ui::mask_typed(tool, &mut v, notes.confidential.as_deref());
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -216,5 +230,24 @@ mod tests {
             "{s}"
         );
         assert_eq!(v["selector"], "#password");
+    }
+
+    #[test]
+    fn typed_values_are_masked_by_where_they_went_not_by_their_name() {
+        use crate::session_log::CallNotes;
+        let args = json!({"ref": "e7", "text": "Canary-2"});
+        let answered = |c: Vec<usize>| CallNotes {
+            confidential: Some(c),
+        };
+        let secret = journal_args("browser_type", &args, &[], &answered(vec![0]));
+        assert_eq!(secret["text"], ext_core::ui::MASK);
+        let plain = journal_args("browser_type", &args, &[], &answered(vec![]));
+        assert_eq!(plain["text"], "Canary-2");
+        let failed = journal_args("browser_type", &args, &[], &CallNotes::default());
+        assert_eq!(failed["text"], ext_core::ui::MASK);
+        let form = json!({"fields": [{"selector": "#f1", "value": "Canary-3"}, {"selector": "#f2", "value": "Ada"}]});
+        let v = journal_args("browser_fill_form", &form, &[], &answered(vec![0]));
+        assert_eq!(v["fields"][0]["value"], ext_core::ui::MASK);
+        assert_eq!(v["fields"][1]["value"], "Ada");
     }
 }

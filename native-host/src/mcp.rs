@@ -191,6 +191,9 @@ pub struct KaptureServer {
     peer: Arc<Mutex<Option<rmcp::Peer<rmcp::RoleServer>>>>,
     /// This session's tool calls, offered as resources.
     session: crate::session_log::SessionLog,
+    /// Secret values this session learned (confidential fields typed into, replays' secrets):
+    /// masked in everything it answers or journals from then on.
+    masks: crate::session_log::Masks,
 }
 
 /// A wire error as an MCP tool result: the stable code first, then what happened and a hint.
@@ -282,6 +285,8 @@ impl KaptureServer {
         let (watched, opened) = (current_tab.clone(), new_tabs.clone());
         let journal = audit.clone();
         let secret_values = defaults.secret_values.clone();
+        let masks = crate::session_log::Masks::default();
+        let session_masks = masks.clone();
         let peer: Arc<Mutex<Option<rmcp::Peer<rmcp::RoleServer>>>> = Arc::new(Mutex::new(None));
         let (to_browser, data_dir, told) =
             (bridge.clone(), defaults.data_dir.clone(), peer.clone());
@@ -349,11 +354,7 @@ impl KaptureServer {
                                     "Saved {} ({} steps; secrets sealed: {})",
                                     request.choices.name,
                                     s.steps,
-                                    if s.secrets.is_empty() {
-                                        "none".into()
-                                    } else {
-                                        s.secrets.join(", ")
-                                    }
+                                    s.secrets_note()
                                 ),
                             ),
                             Err(why) => (false, format!("Not saved: {why}")),
@@ -387,7 +388,11 @@ impl KaptureServer {
                     } => journal.record(crate::audit::Entry {
                         time: ext_core::platform::now_ms() as u64,
                         who: "person (Kapture panel)".into(),
-                        args: crate::audit::masked_args(&method, &params, &secret_values),
+                        args: crate::audit::masked_args(
+                            &method,
+                            &params,
+                            &session_masks.with(&secret_values),
+                        ),
                         tool: method,
                         page: Some(format!("tab {tab_id}")),
                         origin: None,
@@ -410,7 +415,13 @@ impl KaptureServer {
             tool_router: Self::tool_router(),
             peer,
             session: Default::default(),
+            masks,
         }
+    }
+
+    /// Every exact value to mask now: `--secrets` and what this session learned.
+    fn secret_values(&self) -> Vec<(String, String)> {
+        self.masks.with(&self.defaults.secret_values)
     }
 
     /// The saved scenarios changed: their tools did too (`notifications/tools/list_changed`).
@@ -439,6 +450,7 @@ impl KaptureServer {
             return Ok(tool_error(&e));
         }
         let tab = tab.or_else(|| self.current());
+        let mut used = Vec::new();
         let report = crate::replay::run(
             &self.bridge,
             &self.defaults.data_dir,
@@ -446,8 +458,13 @@ impl KaptureServer {
             name,
             given,
             overrides,
+            &mut used,
         )
         .await;
+        // The page holds the run's secrets now: masked in all the session says from here.
+        for (value, kind) in &used {
+            self.masks.add(value, kind);
+        }
         let failed = matches!(&report, Ok(r) if !r.success);
         let mut result =
             self.reply(report.map(|r| serde_json::to_string_pretty(&r).unwrap_or_default()))?;
@@ -531,10 +548,10 @@ impl KaptureServer {
             Err(e) => tool_error(&e),
         };
         // Last stop before the model: what looks like a secret is masked in every text.
+        let secret_values = self.secret_values();
         for block in result.content.iter_mut() {
             if let ContentBlock::Text(text) = block {
-                let (clean, _) =
-                    ext_core::secrets::redact(&text.text, &self.defaults.secret_values);
+                let (clean, _) = ext_core::secrets::redact(&text.text, &secret_values);
                 text.text = clean;
             }
         }
@@ -552,6 +569,17 @@ impl KaptureServer {
             result.content.push(ContentBlock::text(note));
         }
         Ok(result)
+    }
+
+    /// A typing action answered: note for the journals which values went into confidential
+    /// fields, and mask those values in all the session answers from now on.
+    fn typed_into(&self, outcome: &ActionOutcome, values: &[&str]) {
+        for i in &outcome.confidential {
+            if let Some(value) = values.get(*i) {
+                self.masks.add(value, "confidential");
+            }
+        }
+        crate::session_log::note(|n| n.confidential = Some(outcome.confidential.clone()));
     }
 
     /// With `--dialog accept|dismiss`, answer a dialog that stopped a command right away.
@@ -932,7 +960,12 @@ impl KaptureServer {
             a.on.params.text.chars().count(),
             a.on.params.target.describe()
         );
-        self.act(&a, |o| outcome_text(&what, o)).await
+        let typed = [a.on.params.text.as_str()];
+        self.act(&a, |o| {
+            self.typed_into(o, &typed);
+            outcome_text(&what, o)
+        })
+        .await
     }
 
     #[tool(
@@ -957,7 +990,17 @@ impl KaptureServer {
                 ""
             }
         );
-        self.act(&a, |o| outcome_text(&what, o)).await
+        let typed: Vec<&str> =
+            a.on.params
+                .fields
+                .iter()
+                .map(|f| f.value.as_str())
+                .collect();
+        self.act(&a, |o| {
+            self.typed_into(o, &typed);
+            outcome_text(&what, o)
+        })
+        .await
     }
 
     #[tool(
@@ -1249,6 +1292,15 @@ impl KaptureServer {
                 "stop needs a name for the scenario: letters, digits, - and _ (the recording keeps going)",
             )));
         }
+        // Asked before the recording stops, so that it keeps going and can be stopped again
+        // under another name.
+        if a.params.action == RecorderAction::Stop {
+            if let Err(e) = crate::scenarios::check_free(&self.defaults.data_dir, &name) {
+                return self.reply(Err(
+                    e.wire("the recording keeps going: stop it with another name")
+                ));
+            }
+        }
         let state = match self.on_tab(&a).await {
             Ok(s) => s,
             Err(e) => return Ok(tool_error(&e)),
@@ -1313,16 +1365,16 @@ impl KaptureServer {
                             state.captured,
                             s.path.display(),
                             if s.parameters.is_empty() { "none".into() } else { s.parameters.join(", ") },
-                            if s.secrets.is_empty() { "none".into() } else { s.secrets.join(", ") },
+                            s.secrets_note(),
                             if unused.is_empty() { String::new() } else { format!(" Suggested dependencies (add with scenario dependencies): {}.", unused.join("; ")) },
                             state.tab_id
                         )
                     }
-                    Err(why) => {
-                        return Ok(tool_error(&WireError::new(
-                            ErrorCode::Internal,
-                            format!("the recording of {} steps could not be saved: {why}", state.steps.len()),
-                        )))
+                    Err(e) => {
+                        return self.reply(Err(e.wire(&format!(
+                            "the recording of {} steps is not saved",
+                            state.steps.len()
+                        ))))
                     }
                 }
             }
@@ -1575,7 +1627,7 @@ impl KaptureServer {
     #[tool(
         name = "scenario_get",
         annotations(read_only_hint = true, open_world_hint = false),
-        description = "A saved scenario as JSON: metadata, parameters, dependencies and its chain of steps with ranked locators. Secrets appear only as {{placeholders}}."
+        description = "A saved scenario as JSON: metadata, parameters (whether each has a recorded default, never its value), dependencies and its chain of steps with ranked locators. Secrets appear only as {{placeholders}}."
     )]
     async fn scenario_get(
         &self,
@@ -1583,7 +1635,10 @@ impl KaptureServer {
     ) -> Result<CallToolResult, ErrorData> {
         self.reply(
             crate::scenarios::get(&self.defaults.data_dir, &a.name)
-                .map(|s| serde_json::to_string_pretty(&s).unwrap_or_default())
+                .map(|s| {
+                    serde_json::to_string_pretty(&crate::scenarios::for_model(&s))
+                        .unwrap_or_default()
+                })
                 .map_err(|why| WireError::new(ErrorCode::BadArgs, why)),
         )
     }
@@ -1725,14 +1780,15 @@ impl ServerHandler for KaptureServer {
             }
         };
         // `notifications/cancelled` stops the call here; dropping it tells the extension to
-        // stop the command too.
-        let res = tokio::select! {
-            res = work => res,
-            () = cancelled.cancelled() => Err(ErrorData::new(
+        // stop the command too. The adapters note what the journal must know (the call's
+        // own notes, whatever else runs meanwhile).
+        let (res, notes) = tokio::select! {
+            done = crate::session_log::CallNotes::scope(work) => done,
+            () = cancelled.cancelled() => (Err(ErrorData::new(
                 rmcp::model::ErrorCode(-32800),
                 "the request was cancelled by the client",
                 None,
-            )),
+            )), Default::default()),
         };
         let (status, tab) = match &res {
             Ok(rmcp::model::CallToolResponse::Complete(r)) => {
@@ -1769,7 +1825,7 @@ impl ServerHandler for KaptureServer {
             None => None,
         };
         let page = tab.map(|t| format!("tab {t}"));
-        let masked = crate::audit::masked_args(&tool, &args, &self.defaults.secret_values);
+        let masked = crate::audit::journal_args(&tool, &args, &self.secret_values(), &notes);
         let answer_text = match &res {
             Ok(rmcp::model::CallToolResponse::Complete(r)) => r
                 .content
@@ -1845,7 +1901,7 @@ impl ServerHandler for KaptureServer {
                 }
             }
         };
-        let (clean, _) = ext_core::secrets::redact(&text, &self.defaults.secret_values);
+        let (clean, _) = ext_core::secrets::redact(&text, &self.secret_values());
         Ok(ReadResourceResult::new(vec![ResourceContents::text(clean, uri)]).into())
     }
 

@@ -149,7 +149,7 @@ async fn custom_select(
     tab: Option<TabId>,
     target: &Value,
     step: &Step,
-) -> Result<Option<(String, String)>, WireError> {
+) -> Result<Value, WireError> {
     let wanted = step.params["values"][0]
         .as_str()
         .unwrap_or_default()
@@ -177,7 +177,6 @@ async fn custom_select(
     bridge
         .call_raw("click", tab, json!({ "ref": option }), ATTEMPT_MS)
         .await
-        .map(|answer| page_of(&answer))
         .map_err(|e| e.into_wire())
 }
 
@@ -197,17 +196,17 @@ fn page_of(answer: &Value) -> Option<(String, String)> {
     ))
 }
 
-/// Run one filled-in step; answers the page it left the tab on, when the answer says.
+/// Run one filled-in step; answers the extension's answer (the page it left the tab on,
+/// whether a typed value went into a confidential field), `Null` for a step with none.
 async fn run_step(
     bridge: &BridgeHandle,
     tab: Option<TabId>,
     step: &Step,
-) -> Result<Option<(String, String)>, WireError> {
+) -> Result<Value, WireError> {
     let call = |method: &'static str, params: Value| async move {
         bridge
             .call_raw(method, tab, params, ATTEMPT_MS)
             .await
-            .map(|answer| page_of(&answer))
             .map_err(|e| e.into_wire())
     };
     match step.method.as_str() {
@@ -215,7 +214,7 @@ async fn run_step(
         "press_key" => return call("press_key", json!({ "key": step.params.get("key") })).await,
         // Click-caused loads are awaited by the click; scrolls only moved the view; a tab
         // a click opened is opened again by that click.
-        "wait_for_load" | "scroll" | "new_tab" => return Ok(None),
+        "wait_for_load" | "scroll" | "new_tab" => return Ok(Value::Null),
         _ => {}
     }
     let locators = step
@@ -373,6 +372,18 @@ impl Runner<'_> {
             .cloned()
             .ok_or_else(|| Self::bad(format!("there is no scenario named {name:?}")))?;
         let mut vars = values(&scenario, &given, self.overrides, &self.store).map_err(Self::bad)?;
+        let unsealed: Vec<&str> = scenario
+            .parameters
+            .iter()
+            .filter(|p| p.secret && !vars.contains_key(&p.name))
+            .map(|p| p.name.as_str())
+            .collect();
+        if !unsealed.is_empty() {
+            return Err(Self::bad(format!(
+                "{name}: the secrets {} have no sealed value (the browser kept the recording without them): give them with overrideSecrets",
+                unsealed.join(", ")
+            )));
+        }
         for p in scenario.parameters.iter().filter(|p| p.secret) {
             if let Some(Value::String(v)) = vars.get(&p.name) {
                 self.report
@@ -396,8 +407,21 @@ impl Runner<'_> {
                     .map_err(|e| Self::bad(format!("{name}: {e}")))?,
             };
             match run_step(self.bridge, self.tab, &filled).await {
-                Ok(Some(page)) => self.page = page,
-                Ok(None) => {}
+                Ok(answer) => {
+                    if let Some(page) = page_of(&answer) {
+                        self.page = page;
+                    }
+                    // A value the page's field calls confidential is one, whatever the
+                    // scenario called it.
+                    let typed = filled.params.get("text").and_then(Value::as_str);
+                    if let (Some(text), Some(c)) = (typed, ext_core::ui::confidential_of(&answer)) {
+                        if !c.is_empty() {
+                            self.report
+                                .secrets
+                                .push((text.to_string(), "confidential".into()));
+                        }
+                    }
+                }
                 Err(e) => {
                     self.report.failed_step = Some(format!(
                         "{name} step {} ({}): {} {}",
@@ -534,7 +558,10 @@ fn alert_hints(found: &str, expect: Option<&Value>, at: &str) -> Vec<String> {
 }
 
 /// Run `name` and its dependencies on `tab`. `overrides` replace sealed secrets for this
-/// run only (never saved, never answered).
+/// run only (never saved, never answered). The secret values the run used (but not those
+/// the caller passed as `parameters`) are added to `used`, so that the session masks them
+/// in everything it answers later (the page now holds them: an evaluate could read one
+/// back).
 pub async fn run(
     bridge: &BridgeHandle,
     dir: &Path,
@@ -542,6 +569,7 @@ pub async fn run(
     name: &str,
     given: &Map<String, Value>,
     overrides: &Map<String, Value>,
+    used: &mut Vec<(String, String)>,
 ) -> Result<RunReport, WireError> {
     let started = Instant::now();
     let bad = |why: String| WireError::new(ErrorCode::BadArgs, why);
@@ -576,6 +604,15 @@ pub async fn run(
     };
     let outcome = runner.run(name, given.clone()).await;
     let mut report = runner.report;
+    // What the caller passed itself it knows already; the sealed and override values not.
+    let known: Vec<&str> = given.values().filter_map(Value::as_str).collect();
+    used.extend(
+        report
+            .secrets
+            .iter()
+            .filter(|(v, _)| !known.contains(&v.as_str()))
+            .cloned(),
+    );
     report.duration_ms = started.elapsed().as_millis() as u64;
     if !runner.page.0.is_empty() {
         report.ended_on = Some(format!("{} ({})", runner.page.1, runner.page.0));

@@ -32,11 +32,19 @@ pub fn tool_of(s: &Scenario, is_builtin: &dyn Fn(&str) -> bool) -> Option<Tool> 
             _ => "string",
         };
         prop.insert("type".into(), json!(kind));
-        if !p.description.is_empty() {
-            prop.insert("description".into(), json!(p.description));
-        }
-        if let Some(d) = &p.default {
-            prop.insert("default".into(), d.clone());
+        // The recorded value is what a person typed: the run uses it, the model never sees it.
+        let recorded = p
+            .default
+            .as_ref()
+            .map(|_| "Has a recorded default (used when not given).");
+        let description = [Some(p.description.as_str()), recorded]
+            .into_iter()
+            .flatten()
+            .filter(|d| !d.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !description.is_empty() {
+            prop.insert("description".into(), json!(description));
         }
         properties.insert(p.name.clone(), Value::Object(prop));
     }
@@ -139,7 +147,12 @@ mod tests {
         let tool = tool_of(&scenario(), &|_| false).unwrap();
         assert_eq!(tool.name, "scenario_checkout");
         let props = tool.input_schema["properties"].as_object().unwrap();
-        assert_eq!(props["full_name"]["default"], "Ada");
+        let schema = serde_json::to_string(&*tool.input_schema).unwrap();
+        assert!(!schema.contains("Ada"), "{schema}");
+        assert_eq!(
+            props["full_name"]["description"],
+            "Full name Has a recorded default (used when not given)."
+        );
         assert_eq!(props["qty"]["type"], "number");
         assert!(props.contains_key("tabId") && !props.contains_key("card"));
         let text = tool.description.unwrap();

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use ext_core::protocol::{ErrorCode, WireError};
 use ext_core::recorder::draft::{self, SaveRequest};
 use ext_core::scenario::{Scenario, ScenarioSummary};
 
@@ -22,23 +23,87 @@ pub struct Saved {
     pub steps: usize,
     pub parameters: Vec<String>,
     pub secrets: Vec<String>,
+    /// Secrets the recording no longer held (the browser kept it across a restart without
+    /// them): each run must give them with `overrideSecrets`.
+    pub missing: Vec<String>,
+}
+
+impl Saved {
+    /// What to tell about its secrets.
+    pub fn secrets_note(&self) -> String {
+        let sealed = if self.secrets.is_empty() {
+            "none".to_string()
+        } else {
+            self.secrets.join(", ")
+        };
+        if self.missing.is_empty() {
+            sealed
+        } else {
+            format!(
+                "{sealed}; not kept by the browser, so give them to every run with overrideSecrets: {}",
+                self.missing.join(", ")
+            )
+        }
+    }
+}
+
+/// Why a recording was not saved.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    #[error("a scenario named {0:?} exists already: choose another name, or delete it first with scenario_delete")]
+    Exists(String),
+    #[error("{0}")]
+    BadName(String),
+    #[error("{0}")]
+    Store(String),
+}
+
+impl SaveError {
+    /// As a coded error, with what became of the recording.
+    pub fn wire(&self, then: &str) -> WireError {
+        let code = match self {
+            SaveError::Exists(_) | SaveError::BadName(_) => ErrorCode::BadArgs,
+            SaveError::Store(_) => ErrorCode::Internal,
+        };
+        WireError::new(code, format!("{self} ({then})"))
+    }
+}
+
+/// Saves one at a time, so that "the name is free" still holds when the files are written.
+static SAVING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Refuse a name a saved scenario has: a save never replaces one (nor its secrets).
+pub fn check_free(dir: &Path, name: &str) -> Result<(), SaveError> {
+    let name = checked_name(name).map_err(SaveError::BadName)?;
+    if dir.join("scenarios").join(format!("{name}.json")).exists()
+        || dir.join("secrets").join(format!("{name}.json")).exists()
+    {
+        return Err(SaveError::Exists(name.to_string()));
+    }
+    Ok(())
 }
 
 /// Save a stopped recording as the person (or agent) chose: the scenario file, its sealed
-/// secrets, and the index.
-pub fn save(dir: &Path, request: &SaveRequest) -> Result<Saved, String> {
-    let name = checked_name(&request.choices.name)?;
-    let store = SecretStore::open(&dir.join("secrets")).map_err(|e| e.to_string())?;
+/// secrets, and the index. A name in use is refused.
+pub fn save(dir: &Path, request: &SaveRequest) -> Result<Saved, SaveError> {
+    let _one = SAVING.lock().unwrap_or_else(|p| p.into_inner());
+    let name = checked_name(&request.choices.name).map_err(SaveError::BadName)?;
+    check_free(dir, name)?;
+    let store =
+        SecretStore::open(&dir.join("secrets")).map_err(|e| SaveError::Store(e.to_string()))?;
     let (scenario, secrets) = draft::build(&request.recording, &request.choices);
-    store.save(name, &secrets).map_err(|e| e.to_string())?;
+    let missing = draft::missing_secrets(&request.recording, &request.choices);
+    store
+        .save(name, &secrets)
+        .map_err(|e| SaveError::Store(e.to_string()))?;
     let folder = dir.join("scenarios");
     std::fs::create_dir_all(&folder)
-        .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+        .map_err(|e| SaveError::Store(format!("cannot create {}: {e}", folder.display())))?;
     let path = folder.join(format!("{name}.json"));
     let json = serde_json::to_vec_pretty(&scenario).unwrap_or_default();
     crate::pairing::write_private_atomic(&path, &json)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    write_index(dir)?;
+        .map_err(|e| SaveError::Store(format!("cannot write {}: {e}", path.display())))?;
+    write_index(dir).map_err(SaveError::Store)?;
     Ok(Saved {
         path,
         steps: scenario.chain.len(),
@@ -49,6 +114,7 @@ pub fn save(dir: &Path, request: &SaveRequest) -> Result<Saved, String> {
             .map(|p| p.name.clone())
             .collect(),
         secrets: secrets.keys().cloned().collect(),
+        missing,
     })
 }
 
@@ -91,6 +157,23 @@ pub fn get(dir: &Path, name: &str) -> Result<Scenario, String> {
         format!("there is no scenario named {name:?}; scenario_list shows the saved ones")
     })?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{} is damaged: {e}", path.display()))
+}
+
+/// A scenario as the model may see it: parameters say whether they have a recorded default,
+/// never its value (what a person typed while recording; replay still uses it).
+pub fn for_model(s: &Scenario) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).unwrap_or_default();
+    let params = v
+        .get_mut("parameters")
+        .and_then(serde_json::Value::as_array_mut);
+    for p in params.into_iter().flatten() {
+        if let Some(obj) = p.as_object_mut() {
+            if obj.remove("default").is_some_and(|d| !d.is_null()) {
+                obj.insert("hasRecordedDefault".into(), serde_json::Value::Bool(true));
+            }
+        }
+    }
+    v
 }
 
 /// Which saved scenarios to list.
@@ -251,8 +334,25 @@ mod tests {
         let secrets = store.load("login").unwrap().unwrap();
         assert_eq!(secrets["password"], "Canary-123");
         assert!(save(dir.path(), &request("../evil", &state)).is_err());
+        // A second save under the same name replaces nothing.
+        let mut other = state.clone();
+        other.steps.truncate(1);
+        let again = save(dir.path(), &request("login", &other)).unwrap_err();
+        assert!(matches!(again, SaveError::Exists(_)), "{again}");
+        assert_eq!(again.wire("kept").code, ErrorCode::BadArgs);
+        assert!(again.to_string().contains("scenario_delete"), "{again}");
+        assert_eq!(std::fs::read_to_string(&saved.path).unwrap(), text);
+        assert_eq!(
+            store.load("login").unwrap().unwrap()["password"],
+            "Canary-123"
+        );
 
         assert_eq!(get(dir.path(), "login").unwrap().title, "Log in");
+        let shown = for_model(&get(dir.path(), "login").unwrap()).to_string();
+        assert!(
+            !shown.contains("shoes") && shown.contains("\"hasRecordedDefault\":true"),
+            "{shown}"
+        );
         assert!(get(dir.path(), "nope")
             .unwrap_err()
             .contains("scenario_list"));

@@ -46,6 +46,71 @@ pub struct SessionLog {
     inner: Arc<Mutex<Inner>>,
 }
 
+/// Secret values this MCP session learned (typed into confidential fields, used by a
+/// replay): masked in every later answer, resource and journal entry of the session.
+#[derive(Clone, Default)]
+pub struct Masks {
+    values: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+/// Values kept at most; the oldest go first.
+const MAX_MASKS: usize = 1000;
+
+impl Masks {
+    /// Mask `value` from now on (`kind` names it in `[redacted:<kind>]`).
+    pub fn add(&self, value: &str, kind: &str) {
+        if value.chars().count() < ext_core::secrets::MIN_VALUE_LEN {
+            return;
+        }
+        let mut values = self.values.lock().unwrap_or_else(|p| p.into_inner());
+        if values.iter().any(|(v, _)| v == value) {
+            return;
+        }
+        if values.len() >= MAX_MASKS {
+            values.remove(0);
+        }
+        values.push((value.to_string(), kind.to_string()));
+        // Longest first: a value inside another is masked after it, not through it.
+        values.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+    }
+
+    /// `fixed` (from `--secrets`) and the session's values.
+    pub fn with(&self, fixed: &[(String, String)]) -> Vec<(String, String)> {
+        let values = self.values.lock().unwrap_or_else(|p| p.into_inner());
+        fixed.iter().chain(values.iter()).cloned().collect()
+    }
+}
+
+/// What a tool's adapter learned while it ran, for `call_tool` to journal: set through
+/// [`note`] within the call's [`CallNotes::scope`].
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct CallNotes {
+    /// A typing action answered: which of its values went into confidential fields
+    /// (`ActionOutcome::confidential`). `None`: it did not answer (the call failed).
+    pub confidential: Option<Vec<usize>>,
+}
+
+tokio::task_local! {
+    static NOTES: std::cell::RefCell<CallNotes>;
+}
+
+impl CallNotes {
+    /// Run `call` with notes of its own; answers its result and what was noted.
+    pub async fn scope<F: std::future::Future>(call: F) -> (F::Output, CallNotes) {
+        NOTES
+            .scope(Default::default(), async {
+                let out = call.await;
+                (out, NOTES.with(|n| n.take()))
+            })
+            .await
+    }
+}
+
+/// Note something about the running call (nothing outside a [`CallNotes::scope`]).
+pub fn note(f: impl FnOnce(&mut CallNotes)) {
+    let _ = NOTES.try_with(|n| f(&mut n.borrow_mut()));
+}
+
 /// `role "name" [ref=e5]` → ("e5", role, name).
 fn ref_line(line: &str) -> Option<(String, String, String)> {
     let line = line.trim().trim_start_matches("- ");
@@ -269,6 +334,28 @@ mod tests {
         assert!(log
             .code(Format::Puppeteer)
             .contains("KAPTURE_SECRET_SECRET_1"));
+    }
+
+    #[tokio::test]
+    async fn notes_belong_to_their_call_and_masks_to_the_session() {
+        let (out, notes) = CallNotes::scope(async {
+            note(|n| n.confidential = Some(vec![1]));
+            7
+        })
+        .await;
+        assert_eq!((out, notes.confidential), (7, Some(vec![1])));
+        let (_, none) = CallNotes::scope(async {}).await;
+        assert_eq!(none.confidential, None);
+        note(|n| n.confidential = Some(vec![]));
+
+        let masks = Masks::default();
+        masks.add("abc", "password");
+        masks.add("Canary-42", "password");
+        masks.add("Canary-42", "password");
+        let all = masks.with(&[("fixed-value".into(), "secrets-file".into())]);
+        assert_eq!(all.len(), 2, "{all:?}");
+        let (text, _) = ext_core::secrets::redact("pw Canary-42 abc", &all);
+        assert_eq!(text, "pw [redacted:password] abc");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the built extension) and drives it over MCP stdio, against pages served on 127.0.0.1:0.
 
 mod attacks_files; // local files never leave unless their folder is allowed; PDFs never land outside or overwrite
+mod attacks_mask; // secrets typed under neutral names, replayed secrets, the recorder as a keylogger
 mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod export; // a recorded login exported as a script that runs under puppeteer-core and Playwright

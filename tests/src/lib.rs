@@ -314,6 +314,13 @@ impl Kapture {
             .collect()
     }
 
+    /// What `tools/list` answers now, as JSON (names, descriptions, schemas).
+    pub async fn tools_json(&self) -> Value {
+        let client = self.client.as_ref().expect("kapture is running");
+        serde_json::to_value(client.list_all_tools().await.expect("tools/list"))
+            .expect("tools as JSON")
+    }
+
     /// Open a tab on `url` (`browser_tabs new`); answers its id.
     pub async fn new_tab(&self, url: &str) -> i64 {
         let opened = self

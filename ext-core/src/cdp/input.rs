@@ -202,13 +202,32 @@ pub async fn press_key<S: CdpSession>(s: &S, p: &PressKey) -> Result<ActionOutco
     settle(s, before).await
 }
 
-/// Replace a field's content as a user would; no settle (callers do).
+/// Whether the field `PREPARE_TYPE` described is confidential (password, one-time code,
+/// card), by the recorder's rules: decided on the element typed into, however the agent
+/// named it.
+fn confidential(prep: &Value) -> bool {
+    let Some(field) = prep.get("field") else {
+        return false;
+    };
+    let descriptor: crate::recorder::ElementDescriptor =
+        serde_json::from_value(field.clone()).unwrap_or_default();
+    let url = field.get("url").and_then(Value::as_str).unwrap_or_default();
+    let ctx = crate::recorder::FieldContext {
+        url,
+        form_has_password: descriptor.form_has_password,
+        form_hint: &descriptor.form_hint,
+    };
+    crate::recorder::confidential_kind(&descriptor, &ctx).is_some()
+}
+
+/// Replace a field's content as a user would; no settle (callers do). Answers whether the
+/// field is confidential.
 async fn fill<S: CdpSession>(
     s: &S,
     target: &Located,
     text: &str,
     slowly: bool,
-) -> Result<(), WireError> {
+) -> Result<bool, WireError> {
     let prep = world::run(
         s,
         &target.frame,
@@ -216,8 +235,9 @@ async fn fill<S: CdpSession>(
         &[target.js.clone(), json!(ACTIONABLE_WAIT_MS), json!(text)],
     )
     .await?;
+    let secret = confidential(&prep);
     if prep.get("mode").and_then(Value::as_str) != Some("insert") {
-        return Ok(());
+        return Ok(secret);
     }
     let was_empty = prep.get("empty").and_then(Value::as_bool).unwrap_or(false);
     if text.is_empty() || slowly {
@@ -237,20 +257,23 @@ async fn fill<S: CdpSession>(
         // load: the page's change handler read an empty field).
         s.send("Input.insertText", json!({"text": text})).await?;
     }
-    world::run(s, &target.frame, js::DISPATCH_CHANGE, &[])
-        .await
-        .map(drop)
+    world::run(s, &target.frame, js::DISPATCH_CHANGE, &[]).await?;
+    Ok(secret)
 }
 
 /// Fill a field as a user would: focus, replace the content, fire input and change events.
 pub async fn type_text<S: CdpSession>(s: &S, p: &Type) -> Result<ActionOutcome, WireError> {
     let target = world::locate_target(s, &p.target).await?;
     let before = s.events().borrow().navigations_started();
-    fill(s, &target, &p.text, p.slowly).await?;
+    let secret = fill(s, &target, &p.text, p.slowly).await?;
     if p.submit {
         press_chord(s, &keys::parse_chord("Enter")?).await?;
     }
-    settle(s, before).await
+    let mut outcome = settle(s, before).await?;
+    if secret {
+        outcome.confidential.push(0);
+    }
+    Ok(outcome)
 }
 
 async fn select_in<S: CdpSession>(
@@ -304,6 +327,7 @@ pub async fn fill_form<S: CdpSession>(s: &S, p: &FillForm) -> Result<ActionOutco
     }
     let before = s.events().borrow().navigations_started();
     let mut last = None;
+    let mut confidential = Vec::new();
     for (i, field) in p.fields.iter().enumerate() {
         let target = world::locate_target(s, &field.target)
             .await
@@ -329,7 +353,11 @@ pub async fn fill_form<S: CdpSession>(s: &S, p: &FillForm) -> Result<ActionOutco
                     Ok(())
                 }
             }
-            _ => fill(s, &target, &field.value, false).await,
+            _ => fill(s, &target, &field.value, false).await.map(|secret| {
+                if secret {
+                    confidential.push(i);
+                }
+            }),
         };
         done.map_err(|e| at_field(e, i, &field.target))?;
         last = Some(target);
@@ -352,7 +380,9 @@ pub async fn fill_form<S: CdpSession>(s: &S, p: &FillForm) -> Result<ActionOutco
             click_at(s, at, MouseButton::Left, false, 0).await?;
         }
     }
-    settle(s, before).await
+    let mut outcome = settle(s, before).await?;
+    outcome.confidential = confidential;
+    Ok(outcome)
 }
 
 fn at_field(mut e: WireError, index: usize, target: &ElementTarget) -> WireError {

@@ -30,10 +30,38 @@ pub const SCROLL_INTO_VIEW: &str = r#"async (target, waitMs) => {
   return { ok: true };
 }"#;
 
+/// A page-side helper: what the element typed into says about itself (the recorder's
+/// descriptor fields that decide a secret), for `recorder::confidential_kind`.
+macro_rules! field_info_js {
+    () => {
+        r#"const fieldInfo = (el) => {
+    const form = el.form || (el.closest && el.closest('form'));
+    const heading = form && form.querySelector('h1,h2,h3,legend');
+    const clip = (s, n) => (s || '').replace(/\s+/g, ' ').trim().slice(0, n);
+    const label = el.labels && el.labels[0] ? clip(el.labels[0].innerText, 80) : '';
+    return {
+      tag: el.localName || '', id: el.id || '', name: (el.getAttribute && el.getAttribute('name')) || '',
+      label, placeholder: (el.getAttribute && el.getAttribute('placeholder')) || '',
+      accessibleName: clip((el.getAttribute && el.getAttribute('aria-label')) || label, 80),
+      inputType: el.localName === 'input' ? (el.type || 'text').toLowerCase() : '',
+      autocomplete: (el.getAttribute && el.getAttribute('autocomplete')) || '',
+      formHasPassword: !!(form && form.querySelector('input[type=password]')),
+      formHint: form ? clip([form.id, form.getAttribute('name'), form.getAttribute('action'), heading && heading.innerText].filter(Boolean).join(' '), 120) : '',
+      url: location.href,
+    };
+  };
+  "#
+    };
+}
+
 /// Focus an editable element and select its content so that inserted text replaces it.
-/// Value-typed inputs (date, color, range…) are set directly. Answers `{mode}`.
-pub const PREPARE_TYPE: &str = r#"async (target, waitMs, text) => {
-  const found = await resolve(target, waitMs);
+/// Value-typed inputs (date, color, range…) are set directly. Answers `{mode, field}`
+/// (`field`: what the element says about itself, to tell a confidential field).
+pub const PREPARE_TYPE: &str = concat!(
+    r#"async (target, waitMs, text) => {
+  "#,
+    field_info_js!(),
+    r#"const found = await resolve(target, waitMs);
   if (found.error) return found;
   const el = found.el;
   const tag = el.tagName.toLowerCase();
@@ -46,22 +74,23 @@ pub const PREPARE_TYPE: &str = r#"async (target, waitMs, text) => {
     el.value = text;
     el.dispatchEvent(new Event('input', { bubbles: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    return { mode: 'set' };
+    return { mode: 'set', field: fieldInfo(el) };
   }
   if (tag === 'textarea' || (tag === 'input' && textTypes.includes(el.type))) {
     el.focus();
     try { el.select(); } catch (_) { el.value = ''; }
-    return { mode: 'insert', empty: el.value === '' };
+    return { mode: 'insert', empty: el.value === '', field: fieldInfo(el) };
   }
   if (el.isContentEditable) {
     el.focus();
     const range = document.createRange();
     range.selectNodeContents(el);
     const s = getSelection(); s.removeAllRanges(); s.addRange(range);
-    return { mode: 'insert', empty: el.textContent === '' };
+    return { mode: 'insert', empty: el.textContent === '', field: fieldInfo(el) };
   }
   return { error: 'NOT_INTERACTABLE', message: describe(el) + (el.type ? '[type=' + el.type + ']' : '') + ' is not a text field' };
-}"#;
+}"#
+);
 
 /// Tell the page the typed value is final, as leaving the field would.
 pub const DISPATCH_CHANGE: &str = r#"() => {

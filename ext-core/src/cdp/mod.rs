@@ -362,6 +362,7 @@ pub(crate) async fn settle<S: CdpSession>(
         url: info.url,
         title: info.title,
         file_chooser: s.events().borrow().file_chooser.is_some(),
+        confidential: Vec::new(),
     })
 }
 

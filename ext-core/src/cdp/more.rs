@@ -811,6 +811,33 @@ fn stop_capture<S: CdpSession>(s: &S) -> Option<crate::methods::RecorderState> {
     })
 }
 
+/// Install the recorder with its widget, or add the widget to a recorder without one (in
+/// this document and the next ones).
+async fn with_widget<S: CdpSession>(s: &S) -> Result<(), WireError> {
+    use super::events::Recording;
+    let shown = s.events().borrow().recording.as_ref().map(|r| r.widget);
+    match shown {
+        Some(true) => {}
+        Some(false) => {
+            let script = add_recorder_script(s, super::js::RECORDER_WIDGET).await?;
+            let mut events = s.events().borrow_mut();
+            if let Some(rec) = events.recording.as_mut() {
+                rec.widget = true;
+                rec.scripts.push(script);
+            }
+        }
+        None => {
+            let scripts = install_recorder(s, true).await?;
+            s.events().borrow_mut().recording = Some(Recording {
+                scripts,
+                widget: true,
+                ..Default::default()
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Start, stop or look at the tab's recorder, or show its widget. Capture runs in its own
 /// isolated world, installed in every new document, and reports through a binding only
 /// that world sees; `stop` answers the steps the raw events mean.
@@ -818,32 +845,11 @@ pub async fn recorder<S: CdpSession>(
     s: &S,
     p: &crate::methods::Recorder,
 ) -> Result<crate::methods::RecorderState, WireError> {
-    use super::events::Recording;
     use crate::methods::RecorderAction;
     match p.action {
         RecorderAction::Status => Ok(recorder_state(s, Vec::new())),
         RecorderAction::Enable => {
-            let shown = s.events().borrow().recording.as_ref().map(|r| r.widget);
-            match shown {
-                Some(true) => {}
-                // Recording without the widget: add it to this document and the next ones.
-                Some(false) => {
-                    let script = add_recorder_script(s, super::js::RECORDER_WIDGET).await?;
-                    let mut events = s.events().borrow_mut();
-                    if let Some(rec) = events.recording.as_mut() {
-                        rec.widget = true;
-                        rec.scripts.push(script);
-                    }
-                }
-                None => {
-                    let scripts = install_recorder(s, true).await?;
-                    s.events().borrow_mut().recording = Some(Recording {
-                        scripts,
-                        widget: true,
-                        ..Default::default()
-                    });
-                }
-            }
+            with_widget(s).await?;
             let state = recorder_state(s, Vec::new());
             widget_show(
                 s,
@@ -852,17 +858,12 @@ pub async fn recorder<S: CdpSession>(
             .await?;
             Ok(state)
         }
+        // Never a hidden keylogger: the widget shows the recording on every page of it, and
+        // the person can stop it there.
         RecorderAction::Start => {
-            let widget = s
-                .events()
-                .borrow()
-                .recording
-                .as_ref()
-                .is_some_and(|r| r.widget);
-            start_capture(s, widget).await?;
-            if widget {
-                widget_show(s, &json!({"mode": "recording"})).await?;
-            }
+            with_widget(s).await?;
+            start_capture(s, true).await?;
+            widget_show(s, &json!({"mode": "recording"})).await?;
             Ok(recorder_state(s, Vec::new()))
         }
         RecorderAction::Stop => {
@@ -963,6 +964,34 @@ pub async fn widget_request<S: CdpSession>(
                     crate::recorder::draft::SaveRequest { choices, recording },
                 )));
             }
+        }
+        // kapture refused the save (a name already in use, say): the recording waits in
+        // the widget again for another name, with the reason.
+        "refused" => {
+            let recording: Option<crate::methods::RecorderState> =
+                serde_json::from_value(request.get("recording").cloned().unwrap_or_default()).ok();
+            let text = request
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let restored = {
+                let mut events = s.events().borrow_mut();
+                match (events.recording.as_mut(), recording) {
+                    (Some(rec), Some(recording)) if rec.stopped.is_none() => {
+                        let draft = crate::recorder::draft::draft(&recording, known);
+                        rec.stopped = Some(recording);
+                        Some(draft)
+                    }
+                    _ => None,
+                }
+            };
+            let view = match restored {
+                Some(draft) => {
+                    json!({"mode": "confirm", "draft": draft, "error": true, "text": text})
+                }
+                None => json!({"mode": "message", "error": true, "text": text}),
+            };
+            widget_show(s, &view).await?;
         }
         "discard" => {
             if let Some(rec) = s.events().borrow_mut().recording.as_mut() {

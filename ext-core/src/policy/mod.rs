@@ -20,10 +20,12 @@ pub enum Category {
     Upload,
     Download,
     Storage,
+    /// Recording what a person does in a tab (the recorder): asked in a person's browser.
+    Record,
 }
 
 impl Category {
-    pub const ALL: [Category; 8] = [
+    pub const ALL: [Category; 9] = [
         Category::Navigate,
         Category::Read,
         Category::Interact,
@@ -32,6 +34,7 @@ impl Category {
         Category::Upload,
         Category::Download,
         Category::Storage,
+        Category::Record,
     ];
 
     /// Categories that change something (denied in safe mode).
@@ -49,6 +52,7 @@ impl Category {
             Category::Upload => "upload",
             Category::Download => "download",
             Category::Storage => "storage",
+            Category::Record => "record",
         }
     }
 
@@ -317,7 +321,7 @@ impl Policy {
     /// Parse a flag rule: `[category@]origin`, e.g. `eval@*.example.com` or `example.com`.
     pub fn flag_rule(text: &str, verdict: Verdict, flag: &str) -> Result<Rule, String> {
         let (category, origin) = match text.split_once('@') {
-            Some((c, o)) => (Some(Category::parse(c).ok_or_else(|| format!("{flag} {text}: unknown category {c:?} (one of navigate, read, interact, submit, eval, upload, download, storage)"))?), o),
+            Some((c, o)) => (Some(Category::parse(c).ok_or_else(|| format!("{flag} {text}: unknown category {c:?} (one of navigate, read, interact, submit, eval, upload, download, storage, record)"))?), o),
             None => (None, text),
         };
         Ok(Rule {
@@ -381,7 +385,18 @@ pub fn category_of(method: &str, params: &serde_json::Value) -> Option<Category>
         "navigate" | "go_back" | "go_forward" | "reload" => Category::Navigate,
         "snapshot" | "find" | "get_text" | "get_html" | "read_markdown" | "extract_links"
         | "screenshot" | "console_messages" | "network_requests" | "network_request"
-        | "wait_for" | "highlight" | "recorder" => Category::Read,
+        | "wait_for" | "highlight" => Category::Read,
+        // Whether it records is a read; recording a person (or showing the widget that
+        // does) is its own category, a keylogger otherwise.
+        "recorder"
+            if matches!(
+                params.get("action").and_then(serde_json::Value::as_str),
+                None | Some("status")
+            ) =>
+        {
+            Category::Read
+        }
+        "recorder" => Category::Record,
         "type" if flag("submit") => Category::Submit,
         "fill_form" if flag("submit") => Category::Submit,
         "click" | "hover" | "type" | "select_option" | "press_key" | "drag" | "scroll"

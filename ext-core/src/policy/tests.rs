@@ -344,3 +344,33 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn recording_a_person_is_its_own_category_that_writes() {
+    let rec = |action: &str| category_of("recorder", &serde_json::json!({ "action": action }));
+    for action in ["start", "stop", "enable"] {
+        assert_eq!(rec(action), Some(Category::Record), "{action}");
+    }
+    assert_eq!(rec("status"), Some(Category::Read));
+    assert_eq!(
+        category_of("recorder", &serde_json::json!({})),
+        Some(Category::Read)
+    );
+    let url = "https://bank.example/";
+    assert_eq!(
+        Policy::connected_default()
+            .decide(Category::Record, url)
+            .verdict,
+        Verdict::Ask
+    );
+    assert_eq!(
+        Policy::launched_default()
+            .decide(Category::Record, url)
+            .verdict,
+        Verdict::Allow
+    );
+    let safe = Policy::launched_default().read_only("--read-only");
+    assert_eq!(safe.decide(Category::Record, url).verdict, Verdict::Deny);
+    let rule = Policy::flag_rule("record@bank.example", Verdict::Deny, "--deny").unwrap();
+    assert_eq!(rule.category, Some(Category::Record));
+}

@@ -112,6 +112,8 @@ fn is_search(e: &ElementDescriptor) -> bool {
 
 /// One typed value: its parameter name and whether it is a secret, in step order.
 struct Typed<'a> {
+    /// Its step's index in the recording.
+    step: usize,
     name: String,
     secret_kind: Option<&'static str>,
     target: &'a ElementDescriptor,
@@ -122,7 +124,7 @@ struct Typed<'a> {
 fn typed(state: &RecorderState) -> Vec<Typed<'_>> {
     let mut url = state.start_url.clone().unwrap_or_default();
     let mut out: Vec<Typed> = Vec::new();
-    for step in &state.steps {
+    for (index, step) in state.steps.iter().enumerate() {
         match step {
             RecordedStep::Navigate { url: u } | RecordedStep::WaitForLoad { url: u } => {
                 url = u.clone()
@@ -141,6 +143,7 @@ fn typed(state: &RecorderState) -> Vec<Typed<'_>> {
                     &taken,
                 );
                 out.push(Typed {
+                    step: index,
                     name,
                     secret_kind: kind,
                     target,
@@ -192,7 +195,9 @@ pub fn build(state: &RecorderState, choices: &SaveChoices) -> (Scenario, BTreeMa
                 let text = if literal {
                     json!(v.text)
                 } else {
-                    if secret {
+                    // An empty secret is one the browser could not keep (see
+                    // `take_secrets`): the scenario names it, the store has no value.
+                    if secret && !v.text.is_empty() {
                         secrets.insert(v.name.clone(), v.text.to_string());
                     }
                     parameters.push(Parameter {
@@ -234,6 +239,46 @@ pub fn build(state: &RecorderState, choices: &SaveChoices) -> (Scenario, BTreeMa
         chain,
     };
     (scenario, secrets)
+}
+
+/// Take the secret values out of a recording (by step index), so that what is kept on disk
+/// while it waits for a kapture holds none; `put_secrets` puts them back. Every value a
+/// secret rule matches is taken, whatever the person chose when saving.
+pub fn take_secrets(state: &mut RecorderState) -> BTreeMap<usize, String> {
+    let steps: Vec<usize> = typed(state)
+        .iter()
+        .filter(|t| t.secret_kind.is_some() && !t.text.is_empty())
+        .map(|t| t.step)
+        .collect();
+    let mut taken = BTreeMap::new();
+    for i in steps {
+        if let Some(RecordedStep::Type { text, .. }) = state.steps.get_mut(i) {
+            taken.insert(i, std::mem::take(text));
+        }
+    }
+    taken
+}
+
+/// Put back the values `take_secrets` took.
+pub fn put_secrets(state: &mut RecorderState, secrets: &BTreeMap<usize, String>) {
+    for (i, value) in secrets {
+        if let Some(RecordedStep::Type { text, .. }) = state.steps.get_mut(*i) {
+            if text.is_empty() {
+                *text = value.clone();
+            }
+        }
+    }
+}
+
+/// The names of a recording's secrets that have no value (lost with a browser restart while
+/// the recording waited): they must be given to each run (`overrideSecrets`).
+pub fn missing_secrets(state: &RecorderState, choices: &SaveChoices) -> Vec<String> {
+    typed(state)
+        .iter()
+        .filter(|t| t.secret_kind.is_some() && t.text.is_empty())
+        .filter(|t| !choices.not_secret.contains(&t.name))
+        .map(|t| t.name.clone())
+        .collect()
 }
 
 /// What an element is, in a few words, for the person.
@@ -492,6 +537,29 @@ mod tests {
             .values
             .iter()
             .any(|v| v.name == "password" && v.secret && v.value.is_empty()));
+    }
+
+    #[test]
+    fn secrets_come_out_of_a_waiting_recording_and_go_back() {
+        let mut kept = recording();
+        let taken = take_secrets(&mut kept);
+        let text = serde_json::to_string(&kept).unwrap();
+        assert!(
+            !text.contains("Canary-123") && !text.contains("ada@example.test"),
+            "{text}"
+        );
+        assert!(text.contains("ring twice"), "ordinary values stay: {text}");
+        let choices = SaveChoices {
+            name: "login".into(),
+            ..Default::default()
+        };
+        // Saved without them (a browser restart lost them): named, not sealed.
+        assert_eq!(missing_secrets(&kept, &choices), ["email", "password"]);
+        let (_, secrets) = build(&kept, &choices);
+        assert!(secrets.is_empty(), "{secrets:?}");
+        put_secrets(&mut kept, &taken);
+        assert_eq!(kept, recording());
+        assert!(missing_secrets(&kept, &choices).is_empty());
     }
 
     fn summary(name: &str, start: &str, end: &str, logs_in: bool) -> ScenarioSummary {

@@ -23,10 +23,13 @@ enum Scope {
 }
 
 /// One rule: a field of this kind is a secret in this scope when one of its attributes
-/// (type, autocomplete, name, id, label, placeholder) contains one of the words.
+/// (type, autocomplete, name, id, label, placeholder) contains one of the words. With
+/// `marked_anywhere`, a field the page itself marks (its type or autocomplete token) is a
+/// secret in any scope: `autocomplete=cc-number` says "card" whatever the form is called.
 struct FieldRule {
     kind: &'static str,
     scope: Scope,
+    marked_anywhere: bool,
     types: &'static [&'static str],
     autocomplete: &'static [&'static str],
     words: &'static [&'static str],
@@ -35,6 +38,7 @@ struct FieldRule {
 const RULES: &[FieldRule] = &[
     FieldRule {
         kind: "password",
+        marked_anywhere: true,
         scope: Scope::Always,
         types: &["password"],
         autocomplete: &["current-password", "new-password"],
@@ -42,6 +46,7 @@ const RULES: &[FieldRule] = &[
     },
     FieldRule {
         kind: "otp",
+        marked_anywhere: true,
         scope: Scope::Auth,
         types: &[],
         autocomplete: &["one-time-code"],
@@ -49,9 +54,16 @@ const RULES: &[FieldRule] = &[
     },
     FieldRule {
         kind: "card",
+        marked_anywhere: true,
         scope: Scope::Payment,
         types: &[],
-        autocomplete: &["cc-number", "cc-csc", "cc-exp"],
+        autocomplete: &[
+            "cc-number",
+            "cc-csc",
+            "cc-exp",
+            "cc-exp-month",
+            "cc-exp-year",
+        ],
         words: &[
             "card number",
             "cardnumber",
@@ -65,6 +77,7 @@ const RULES: &[FieldRule] = &[
     },
     FieldRule {
         kind: "email",
+        marked_anywhere: false,
         scope: Scope::Auth,
         types: &["email"],
         autocomplete: &["email"],
@@ -72,6 +85,7 @@ const RULES: &[FieldRule] = &[
     },
     FieldRule {
         kind: "username",
+        marked_anywhere: false,
         scope: Scope::Auth,
         types: &[],
         autocomplete: &["username"],
@@ -79,6 +93,7 @@ const RULES: &[FieldRule] = &[
     },
     FieldRule {
         kind: "phone",
+        marked_anywhere: false,
         scope: Scope::Auth,
         types: &["tel"],
         autocomplete: &["tel"],
@@ -120,20 +135,31 @@ pub fn secret_kind(field: &ElementDescriptor, ctx: &FieldContext) -> Option<&'st
                 Scope::Auth => auth,
                 Scope::Payment => payment,
             };
-            applies
-                && (r
-                    .types
-                    .contains(&field.input_type.to_ascii_lowercase().as_str())
-                    || r.autocomplete.iter().any(|a| {
-                        field
-                            .autocomplete
-                            .to_ascii_lowercase()
-                            .split_whitespace()
-                            .any(|t| t == *a)
-                    })
-                    || mentions(&attrs, r.words))
+            let marked = r
+                .types
+                .contains(&field.input_type.to_ascii_lowercase().as_str())
+                || r.autocomplete.iter().any(|a| {
+                    field
+                        .autocomplete
+                        .to_ascii_lowercase()
+                        .split_whitespace()
+                        .any(|t| t == *a)
+                });
+            (marked && (applies || r.marked_anywhere)) || (applies && mentions(&attrs, r.words))
         })
         .map(|r| r.kind)
+}
+
+/// Kinds whose values no journal, history or answer ever shows: what a person would call
+/// confidential (a password, a one-time code, card data), as opposed to an identity the
+/// recorder also seals (an email typed into a login form).
+const CONFIDENTIAL: &[&str] = &["password", "otp", "card"];
+
+/// The kind of a confidential field (`password`, `otp`, `card`) a value is typed into, by
+/// the same rules as [`secret_kind`]: the one decision behind the recorder's sealed secrets
+/// and the masking of typed values in journals, the panel history and answers.
+pub fn confidential_kind(field: &ElementDescriptor, ctx: &FieldContext) -> Option<&'static str> {
+    secret_kind(field, ctx).filter(|k| CONFIDENTIAL.contains(k))
 }
 
 #[cfg(test)]
@@ -200,6 +226,32 @@ mod tests {
         for (f, ctx) in cases {
             assert_eq!(secret_kind(&f, &ctx), None, "{f:?} in {}", ctx.url);
         }
+    }
+
+    #[test]
+    fn fields_the_page_marks_are_confidential_in_any_form() {
+        let cases = [
+            (field("text", "f1", "one-time-code"), Some("otp")),
+            (field("text", "f2", "cc-number"), Some("card")),
+            (field("text", "f3", "billing cc-csc"), Some("card")),
+            (field("password", "f4", ""), Some("password")),
+            (field("text", "f5", "new-password"), Some("password")),
+            // Identities are sealed by the recorder in a login form, but not confidential.
+            (field("email", "mail", ""), None),
+            (field("text", "f6", ""), None),
+        ];
+        for (f, kind) in cases {
+            assert_eq!(confidential_kind(&f, &CONTACT), kind, "{f:?}");
+        }
+        assert_eq!(
+            confidential_kind(&field("email", "who", ""), &LOGIN),
+            None,
+            "an email in a login form is sealed by the recorder, not masked as confidential"
+        );
+        assert_eq!(
+            secret_kind(&field("email", "who", ""), &LOGIN),
+            Some("email")
+        );
     }
 
     #[test]

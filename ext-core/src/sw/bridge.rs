@@ -453,7 +453,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             app.running.borrow_mut().insert((conn.port, id), stop);
             spawn_local(async move {
                 let started = platform::now_ms();
-                let shown = crate::ui::mask_params(&method, &params);
+                let mut shown = crate::ui::mask_params(&method, &params);
                 let rules = (conn.policy.borrow().clone(), conn.approval_ms.get());
                 let run = app.run_command(tab_id, &method, params, timeout_ms, rules);
                 let outcome = futures::future::Abortable::new(run, registration).await;
@@ -479,6 +479,9 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                     Ok(_) => "ok".to_string(),
                     Err(e) => e.code.as_str().to_string(),
                 };
+                // The history keeps no value typed into a confidential field.
+                let confidential = result.as_ref().ok().and_then(crate::ui::confidential_of);
+                crate::ui::mask_typed(&method, &mut shown, confidential.as_deref());
                 let frame = match result {
                     Ok(data) => ExtensionFrame::Result { id, data },
                     Err(error) => ExtensionFrame::Error { id, error },

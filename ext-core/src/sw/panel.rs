@@ -127,12 +127,15 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
             let (app, conn) = (app.clone(), conn.clone());
             spawn_local(async move {
                 let started = platform::now_ms();
-                let shown = ui::mask_params(&method, &params);
+                let mut shown = ui::mask_params(&method, &params);
                 let rules = bridge::panel_rules(&app);
                 let result = app
                     .run_command(Some(tab_id), &method, params, PANEL_TIMEOUT_MS, rules)
                     .await;
                 let ms = platform::now_ms() - started;
+                // Values typed into confidential fields, as the answer names them.
+                let confidential = result.as_ref().ok().and_then(ui::confidential_of);
+                ui::mask_typed(&method, &mut shown, confidential.as_deref());
                 let (ok, data, status) = match result {
                     Ok(data) => (true, data, "ok".to_string()),
                     Err(e) => (

@@ -1,6 +1,9 @@
 //! The recorder widget's requests, and the recordings it saves: handed to a connected
-//! kapture, and kept in `chrome.storage.local` until one confirms the save — so a recording
-//! made while no kapture runs, or across a worker restart, is never lost.
+//! kapture, and kept until one confirms the save — so a recording made while no kapture
+//! runs, or across a worker restart, is never lost. What is kept on disk
+//! (`chrome.storage.local`) holds no secret value: those wait in `chrome.storage.session`
+//! (memory only), so a browser restart loses them and the save names the secrets each run
+//! must be given instead.
 
 use std::rc::Rc;
 
@@ -12,10 +15,12 @@ use crate::cdp::WidgetOutcome;
 use crate::chrome;
 use crate::platform;
 use crate::protocol::{BrowserEvent, ExtensionFrame, TabId};
-use crate::recorder::draft::SaveRequest;
+use crate::recorder::draft::{put_secrets, take_secrets, SaveRequest};
 
-/// Where recordings wait for a kapture: `[{id, tabId, request}]`.
+/// Where recordings wait for a kapture: `[{id, tabId, request}]`, secret values taken out.
 const PENDING_KEY: &str = "kapture.pendingRecordings";
+/// Their secret values, in memory only: `{id: {step index: value}}`.
+const SECRETS_KEY: &str = "kapture.pendingSecrets";
 /// Recordings kept at most; the oldest goes first (a person would have noticed by then).
 const MAX_PENDING: usize = 20;
 
@@ -30,6 +35,32 @@ async fn pending() -> Vec<Value> {
 
 async fn set_pending(list: &[Value]) {
     let _ = chrome::storage::local_set(PENDING_KEY, &json!(list)).await;
+}
+
+async fn pending_secrets() -> serde_json::Map<String, Value> {
+    chrome::storage::session_get(SECRETS_KEY)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default()
+}
+
+async fn set_pending_secrets(map: serde_json::Map<String, Value>) {
+    let _ = chrome::storage::session_set(SECRETS_KEY, &Value::Object(map)).await;
+}
+
+/// A kept recording with its secrets put back (those still in memory).
+fn whole(item: &Value, secrets: &serde_json::Map<String, Value>) -> Option<(String, SaveRequest)> {
+    let id = item["id"].as_str()?.to_string();
+    let mut request = serde_json::from_value::<SaveRequest>(item["request"].clone()).ok()?;
+    if let Some(kept) = secrets
+        .get(&id)
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+    {
+        put_secrets(&mut request.recording, &kept);
+    }
+    Some((id, request))
 }
 
 /// Handle what a tab's widget asked for, in order.
@@ -59,10 +90,17 @@ async fn keep_and_send(app: &Rc<App>, tab_id: TabId, request: SaveRequest) {
     let name = request.choices.name.clone();
     {
         let _guard = app.recordings_lock.lock().await;
+        let mut kept = request.clone();
+        let secrets = take_secrets(&mut kept.recording);
+        let mut in_memory = pending_secrets().await;
+        in_memory.insert(id.clone(), json!(secrets));
         let mut list = pending().await;
-        list.push(json!({"id": id, "tabId": tab_id, "request": request}));
+        list.push(json!({"id": id, "tabId": tab_id, "request": kept}));
         let excess = list.len().saturating_sub(MAX_PENDING);
-        list.drain(..excess);
+        for gone in list.drain(..excess) {
+            in_memory.remove(gone["id"].as_str().unwrap_or_default());
+        }
+        set_pending_secrets(in_memory).await;
         set_pending(&list).await;
     }
     let frame = ExtensionFrame::Event {
@@ -84,20 +122,17 @@ pub async fn on_connected(app: &Rc<App>, send: impl Fn(&ExtensionFrame)) {
     send(&ExtensionFrame::Event {
         event: BrowserEvent::ScenariosWanted,
     });
-    let list = {
+    let (list, secrets) = {
         let _guard = app.recordings_lock.lock().await;
-        pending().await
+        (pending().await, pending_secrets().await)
     };
     for item in list {
-        let (Some(id), Ok(request)) = (
-            item["id"].as_str(),
-            serde_json::from_value::<SaveRequest>(item["request"].clone()),
-        ) else {
+        let Some((id, request)) = whole(&item, &secrets) else {
             continue;
         };
         send(&ExtensionFrame::Event {
             event: BrowserEvent::RecordingSave {
-                id: id.to_string(),
+                id,
                 request: Box::new(request),
             },
         });
@@ -106,24 +141,49 @@ pub async fn on_connected(app: &Rc<App>, send: impl Fn(&ExtensionFrame)) {
 
 /// kapture answered a save: drop it from the waiting list when saved, and tell the widget.
 pub async fn on_saved(app: &Rc<App>, id: &str, ok: bool, message: &str) {
-    let tab_id = {
+    let (tab_id, refused) = {
         let _guard = app.recordings_lock.lock().await;
         let mut list = pending().await;
-        let tab = list
-            .iter()
-            .find(|i| i["id"].as_str() == Some(id))
-            .and_then(|i| i["tabId"].as_i64());
-        // A refused save (a bad name, say) is not kept either: the widget says why.
+        let mut secrets = pending_secrets().await;
+        let item = list.iter().find(|i| i["id"].as_str() == Some(id)).cloned();
+        let tab = item.as_ref().and_then(|i| i["tabId"].as_i64());
+        let refused = item
+            .filter(|_| !ok)
+            .and_then(|i| whole(&i, &secrets))
+            .map(|(_, r)| r);
+        // Answered: no longer waiting. A refused save goes back to the widget instead.
         list.retain(|i| i["id"].as_str() != Some(id));
+        secrets.remove(id);
         set_pending(&list).await;
-        tab
+        set_pending_secrets(secrets).await;
+        (tab, refused)
     };
-    if let Some(tab_id) = tab_id {
-        let view = if ok {
-            json!({"mode": "saved", "text": message})
-        } else {
-            json!({"mode": "message", "error": true, "text": message})
-        };
-        app.tabs.widget_show(tab_id as TabId, &view).await;
+    let Some(tab_id) = tab_id.map(|t| t as TabId) else {
+        return;
+    };
+    match refused {
+        // The recording waits in the widget for another name (it holds what the tab does).
+        Some(request) => {
+            let known = app.scenarios.borrow().clone();
+            let again =
+                json!({"action": "refused", "recording": request.recording, "text": message});
+            if app
+                .tabs
+                .widget_request(tab_id, &again, &known)
+                .await
+                .is_err()
+            {
+                let view = json!({"mode": "message", "error": true, "text": message});
+                app.tabs.widget_show(tab_id, &view).await;
+            }
+        }
+        None => {
+            let view = if ok {
+                json!({"mode": "saved", "text": message})
+            } else {
+                json!({"mode": "message", "error": true, "text": message})
+            };
+            app.tabs.widget_show(tab_id, &view).await;
+        }
     }
 }

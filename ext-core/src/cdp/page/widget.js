@@ -52,6 +52,11 @@
   const list = () => `<ol class="live">${live.map((l) => `<li>${esc(l)}</li>`).join('')}</ol>`;
   const render = (view) => {
     mode = view.mode;
+    // Shown again after it left (a recorder installed anew in the same document).
+    if (mode !== 'gone' && host.parentNode !== document.documentElement && document.documentElement) {
+      document.documentElement.appendChild(host);
+      observer.observe(document.documentElement, { childList: true });
+    }
     dot.classList.toggle('on', mode === 'recording');
     const note = view.text ? `<div class="msg${view.error ? ' err' : ''}" role="status">${esc(view.text)}</div>` : '';
     if (mode === 'recording') {
