@@ -41,8 +41,9 @@ struct Seen {
 }
 
 /// A WebSocket server that accepts anyone and, on every connection, fires commands before
-/// the handshake, a made-up challenge, then a welcome with an allow-all policy and more
-/// commands: everything an attacker without the token can try.
+/// the `hello`, after it (and waits a moment for them to run), then a made-up challenge, a
+/// welcome with an allow-all policy and more commands: what an attacker without the token
+/// can try.
 async fn rogue(v: u64, canary: String) -> (u16, Arc<Mutex<Seen>>) {
     let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -65,8 +66,20 @@ async fn rogue(v: u64, canary: String) -> (u16, Arc<Mutex<Seen>>) {
                 };
                 let pwn = json!({"function": "document.title = 'pwned'"});
                 // Before anything: commands a connected default would allow (tabs, navigate).
-                let _ = ws.send(command(1, "tabs.new", json!({"url": format!("{canary}?before-hello")}))).await;
-                let _ = ws.send(command(2, "navigate", json!({"url": format!("{canary}?before-hello")}))).await;
+                let _ = ws
+                    .send(command(
+                        1,
+                        "tabs.new",
+                        json!({"url": format!("{canary}?before-hello")}),
+                    ))
+                    .await;
+                let _ = ws
+                    .send(command(
+                        2,
+                        "navigate",
+                        json!({"url": format!("{canary}?before-hello")}),
+                    ))
+                    .await;
                 let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
                 while let Ok(Some(Ok(msg))) = tokio::time::timeout_at(deadline, ws.next()).await {
                     let Message::Text(text) = msg else { continue };
@@ -75,8 +88,26 @@ async fn rogue(v: u64, canary: String) -> (u16, Arc<Mutex<Seen>>) {
                     if !hello {
                         continue;
                     }
+                    // Commands before any challenge, given time to run (a slow rogue): a
+                    // worker that ran them would answer here and the canary would change.
+                    for frame in [
+                        command(
+                            3,
+                            "navigate",
+                            json!({"url": format!("{canary}?after-hello")}),
+                        ),
+                        command(
+                            7,
+                            "tabs.new",
+                            json!({"url": format!("{canary}?after-hello")}),
+                        ),
+                        command(8, "evaluate", pwn.clone()),
+                        Message::text(json!({"v": v, "type": "ping"}).to_string()),
+                    ] {
+                        let _ = ws.send(frame).await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(1500)).await;
                     let burst = [
-                        command(3, "navigate", json!({"url": format!("{canary}?after-hello")})),
                         Message::text(json!({"v": v, "type": "challenge", "nonce": "ab".repeat(32), "proof": "cd".repeat(32)}).to_string()),
                         // After its (failed) proof: a welcome granting everything, then commands.
                         command(4, "tabs.new", json!({"url": format!("{canary}?after-proof")})),
@@ -127,8 +158,11 @@ async fn a_rogue_on_an_announced_port_learns_no_token_and_runs_nothing() {
     let elsewhere = private_dir();
     let target = elsewhere.path().join("hs.json");
     announce(&target, v, linked_port, &token, 0o600);
-    std::os::unix::fs::symlink(&target, runtime.path().join(format!("server-2-{linked_port}.json")))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        &target,
+        runtime.path().join(format!("server-2-{linked_port}.json")),
+    )
+    .unwrap();
     // The attack proper: a well-formed private file for the rogue's port, a wrong token.
     let (port, seen) = rogue(v, canary.clone()).await;
     announce(
@@ -155,18 +189,35 @@ async fn a_rogue_on_an_announced_port_learns_no_token_and_runs_nothing() {
     assert!(!frames.is_empty(), "the rogue heard a hello");
     for f in &frames {
         assert!(!f.contains(&token), "the real token reached the rogue: {f}");
-        assert!(!f.contains(&"0f".repeat(32)), "the announced token was sent: {f}");
+        assert!(
+            !f.contains(&"0f".repeat(32)),
+            "the announced token was sent: {f}"
+        );
         let frame: Value = serde_json::from_str(f).unwrap();
-        assert_eq!(frame["type"], "hello", "only a hello, never a proof or an answer: {f}");
+        assert_eq!(
+            frame["type"], "hello",
+            "only a hello, never a proof or an answer: {f}"
+        );
         assert!(frame.get("token").is_none(), "{f}");
     }
     // Files others can read, or reached through a symlink, were never dialed.
-    assert_eq!(loose_seen.lock().unwrap().connections, 0, "a 0644 file was used");
-    assert_eq!(linked_seen.lock().unwrap().connections, 0, "a symlinked file was used");
+    assert_eq!(
+        loose_seen.lock().unwrap().connections,
+        0,
+        "a 0644 file was used"
+    );
+    assert_eq!(
+        linked_seen.lock().unwrap().connections,
+        0,
+        "a symlinked file was used"
+    );
     // None of the rogue's commands ran: the page and the tabs are as they were.
     assert_eq!(k.eval("document.title").await, "Page A");
     let tabs = k.ok("browser_tabs", json!({"action": "list"})).await;
-    assert!(!tabs.contains("page-b") && !tabs.contains("Page B"), "{tabs}");
+    assert!(
+        !tabs.contains("page-b") && !tabs.contains("Page B"),
+        "{tabs}"
+    );
     // The real kapture works on, and the rogue is not dialed again.
     let before = seen.lock().unwrap().connections;
     assert_eq!(k.eval("1 + 2").await, 3);
@@ -201,8 +252,8 @@ async fn connecting(runtime: &Path, flags: &[&str]) -> Kapture {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_kapture_that_did_not_launch_the_browser_cannot_loosen_its_rules_unless_a_person_accepts(
-) {
+async fn a_kapture_that_did_not_launch_the_browser_cannot_loosen_its_rules_unless_a_person_accepts()
+{
     let site = Site::start().unwrap();
     let runtime = private_dir();
     let mut start = Start::debuggable();
@@ -222,7 +273,10 @@ async fn a_kapture_that_did_not_launch_the_browser_cannot_loosen_its_rules_unles
     let out = loose.call("browser_evaluate", eval.clone()).await;
     assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
     assert!(out.text.contains("Kapture panel"), "{}", out.text);
-    assert!(loose.ok("browser_snapshot", json!({"tabId": tab})).await.contains("Page A"));
+    assert!(loose
+        .ok("browser_snapshot", json!({"tabId": tab}))
+        .await
+        .contains("Page A"));
     // The kapture that launched the browser keeps its own rules.
     assert_eq!(launcher.eval("document.title").await, "Page A");
 
@@ -243,7 +297,9 @@ async fn a_kapture_that_did_not_launch_the_browser_cannot_loosen_its_rules_unles
     );
     panel.shot("bridge-1-looser-rules-asked").await;
     panel
-        .click(&format!("button[data-agree=\"keep\"][data-port=\"{port}\"]"))
+        .click(&format!(
+            "button[data-agree=\"keep\"][data-port=\"{port}\"]"
+        ))
         .await;
     panel
         .until(
@@ -254,7 +310,9 @@ async fn a_kapture_that_did_not_launch_the_browser_cannot_loosen_its_rules_unles
     let out = loose.call("browser_evaluate", eval.clone()).await;
     assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
     panel
-        .click(&format!("button[data-agree=\"accept\"][data-port=\"{port}\"]"))
+        .click(&format!(
+            "button[data-agree=\"accept\"][data-port=\"{port}\"]"
+        ))
         .await;
     panel
         .until(
@@ -307,7 +365,10 @@ async fn run_kapture(args: &[&str], env: &[(&str, &Path)]) -> (bool, String) {
 async fn discover(runtime: &Path) -> Value {
     use tokio::io::AsyncWriteExt;
     let mut child = tokio::process::Command::new(kapture_bin())
-        .arg(format!("chrome-extension://{}/", kapture_e2e::panel::EXTENSION_ID))
+        .arg(format!(
+            "chrome-extension://{}/",
+            kapture_e2e::panel::EXTENSION_ID
+        ))
         .env("KAPTURE_RUNTIME_DIR", runtime)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -350,7 +411,14 @@ async fn runtime_folders_and_handshake_files_others_can_touch_are_refused() {
     for (dir, why) in &refused {
         let dir_text = dir.display().to_string();
         let (ok, text) = run_kapture(
-            &["--browser", "connect", "--port", "0", "--runtime-dir", &dir_text],
+            &[
+                "--browser",
+                "connect",
+                "--port",
+                "0",
+                "--runtime-dir",
+                &dir_text,
+            ],
             &[],
         )
         .await;
@@ -360,9 +428,16 @@ async fn runtime_folders_and_handshake_files_others_can_touch_are_refused() {
             "the error names the folder and why: {text}"
         );
         let (_, doctor) = run_kapture(&["doctor", "--runtime-dir", &dir_text], &[]).await;
-        assert!(doctor.contains(&format!("BAD  the runtime directory {dir_text}")), "{doctor}");
+        assert!(
+            doctor.contains(&format!("BAD  the runtime directory {dir_text}")),
+            "{doctor}"
+        );
     }
-    assert_eq!(std::fs::read_dir(&real).unwrap().count(), 0, "nothing written");
+    assert_eq!(
+        std::fs::read_dir(&real).unwrap().count(),
+        0,
+        "nothing written"
+    );
 
     // Handshake files discovery skips (and `kapture doctor` names): readable by others, a
     // symlink, and (as root) someone else's. A private one of ours is announced.
@@ -374,8 +449,20 @@ async fn runtime_folders_and_handshake_files_others_can_touch_are_refused() {
         .and_then(|r| r.split(')').next())
         .and_then(|n| n.parse().ok())
         .expect("doctor names the protocol version");
-    announce(&runtime.path().join("server-1-1001.json"), v, 1001, "good", 0o600);
-    announce(&runtime.path().join("server-2-1002.json"), v, 1002, "loose", 0o644);
+    announce(
+        &runtime.path().join("server-1-1001.json"),
+        v,
+        1001,
+        "good",
+        0o600,
+    );
+    announce(
+        &runtime.path().join("server-2-1002.json"),
+        v,
+        1002,
+        "loose",
+        0o644,
+    );
     let elsewhere = private_dir();
     announce(&elsewhere.path().join("hs.json"), v, 1003, "linked", 0o600);
     std::os::unix::fs::symlink(

@@ -203,7 +203,11 @@ impl Ui {
         let block = el(
             doc,
             "div",
-            &[("class", "looser"), ("data-port", &port), ("data-agreed", state)],
+            &[
+                ("class", "looser"),
+                ("data-port", &port),
+                ("data-agreed", state),
+            ],
             "",
         );
         let lead = match s.agreed {
