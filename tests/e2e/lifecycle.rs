@@ -111,7 +111,11 @@ async fn doctor(runtime: &std::path::Path, config: &std::path::Path) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_and_help_answer_in_plain_words() {
-    let runtime = tempfile::tempdir().unwrap();
+    // Private, as kapture requires of a runtime folder (attacks_bridge.rs tests the others).
+    let runtime = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .unwrap();
     let config = tempfile::tempdir().unwrap();
     let text = doctor(runtime.path(), config.path()).await;
     for expected in [
