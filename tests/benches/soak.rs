@@ -185,6 +185,7 @@ async fn main() {
                 k.ok("browser_tabs", json!({"action": "list"})).await;
                 let mut panel = kapture_e2e::panel::Panel::open_in(&profile, -1).await;
                 panel.accept_looser_rules(port).await;
+                panel.close().await;
             }
             restarts += 1;
             next_restart = Instant::now() + Duration::from_secs(90 + rng.u64(..60));

@@ -60,6 +60,27 @@ impl Panel {
         .await;
     }
 
+    /// Close the panel page (so that nothing else finds it among the tabs).
+    pub async fn close(mut self) {
+        let targets = self
+            .raw
+            .send(None, "Target.getTargets", json!({}))
+            .await
+            .unwrap_or_default();
+        for t in targets["targetInfos"].as_array().into_iter().flatten() {
+            if t["url"].as_str().is_some_and(|u| u.contains("/panel.html")) {
+                let _ = self
+                    .raw
+                    .send(
+                        None,
+                        "Target.closeTarget",
+                        json!({"targetId": t["targetId"]}),
+                    )
+                    .await;
+            }
+        }
+    }
+
     pub async fn eval(&mut self, expr: &str) -> Value {
         let res = self
             .raw
