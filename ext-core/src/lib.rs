@@ -6,6 +6,7 @@ pub mod attachment;
 pub mod backoff;
 pub mod cdp;
 pub mod export;
+pub mod handshake;
 pub mod methods;
 pub mod platform;
 pub mod policy;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Version of the bridge protocol. Bump on any incompatible change of a frame or method.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Name under which the native-messaging face of `kapture` is registered with the browser.
 pub const NATIVE_HOST_NAME: &str = "com.kapture.bridge";
@@ -48,14 +48,18 @@ pub struct ExtensionInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ExtensionFrame {
-    /// First frame on every connection: proves the extension holds this server's token.
-    /// After a service-worker restart it names the session it had with this server.
+    /// First frame on every connection: a fresh nonce the server must prove the token over
+    /// (see [`crate::handshake`]); the token itself never crosses the socket. After a
+    /// service-worker restart it names the session it had with this server.
     Hello {
-        token: String,
+        nonce: String,
         ext: ExtensionInfo,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         resume: Option<Resume>,
     },
+    /// The answer to a `challenge` whose proof verified: the extension's proof of the token.
+    /// Never sent to a server that failed its proof.
+    Proof { proof: String },
     /// Successful answer to `command {id}`.
     Result { id: CommandId, data: Value },
     /// Failed answer to `command {id}`.
@@ -85,7 +89,9 @@ pub struct Resume {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum HostFrame {
-    /// The `hello` was accepted.
+    /// The answer to `hello`: the server's nonce and its proof of the token over both nonces.
+    Challenge { nonce: String, proof: String },
+    /// The extension's `proof` verified. Nothing else is dispatched before this, on either side.
     Welcome {
         session: String,
         /// True when `session` is the one the `hello` asked to resume.
@@ -99,7 +105,7 @@ pub enum HostFrame {
         #[serde(default = "default_approval_ms")]
         approval_timeout_ms: u64,
     },
-    /// The `hello` was refused; the host closes the socket right after.
+    /// The handshake was refused; the host closes the socket right after.
     Unauthorized {
         reason: RejectReason,
         message: String,
@@ -137,7 +143,7 @@ pub enum HostFrame {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RejectReason {
-    /// The token does not match this server's.
+    /// The extension's proof of the token does not match this server's token.
     BadToken,
     /// The two sides speak different protocol versions.
     VersionMismatch,
@@ -147,6 +153,8 @@ pub enum RejectReason {
     Superseded,
     /// The server already drives another browser.
     Busy,
+    /// The frame after `challenge` was not a `proof`.
+    ExpectedProof,
 }
 
 /// Browser events pushed to the host.
@@ -475,7 +483,7 @@ mod tests {
     fn extension_frames_are_pinned() {
         golden(
             ExtensionFrame::Hello {
-                token: "t0k".into(),
+                nonce: "n0nce".into(),
                 ext: ExtensionInfo {
                     id: "abc".into(),
                     version: "0.1.0".into(),
@@ -486,11 +494,11 @@ mod tests {
                 },
                 resume: None,
             },
-            r#"{"v":1,"type":"hello","token":"t0k","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1","launched_by":77}}"#,
+            r#"{"v":2,"type":"hello","nonce":"n0nce","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1","launched_by":77}}"#,
         );
         golden(
             ExtensionFrame::Hello {
-                token: "t0k".into(),
+                nonce: "n0nce".into(),
                 ext: ExtensionInfo {
                     id: "abc".into(),
                     version: "0.1.0".into(),
@@ -504,28 +512,34 @@ mod tests {
                     last_command: 41,
                 }),
             },
-            r#"{"v":1,"type":"hello","token":"t0k","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1"},
+            r#"{"v":2,"type":"hello","nonce":"n0nce","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1"},
                "resume":{"session":"s1-1","last_command":41}}"#,
+        );
+        golden(
+            ExtensionFrame::Proof {
+                proof: "pr00f".into(),
+            },
+            r#"{"v":2,"type":"proof","proof":"pr00f"}"#,
         );
         golden(
             ExtensionFrame::Result {
                 id: 7,
                 data: json!({"url": "http://127.0.0.1/"}),
             },
-            r#"{"v":1,"type":"result","id":7,"data":{"url":"http://127.0.0.1/"}}"#,
+            r#"{"v":2,"type":"result","id":7,"data":{"url":"http://127.0.0.1/"}}"#,
         );
         golden(
             ExtensionFrame::Error {
                 id: 8,
                 error: WireError::new(ErrorCode::SelectorNotFound, "no element matches #x"),
             },
-            r#"{"v":1,"type":"error","id":8,"code":"SELECTOR_NOT_FOUND","message":"no element matches #x"}"#,
+            r#"{"v":2,"type":"error","id":8,"code":"SELECTOR_NOT_FOUND","message":"no element matches #x"}"#,
         );
         golden(
             ExtensionFrame::Event {
                 event: BrowserEvent::TabRemoved { tab_id: 3 },
             },
-            r#"{"v":1,"type":"event","event":{"kind":"tab_removed","tab_id":3}}"#,
+            r#"{"v":2,"type":"event","event":{"kind":"tab_removed","tab_id":3}}"#,
         );
         golden(
             ExtensionFrame::Event {
@@ -534,13 +548,27 @@ mod tests {
                     reason: "canceled_by_user".into(),
                 },
             },
-            r#"{"v":1,"type":"event","event":{"kind":"detached","tab_id":3,"reason":"canceled_by_user"}}"#,
+            r#"{"v":2,"type":"event","event":{"kind":"detached","tab_id":3,"reason":"canceled_by_user"}}"#,
         );
-        golden(ExtensionFrame::Pong, r#"{"v":1,"type":"pong"}"#);
+        golden(ExtensionFrame::Pong, r#"{"v":2,"type":"pong"}"#);
     }
 
     #[test]
     fn host_frames_are_pinned() {
+        golden(
+            HostFrame::Challenge {
+                nonce: "n0nce".into(),
+                proof: "pr00f".into(),
+            },
+            r#"{"v":2,"type":"challenge","nonce":"n0nce","proof":"pr00f"}"#,
+        );
+        golden(
+            HostFrame::Unauthorized {
+                reason: RejectReason::ExpectedProof,
+                message: "the frame after challenge must be proof".into(),
+            },
+            r#"{"v":2,"type":"unauthorized","reason":"expected_proof","message":"the frame after challenge must be proof"}"#,
+        );
         golden(
             HostFrame::Welcome {
                 session: "s1".into(),
@@ -549,7 +577,7 @@ mod tests {
                 policy: crate::policy::Policy::allow_all(),
                 approval_timeout_ms: 60000,
             },
-            r#"{"v":1,"type":"welcome","session":"s1","heartbeat_ms":20000,"approval_timeout_ms":60000,
+            r#"{"v":2,"type":"welcome","session":"s1","heartbeat_ms":20000,"approval_timeout_ms":60000,
                "policy":{"rules":[{"origin":{"scheme":null,"host":"*","port":null},"category":null,"verdict":"allow","source":"--unsafe-allow-all"}]}}"#,
         );
         golden(
@@ -557,7 +585,7 @@ mod tests {
                 reason: RejectReason::BadToken,
                 message: "bad token".into(),
             },
-            r#"{"v":1,"type":"unauthorized","reason":"bad_token","message":"bad token"}"#,
+            r#"{"v":2,"type":"unauthorized","reason":"bad_token","message":"bad token"}"#,
         );
         golden(
             HostFrame::Command {
@@ -567,7 +595,7 @@ mod tests {
                 params: json!({"selector": "#go"}),
                 timeout_ms: 30000,
             },
-            r##"{"v":1,"type":"command","id":1,"tab_id":4,"method":"click","params":{"selector":"#go"},"timeout_ms":30000}"##,
+            r##"{"v":2,"type":"command","id":1,"tab_id":4,"method":"click","params":{"selector":"#go"},"timeout_ms":30000}"##,
         );
         golden(
             HostFrame::Command {
@@ -577,12 +605,12 @@ mod tests {
                 params: json!({}),
                 timeout_ms: 30000,
             },
-            r#"{"v":1,"type":"command","id":2,"method":"tabs.list","params":{},"timeout_ms":30000}"#,
+            r#"{"v":2,"type":"command","id":2,"method":"tabs.list","params":{},"timeout_ms":30000}"#,
         );
-        golden(HostFrame::Ping, r#"{"v":1,"type":"ping"}"#);
+        golden(HostFrame::Ping, r#"{"v":2,"type":"ping"}"#);
         golden(
             HostFrame::Cancel { id: 7 },
-            r#"{"v":1,"type":"cancel","id":7}"#,
+            r#"{"v":2,"type":"cancel","id":7}"#,
         );
         golden(
             HostFrame::RecordingSaved {
@@ -590,7 +618,7 @@ mod tests {
                 ok: true,
                 message: "Saved login".into(),
             },
-            r#"{"v":1,"type":"recording_saved","id":"1-2","ok":true,"message":"Saved login"}"#,
+            r#"{"v":2,"type":"recording_saved","id":"1-2","ok":true,"message":"Saved login"}"#,
         );
     }
 
@@ -601,7 +629,7 @@ mod tests {
             r#"{"type":"discover"}"#
         );
         let d = Discovered {
-            v: 1,
+            v: 2,
             servers: vec![ServerEntry {
                 port: 61822,
                 token: "t".into(),
@@ -611,7 +639,7 @@ mod tests {
             launched_by: None,
             browser_run: None,
         };
-        let wire = r#"{"v":1,"servers":[{"port":61822,"token":"t","pid":42,"started":5}]}"#;
+        let wire = r#"{"v":2,"servers":[{"port":61822,"token":"t","pid":42,"started":5}]}"#;
         assert_eq!(serde_json::to_string(&d).unwrap(), wire);
         assert_eq!(serde_json::from_str::<Discovered>(wire).unwrap(), d);
     }
@@ -659,8 +687,8 @@ mod tests {
     #[test]
     fn another_version_is_a_clear_mismatch_not_a_parse_error() {
         let err =
-            decode::<ExtensionFrame>(r#"{"v":2,"type":"hello","whatever":true}"#).unwrap_err();
-        assert_eq!(err, DecodeError::VersionMismatch { ours: 1, theirs: 2 });
+            decode::<ExtensionFrame>(r#"{"v":3,"type":"hello","whatever":true}"#).unwrap_err();
+        assert_eq!(err, DecodeError::VersionMismatch { ours: 2, theirs: 3 });
         assert!(err.to_string().contains("this side needs an update"));
         let err = decode::<ExtensionFrame>(r#"{"v":0,"type":"pong"}"#).unwrap_err();
         assert!(err.to_string().contains("the peer needs an update"));
@@ -678,8 +706,8 @@ mod tests {
             "[]",
             "null",
             r#"{"type":"pong"}"#,
-            r#"{"v":1,"type":"nope"}"#,
-            r#"{"v":1}"#,
+            r#"{"v":2,"type":"nope"}"#,
+            r#"{"v":2}"#,
         ] {
             assert!(
                 matches!(

@@ -32,6 +32,9 @@ pub enum PanelRequest {
     Connect,
     /// Close the connection to the server on `port` and stay away until Connect.
     Disconnect { port: u16 },
+    /// A person's answer to the looser rules the server on `port` asks for: accept them
+    /// (remembered for that rule set) or keep this browser's defaults.
+    Agree { port: u16, accept: bool },
     /// Forget this tab's history.
     ClearHistory { tab_id: TabId },
     /// A person's answer to an approval: `once`, `origin` (this origin, this session) or `deny`.
@@ -67,6 +70,13 @@ pub struct ServerView {
     pub detail: String,
     /// When the state began, ms since the epoch.
     pub since: f64,
+    /// What this server's rules loosen compared with this browser's defaults (one line
+    /// each); empty when it launched this browser or asks for nothing looser.
+    #[serde(default)]
+    pub looser: Vec<String>,
+    /// A person's answer to those looser rules: accepted, declined, or not yet asked.
+    #[serde(default)]
+    pub agreed: Option<bool>,
 }
 
 /// One command in a tab's history.

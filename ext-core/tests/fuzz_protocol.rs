@@ -121,6 +121,8 @@ fn the_version_is_checked_before_the_body() {
 fn frame_shaped_objects_never_panic() {
     let types = prop::sample::select(vec![
         "hello",
+        "proof",
+        "challenge",
         "result",
         "error",
         "event",
@@ -143,7 +145,7 @@ fn frame_shaped_objects_never_panic() {
         strategy,
         |(mut body, kind, v, keep_v)| {
             body.insert("type".into(), json!(kind));
-            body.insert("v".into(), if keep_v { json!(1) } else { v });
+            body.insert("v".into(), if keep_v { json!(PROTOCOL_VERSION) } else { v });
             decode_both(&Value::Object(body).to_string())
         },
     );
@@ -227,8 +229,8 @@ fn extension_frame() -> impl Strategy<Value = ExtensionFrame> {
             info,
             prop::option::of((any_string(), any::<u64>()))
         )
-            .prop_map(|(token, ext, resume)| ExtensionFrame::Hello {
-                token,
+            .prop_map(|(nonce, ext, resume)| ExtensionFrame::Hello {
+                nonce,
                 ext,
                 resume: resume.map(|(session, last_command)| Resume {
                     session,
@@ -239,6 +241,7 @@ fn extension_frame() -> impl Strategy<Value = ExtensionFrame> {
         (any::<u64>(), wire_error()).prop_map(|(id, error)| ExtensionFrame::Error { id, error }),
         browser_event().prop_map(|event| ExtensionFrame::Event { event }),
         Just(ExtensionFrame::Pong),
+        any_string().prop_map(|proof| ExtensionFrame::Proof { proof }),
     ]
 }
 
@@ -267,8 +270,11 @@ fn host_frame() -> impl Strategy<Value = HostFrame> {
         RejectReason::ExpectedHello,
         RejectReason::Superseded,
         RejectReason::Busy,
+        RejectReason::ExpectedProof,
     ]);
     prop_oneof![
+        (any_string(), any_string())
+            .prop_map(|(nonce, proof)| HostFrame::Challenge { nonce, proof }),
         (
             any_string(),
             any::<bool>(),
@@ -435,7 +441,11 @@ fn apply(text: &str, m: &Mutation) -> String {
             bytes.splice(i..i, more.iter().copied());
         }
         Mutation::Version(v) => {
-            let s = text.replacen("\"v\":1", &format!("\"v\":{v}"), 1);
+            let s = text.replacen(
+                &format!("\"v\":{PROTOCOL_VERSION}"),
+                &format!("\"v\":{v}"),
+                1,
+            );
             return s;
         }
         Mutation::HugeNumbers(n) => {
@@ -519,7 +529,7 @@ fn mutated_frames_are_frames_or_decode_errors() {
 #[test]
 fn edge_frames_decode_to_errors_not_panics() {
     let deep = format!(
-        r#"{{"v":1,"type":"result","id":1,"data":{}0{}}}"#,
+        r#"{{"v":2,"type":"result","id":1,"data":{}0{}}}"#,
         "[".repeat(10_000),
         "]".repeat(10_000)
     );
@@ -528,13 +538,13 @@ fn edge_frames_decode_to_errors_not_panics() {
         r#"{"v":18446744073709551616,"type":"pong"}"#,
         r#"{"v":4294967297,"type":"pong"}"#,
         r#"{"v":1e400,"type":"pong"}"#,
-        r#"{"v":1,"type":"cancel","id":18446744073709551616}"#,
-        r#"{"v":1,"type":"cancel","id":-1}"#,
-        r#"{"v":1,"type":"command","id":1,"tab_id":2147483648,"method":"x","params":{},"timeout_ms":1}"#,
-        r#"{"v":1,"type":"error","id":1,"code":"NOPE","message":""}"#,
-        r#"{"v":1,"type":"event","event":{"kind":"tab_removed","tab_id":"3"}}"#,
-        "{\"v\":1,\"type\":\"result\",\"id\":1,\"data\":\"\\ud800\"}",
-        r#"{"v":1,"v":2,"type":"pong"}"#,
+        r#"{"v":2,"type":"cancel","id":18446744073709551616}"#,
+        r#"{"v":2,"type":"cancel","id":-1}"#,
+        r#"{"v":2,"type":"command","id":1,"tab_id":2147483648,"method":"x","params":{},"timeout_ms":1}"#,
+        r#"{"v":2,"type":"error","id":1,"code":"NOPE","message":""}"#,
+        r#"{"v":2,"type":"event","event":{"kind":"tab_removed","tab_id":"3"}}"#,
+        "{\"v\":2,\"type\":\"result\",\"id\":1,\"data\":\"\\ud800\"}",
+        r#"{"v":2,"v":3,"type":"pong"}"#,
     ] {
         assert!(decode::<ExtensionFrame>(text).is_err(), "{text:.80}");
         assert!(decode::<HostFrame>(text).is_err(), "{text:.80}");

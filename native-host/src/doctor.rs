@@ -52,9 +52,14 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
             format!("native host registered for {}", registered.join(", ")),
         )?;
     }
-    let runtime = pairing::runtime_dir(args.runtime_dir.as_deref());
-    let servers = pairing::live_servers(&runtime);
-    writeln!(out, "info runtime folder: {}", runtime.display())?;
+    let servers = match pairing::runtime_dir(args.runtime_dir.as_deref()) {
+        Ok(runtime) => runtime_facts(&runtime, out, &mut problems)?,
+        Err(e) => {
+            problems += 1;
+            writeln!(out, "BAD  {e}")?;
+            Vec::new()
+        }
+    };
     writeln!(
         out,
         "info audit journal: {}",
@@ -137,6 +142,42 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
         }
     )?;
     Ok(problems)
+}
+
+/// The runtime folder: private or not, and the handshake files discovery leaves alone.
+fn runtime_facts(
+    runtime: &std::path::Path,
+    out: &mut impl Write,
+    problems: &mut usize,
+) -> std::io::Result<Vec<ext_core::protocol::ServerEntry>> {
+    if std::fs::symlink_metadata(runtime).is_err() {
+        writeln!(
+            out,
+            "info runtime folder: {} (created, private, when kapture starts)",
+            runtime.display()
+        )?;
+        return Ok(Vec::new());
+    }
+    match pairing::scan(runtime) {
+        Ok(scan) => {
+            writeln!(out, "ok   runtime folder: {} (private)", runtime.display())?;
+            for s in &scan.skipped {
+                *problems += 1;
+                writeln!(
+                    out,
+                    "BAD  handshake file skipped: {}: {}",
+                    s.path.display(),
+                    s.why
+                )?;
+            }
+            Ok(scan.servers)
+        }
+        Err(e) => {
+            *problems += 1;
+            writeln!(out, "BAD  {e}")?;
+            Ok(Vec::new())
+        }
+    }
 }
 
 /// Where uploads may come from by default: kapture's uploads folder and the policy file's

@@ -138,7 +138,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         })?
         .port();
     let token = pairing::Token::generate()?;
-    let runtime_dir = pairing::runtime_dir(args.runtime_dir.as_deref());
+    let runtime_dir = pairing::runtime_dir(args.runtime_dir.as_deref())?;
     let handshake = pairing::HandshakeFile::create(&runtime_dir, port, &token)?;
     let policy = policy_config::PolicyConfig::load(&args).map_err(ServeError::Setup)?;
     let bridge_config = BridgeConfig {

@@ -44,7 +44,7 @@ fn run() -> anyhow::Result<ExitCode> {
         native_messaging::serve(
             &first,
             &id,
-            &pairing::runtime_dir(None),
+            &pairing::runtime_dir(None)?,
             (
                 native_messaging::launched_by_from_env(),
                 native_messaging::browser_run(),

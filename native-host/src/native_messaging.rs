@@ -116,6 +116,7 @@ pub fn serve(
 mod tests {
     use super::*;
     use crate::pairing::{HandshakeFile, Token};
+    use std::os::unix::fs::PermissionsExt;
 
     fn framed(json: &str) -> Vec<u8> {
         let mut v = (json.len() as u32).to_ne_bytes().to_vec();
@@ -125,7 +126,10 @@ mod tests {
 
     #[test]
     fn discover_answers_with_live_servers() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()
+            .unwrap();
         let token = Token::generate().unwrap();
         let _file = HandshakeFile::create(dir.path(), 5555, &token).unwrap();
         let mut input = std::io::Cursor::new(framed(r#"{"type":"discover"}"#));

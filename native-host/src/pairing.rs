@@ -1,5 +1,7 @@
 //! Pairing: the per-boot bridge token and the handshake files through which the extension
 //! (via the native-messaging face) learns which servers run, on which port, with which token.
+//! The runtime folder holding them is private (0700, the user's own, no symlink), and a
+//! handshake file is read only when it is a plain 0600 file of the user's own.
 
 use std::fmt;
 use std::fs;
@@ -8,8 +10,6 @@ use std::path::{Path, PathBuf};
 
 use ext_core::protocol::{ServerEntry, PROTOCOL_VERSION};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PairingError {
@@ -18,6 +18,11 @@ pub enum PairingError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The folder exists but is not private to this user: never used, never "fixed" silently.
+    #[error("the runtime directory {path} is not private: {why}; use a folder of your own with mode 700 (e.g. `rm -r {path}` and let kapture create it, or pass --runtime-dir)")]
+    NotPrivate { path: PathBuf, why: String },
+    #[error("no private runtime directory: XDG_RUNTIME_DIR is not set and there is no home folder; set XDG_RUNTIME_DIR or KAPTURE_RUNTIME_DIR, or pass --runtime-dir")]
+    NoRuntimeDir,
     #[error("cannot write the handshake file {path}: {source}")]
     Write {
         path: PathBuf,
@@ -39,14 +44,8 @@ impl Token {
         Ok(Self(bytes.iter().map(|b| format!("{b:02x}")).collect()))
     }
 
-    /// Constant-time check. Both sides are hashed first so that neither the time nor the
-    /// early exit on a length difference says anything about the token.
-    pub fn verify(&self, candidate: &str) -> bool {
-        let ours = Sha256::digest(self.0.as_bytes());
-        let theirs = Sha256::digest(candidate.as_bytes());
-        ours.ct_eq(&theirs).into()
-    }
-
+    /// The value, for the 0600 handshake file and as the key of the handshake's proofs
+    /// (`ext_core::handshake`); it never crosses the socket.
     pub fn expose(&self) -> &str {
         &self.0
     }
@@ -70,36 +69,100 @@ pub struct Handshake {
 }
 
 /// The runtime directory: `$KAPTURE_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/kapture`, else a
-/// per-user folder in the temp dir. Chrome passes its environment to the native host, so a
-/// launched browser given `KAPTURE_RUNTIME_DIR` sees exactly its own server.
-pub fn runtime_dir(explicit: Option<&Path>) -> PathBuf {
-    if let Some(dir) = explicit {
-        return dir.to_path_buf();
-    }
-    if let Some(dir) = std::env::var_os("KAPTURE_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = dirs::runtime_dir() {
-        return dir.join("kapture");
-    }
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("USERNAME"))
-        .unwrap_or_else(|_| "user".into());
-    std::env::temp_dir().join(format!("kapture-{user}"))
+/// per-user folder in the user's cache folder (never a shared, predictable /tmp path). Chrome
+/// passes its environment to the native host, so a launched browser given
+/// `KAPTURE_RUNTIME_DIR` sees exactly its own server.
+pub fn runtime_dir(explicit: Option<&Path>) -> Result<PathBuf, PairingError> {
+    pick_runtime_dir(
+        explicit,
+        std::env::var_os("KAPTURE_RUNTIME_DIR").map(PathBuf::from),
+        dirs::runtime_dir(),
+        dirs::cache_dir(),
+    )
 }
 
-fn ensure_private_dir(dir: &Path) -> Result<(), PairingError> {
+/// [`runtime_dir`]'s choice, from what the environment gave.
+fn pick_runtime_dir(
+    explicit: Option<&Path>,
+    kapture: Option<PathBuf>,
+    xdg_runtime: Option<PathBuf>,
+    cache: Option<PathBuf>,
+) -> Result<PathBuf, PairingError> {
+    if let Some(dir) = explicit {
+        return Ok(dir.to_path_buf());
+    }
+    if let Some(dir) = kapture.filter(|d| !d.as_os_str().is_empty()) {
+        return Ok(dir);
+    }
+    if let Some(dir) = xdg_runtime {
+        return Ok(dir.join("kapture"));
+    }
+    cache
+        .map(|d| d.join("kapture").join("run"))
+        .ok_or(PairingError::NoRuntimeDir)
+}
+
+/// Is `dir` a folder of this user's that nobody else can read or write, reached without a
+/// symlink? Checked on the path itself (`symlink_metadata`), never on what a link points at.
+pub fn check_private_dir(dir: &Path) -> Result<(), PairingError> {
+    let meta = fs::symlink_metadata(dir).map_err(|source| PairingError::RuntimeDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let not_private = |why: String| PairingError::NotPrivate {
+        path: dir.to_path_buf(),
+        why,
+    };
+    if meta.file_type().is_symlink() {
+        return Err(not_private("it is a symbolic link".into()));
+    }
+    if !meta.is_dir() {
+        return Err(not_private("it is not a folder".into()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = nix::unistd::geteuid().as_raw();
+        if meta.uid() != me {
+            return Err(not_private(format!(
+                "it belongs to user id {}, not to you ({me})",
+                meta.uid()
+            )));
+        }
+        let mode = meta.mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(not_private(format!(
+                "others may use it (mode {mode:o}, expected 700)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Create `dir` (0700) if it is missing, then require it to be private.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), PairingError> {
     let err = |source| PairingError::RuntimeDir {
         path: dir.to_path_buf(),
         source,
     };
-    fs::create_dir_all(dir).map_err(err)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(err)?;
+    if fs::symlink_metadata(dir).is_err() {
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent).map_err(err)?;
+        }
+        let mut builder = fs::DirBuilder::new();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        match builder.create(dir) {
+            Ok(()) => {}
+            // Someone made it meanwhile: the check below judges what is there.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(err(e)),
+        }
     }
-    Ok(())
+    check_private_dir(dir)
 }
 
 /// Write `contents` to `path` atomically (temp file in the same folder, then rename),
@@ -177,37 +240,114 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
-/// The live servers announced in `dir`, newest first. Files of dead processes are removed;
-/// unreadable or foreign files are skipped.
-pub fn live_servers(dir: &Path) -> Vec<ServerEntry> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut servers: Vec<ServerEntry> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "json")
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("server-"))
-        })
-        .filter_map(|path| {
-            let hs: Handshake = serde_json::from_slice(&fs::read(&path).ok()?).ok()?;
-            if !pid_alive(hs.pid) {
-                let _ = fs::remove_file(&path);
-                return None;
+/// A handshake file discovery left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// What a look into the runtime folder found.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Live servers, newest first.
+    pub servers: Vec<ServerEntry>,
+    /// Handshake files that are not trusted: symlinks, someone else's, readable by others.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Read one handshake file without following a symlink, judging the file actually opened:
+/// a plain file, this user's, 0600 (no access for group or others).
+fn read_private_file(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits());
+    }
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err("it is a symbolic link".into());
+    }
+    let file = options.open(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a plain file".into());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = nix::unistd::geteuid().as_raw();
+        if meta.uid() != me {
+            return Err(format!(
+                "it belongs to user id {}, not to you ({me})",
+                meta.uid()
+            ));
+        }
+        let mode = meta.mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(format!("others may read it (mode {mode:o}, expected 600)"));
+        }
+    }
+    let mut bytes = Vec::new();
+    // Handshake files are tiny; a huge one is not ours.
+    file.take(64 * 1024)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// Look into the runtime folder: the live servers, and the handshake files left alone.
+/// A folder that is not private is an error (nothing in it is trusted). Files of dead
+/// processes are removed; garbage and files of other protocol versions are ignored.
+pub fn scan(dir: &Path) -> Result<Scan, PairingError> {
+    check_private_dir(dir)?;
+    let entries = fs::read_dir(dir).map_err(|source| PairingError::RuntimeDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut found = Scan::default();
+    for path in entries.flatten().map(|e| e.path()) {
+        let ours = path.extension().is_some_and(|x| x == "json")
+            && path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("server-"));
+        if !ours {
+            continue;
+        }
+        let bytes = match read_private_file(&path) {
+            Ok(bytes) => bytes,
+            Err(why) => {
+                found.skipped.push(Skipped { path, why });
+                continue;
             }
-            (hs.v == PROTOCOL_VERSION).then_some(ServerEntry {
+        };
+        let Ok(hs) = serde_json::from_slice::<Handshake>(&bytes) else {
+            continue;
+        };
+        if !pid_alive(hs.pid) {
+            let _ = fs::remove_file(&path);
+            continue;
+        }
+        if hs.v == PROTOCOL_VERSION {
+            found.servers.push(ServerEntry {
                 port: hs.port,
                 token: hs.token,
                 pid: hs.pid,
                 started: hs.started,
-            })
-        })
-        .collect();
-    servers.sort_by_key(|s| std::cmp::Reverse(s.started));
-    servers
+            });
+        }
+    }
+    found.servers.sort_by_key(|s| std::cmp::Reverse(s.started));
+    found.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(found)
+}
+
+/// The live servers announced in `dir`, newest first (none when the folder is not private).
+pub fn live_servers(dir: &Path) -> Vec<ServerEntry> {
+    scan(dir).map(|s| s.servers).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -221,30 +361,6 @@ mod tests {
         assert_eq!(a.expose().len(), 64);
         assert_ne!(a.expose(), b.expose());
         assert!(!format!("{a:?}").contains(a.expose()));
-    }
-
-    #[test]
-    fn only_the_exact_token_verifies() {
-        let t = Token::generate().unwrap();
-        let good = t.expose().to_string();
-        let mut flipped = good.clone().into_bytes();
-        flipped[10] ^= 1;
-        let flipped = String::from_utf8(flipped).unwrap();
-        let long = "a".repeat(4096);
-        let wrong = [
-            "",
-            "a",
-            &good[..31],
-            &good[..63],
-            &format!("{good}0"),
-            &flipped,
-            &long,
-            &good.to_uppercase(),
-        ];
-        for w in wrong {
-            assert!(!t.verify(w), "{} chars accepted", w.len());
-        }
-        assert!(t.verify(&good));
     }
 
     #[test]
@@ -277,6 +393,11 @@ mod tests {
     #[test]
     fn dead_and_garbage_files_are_skipped() {
         let dir = tempfile::tempdir().unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        }
         let dead = Handshake {
             v: PROTOCOL_VERSION,
             pid: 0x7fff_fff0,
@@ -285,10 +406,147 @@ mod tests {
             started: 1,
         };
         let dead_path = dir.path().join("server-dead.json");
-        fs::write(&dead_path, serde_json::to_vec(&dead).unwrap()).unwrap();
-        fs::write(dir.path().join("server-garbage.json"), b"{not json").unwrap();
+        write_private_atomic(&dead_path, &serde_json::to_vec(&dead).unwrap()).unwrap();
+        write_private_atomic(&dir.path().join("server-garbage.json"), b"{not json").unwrap();
         assert!(live_servers(dir.path()).is_empty());
         assert!(!dead_path.exists(), "a dead server's file is cleaned up");
         assert!(live_servers(&dir.path().join("missing")).is_empty());
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_runtime_folder_that_is_not_private_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = Token::generate().unwrap();
+        // Group- or world-open folders: refused, not chmod-ed silently.
+        for m in [0o770, 0o707, 0o755, 0o777] {
+            let open = dir.path().join(format!("open-{m:o}"));
+            fs::create_dir(&open).unwrap();
+            mode(&open, m);
+            let err = HandshakeFile::create(&open, 1, &token).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.contains(&open.display().to_string()) && text.contains("not private"),
+                "{text}"
+            );
+            assert!(
+                fs::read_dir(&open).unwrap().next().is_none(),
+                "nothing written"
+            );
+            assert!(scan(&open).is_err());
+        }
+        // A symlink to a private folder: refused too (judged on the link itself).
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        mode(&real, 0o700);
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let err = HandshakeFile::create(&link, 1, &token).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(scan(&link).is_err());
+        // A missing folder is created 0700 (with its parents).
+        let fresh = dir.path().join("a/b/run");
+        let file = HandshakeFile::create(&fresh, 1, &token).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        drop(file);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn handshake_files_that_are_not_private_are_skipped_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        mode(dir.path(), 0o700);
+        let token = Token::generate().unwrap();
+        let good = HandshakeFile::create(dir.path(), 4000, &token).unwrap();
+        let hs = |port: u16| Handshake {
+            v: PROTOCOL_VERSION,
+            pid: std::process::id(),
+            port,
+            token: "rogue".into(),
+            started: 1,
+        };
+        // Readable by others.
+        let loose = dir.path().join("server-loose.json");
+        fs::write(&loose, serde_json::to_vec(&hs(4001)).unwrap()).unwrap();
+        mode(&loose, 0o644);
+        // A symlink to a private file elsewhere.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let target = elsewhere.path().join("x.json");
+        write_private_atomic(&target, &serde_json::to_vec(&hs(4002)).unwrap()).unwrap();
+        let link = dir.path().join("server-link.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let found = scan(dir.path()).unwrap();
+        assert_eq!(
+            found.servers.iter().map(|s| s.port).collect::<Vec<_>>(),
+            [4000]
+        );
+        let skipped: Vec<_> = found
+            .skipped
+            .iter()
+            .map(|s| (s.path.clone(), s.why.clone()))
+            .collect();
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        assert!(skipped
+            .iter()
+            .any(|(p, w)| *p == loose && w.contains("644")));
+        assert!(skipped
+            .iter()
+            .any(|(p, w)| *p == link && w.contains("symbolic link")));
+        // Someone else's file (only root can make one here).
+        if nix::unistd::geteuid().is_root() {
+            let foreign = dir.path().join("server-foreign.json");
+            write_private_atomic(&foreign, &serde_json::to_vec(&hs(4003)).unwrap()).unwrap();
+            nix::unistd::chown(&foreign, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+            let found = scan(dir.path()).unwrap();
+            assert!(found.servers.iter().all(|s| s.port != 4003));
+            assert!(found
+                .skipped
+                .iter()
+                .any(|s| s.path == foreign && s.why.contains("65534")));
+        }
+        drop(good);
+    }
+
+    #[test]
+    fn without_xdg_runtime_dir_the_folder_is_per_user_never_a_shared_tmp_path() {
+        let home = PathBuf::from("/home/ada/.cache");
+        let pick = |k: Option<&str>, x: Option<&str>, c: Option<&Path>| {
+            pick_runtime_dir(
+                None,
+                k.map(PathBuf::from),
+                x.map(PathBuf::from),
+                c.map(Path::to_path_buf),
+            )
+        };
+        assert_eq!(
+            pick(Some("/k"), Some("/run/user/1"), Some(&home)).unwrap(),
+            PathBuf::from("/k")
+        );
+        assert_eq!(
+            pick(Some(""), Some("/run/user/1"), Some(&home)).unwrap(),
+            PathBuf::from("/run/user/1/kapture")
+        );
+        assert_eq!(
+            pick(None, None, Some(&home)).unwrap(),
+            home.join("kapture/run")
+        );
+        assert!(matches!(
+            pick(None, None, None),
+            Err(PairingError::NoRuntimeDir)
+        ));
+        assert_eq!(
+            pick_runtime_dir(Some(Path::new("/x")), None, None, None).unwrap(),
+            PathBuf::from("/x")
+        );
     }
 }

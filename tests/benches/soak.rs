@@ -174,6 +174,19 @@ async fn main() {
                 "--unsafe-allow-all".into(),
             ]))
             .await;
+            // Not the browser's launcher: its allow-all needs the person's yes, once (the
+            // browser remembers it for that rule set).
+            if restarts == 0 {
+                let port = kapture_e2e::handshakes_in(runtime.path())
+                    .into_iter()
+                    .find(|h| h["pid"].as_u64() == Some(u64::from(k.pid)))
+                    .and_then(|h| h["port"].as_u64())
+                    .expect("the new kapture's handshake file");
+                k.ok("browser_tabs", json!({"action": "list"})).await;
+                let mut panel = kapture_e2e::panel::Panel::open_in(&profile, -1).await;
+                panel.accept_looser_rules(port).await;
+                panel.close().await;
+            }
             restarts += 1;
             next_restart = Instant::now() + Duration::from_secs(90 + rng.u64(..60));
         }

@@ -232,22 +232,19 @@ async fn kapture_and_browser_restarts_are_survived_and_old_tab_ids_refused() {
         "connect".into(),
         "--browser-wait-ms".into(),
         "15000".into(),
-        "--allow".into(),
-        "eval@127.0.0.1".into(),
     ];
     let second = Kapture::start(shared(connect)).await;
     let started = Instant::now();
-    assert_eq!(
-        second.eval_on(tab, "document.title").await,
-        "Page A",
-        "the old browser reconnected to the new kapture"
+    // Not the browser's launcher: this browser's defaults apply (reads allowed, eval not).
+    let page = second.ok("browser_snapshot", json!({"tabId": tab})).await;
+    assert!(
+        page.contains("Page A"),
+        "the old browser reconnected to the new kapture: {page}"
     );
     eprintln!("reconnected to the new kapture in {:?}", started.elapsed());
     // The browser dies: a clear error, bounded.
     drop(browser);
-    let out = second
-        .call("browser_evaluate", json!({"function": "1", "tabId": tab}))
-        .await;
+    let out = second.call("browser_snapshot", json!({"tabId": tab})).await;
     let code = out.code().unwrap_or_default();
     assert!(
         ["EXTENSION_DISCONNECTED", "NO_BROWSER"].contains(&code.as_str()),
@@ -268,9 +265,7 @@ async fn kapture_and_browser_restarts_are_survived_and_old_tab_ids_refused() {
     )
     .await;
     // The old browser's tab id is never taken for one of the new browser's tabs.
-    let out = second
-        .call("browser_evaluate", json!({"function": "1", "tabId": tab}))
-        .await;
+    let out = second.call("browser_snapshot", json!({"tabId": tab})).await;
     assert_eq!(out.code().as_deref(), Some("TAB_NOT_FOUND"), "{}", out.text);
     // A call without a tab goes to the new browser's active tab, not to the old current tab.
     let went = second

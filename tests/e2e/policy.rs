@@ -275,23 +275,32 @@ async fn unanswered_asks_time_out_denied_and_a_persons_own_browser_is_protected(
     assert!(snapshot.contains("Shift"), "reads stay allowed: {snapshot}");
     own.stop().await;
 
-    // A person who says so explicitly lets everything through.
+    // `--unsafe-allow-all` of a kapture that did not launch this browser does not lift the
+    // person's defaults on its own (the person accepts it in the panel: attacks_bridge.rs).
     let trusting = Kapture::start(Start {
         args: vec![
             "--browser".into(),
             "connect".into(),
             "--browser-wait-ms".into(),
             "40000".into(),
+            "--approval-timeout-ms".into(),
+            "1500".into(),
             "--unsafe-allow-all".into(),
         ],
         runtime_dir: Some(shared.path().to_path_buf()),
         ..Start::default()
     })
     .await;
-    trusting
-        .ok("browser_click", json!({"selector": "#shift"}))
+    let out = trusting
+        .call("browser_click", json!({"selector": "#shift"}))
         .await;
-    assert_eq!(button_text(&trusting, "shift").await, "plain click");
+    assert_eq!(
+        out.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        out.text
+    );
+    assert_eq!(button_text(&launcher, "shift").await, "Shift");
     trusting.stop().await;
     launcher.stop().await;
 }

@@ -1,5 +1,6 @@
 //! The bridge against strangers, with the real server and its real extension connected:
-//! foreign Origin, wrong Host, wrong token, silence, frames before `hello` are all refused,
+//! foreign Origin, wrong Host, a proof made without the token, silence, frames before
+//! `hello` or instead of the `proof` are all refused,
 //! the real extension keeps its session, and the token never shows up anywhere. Floods,
 //! garbage, wrong-length tokens, oversized frames and a page's forged messages change nothing.
 
@@ -91,13 +92,24 @@ async fn strangers_are_refused_and_the_real_extension_is_undisturbed() {
         "a rebinding Host"
     );
 
-    let hello = |token: &str| {
-        Message::text(json!({"v": 1, "type": "hello", "token": token, "ext": {"id": "x", "version": "0", "browser": "x", "instance": "stranger"}}).to_string())
+    let v = hs["v"].as_u64().unwrap();
+    let hello = |nonce: &str| {
+        Message::text(json!({"v": v, "type": "hello", "nonce": nonce, "ext": {"id": "x", "version": "0", "browser": "x", "instance": "stranger"}}).to_string())
     };
+    // A stranger without the token: the server proves itself first, then refuses the
+    // stranger's made-up proof (and the token itself is never asked for nor sent).
     let mut wrong = dial(port, ORIGIN, None).await.unwrap();
-    let last = if token.ends_with('0') { '1' } else { '0' };
+    wrong.send(hello(&"ab".repeat(32))).await.unwrap();
+    let challenge: Value = match wrong.next().await {
+        Some(Ok(Message::Text(t))) => serde_json::from_str(&t).unwrap(),
+        other => panic!("expected the challenge, got {other:?}"),
+    };
+    assert_eq!(challenge["type"], "challenge", "{challenge}");
+    assert_eq!(challenge["proof"].as_str().map(str::len), Some(64));
     wrong
-        .send(hello(&format!("{}{last}", &token[..63])))
+        .send(Message::text(
+            json!({"v": v, "type": "proof", "proof": "cd".repeat(32)}).to_string(),
+        ))
         .await
         .unwrap();
     let frames = drain(&mut wrong).await;
@@ -106,16 +118,29 @@ async fn strangers_are_refused_and_the_real_extension_is_undisturbed() {
         (frames[0]["type"].as_str(), frames[0]["reason"].as_str()),
         (Some("unauthorized"), Some("bad_token"))
     );
+    assert!(!challenge.to_string().contains(&token) && !frames[0].to_string().contains(&token));
 
     let mut early = dial(port, ORIGIN, None).await.unwrap();
     early
         .send(Message::text(
-            json!({"v": 1, "type": "result", "id": 1, "data": {}}).to_string(),
+            json!({"v": v, "type": "result", "id": 1, "data": {}}).to_string(),
         ))
         .await
         .unwrap();
     let frames = drain(&mut early).await;
     assert_eq!(frames[0]["reason"], "expected_hello", "{frames:?}");
+
+    // Anything but the proof after the challenge: refused, nothing dispatched.
+    let mut skip = dial(port, ORIGIN, None).await.unwrap();
+    skip.send(hello(&"ef".repeat(32))).await.unwrap();
+    skip.send(Message::text(
+        json!({"v": v, "type": "result", "id": 1, "data": {}}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let frames = drain(&mut skip).await;
+    assert_eq!(frames.len(), 2, "{frames:?}");
+    assert_eq!(frames[1]["reason"], "expected_proof", "{frames:?}");
 
     // Silence: closed at the hello deadline (5 s) with nothing sent.
     let mut silent = dial(port, ORIGIN, None).await.unwrap();
@@ -287,6 +312,7 @@ async fn floods_garbage_oversized_frames_and_page_forgeries_change_nothing() {
         .await;
     let before = session_of(&k.ok("browser_status", json!({})).await);
     let port = k.handshakes()[0]["port"].as_u64().unwrap();
+    let v = k.handshakes()[0]["v"].as_u64().unwrap();
 
     // A flood of silent sockets (more than the pre-auth limit) does not stop the real one.
     let mut flood = Vec::new();
@@ -308,9 +334,11 @@ async fn floods_garbage_oversized_frames_and_page_forgeries_change_nothing() {
     for frame in [
         Message::text("not json at all"),
         Message::binary(vec![0xff, 0x00, 0x13, 0x37]),
-        Message::text(json!({"v": 1, "type": "command", "id": 1, "method": "evaluate", "params": {"function": "document.title='pwned'"}}).to_string()),
-        Message::text(json!({"v": 1, "type": "hello", "token": "", "ext": {"id": "x", "version": "0", "browser": "x", "instance": "e"}}).to_string()),
-        Message::text(json!({"v": 1, "type": "hello", "token": "a".repeat(4096), "ext": {"id": "x", "version": "0", "browser": "x", "instance": "e"}}).to_string()),
+        Message::text(json!({"v": v, "type": "command", "id": 1, "method": "evaluate", "params": {"function": "document.title='pwned'"}}).to_string()),
+        Message::text(json!({"v": v, "type": "proof", "proof": "00".repeat(32)}).to_string()),
+        Message::text(json!({"v": v, "type": "hello", "nonce": "", "ext": {"id": "x", "version": "0", "browser": "x", "instance": "e"}}).to_string()),
+        Message::text(json!({"v": v, "type": "hello", "nonce": "a".repeat(4096), "ext": {"id": "x", "version": "0", "browser": "x", "instance": "e"}}).to_string()),
+        Message::text(json!({"v": 1, "type": "hello", "token": "x", "ext": {"id": "x", "version": "0", "browser": "x", "instance": "e"}}).to_string()),
         Message::text("x".repeat(13 << 20)),
     ] {
         let mut ws = dial(port, ORIGIN, None).await.unwrap();

@@ -254,6 +254,12 @@ impl Kapture {
             .runtime_dir
             .clone()
             .unwrap_or_else(|| runtime_dir.path().to_path_buf());
+        // kapture refuses a runtime folder others may use; test folders are made private.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700));
+        }
         let stderr_path = scratch.path().join("kapture.stderr");
         let data = opts
             .data_dir

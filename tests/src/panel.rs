@@ -30,6 +30,57 @@ impl Panel {
         Panel { raw, session }
     }
 
+    /// Open the panel page for `tab` in the browser whose profile is `profile` (started
+    /// debuggable), e.g. after the kapture that launched it is gone.
+    pub async fn open_in(profile: &std::path::Path, tab: i64) -> Panel {
+        let mut raw = RawCdp::connect(profile)
+            .await
+            .expect("the browser's CDP endpoint");
+        let url = format!("chrome-extension://{EXTENSION_ID}/panel.html?tabId={tab}");
+        raw.send(None, "Target.createTarget", json!({"url": url}))
+            .await
+            .unwrap();
+        let session = raw.attach_page("panel.html").await.unwrap();
+        Panel { raw, session }
+    }
+
+    /// Accept, as the person would, the looser rules the kapture on `port` asks for (shown in
+    /// the Connection section when that kapture did not launch this browser).
+    pub async fn accept_looser_rules(&mut self, port: u64) {
+        let block = format!("document.querySelector('.looser[data-port=\"{port}\"]')");
+        self.until("the question about looser rules", &block).await;
+        self.click(&format!(
+            "button[data-agree=\"accept\"][data-port=\"{port}\"]"
+        ))
+        .await;
+        self.until(
+            "the looser rules accepted",
+            &format!("{block}?.dataset.agreed === 'accepted'"),
+        )
+        .await;
+    }
+
+    /// Close the panel page (so that nothing else finds it among the tabs).
+    pub async fn close(mut self) {
+        let targets = self
+            .raw
+            .send(None, "Target.getTargets", json!({}))
+            .await
+            .unwrap_or_default();
+        for t in targets["targetInfos"].as_array().into_iter().flatten() {
+            if t["url"].as_str().is_some_and(|u| u.contains("/panel.html")) {
+                let _ = self
+                    .raw
+                    .send(
+                        None,
+                        "Target.closeTarget",
+                        json!({"targetId": t["targetId"]}),
+                    )
+                    .await;
+            }
+        }
+    }
+
     pub async fn eval(&mut self, expr: &str) -> Value {
         let res = self
             .raw

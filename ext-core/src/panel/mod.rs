@@ -183,8 +183,65 @@ impl Ui {
                 });
                 row.append_child(&b).ok();
             }
+            if !s.looser.is_empty() {
+                row.append_child(&self.looser_rules(s)).ok();
+            }
             list.append_child(&row).ok();
         }
+    }
+
+    /// The question for a server that asks for looser rules than this browser's defaults:
+    /// what it loosens, the answer so far, and Accept / Keep browser defaults.
+    fn looser_rules(self: &Rc<Self>, s: &ServerView) -> Element {
+        let doc = &self.doc;
+        let port = s.port.to_string();
+        let state = match s.agreed {
+            Some(true) => "accepted",
+            Some(false) => "declined",
+            None => "asked",
+        };
+        let block = el(
+            doc,
+            "div",
+            &[
+                ("class", "looser"),
+                ("data-port", &port),
+                ("data-agreed", state),
+            ],
+            "",
+        );
+        let lead = match s.agreed {
+            Some(true) => "You accepted the looser rules this server asks for:",
+            Some(false) => "This server asks for looser rules; this browser's defaults apply:",
+            None => "This server asks for looser rules than this browser's defaults (until you accept, the defaults apply):",
+        };
+        block.append_child(&el(doc, "p", &[], lead)).ok();
+        let items = el(doc, "ul", &[], "");
+        for line in &s.looser {
+            items.append_child(&el(doc, "li", &[], line)).ok();
+        }
+        block.append_child(&items).ok();
+        for (accept, label) in [(true, "Accept"), (false, "Keep browser defaults")] {
+            if s.agreed == Some(accept) {
+                continue;
+            }
+            let b = el(
+                doc,
+                "button",
+                &[
+                    ("type", "button"),
+                    ("data-agree", if accept { "accept" } else { "keep" }),
+                    ("data-port", &port),
+                ],
+                label,
+            );
+            let (ui, port) = (self.clone(), s.port);
+            on(&b, "click", move |_| {
+                ui.send(&PanelRequest::Agree { port, accept })
+            });
+            block.append_child(&b).ok();
+        }
+        block
     }
 
     /// Actions waiting for this person's decision, each with its three answers.

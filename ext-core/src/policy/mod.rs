@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::{ErrorCode, WireError};
 
+pub mod bound;
+
 /// What an action does, for the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -1,6 +1,11 @@
 //! The extension's side of the bridge: discover live kapture servers through native
 //! messaging, keep one authenticated WebSocket to each, and reconnect with capped, jittered
 //! backoff when a server goes away or the service worker wakes up.
+//!
+//! A socket is trusted only after the server proved it holds the token of its handshake
+//! file (`challenge`, checked before we answer with our own `proof`); until its `welcome`
+//! no frame of it runs anything. A server that did not launch this browser gets at most
+//! this browser's default rules unless a person agreed to its looser ones in the panel.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -15,10 +20,17 @@ use super::App;
 use crate::backoff::Backoff;
 use crate::chrome;
 use crate::platform;
+use crate::policy::{bound, Policy};
 use crate::protocol::{
     self, CommandId, Discovered, ExtensionFrame, HostFrame, NativeRequest, Resume, ServerEntry,
     NATIVE_HOST_NAME,
 };
+
+/// Where a person's answers to servers' looser rule sets are kept (fingerprint → accepted).
+const AGREEMENTS_KEY: &str = "kapture.policy_agreements";
+
+/// Added to the source of a rule the browser's ceiling imposed (shown in denials).
+const CEILING_NOTE: &str = "; this browser's limit for a kapture that did not launch it: accept its looser rules in the Kapture panel (Connection) to lift it";
 
 /// Consecutive fruitless discoveries before fast retries stop and only the alarm wakes us,
 /// so a browser with no kapture running is not kept busy forever.
@@ -38,6 +50,19 @@ enum ConnState {
 pub struct Conn {
     port: u16,
     token: String,
+    /// The pid of the server's handshake file: it launched this browser if the browser says so.
+    pid: u32,
+    /// Our `hello` nonce, which the server's proof must cover.
+    nonce: RefCell<String>,
+    /// The server proved the token (its `challenge` verified) and got our `proof`.
+    proven: Cell<bool>,
+    /// The policy the server sent in its welcome, before any bounding.
+    offered: RefCell<Option<Rc<Policy>>>,
+    /// What the offered policy loosens compared with this browser's defaults (empty when
+    /// the server launched this browser), as the panel lists it.
+    looser: RefCell<Vec<String>>,
+    /// A person's answer to those looser rules: accepted, kept the defaults, or not yet.
+    agreed: Cell<Option<bool>>,
     ws: WebSocket,
     state: RefCell<ConnState>,
     last_seen_ms: Cell<f64>,
@@ -73,6 +98,8 @@ pub struct Bridge {
     problem: RefCell<Option<String>>,
     /// Ports a person disconnected from the panel: left alone until they press Connect.
     user_off: RefCell<std::collections::BTreeMap<u16, f64>>,
+    /// A person's answers to looser rule sets, by fingerprint (loaded before any connection).
+    agreements: RefCell<Option<HashMap<String, bool>>>,
 }
 
 impl Default for Bridge {
@@ -89,6 +116,7 @@ impl Default for Bridge {
             retry_pending: Cell::new(false),
             problem: RefCell::default(),
             user_off: RefCell::default(),
+            agreements: RefCell::default(),
         }
     }
 }
@@ -190,6 +218,7 @@ pub fn discover(app: &Rc<App>) {
     }
     let app = app.clone();
     spawn_local(async move {
+        load_agreements(&app).await;
         let res: Result<Discovered, _> =
             chrome::runtime::send_native_message(NATIVE_HOST_NAME, &NativeRequest::Discover).await;
         app.bridge.discovering.set(false);
@@ -267,6 +296,12 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
     let conn = Rc::new(Conn {
         port: server.port,
         token: server.token,
+        pid: server.pid,
+        nonce: RefCell::default(),
+        proven: Cell::new(false),
+        offered: RefCell::default(),
+        looser: RefCell::default(),
+        agreed: Cell::new(None),
         ws,
         state: RefCell::new(ConnState::Connecting),
         last_seen_ms: Cell::new(platform::now_ms()),
@@ -301,8 +336,14 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
             if let Some(r) = &resume {
                 conn.last_command.set(r.last_command);
             }
+            // A fresh nonce: the server's proof must cover it, so no recorded answer serves.
+            let Ok(nonce) = crate::handshake::new_nonce() else {
+                let _ = conn.ws.close_with_code_and_reason(4000, "no random source");
+                return;
+            };
+            *conn.nonce.borrow_mut() = nonce.clone();
             conn.send(&ExtensionFrame::Hello {
-                token: conn.token.clone(),
+                nonce,
                 ext: app.ext.borrow().clone(),
                 resume,
             });
@@ -388,7 +429,27 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
         // One malformed frame is dropped; the connection and the worker carry on.
         Err(_) => return,
     };
+    let connected = matches!(*conn.state.borrow(), ConnState::Connected { .. });
+    let connecting = matches!(*conn.state.borrow(), ConnState::Connecting);
+    match &frame {
+        HostFrame::Challenge { nonce, proof } => {
+            if connecting && !conn.proven.get() {
+                on_challenge(app, conn, nonce, proof);
+            }
+            return;
+        }
+        // A refusal can only make us stay away: heard from anyone.
+        HostFrame::Unauthorized { .. } => {}
+        // The welcome counts only after the server proved the token.
+        HostFrame::Welcome { .. } if !(connecting && conn.proven.get()) => return,
+        HostFrame::Welcome { .. } => {}
+        // Nothing else runs before the welcome: a command of a server that has not proved
+        // the token (or was refused) is dropped unanswered.
+        _ if !connected => return,
+        _ => {}
+    }
     match frame {
+        HostFrame::Challenge { .. } => {}
         HostFrame::Welcome {
             session,
             resumed,
@@ -400,7 +461,8 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 conn.last_command.set(0);
             }
             remember(conn, &session);
-            *conn.policy.borrow_mut() = Rc::new(policy);
+            *conn.offered.borrow_mut() = Some(Rc::new(policy));
+            apply_policy(app, conn);
             conn.approval_ms.set(approval_timeout_ms);
             *conn.state.borrow_mut() = ConnState::Connected { session };
             conn.since.set(platform::now_ms());
@@ -514,6 +576,107 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
     }
 }
 
+/// The server's challenge: answer with our proof only if its proof of the token verifies;
+/// otherwise refuse it (remembered with its token, like a refusal) and tell nothing.
+fn on_challenge(app: &Rc<App>, conn: &Rc<Conn>, nonce_s: &str, proof: &str) {
+    let nonce_e = conn.nonce.borrow().clone();
+    if nonce_e.is_empty()
+        || !crate::handshake::verify_server_proof(&conn.token, conn.port, &nonce_e, nonce_s, proof)
+    {
+        *conn.state.borrow_mut() = ConnState::Rejected(format!(
+            "the program on port {} could not prove it is kapture (pid {}): it does not hold that kapture's token, so it was told nothing",
+            conn.port, conn.pid
+        ));
+        conn.since.set(platform::now_ms());
+        let _ = conn
+            .ws
+            .close_with_code_and_reason(4401, "server proof failed");
+        update_badge(app);
+        return;
+    }
+    conn.proven.set(true);
+    conn.send(&ExtensionFrame::Proof {
+        proof: crate::handshake::extension_proof(&conn.token, conn.port, nonce_s, &nonce_e),
+    });
+}
+
+/// The rules `conn`'s commands run under: the server's own if it launched this browser or a
+/// person accepted them, else the server's bounded by this browser's defaults.
+fn apply_policy(app: &App, conn: &Conn) {
+    let Some(offered) = conn.offered.borrow().clone() else {
+        return;
+    };
+    if app.ext.borrow().launched_by == Some(conn.pid) {
+        conn.looser.borrow_mut().clear();
+        conn.agreed.set(None);
+        *conn.policy.borrow_mut() = offered;
+        return;
+    }
+    let ceiling = Policy::connected_default();
+    let agreed = app
+        .bridge
+        .agreements
+        .borrow()
+        .as_ref()
+        .and_then(|a| a.get(&bound::fingerprint(&offered)).copied());
+    *conn.looser.borrow_mut() = bound::loosened(&offered, &ceiling)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    conn.agreed.set(agreed);
+    *conn.policy.borrow_mut() = if agreed == Some(true) {
+        offered
+    } else {
+        Rc::new(bound::bound(&offered, &ceiling, CEILING_NOTE))
+    };
+}
+
+/// Read a person's earlier answers to looser rule sets, once per worker.
+async fn load_agreements(app: &App) {
+    if app.bridge.agreements.borrow().is_some() {
+        return;
+    }
+    let stored = chrome::storage::local_get(AGREEMENTS_KEY)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|v| serde_json::from_value::<HashMap<String, bool>>(v).ok())
+        .unwrap_or_default();
+    let mut agreements = app.bridge.agreements.borrow_mut();
+    if agreements.is_none() {
+        *agreements = Some(stored);
+    }
+}
+
+/// A person answered the looser rules of the server on `port`: `accept` them (for this
+/// rule set, whichever kapture sends it) or keep this browser's defaults.
+pub fn user_agree(app: &Rc<App>, port: u16, accept: bool) {
+    let Some(offered) = app
+        .bridge
+        .conns
+        .borrow()
+        .get(&port)
+        .and_then(|c| c.offered.borrow().clone())
+    else {
+        return;
+    };
+    let print = bound::fingerprint(&offered);
+    let snapshot = {
+        let mut agreements = app.bridge.agreements.borrow_mut();
+        let map = agreements.get_or_insert_with(HashMap::new);
+        map.insert(print, accept);
+        map.clone()
+    };
+    for conn in app.bridge.conns.borrow().values() {
+        apply_policy(app, conn);
+    }
+    update_badge(app);
+    spawn_local(async move {
+        let value = serde_json::to_value(&snapshot).unwrap_or_default();
+        let _ = chrome::storage::local_set(AGREEMENTS_KEY, &value).await;
+    });
+}
+
 fn resume_key(port: u16) -> String {
     format!("kapture.resume.{port}")
 }
@@ -550,6 +713,8 @@ pub fn server_views(app: &App) -> (Vec<crate::ui::ServerView>, Option<String>) {
                 state: state.into(),
                 detail,
                 since: c.since.get(),
+                looser: c.looser.borrow().clone(),
+                agreed: c.agreed.get(),
             }
         })
         .collect();
@@ -559,6 +724,8 @@ pub fn server_views(app: &App) -> (Vec<crate::ui::ServerView>, Option<String>) {
             state: "disconnected".into(),
             detail: "disconnected from the panel".into(),
             since: *since,
+            looser: Vec::new(),
+            agreed: None,
         });
     }
     views.sort_by_key(|v| v.port);

@@ -182,6 +182,7 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
         }
         PanelRequest::Connect => bridge::user_connect(app),
         PanelRequest::Disconnect { port } => bridge::user_disconnect(app, port),
+        PanelRequest::Agree { port, accept } => bridge::user_agree(app, port, accept),
         PanelRequest::ClearHistory { tab_id } => {
             let app = app.clone();
             spawn_local(async move {

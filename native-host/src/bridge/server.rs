@@ -1,11 +1,14 @@
-//! Accepting extension connections: the upgrade-time Origin/Host check, the `hello`
-//! deadline and token check, then one task per authenticated socket that moves frames
-//! between the socket and the hub and keeps the heartbeat.
+//! Accepting extension connections: the upgrade-time Origin/Host check, then within the
+//! `hello` deadline the mutual proof of the token (`hello` → `challenge` → `proof`, see
+//! `ext_core::handshake`; the token never crosses the socket), then one task per
+//! authenticated socket that moves frames between the socket and the hub and keeps the
+//! heartbeat. Nothing is dispatched before the extension's proof verified.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ext_core::handshake;
 use ext_core::policy::{Policy, Verdict};
 use ext_core::protocol::{self, DecodeError, ExtensionFrame, HostFrame, RejectReason};
 use futures::{SinkExt, StreamExt};
@@ -33,7 +36,7 @@ const OUT_QUEUE: usize = 128;
 pub struct BridgeConfig {
     /// The only Origin accepted: `chrome-extension://<id>`.
     pub allowed_origin: String,
-    /// Time allowed between TCP accept and a valid `hello`.
+    /// Time allowed between TCP accept and a verified `proof`.
     pub hello_timeout: Duration,
     /// Ping interval; the extension's worker stays awake on application messages.
     pub heartbeat: Duration,
@@ -120,7 +123,8 @@ pub(super) async fn accept_loop(
     }
 }
 
-/// Upgrade with Origin/Host checks, then require a valid `hello` within the deadline.
+/// Upgrade with Origin/Host checks, then within the deadline: `hello`, our `challenge`
+/// (proving we hold the token), and the extension's verified `proof`.
 async fn authenticate(
     stream: TcpStream,
     token: &Token,
@@ -174,30 +178,61 @@ async fn authenticate(
             return None;
         }
     };
-    match protocol::decode::<ExtensionFrame>(&text) {
-        Ok(ExtensionFrame::Hello {
-            token: offered,
-            ext,
-            resume,
-        }) => {
-            if token.verify(&offered) {
-                Some((ws, ext, resume))
-            } else {
-                reject(&mut ws, RejectReason::BadToken, "the token does not match this kapture server; the extension will rediscover servers").await;
-                None
-            }
+    let (nonce_e, ext, resume) = match protocol::decode::<ExtensionFrame>(&text) {
+        Ok(ExtensionFrame::Hello { nonce, ext, resume }) if handshake::valid_nonce(&nonce) => {
+            (nonce, ext, resume)
         }
         Err(DecodeError::VersionMismatch { ours, theirs }) => {
             let message = protocol::host_version_mismatch_message(ours, theirs);
             tracing::warn!("{message}");
             reject(&mut ws, RejectReason::VersionMismatch, &message).await;
-            None
+            return None;
         }
         Ok(_) | Err(DecodeError::Malformed(_)) => {
             reject(
                 &mut ws,
                 RejectReason::ExpectedHello,
-                "the first frame must be hello",
+                "the first frame must be hello with a nonce of 64 hex digits",
+            )
+            .await;
+            return None;
+        }
+    };
+    // Our proof first: the extension answers only a server that knows the token.
+    let Ok(nonce_s) = handshake::new_nonce() else {
+        tracing::warn!("no random nonce for a handshake");
+        return None;
+    };
+    let challenge = HostFrame::Challenge {
+        proof: handshake::server_proof(token.expose(), port, &nonce_e, &nonce_s),
+        nonce: nonce_s.clone(),
+    };
+    ws.send(Message::text(protocol::encode(&challenge)))
+        .await
+        .ok()?;
+    let second = tokio::time::timeout_at(deadline.into(), next_text(&mut ws)).await;
+    let text = match second {
+        Ok(Some(text)) => text,
+        Ok(None) => return None,
+        Err(_) => {
+            close(&mut ws, CloseCode::Policy, "no proof in time").await;
+            return None;
+        }
+    };
+    match protocol::decode::<ExtensionFrame>(&text) {
+        Ok(ExtensionFrame::Proof { proof }) => {
+            if handshake::verify_extension_proof(token.expose(), port, &nonce_e, &nonce_s, &proof) {
+                Some((ws, ext, resume))
+            } else {
+                reject(&mut ws, RejectReason::BadToken, "the extension's proof does not match this kapture server's token; the extension will rediscover servers").await;
+                None
+            }
+        }
+        _ => {
+            reject(
+                &mut ws,
+                RejectReason::ExpectedProof,
+                "the frame after challenge must be proof",
             )
             .await;
             None
@@ -298,7 +333,7 @@ async fn serve(
                             let _ = hub.send(HubMsg::Event(event)).await;
                         }
                         Ok(ExtensionFrame::Pong) => {}
-                        Ok(ExtensionFrame::Hello { .. }) => tracing::debug!("ignoring a repeated hello"),
+                        Ok(ExtensionFrame::Hello { .. } | ExtensionFrame::Proof { .. }) => tracing::debug!("ignoring a repeated handshake frame"),
                         // One bad frame is logged and dropped; the connection carries on.
                         Err(e) => tracing::warn!(error = %e, "dropping a malformed frame from the extension"),
                     }

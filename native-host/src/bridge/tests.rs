@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use ext_core::handshake;
 use ext_core::protocol::{
     self, ErrorCode, ExtensionFrame, ExtensionInfo, HostFrame, RejectReason, WireError,
 };
@@ -72,16 +73,8 @@ async fn dial(
         .map(|(ws, _)| ws)
 }
 
-fn hello(token: &str) -> Message {
-    hello_from(token, "browser-1")
-}
-
-fn hello_from(token: &str, instance: &str) -> Message {
-    hello_resuming(token, instance, None)
-}
-
-/// `who`: the extension instance, or `instance@run` with the browser run too.
-fn hello_resuming(token: &str, who: &str, resume: Option<protocol::Resume>) -> Message {
+/// A `hello` as `who` (the extension instance, or `instance@run` with the browser run too).
+fn hello_as(nonce: &str, who: &str, resume: Option<protocol::Resume>) -> Message {
     let (instance, run) = match who.split_once('@') {
         Some((i, r)) => (i, Some(r.to_string())),
         None => (who, None),
@@ -95,10 +88,46 @@ fn hello_resuming(token: &str, who: &str, resume: Option<protocol::Resume>) -> M
         browser_run: run,
     };
     Message::text(protocol::encode(&ExtensionFrame::Hello {
-        token: token.into(),
+        nonce: nonce.into(),
         ext,
         resume,
     }))
+}
+
+/// What a handshake with `token` gave: whether the server's challenge proved *our* token,
+/// the proof we answered, and the server's next frame.
+struct Shook {
+    server_proved: bool,
+    proof: String,
+    next: Option<HostFrame>,
+}
+
+/// Say hello as `who`, check the server's challenge against `token`, answer it with our
+/// proof made from `token` (right or wrong), and read what the server says next.
+async fn handshake(
+    ws: &mut Client,
+    port: u16,
+    token: &str,
+    who: &str,
+    resume: Option<protocol::Resume>,
+) -> Shook {
+    let nonce_e = handshake::new_nonce().unwrap();
+    ws.send(hello_as(&nonce_e, who, resume)).await.unwrap();
+    let Some(HostFrame::Challenge { nonce, proof }) = next_frame(ws).await else {
+        panic!("the server answers hello with a challenge");
+    };
+    let server_proved = handshake::verify_server_proof(token, port, &nonce_e, &nonce, &proof);
+    let ours = handshake::extension_proof(token, port, &nonce, &nonce_e);
+    ws.send(Message::text(protocol::encode(&ExtensionFrame::Proof {
+        proof: ours.clone(),
+    })))
+    .await
+    .unwrap();
+    Shook {
+        server_proved,
+        proof: ours,
+        next: next_frame(ws).await,
+    }
 }
 
 /// The next host frame, or `None` when the socket closes; bounded so a test cannot hang.
@@ -117,9 +146,10 @@ async fn next_frame(ws: &mut Client) -> Option<HostFrame> {
 
 async fn authenticated(f: &Fixture) -> Client {
     let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
-    ws.send(hello(f.token.expose())).await.unwrap();
+    let shook = handshake(&mut ws, f.port, f.token.expose(), "browser-1", None).await;
+    assert!(shook.server_proved, "the server proved the token");
     assert!(matches!(
-        next_frame(&mut ws).await,
+        shook.next,
         Some(HostFrame::Welcome {
             heartbeat_ms: 20000,
             ..
@@ -201,8 +231,9 @@ async fn a_wrong_token_is_refused_and_closed() {
         String::from_utf8(flipped).unwrap(),
     ] {
         let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
-        ws.send(hello(&wrong)).await.unwrap();
-        match next_frame(&mut ws).await {
+        let shook = handshake(&mut ws, f.port, &wrong, "stranger", None).await;
+        assert!(!shook.server_proved, "our wrong token is not the server's");
+        match shook.next {
             Some(HostFrame::Unauthorized { reason, .. }) => {
                 assert_eq!(reason, RejectReason::BadToken)
             }
@@ -210,6 +241,80 @@ async fn a_wrong_token_is_refused_and_closed() {
         }
         assert!(next_frame(&mut ws).await.is_none(), "closed after refusal");
     }
+    assert!(f.handle.status().await.extension.is_none());
+}
+
+#[tokio::test]
+async fn a_replayed_proof_or_a_frame_instead_of_the_proof_is_refused_and_nothing_dispatched() {
+    let f = fixture(Duration::from_secs(5)).await;
+    // A real extension's proof, recorded…
+    let mut first = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
+    let shook = handshake(&mut first, f.port, f.token.expose(), "browser-1", None).await;
+    assert!(matches!(shook.next, Some(HostFrame::Welcome { .. })));
+    drop(first);
+    // …and replayed by a stranger without the token: the server's new nonce defeats it.
+    let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
+    ws.send(hello_as(
+        &handshake::new_nonce().unwrap(),
+        "browser-1",
+        None,
+    ))
+    .await
+    .unwrap();
+    assert!(matches!(
+        next_frame(&mut ws).await,
+        Some(HostFrame::Challenge { .. })
+    ));
+    ws.send(Message::text(protocol::encode(&ExtensionFrame::Proof {
+        proof: shook.proof,
+    })))
+    .await
+    .unwrap();
+    assert!(matches!(
+        next_frame(&mut ws).await,
+        Some(HostFrame::Unauthorized {
+            reason: RejectReason::BadToken,
+            ..
+        })
+    ));
+    // Answers instead of the proof, and hellos without a proper nonce.
+    let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
+    ws.send(hello_as(
+        &handshake::new_nonce().unwrap(),
+        "browser-1",
+        None,
+    ))
+    .await
+    .unwrap();
+    assert!(matches!(
+        next_frame(&mut ws).await,
+        Some(HostFrame::Challenge { .. })
+    ));
+    ws.send(Message::text(protocol::encode(&ExtensionFrame::Result {
+        id: 1,
+        data: json!({"pwned": true}),
+    })))
+    .await
+    .unwrap();
+    assert!(matches!(
+        next_frame(&mut ws).await,
+        Some(HostFrame::Unauthorized {
+            reason: RejectReason::ExpectedProof,
+            ..
+        })
+    ));
+    for nonce in ["", "short", &"A".repeat(64), &"0".repeat(4096)] {
+        let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
+        ws.send(hello_as(nonce, "browser-1", None)).await.unwrap();
+        assert!(matches!(
+            next_frame(&mut ws).await,
+            Some(HostFrame::Unauthorized {
+                reason: RejectReason::ExpectedHello,
+                ..
+            })
+        ));
+    }
+    // The first socket is gone and none of the others got in: nothing to dispatch to.
     assert!(f.handle.status().await.extension.is_none());
 }
 
@@ -251,8 +356,8 @@ async fn another_protocol_version_is_told_who_needs_an_update() {
     let f = fixture(Duration::from_secs(5)).await;
     let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
     let future = format!(
-        r#"{{"v":99,"type":"hello","token":"{}","ext":{{}}}}"#,
-        f.token.expose()
+        r#"{{"v":99,"type":"hello","nonce":"{}","ext":{{}}}}"#,
+        handshake::new_nonce().unwrap()
     );
     ws.send(Message::text(future)).await.unwrap();
     match next_frame(&mut ws).await {
@@ -334,10 +439,10 @@ async fn connect_as(
     resume: Option<protocol::Resume>,
 ) -> (Client, String, bool) {
     let mut ws = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
-    ws.send(hello_resuming(f.token.expose(), instance, resume))
+    match handshake(&mut ws, f.port, f.token.expose(), instance, resume)
         .await
-        .unwrap();
-    match next_frame(&mut ws).await {
+        .next
+    {
         Some(HostFrame::Welcome {
             session, resumed, ..
         }) => (ws, session, resumed),
@@ -546,11 +651,10 @@ async fn a_second_browser_is_refused_while_the_first_is_connected() {
     let f = fixture(Duration::from_secs(5)).await;
     let mut first = authenticated(&f).await;
     let mut second = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
-    second
-        .send(hello_from(f.token.expose(), "browser-2"))
+    match handshake(&mut second, f.port, f.token.expose(), "browser-2", None)
         .await
-        .unwrap();
-    match next_frame(&mut second).await {
+        .next
+    {
         Some(HostFrame::Unauthorized { reason, message }) => {
             assert_eq!(reason, RejectReason::Busy);
             assert!(message.contains("another browser"), "{message}");
