@@ -59,6 +59,32 @@ fn escape(s: &str, quote: bool) -> String {
     neutralise_tags(&out)
 }
 
+/// Where a tag starts at `chars[i]` (a `[`): the index just after its word (`ref`, `tab`).
+fn tag_at(chars: &[char], i: usize) -> Option<usize> {
+    if chars.get(i) != Some(&'[') {
+        return None;
+    }
+    let mut j = i + 1;
+    while j < chars.len() && chars[j].is_whitespace() {
+        j += 1;
+    }
+    let word: String = chars[j..chars.len().min(j + 3)]
+        .iter()
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let after = j + 3;
+    let mut k = after;
+    while k < chars.len() && chars[k].is_whitespace() {
+        k += 1;
+    }
+    let is_tag = match word.as_str() {
+        "ref" => chars.get(k) == Some(&'='),
+        "tab" => k > after && chars.get(k).is_some_and(char::is_ascii_digit),
+        _ => false,
+    };
+    is_tag.then_some(after)
+}
+
 /// Break text that spells one of Kapture's tags: `[ref=` (any case, spaces allowed) gets a
 /// backslash before its `=`, `[tab 3` one before its space, so it can name no element or
 /// tab. Everything else is kept.
@@ -70,36 +96,43 @@ pub fn neutralise_tags(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 4);
     let mut i = 0;
     while i < chars.len() {
-        out.push(chars[i]);
-        if chars[i] != '[' {
-            i += 1;
-            continue;
+        match tag_at(&chars, i) {
+            Some(after) => {
+                out.extend(&chars[i..after]);
+                out.push('\\');
+                i = after;
+            }
+            None => {
+                out.push(chars[i]);
+                i += 1;
+            }
         }
-        // `[`, spaces, a tag word, then what makes it a tag.
-        let mut j = i + 1;
-        while j < chars.len() && chars[j].is_whitespace() {
-            j += 1;
-        }
-        let word: String = chars[j..chars.len().min(j + 3)]
-            .iter()
-            .collect::<String>()
-            .to_ascii_lowercase();
-        let after = j + 3;
-        let mut k = after;
-        while k < chars.len() && chars[k].is_whitespace() {
-            k += 1;
-        }
-        let is_tag = match word.as_str() {
-            "ref" => chars.get(k) == Some(&'='),
-            "tab" => k > after && chars.get(k).is_some_and(char::is_ascii_digit),
-            _ => false,
-        };
-        if is_tag {
-            out.extend(&chars[i + 1..after]);
-            out.push('\\');
-            i = after;
+    }
+    out
+}
+
+/// JSON text (a script's result) made safe the JSON way, keeping its value: unsafe
+/// characters (which serde leaves in strings: C1 controls, separators, bidi) as `\uXXXX`,
+/// and the `[` of a tag as `\u005b` (a tag can only be inside a string in valid JSON).
+pub fn json(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_unsafe(c) {
+            escaped.push_str(&format!("\\u{:04x}", c as u32));
         } else {
-            i += 1;
+            escaped.push(c);
+        }
+    }
+    if !escaped.contains('[') {
+        return escaped;
+    }
+    let chars: Vec<char> = escaped.chars().collect();
+    let mut out = String::with_capacity(escaped.len() + 8);
+    for i in 0..chars.len() {
+        if tag_at(&chars, i).is_some() {
+            out.push_str("\\u005b");
+        } else {
+            out.push(chars[i]);
         }
     }
     out
@@ -214,9 +247,8 @@ pub fn fit_lines(
         // The first line alone does not fit: it is shown in part rather than not at all.
         if i == 0 {
             let marker = (lines.len() > 1).then(|| more(1));
-            let room = max_chars.saturating_sub(
-                used + 2 + marker.as_ref().map_or(0, |m| m.chars().count() + 1),
-            );
+            let room = max_chars
+                .saturating_sub(used + 2 + marker.as_ref().map_or(0, |m| m.chars().count() + 1));
             if room > 20 {
                 out.push('\n');
                 out.extend(line.chars().take(room - 1));
@@ -242,7 +274,10 @@ mod tests {
     #[test]
     fn line_breaks_and_controls_become_visible_escapes() {
         assert_eq!(inline("a\nb\rc\td"), "a\\nb\\rc\\td");
-        assert_eq!(inline("x\u{2028}y\u{2029}z\u{85}"), "x\\u{2028}y\\u{2029}z\\u{85}");
+        assert_eq!(
+            inline("x\u{2028}y\u{2029}z\u{85}"),
+            "x\\u{2028}y\\u{2029}z\\u{85}"
+        );
         assert_eq!(inline("\u{202e}evil\u{2066}"), "\\u{202e}evil\\u{2066}");
         assert_eq!(inline("\u{0}\u{7f}\u{1b}[31m"), "\\u{0}\\u{7f}\\u{1b}[31m");
         // Ordinary text, accents, emoji and joiners stay.
@@ -262,7 +297,10 @@ mod tests {
         assert_eq!(inline("[ ref=e1]"), "[ ref\\=e1]");
         assert_eq!(inline("done [tab 7]"), "done [tab\\ 7]");
         // Words that only start like a tag are kept.
-        assert_eq!(inline("[reference] [table] [tab] [refs=1]"), "[reference] [table] [tab] [refs=1]");
+        assert_eq!(
+            inline("[reference] [table] [tab] [refs=1]"),
+            "[reference] [table] [tab] [refs=1]"
+        );
         assert!(!inline("[[ref=e1]]").contains("[ref="));
     }
 
@@ -291,17 +329,39 @@ mod tests {
 
     #[test]
     fn lists_keep_to_the_budget_with_a_marker() {
-        let lines: Vec<String> = (0..100).map(|i| format!("line {i:03} {}", "x".repeat(40))).collect();
+        let lines: Vec<String> = (0..100)
+            .map(|i| format!("line {i:03} {}", "x".repeat(40)))
+            .collect();
         let more = |i: usize| format!("… {} more: browser_x {{offset: {i}}}", 100 - i);
         let (text, cut) = fit_lines("100 lines:", &lines, 500, more);
         assert!(cut && text.chars().count() <= 500, "{text}");
         let shown = text.lines().filter(|l| l.starts_with("line ")).count();
-        assert!(text.ends_with(&format!("browser_x {{offset: {shown}}}")), "{text}");
+        assert!(
+            text.ends_with(&format!("browser_x {{offset: {shown}}}")),
+            "{text}"
+        );
         let (all, cut) = fit_lines("100 lines:", &lines, 100_000, more);
         assert!(!cut && all.lines().count() == 101);
         // One huge line is cut, not dropped.
         let (one, cut) = fit_lines("1 line:", &["y".repeat(10_000)], 300, more);
-        assert!(cut && one.chars().count() <= 300 && one.contains("yyy"), "{one}");
+        assert!(
+            cut && one.chars().count() <= 300 && one.contains("yyy"),
+            "{one}"
+        );
+    }
+
+    #[test]
+    fn json_stays_json_with_the_same_value() {
+        let value =
+            serde_json::json!({"a": "x\u{2028}[ref=e99]\u{85}\u{202e}", "b": ["[tab 3]", 1]});
+        let text = json(&value.to_string());
+        assert!(
+            !text.contains("[ref=") && !text.contains("[tab 3"),
+            "{text}"
+        );
+        assert!(!text.chars().any(is_unsafe), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
     }
 
     #[test]

@@ -449,7 +449,11 @@ pub fn answer_frame(id: CommandId, result: Result<Value, WireError>) -> Extensio
         Err(mut error) => {
             if error.message.chars().count() > MAX_ERROR_MESSAGE_CHARS {
                 let total = error.message.chars().count();
-                let kept: String = error.message.chars().take(MAX_ERROR_MESSAGE_CHARS).collect();
+                let kept: String = error
+                    .message
+                    .chars()
+                    .take(MAX_ERROR_MESSAGE_CHARS)
+                    .collect();
                 error.message = format!("{kept}… (+{} chars)", total - MAX_ERROR_MESSAGE_CHARS);
             }
             ExtensionFrame::Error { id, error }

@@ -9,12 +9,12 @@ use super::events::Dialog;
 use super::input::{click_at, drag_between, mouse, point};
 use super::world::{self, Located};
 use super::{classify_failure, settle, CdpSession};
+use crate::escape;
 use crate::methods::{
     ActionOutcome, Cookies, Drag, ElementTarget, Emulate, FileUpload, HandleDialog, MouseClickXy,
     MouseMoveXy, NetworkRequest, NetworkRequests, Pdf, PrintPdf, Resize, Scroll, Storage,
     StorageArea, StoreAction, Text,
 };
-use crate::escape;
 use crate::platform;
 use crate::protocol::{ErrorCode, WireError};
 
@@ -389,7 +389,11 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
             let head = format!(
                 "{total} cookies for {}{}:",
                 escape::inline_cut(&url, 300),
-                if offset > 0 { format!(", from {offset}") } else { String::new() }
+                if offset > 0 {
+                    format!(", from {offset}")
+                } else {
+                    String::new()
+                }
             );
             let (out, cut) = escape::fit_lines(&head, &rest, max_chars, |i| {
                 format!(
@@ -417,13 +421,19 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
                     "the browser refused the cookie (check name, path and secure)",
                 ));
             }
-            Ok(text(s, format!("Set cookie {}", escape::quoted_cut(name, 200))))
+            Ok(text(
+                s,
+                format!("Set cookie {}", escape::quoted_cut(name, 200)),
+            ))
         }
         StoreAction::Delete => {
             let name = need(&p.name, "name")?;
             s.send("Network.deleteCookies", json!({"name": name, "url": url}))
                 .await?;
-            Ok(text(s, format!("Deleted cookie {}", escape::quoted_cut(name, 200))))
+            Ok(text(
+                s,
+                format!("Deleted cookie {}", escape::quoted_cut(name, 200)),
+            ))
         }
         StoreAction::Clear => {
             let all = list(&s.send("Network.getCookies", json!({"urls": [url]})).await?);

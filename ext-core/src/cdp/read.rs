@@ -8,11 +8,11 @@ use serde_json::{json, Value};
 
 use super::world::{self, Located};
 use super::{eval, js, num, remote_value, CdpSession, ACTIONABLE_WAIT_MS};
+use crate::escape;
 use crate::methods::{
     Budget, Captured, ElementTarget, Evaluate, Evaluated, ExtractLinks, Find, GetHtml, GetText,
     ImageType, ReadMarkdown, Screenshot, Snapshot, Text, WaitFor, Waited,
 };
-use crate::escape;
 use crate::platform;
 use crate::protocol::{ErrorCode, WireError};
 use crate::snapshot::{self, FrameKey, Page, RenderOptions, Walk};
