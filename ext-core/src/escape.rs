@@ -201,22 +201,53 @@ pub fn quoted_cut(s: &str, max: usize) -> String {
 /// Free page content on lines of its own, each starting with [`BLOCK_PREFIX`]: CRLF and CR
 /// end lines like LF; other unsafe characters (U+2028 included) are escaped, tags broken.
 pub fn block(s: &str) -> String {
-    let normalised = s.replace("\r\n", "\n").replace('\r', "\n");
-    let mut out = String::with_capacity(normalised.len() + normalised.len() / 20 + 4);
-    for (i, line) in normalised.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(BLOCK_PREFIX);
-        for c in line.chars() {
-            match c {
-                '\t' => out.push('\t'),
-                c if is_unsafe(c) => push_escaped(&mut out, c),
-                c => out.push(c),
+    block_within(s, usize::MAX).0
+}
+
+/// [`block`] of the longest start of `s` that fits in about `max` characters (a broken tag
+/// adds one): the quoted text and how many characters of `s` it holds.
+pub fn block_within(s: &str, max: usize) -> (String, usize) {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::from(BLOCK_PREFIX);
+    let mut len = BLOCK_PREFIX.chars().count();
+    let mut used = 0;
+    let mut piece = String::new();
+    while used < chars.len() {
+        piece.clear();
+        let c = chars[used];
+        let step = match c {
+            '\r' if chars.get(used + 1) == Some(&'\n') => {
+                piece.push('\n');
+                piece.push_str(BLOCK_PREFIX);
+                2
             }
+            '\r' | '\n' => {
+                piece.push('\n');
+                piece.push_str(BLOCK_PREFIX);
+                1
+            }
+            '\t' => {
+                piece.push('\t');
+                1
+            }
+            c if is_unsafe(c) => {
+                push_escaped(&mut piece, c);
+                1
+            }
+            c => {
+                piece.push(c);
+                1
+            }
+        };
+        let n = piece.chars().count();
+        if len.saturating_add(n) > max {
+            break;
         }
+        out.push_str(&piece);
+        len += n;
+        used += step;
     }
-    neutralise_tags(&out)
+    (neutralise_tags(&out), used)
 }
 
 /// A list answer within `max_chars`: `head`, then as many of `lines` as fit, each on its
@@ -369,5 +400,10 @@ mod tests {
         assert_eq!(block("a\n\tb\r\nc"), "> a\n> \tb\n> c");
         assert_eq!(block(""), "> ");
         assert_eq!(block("> quoted"), "> > quoted");
+        assert_eq!(
+            block_within("ab\ncd\r\nef", 8),
+            ("> ab\n> c".to_string(), 4)
+        );
+        assert_eq!(block_within("ab\r\ncd", 100), ("> ab\n> cd".to_string(), 6));
     }
 }

@@ -194,27 +194,27 @@ pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
 /// A slice `[offset, offset+max)` of a long text with an honest marker when cut. The text
 /// is page content by design: under a header, each of its lines quoted with
 /// [`escape::BLOCK_PREFIX`], so none can pass for a line of Kapture's.
-fn sliced(v: &Value, offset: usize, what: &str) -> (String, bool) {
+fn sliced(v: &Value, offset: usize, max: usize, what: &str) -> (String, bool) {
     let body = v
         .get("text")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
     let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let end = offset + body.chars().count();
-    let quoted = || {
-        format!(
-            "The page's {what} (untrusted content; each of its lines starts with \"{}\"):\n{}",
-            escape::BLOCK_PREFIX.trim_end(),
-            escape::block(&body)
-        )
-    };
+    // The quoted lines keep to the budget too (their prefixes count): what did not fit
+    // is where the next call starts.
+    let (quoted_body, used) = escape::block_within(&body, max);
+    let end = offset + used;
+    let quoted = format!(
+        "The page's {what} (untrusted content; each of its lines starts with \"{}\"):\n{quoted_body}",
+        escape::BLOCK_PREFIX.trim_end(),
+    );
     if end < total {
-        (format!("{}\n… cut: characters {offset}–{end} of {total}. More: the same call with offset: {end}, or a narrower ref/selector", quoted()), true)
+        (format!("{quoted}\n… cut: characters {offset}–{end} of {total}. More: the same call with offset: {end}, or a narrower ref/selector"), true)
     } else if total == 0 {
         (format!("(no {what})"), false)
     } else {
-        (quoted(), false)
+        (quoted, false)
     }
 }
 
@@ -234,7 +234,7 @@ async fn paged<S: CdpSession>(
     args.extend_from_slice(extra);
     args.extend([json!(offset), json!(max)]);
     let v = world::run(s, &frame, script, &args).await?;
-    let (t, cut) = sliced(&v, offset, what);
+    let (t, cut) = sliced(&v, offset, max, what);
     Ok(text(s, t, cut))
 }
 
