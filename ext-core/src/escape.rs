@@ -111,13 +111,16 @@ pub fn neutralise_tags(s: &str) -> String {
     out
 }
 
-/// JSON text (a script's result) made safe the JSON way, keeping its value: unsafe
-/// characters (which serde leaves in strings: C1 controls, separators, bidi) as `\uXXXX`,
-/// and the `[` of a tag as `\u005b` (a tag can only be inside a string in valid JSON).
+/// JSON text (a script's result, a report) made safe the JSON way, keeping its value:
+/// unsafe characters (which serde leaves in strings: C1 controls, separators, bidi) as
+/// `\uXXXX`, and the `[` of a tag as `\u005b` (a tag can only be inside a string in valid
+/// JSON). Pretty-printed JSON keeps its lines: each starts with JSON's own syntax.
 pub fn json(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
-        if is_unsafe(c) {
+        // Raw line breaks and tabs in JSON text are its own whitespace between values
+        // (inside strings serde writes them escaped): they stay.
+        if is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t') {
             escaped.push_str(&format!("\\u{:04x}", c as u32));
         } else {
             escaped.push(c);
@@ -393,6 +396,11 @@ mod tests {
         assert!(!text.chars().any(is_unsafe), "{text}");
         let back: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, value);
+        let pretty = json(&serde_json::to_string_pretty(&value).unwrap());
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&pretty).unwrap(),
+            value
+        );
     }
 
     #[test]

@@ -135,6 +135,13 @@ fn json_keeps_its_value_and_spells_no_tag() {
             prop_assert!(!text.chars().any(escape::is_unsafe), "{:?}", text);
             prop_assert!(!has_tag(&text), "{:?}", text);
             let back: serde_json::Value = serde_json::from_str(&text).expect("still JSON");
+            prop_assert_eq!(&back, &v);
+            // Pretty JSON: its own line breaks stay, and no string adds one.
+            let pretty = escape::json(&serde_json::to_string_pretty(&v).unwrap());
+            let lines = serde_json::to_string_pretty(&v).unwrap().lines().count();
+            prop_assert_eq!(pretty.lines().count(), lines);
+            prop_assert!(!has_tag(&pretty), "{:?}", pretty);
+            let back: serde_json::Value = serde_json::from_str(&pretty).expect("still JSON");
             prop_assert_eq!(back, v);
             Ok(())
         },

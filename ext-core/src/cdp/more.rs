@@ -262,7 +262,7 @@ pub async fn network_request<S: CdpSession>(s: &S, p: &NetworkRequest) -> Result
     let mut out = vec![format!(
         "{} {}",
         escape::inline_cut(&r.method, 20),
-        escape::inline(&r.url)
+        escape::inline_cut(&r.url, 10_000)
     )];
     out.push(format!(
         "status: {}",
@@ -758,9 +758,12 @@ pub async fn highlight<S: CdpSession>(
         s,
         format!(
             "Highlighted {}",
-            v.get("what")
-                .and_then(Value::as_str)
-                .unwrap_or("the element")
+            escape::inline_cut(
+                v.get("what")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the element"),
+                300
+            )
         ),
     ))
 }
