@@ -48,6 +48,10 @@ pub fn dialog_error(d: &Dialog, tab_id: crate::protocol::TabId) -> WireError {
     );
     let mut data = serde_json::to_value(d).unwrap_or_default();
     data["tab_id"] = json!(tab_id);
+    // A page's dialog text can be megabytes: the data keeps its start.
+    if d.message.chars().count() > 10_000 {
+        data["message"] = json!(d.message.chars().take(10_000).collect::<String>());
+    }
     e.data = Some(data);
     e
 }
