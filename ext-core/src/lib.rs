@@ -5,6 +5,7 @@
 pub mod attachment;
 pub mod backoff;
 pub mod cdp;
+pub mod escape;
 pub mod export;
 pub mod handshake;
 pub mod methods;

@@ -353,6 +353,9 @@ pub struct ConsoleMessages {
     /// At most this many messages, newest first (default 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<u32>,
+    /// maxChars of the answer, and the message to start from (as the cut marker says).
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 method!(ConsoleMessages, "console_messages", ConsoleLog);
 
@@ -596,6 +599,9 @@ pub struct NetworkRequests {
     /// At most this many, newest first (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<u32>,
+    /// maxChars of the answer, and the request to start from (as the cut marker says).
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 method!(NetworkRequests, "network_requests", Text);
 
@@ -648,6 +654,9 @@ pub struct Cookies {
     pub http_only: bool,
     #[serde(default)]
     pub secure: bool,
+    /// maxChars of a list, and the cookie to start from (as the cut marker says).
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 method!(Cookies, "cookies", Text);
 
@@ -671,6 +680,9 @@ pub struct Storage {
     pub key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// maxChars of a list, and the key to start from (as the cut marker says).
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 method!(Storage, "storage", Text);
 

@@ -15,6 +15,13 @@ pub const PROTOCOL_VERSION: u32 = 2;
 /// Name under which the native-messaging face of `kapture` is registered with the browser.
 pub const NATIVE_HOST_NAME: &str = "com.kapture.bridge";
 
+/// Largest bridge message, in bytes, either way: the server refuses (and drops the socket
+/// on) anything bigger, so the extension checks every answer against it first.
+pub const MAX_FRAME_BYTES: usize = 12 << 20;
+
+/// Longest error message an answer carries (a page's exception text can be megabytes).
+pub const MAX_ERROR_MESSAGE_CHARS: usize = 4_000;
+
 /// Identifies a command and its answer on one connection.
 pub type CommandId = u64;
 
@@ -287,12 +294,14 @@ pub enum ErrorCode {
     /// The browser cannot do this at all (e.g. PDF printing in a windowed browser).
     Unsupported,
     DownloadFailed,
+    /// The answer is larger than a bridge frame may be (or than a script result may be).
+    AnswerTooLarge,
     Internal,
 }
 
 impl ErrorCode {
     /// Every code (the wire-spelling test and the fuzzers go through all of them).
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::TabNotFound,
         ErrorCode::TabClosed,
         ErrorCode::NoBrowser,
@@ -316,6 +325,7 @@ impl ErrorCode {
         ErrorCode::UserRevoked,
         ErrorCode::Unsupported,
         ErrorCode::DownloadFailed,
+        ErrorCode::AnswerTooLarge,
         ErrorCode::Internal,
     ];
 
@@ -345,6 +355,7 @@ impl ErrorCode {
             Self::UserRevoked => "USER_REVOKED",
             Self::Unsupported => "UNSUPPORTED",
             Self::DownloadFailed => "DOWNLOAD_FAILED",
+            Self::AnswerTooLarge => "ANSWER_TOO_LARGE",
             Self::Internal => "INTERNAL",
         }
     }
@@ -375,6 +386,7 @@ impl ErrorCode {
             Self::UserRevoked => "A person stopped Kapture's control of this tab; do not retry on it. Ask them, or use another tab.",
             Self::Unsupported => "This browser cannot do that; see the message for where it works.",
             Self::DownloadFailed => "The download did not complete; check the URL or the server and retry.",
+            Self::AnswerTooLarge => "Ask for less: a smaller maxChars or max, a narrower ref or selector, a screenshot of the viewport or one element (type jpeg, a smaller scale), or a script that returns only what you need (a slice, a count, a few fields).",
             Self::Internal => "Kapture hit an internal error; retry, and report it if it persists.",
         }
     }
@@ -419,6 +431,65 @@ pub fn encode<T: Serialize>(frame: &T) -> String {
     .unwrap_or_else(|e| {
         format!("{{\"v\":{PROTOCOL_VERSION},\"type\":\"encode_error\",\"message\":\"{e}\"}}")
     })
+}
+
+/// A `std::io::Write` that only counts bytes: the encoded size of a value without holding
+/// a copy of it.
+#[derive(Debug, Default)]
+pub struct ByteCount(pub usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The frame that answers command `id`: its result, or its error. An answer whose frame
+/// would be over [`MAX_FRAME_BYTES`] becomes `ANSWER_TOO_LARGE` (the server would drop the
+/// connection on it), and an error message is cut to [`MAX_ERROR_MESSAGE_CHARS`].
+pub fn answer_frame(id: CommandId, result: Result<Value, WireError>) -> ExtensionFrame {
+    let frame = match result {
+        Ok(data) => ExtensionFrame::Result { id, data },
+        Err(mut error) => {
+            if error.message.chars().count() > MAX_ERROR_MESSAGE_CHARS {
+                let total = error.message.chars().count();
+                let kept: String = error
+                    .message
+                    .chars()
+                    .take(MAX_ERROR_MESSAGE_CHARS)
+                    .collect();
+                error.message = format!("{kept}… (+{} chars)", total - MAX_ERROR_MESSAGE_CHARS);
+            }
+            ExtensionFrame::Error { id, error }
+        }
+    };
+    let mut size = ByteCount::default();
+    let stamped = Envelope {
+        v: PROTOCOL_VERSION,
+        frame: &frame,
+    };
+    let _ = serde_json::to_writer(&mut size, &stamped);
+    if size.0 <= MAX_FRAME_BYTES {
+        return frame;
+    }
+    let what = match &frame {
+        ExtensionFrame::Result { .. } => "answer",
+        _ => "error",
+    };
+    ExtensionFrame::Error {
+        id,
+        error: WireError::new(
+            ErrorCode::AnswerTooLarge,
+            format!(
+                "the {what} is {} bytes, more than the {} bytes a bridge message may carry",
+                size.0, MAX_FRAME_BYTES
+            ),
+        ),
+    }
 }
 
 /// Parse a frame, checking the version stamp before the body so that a peer of another
@@ -672,7 +743,8 @@ mod tests {
                 ErrorCode::UserRevoked => 20,
                 ErrorCode::Unsupported => 21,
                 ErrorCode::DownloadFailed => 22,
-                ErrorCode::Internal => 23,
+                ErrorCode::AnswerTooLarge => 23,
+                ErrorCode::Internal => 24,
             }
         };
         for (i, code) in ErrorCode::ALL.into_iter().enumerate() {
@@ -681,6 +753,46 @@ mod tests {
         for code in ErrorCode::ALL {
             assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
             assert!(!code.hint().is_empty());
+        }
+    }
+
+    #[test]
+    fn an_answer_over_the_frame_cap_becomes_a_coded_error() {
+        let small = answer_frame(7, Ok(json!({"text": "hi"})));
+        assert_eq!(
+            small,
+            ExtensionFrame::Result {
+                id: 7,
+                data: json!({"text": "hi"})
+            }
+        );
+        let big = answer_frame(8, Ok(json!({"text": "x".repeat(MAX_FRAME_BYTES)})));
+        match &big {
+            ExtensionFrame::Error { id: 8, error } => {
+                assert_eq!(error.code, ErrorCode::AnswerTooLarge);
+                assert!(error.message.contains("bytes"), "{}", error.message);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(encode(&big).len() < 1_000);
+        // Just under the cap passes, encoded with its envelope.
+        let room = MAX_FRAME_BYTES - encode(&answer_frame(9, Ok(json!("")))).len();
+        let edge = answer_frame(9, Ok(json!("y".repeat(room))));
+        assert!(matches!(edge, ExtensionFrame::Result { .. }));
+        assert_eq!(encode(&edge).len(), MAX_FRAME_BYTES);
+        let edge = answer_frame(9, Ok(json!("y".repeat(room + 1))));
+        assert!(matches!(edge, ExtensionFrame::Error { .. }));
+        // Huge error messages are cut, not refused.
+        let long = answer_frame(
+            10,
+            Err(WireError::new(ErrorCode::EvalFailed, "z".repeat(100_000))),
+        );
+        match long {
+            ExtensionFrame::Error { error, .. } => {
+                assert_eq!(error.code, ErrorCode::EvalFailed);
+                assert!(error.message.len() < MAX_ERROR_MESSAGE_CHARS + 100);
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -236,21 +236,38 @@ fn check_render(
         .collect();
     let mut by_element: HashMap<(FrameKey, u32), String> = HashMap::new();
     for r in refs_in(&out.text) {
-        // A page's own text may look like a ref (`[ref=…]` in a name): only handed-out
-        // refs are checked.
-        let Ok(target) = refs.resolve(&r, |f| {
+        // A page's own text never spells a ref (`[ref=` in it is broken): every ref in the
+        // text is one Kapture handed out.
+        let resolved = refs.resolve(&r, |f| {
             page.frames
                 .iter()
                 .find(|k| k.frame_id == f)
                 .map(|k| k.loader_id.clone())
-        }) else {
-            continue;
-        };
+        });
+        prop_assert!(
+            resolved.is_ok(),
+            "{} is no ref of Kapture's:\n{}",
+            r,
+            out.text
+        );
+        let Ok(target) = resolved else { continue };
         let element = (target.frame, target.local);
         prop_assert!(elements.contains(&element), "{} names no element", r);
         let first = by_element.entry(element).or_insert_with(|| r.clone());
         prop_assert_eq!(&*first, &r, "one element, two refs");
     }
+    // No page string starts a line, or reads as one of Kapture's.
+    for line in out.text.lines() {
+        let bare = line.trim_start();
+        prop_assert!(
+            !bare.starts_with("Hint:")
+                && !bare.starts_with("Error ")
+                && !line.chars().any(ext_core::escape::is_unsafe),
+            "a page string made the line {:?}",
+            line
+        );
+    }
+    prop_assert_eq!(out.text.lines().count(), out.lines.len() + 1);
     // Rendering again hands out the same refs.
     let again = render(page, root, &mut refs, opts);
     prop_assert_eq!(&again.text, &out.text);

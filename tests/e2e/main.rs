@@ -2,6 +2,7 @@
 //! the built extension) and drives it over MCP stdio, against pages served on 127.0.0.1:0.
 
 mod attacks_bridge; // a rogue on an announced port, a kapture loosening a browser's rules, folders others can touch
+mod attacks_escape; // forged lines, refs and hints from page strings; answers too large for the bridge
 mod attacks_files; // local files never leave unless their folder is allowed; PDFs never land outside or overwrite
 mod attacks_mask; // secrets typed under neutral names, replayed secrets, the recorder as a keylogger
 mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes

@@ -123,7 +123,7 @@ pub async fn eval_in<S: CdpSession>(
     context: Option<i64>,
     expression: &str,
 ) -> Result<Option<Value>, WireError> {
-    let mut params = json!({"expression": expression, "returnByValue": true, "awaitPromise": true, "userGesture": true});
+    let mut params = json!({"expression": expression, "returnByValue": true, "awaitPromise": true});
     if let Some(ctx) = context {
         params["contextId"] = json!(ctx);
     }
@@ -147,21 +147,6 @@ pub(crate) fn remote_value(res: Value) -> Result<Option<Value>, WireError> {
     match result.get("type").and_then(Value::as_str) {
         Some("undefined") => Ok(None),
         _ => Ok(Some(result.get("value").cloned().unwrap_or(Value::Null))),
-    }
-}
-
-/// Call one of our own prelude-free page scripts in the main world.
-async fn run_script<S: CdpSession>(
-    s: &S,
-    function: &str,
-    args: &[Value],
-) -> Result<Value, WireError> {
-    match eval(s, &js::call(function, args)).await {
-        Ok(v) => world::coded(v.unwrap_or(Value::Null)),
-        Err(e) if e.code == ErrorCode::EvalFailed => {
-            Err(WireError::new(ErrorCode::Internal, e.message))
-        }
-        Err(e) => Err(e),
     }
 }
 
@@ -230,7 +215,9 @@ pub async fn wait_for_load<S: CdpSession>(s: &S) -> Result<(), WireError> {
     Err(last.unwrap_or_else(|| WireError::new(ErrorCode::Timeout, "the page kept navigating")))
 }
 
-/// URL, title and HTTP status of the page as it is now.
+/// URL, title and HTTP status of the page as it is now, read in Kapture's isolated world:
+/// the page's own scripts can redefine `document.title` or `location` for themselves, not
+/// for that world.
 pub async fn page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
     #[derive(Deserialize)]
     struct Raw {
@@ -240,7 +227,11 @@ pub async fn page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
     }
     let mut last = None;
     for _ in 0..LOAD_RETRIES {
-        match run_script(s, js::PAGE_INFO, &[]).await {
+        let read = match world::main_frame(s).await {
+            Ok(main) => world::run(s, &main, js::PAGE_INFO, &[]).await,
+            Err(e) => Err(e),
+        };
+        match read {
             Ok(v) => {
                 let raw: Raw = serde_json::from_value(v)
                     .map_err(|e| WireError::new(ErrorCode::Internal, format!("page info: {e}")))?;
@@ -251,9 +242,11 @@ pub async fn page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
                     status: raw.status,
                 });
             }
-            Err(e) if context_gone(&e) => {
+            Err(e) if context_gone(&e) || e.code == ErrorCode::RefStale => {
                 last = Some(e);
                 wait_for_load(s).await?;
+                // The main frame may be a new one (a cross-process navigation).
+                world::refresh_frames(s).await?;
             }
             Err(e) => return Err(e),
         }
@@ -366,10 +359,12 @@ pub(crate) async fn settle<S: CdpSession>(
     })
 }
 
-/// The tab's collected console messages, newest first.
+/// The tab's collected console messages, newest first, from `offset`.
 pub fn console_messages<S: CdpSession>(s: &S, p: &ConsoleMessages) -> ConsoleLog {
     let max = p.max.unwrap_or(100).min(events::CONSOLE_CAPACITY as u32) as usize;
-    let (messages, total) = s.events().borrow().console(p.level, max);
+    let offset = p.budget.offset.unwrap_or(0) as usize;
+    let (mut messages, total) = s.events().borrow().console(p.level, max + offset);
+    messages.drain(..offset.min(messages.len()));
     ConsoleLog {
         tab_id: s.tab_id(),
         messages,

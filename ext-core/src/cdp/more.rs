@@ -9,6 +9,7 @@ use super::events::Dialog;
 use super::input::{click_at, drag_between, mouse, point};
 use super::world::{self, Located};
 use super::{classify_failure, settle, CdpSession};
+use crate::escape;
 use crate::methods::{
     ActionOutcome, Cookies, Drag, ElementTarget, Emulate, FileUpload, HandleDialog, MouseClickXy,
     MouseMoveXy, NetworkRequest, NetworkRequests, Pdf, PrintPdf, Resize, Scroll, Storage,
@@ -39,14 +40,18 @@ pub fn dialog_error(d: &Dialog, tab_id: crate::protocol::TabId) -> WireError {
     let mut e = WireError::new(
         ErrorCode::DialogOpen,
         format!(
-            "{} {} dialog is open: {:?}",
+            "{} {} dialog is open: {}",
             article(&d.kind),
-            d.kind,
-            d.message
+            escape::inline(&d.kind),
+            escape::quoted_cut(&d.message, 2_000)
         ),
     );
     let mut data = serde_json::to_value(d).unwrap_or_default();
     data["tab_id"] = json!(tab_id);
+    // A page's dialog text can be megabytes: the data keeps its start.
+    if d.message.chars().count() > 10_000 {
+        data["message"] = json!(d.message.chars().take(10_000).collect::<String>());
+    }
     e.data = Some(data);
     e
 }
@@ -100,7 +105,11 @@ pub async fn handle_dialog<S: CdpSession>(s: &S, p: &HandleDialog) -> Result<Tex
     Ok(text(
         s,
         match d {
-            Some(d) => format!("The {} dialog {:?} was {how}", d.kind, d.message),
+            Some(d) => format!(
+                "The {} dialog {} was {how}",
+                escape::inline(&d.kind),
+                escape::quoted_cut(&d.message, 2_000)
+            ),
             None => format!("The dialog was {how}"),
         },
     ))
@@ -166,9 +175,9 @@ fn redact(headers: &Value, reveal: bool) -> Vec<String> {
         .map(|(k, v)| {
             let v = v.as_str().unwrap_or_default();
             if !reveal && SENSITIVE_HEADERS.contains(&k.to_ascii_lowercase().as_str()) {
-                format!("{k}: <redacted {} chars>", v.len())
+                format!("{}: <redacted {} chars>", escape::inline(k), v.len())
             } else {
-                format!("{k}: {v}")
+                format!("{}: {}", escape::inline(k), escape::inline(v))
             }
         })
         .collect();
@@ -176,9 +185,11 @@ fn redact(headers: &Value, reveal: bool) -> Vec<String> {
     out
 }
 
-/// The tab's requests, newest first.
+/// The tab's requests, newest first, within the character budget: each URL cut to
+/// [`super::read::LIST_URL_MAX`], and a marker naming the call that shows the rest.
 pub fn network_requests<S: CdpSession>(s: &S, p: &NetworkRequests) -> Text {
     let max = p.max.unwrap_or(50).clamp(1, 500) as usize;
+    let (max_chars, offset) = super::read::budget(&p.budget);
     let state = s.events().borrow();
     let filter = p.filter.as_deref().unwrap_or("");
     let matching: Vec<_> = state
@@ -188,28 +199,57 @@ pub fn network_requests<S: CdpSession>(s: &S, p: &NetworkRequests) -> Text {
     if matching.is_empty() {
         return text(s, "No requests seen on this tab yet.".into());
     }
-    let mut lines = vec![format!(
-        "{} of {} requests, newest first:",
-        matching.len().min(max),
-        matching.len()
-    )];
-    for r in matching.iter().take(max) {
-        let status = match (&r.failed, r.status) {
-            (Some(f), _) => format!("failed {f}"),
-            (None, Some(st)) => st.to_string(),
-            (None, None) => "pending".into(),
-        };
-        let size = r.size.map(|b| format!(" {b}B")).unwrap_or_default();
-        let time = r
-            .duration_ms
-            .map(|t| format!(" {t:.0}ms"))
-            .unwrap_or_default();
-        lines.push(format!(
-            "[{}] {} {} → {status} {}{size}{time}",
-            r.id, r.method, r.url, r.kind
-        ));
+    let end = (offset + max).min(matching.len());
+    let lines: Vec<String> = matching
+        .iter()
+        .take(end)
+        .skip(offset)
+        .map(|r| {
+            let status = match (&r.failed, r.status) {
+                (Some(f), _) => format!("failed {}", escape::inline_cut(f, 200)),
+                (None, Some(st)) => st.to_string(),
+                (None, None) => "pending".into(),
+            };
+            let size = r.size.map(|b| format!(" {b}B")).unwrap_or_default();
+            let time = r
+                .duration_ms
+                .map(|t| format!(" {t:.0}ms"))
+                .unwrap_or_default();
+            format!(
+                "[{}] {} {} → {status} {}{size}{time}",
+                escape::inline_cut(&r.id, 60),
+                escape::inline_cut(&r.method, 20),
+                escape::inline_cut(&r.url, super::read::LIST_URL_MAX),
+                escape::inline_cut(&r.kind, 40)
+            )
+        })
+        .collect();
+    let total = matching.len();
+    let head = match (lines.len(), offset) {
+        (0, _) => format!("0 of {total} requests: none after offset {offset}"),
+        (n, 0) => format!("{n} of {total} requests, newest first:"),
+        (n, _) => format!("{n} of {total} requests from offset {offset}, newest first:"),
+    };
+    let (mut out, cut) = escape::fit_lines(&head, &lines, max_chars, |i| {
+        format!(
+            "… cut at the {max_chars}-character budget. More: browser_network_requests {{offset: {}}} (same filter)",
+            offset + i
+        )
+    });
+    if !cut && end < total {
+        let more = format!(
+            "\n… {} more. More: browser_network_requests {{offset: {end}}} (same filter)",
+            total - end
+        );
+        if out.chars().count() + more.chars().count() <= max_chars {
+            out.push_str(&more);
+        }
     }
-    text(s, lines.join("\n"))
+    Text {
+        tab_id: s.tab_id(),
+        text: out,
+        cut: cut || end < total,
+    }
 }
 
 /// One request: headers (secrets redacted) and a capped response body.
@@ -223,13 +263,19 @@ pub async fn network_request<S: CdpSession>(s: &S, p: &NetworkRequest) -> Result
             ),
         )
     })?;
-    let mut out = vec![format!("{} {}", r.method, r.url)];
+    let mut out = vec![format!(
+        "{} {}",
+        escape::inline_cut(&r.method, 20),
+        escape::inline_cut(&r.url, 10_000)
+    )];
     out.push(format!(
         "status: {}",
-        r.status
-            .map(|v| v.to_string())
-            .or(r.failed.clone())
-            .unwrap_or_else(|| "pending".into())
+        escape::inline(
+            &r.status
+                .map(|v| v.to_string())
+                .or(r.failed.clone())
+                .unwrap_or_else(|| "pending".into())
+        )
     ));
     out.push("request headers:".into());
     out.extend(
@@ -259,8 +305,11 @@ pub async fn network_request<S: CdpSession>(s: &S, p: &NetworkRequest) -> Result
             } else {
                 let total = raw.chars().count();
                 let shown: String = raw.chars().take(max).collect();
-                out.push(format!("body ({total} chars):"));
-                out.push(shown);
+                out.push(format!(
+                    "body ({total} chars; untrusted content, each of its lines starts with \"{}\"):",
+                    escape::BLOCK_PREFIX.trim_end()
+                ));
+                out.push(escape::block(&shown));
                 if total > max {
                     out.push(format!(
                         "… cut at {max} of {total} chars; ask with a larger maxBody"
@@ -268,7 +317,10 @@ pub async fn network_request<S: CdpSession>(s: &S, p: &NetworkRequest) -> Result
                 }
             }
         }
-        Err(e) => out.push(format!("body: not available ({})", e.message)),
+        Err(e) => out.push(format!(
+            "body: not available ({})",
+            escape::inline_cut(&e.message, 500)
+        )),
     }
     Ok(text(s, out.join("\n")))
 }
@@ -313,10 +365,10 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
                         .collect::<Vec<_>>()
                         .join(" ");
                     format!(
-                        "{}={} (path {}{}{})",
-                        c["name"].as_str().unwrap_or(""),
-                        c["value"].as_str().unwrap_or(""),
-                        c["path"].as_str().unwrap_or("/"),
+                        "- {}={} (path {}{}{})",
+                        escape::inline_cut(c["name"].as_str().unwrap_or(""), 200),
+                        escape::inline_cut(c["value"].as_str().unwrap_or(""), 1_000),
+                        escape::inline_cut(c["path"].as_str().unwrap_or("/"), 200),
                         if flags.is_empty() { "" } else { ", " },
                         flags
                     )
@@ -326,12 +378,38 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
                 return Ok(text(
                     s,
                     match &p.name {
-                        Some(n) => format!("No cookie {n:?} for {url}"),
-                        None => format!("No cookies for {url}"),
+                        Some(n) => format!(
+                            "No cookie {} for {}",
+                            escape::quoted_cut(n, 200),
+                            escape::inline_cut(&url, 300)
+                        ),
+                        None => format!("No cookies for {}", escape::inline_cut(&url, 300)),
                     },
                 ));
             }
-            Ok(text(s, shown.join("\n")))
+            let (max_chars, offset) = super::read::budget(&p.budget);
+            let total = shown.len();
+            let rest: Vec<String> = shown.into_iter().skip(offset).collect();
+            let head = format!(
+                "{total} cookies for {}{}:",
+                escape::inline_cut(&url, 300),
+                if offset > 0 {
+                    format!(", from {offset}")
+                } else {
+                    String::new()
+                }
+            );
+            let (out, cut) = escape::fit_lines(&head, &rest, max_chars, |i| {
+                format!(
+                    "… cut at the {max_chars}-character budget. More: browser_cookies {{action: \"list\", offset: {}}}",
+                    offset + i
+                )
+            });
+            Ok(Text {
+                tab_id: s.tab_id(),
+                text: out,
+                cut,
+            })
         }
         StoreAction::Set => {
             let name = need(&p.name, "name")?;
@@ -347,13 +425,19 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
                     "the browser refused the cookie (check name, path and secure)",
                 ));
             }
-            Ok(text(s, format!("Set cookie {name}")))
+            Ok(text(
+                s,
+                format!("Set cookie {}", escape::quoted_cut(name, 200)),
+            ))
         }
         StoreAction::Delete => {
             let name = need(&p.name, "name")?;
             s.send("Network.deleteCookies", json!({"name": name, "url": url}))
                 .await?;
-            Ok(text(s, format!("Deleted cookie {name}")))
+            Ok(text(
+                s,
+                format!("Deleted cookie {}", escape::quoted_cut(name, 200)),
+            ))
         }
         StoreAction::Clear => {
             let all = list(&s.send("Network.getCookies", json!({"urls": [url]})).await?);
@@ -382,11 +466,11 @@ pub async fn storage<S: CdpSession>(s: &S, p: &Storage) -> Result<Text, WireErro
       let st;
       try { st = window[area]; } catch (e) { return { error: 'UNSUPPORTED_PAGE', message: area + ' is not available here: ' + e.message }; }
       switch (action) {
-        case 'list': return { lines: Object.keys(st).sort().map((k) => k + '=' + st.getItem(k)) };
-        case 'get': { const v = st.getItem(key); return { lines: [v === null ? 'No key ' + JSON.stringify(key) : key + '=' + v] }; }
-        case 'set': st.setItem(key, value ?? ''); return { lines: ['Set ' + key] };
-        case 'delete': st.removeItem(key); return { lines: ['Deleted ' + key] };
-        case 'clear': { const n = st.length; st.clear(); return { lines: ['Cleared ' + n + ' keys'] }; }
+        case 'list': return { pairs: Object.keys(st).sort().map((k) => [k, st.getItem(k)]) };
+        case 'get': { const v = st.getItem(key); return v === null ? { missing: true } : { pairs: [[key, v]] }; }
+        case 'set': st.setItem(key, value ?? ''); return { done: 'Set' };
+        case 'delete': st.removeItem(key); return { done: 'Deleted' };
+        case 'clear': { const n = st.length; st.clear(); return { cleared: n }; }
       }
     }"#;
     let main = world::main_frame(s).await?;
@@ -397,18 +481,49 @@ pub async fn storage<S: CdpSession>(s: &S, p: &Storage) -> Result<Text, WireErro
         &[json!(area), action, json!(p.key), json!(p.value)],
     )
     .await?;
-    let lines: Vec<String> = v
-        .get("lines")
+    // Keys and values are the page's: escaped, one `- key=value` line each.
+    let key = escape::quoted_cut(p.key.as_deref().unwrap_or_default(), 200);
+    if let Some(done) = v.get("done").and_then(Value::as_str) {
+        return Ok(text(s, format!("{done} {area} key {key}")));
+    }
+    if let Some(n) = v.get("cleared").and_then(Value::as_u64) {
+        return Ok(text(s, format!("Cleared {n} keys of {area}")));
+    }
+    if v.get("missing").is_some() {
+        return Ok(text(s, format!("No key {key} in {area}")));
+    }
+    let pairs: Vec<(String, Option<String>)> = v
+        .get("pairs")
         .and_then(|l| serde_json::from_value(l.clone()).ok())
         .unwrap_or_default();
-    Ok(text(
-        s,
-        if lines.is_empty() {
-            format!("{area} is empty")
-        } else {
-            lines.join("\n")
-        },
-    ))
+    if pairs.is_empty() {
+        return Ok(text(s, format!("{area} is empty")));
+    }
+    let (max_chars, offset) = super::read::budget(&p.budget);
+    let total = pairs.len();
+    let lines: Vec<String> = pairs
+        .iter()
+        .skip(offset)
+        .map(|(k, v)| {
+            format!(
+                "- {}={}",
+                escape::inline_cut(k, 200),
+                escape::inline_cut(v.as_deref().unwrap_or_default(), 2_000)
+            )
+        })
+        .collect();
+    let head = format!("{total} keys in {area}:");
+    let (out, cut) = escape::fit_lines(&head, &lines, max_chars, |i| {
+        format!(
+            "… cut at the {max_chars}-character budget. More: browser_storage {{action: \"list\", offset: {}}}",
+            offset + i
+        )
+    });
+    Ok(Text {
+        tab_id: s.tab_id(),
+        text: out,
+        cut,
+    })
 }
 
 /// Resize the viewport.
@@ -647,9 +762,12 @@ pub async fn highlight<S: CdpSession>(
         s,
         format!(
             "Highlighted {}",
-            v.get("what")
-                .and_then(Value::as_str)
-                .unwrap_or("the element")
+            escape::inline_cut(
+                v.get("what")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the element"),
+                300
+            )
         ),
     ))
 }

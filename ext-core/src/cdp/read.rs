@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::world::{self, Located};
 use super::{eval, js, num, remote_value, CdpSession, ACTIONABLE_WAIT_MS};
+use crate::escape;
 use crate::methods::{
     Budget, Captured, ElementTarget, Evaluate, Evaluated, ExtractLinks, Find, GetHtml, GetText,
     ImageType, ReadMarkdown, Screenshot, Snapshot, Text, WaitFor, Waited,
@@ -26,10 +27,15 @@ const SCREENSHOT_MAX_SIDE: f64 = 1568.0;
 pub const SNAPSHOT_MIN_CHARS: usize = 1_000;
 /// A full-page screenshot is cut at this many viewport widths of height.
 const FULL_PAGE_MAX_ASPECT: f64 = 4.0;
+/// Largest result of an agent's script, as JSON: far above any text budget, far below the
+/// bridge's frame cap (a bigger one is `ANSWER_TOO_LARGE`, not a dropped connection).
+pub const EVALUATE_MAX_BYTES: usize = 1 << 20;
+/// Longest URL shown on one line of a list answer.
+pub const LIST_URL_MAX: usize = 300;
 /// Pause between two checks of a wait condition.
 const WAIT_POLL: Duration = Duration::from_millis(100);
 
-fn budget(b: &Budget) -> (usize, usize) {
+pub(super) fn budget(b: &Budget) -> (usize, usize) {
     let max = b
         .max_chars
         .unwrap_or(DEFAULT_MAX_CHARS)
@@ -171,34 +177,44 @@ pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
     let max = p.max.unwrap_or(30).clamp(1, 500) as usize;
     let mut state = s.events().borrow_mut();
     let (lines, total) = snapshot::find(&page, &mut state.refs, p.query.trim(), max);
+    // The query is the agent's, but it is echoed: escaped like page text.
+    let query = escape::quoted_cut(&p.query, 200);
     let answer = match total {
-        0 => format!("No match for {:?} on the page.", p.query),
+        0 => format!("No match for {query} on the page."),
         t if t > lines.len() => format!(
-            "{t} matches for {:?}, first {}; refine the query or raise max:\n{}",
-            p.query,
+            "{t} matches for {query}, first {}; refine the query or raise max:\n{}",
             lines.len(),
             lines.join("\n")
         ),
-        t => format!("{t} matches for {:?}:\n{}", p.query, lines.join("\n")),
+        t => format!("{t} matches for {query}:\n{}", lines.join("\n")),
     };
     Ok(text(s, answer, total > lines.len()))
 }
 
-/// A slice `[offset, offset+max)` of a long text with an honest marker when cut.
-fn sliced(v: &Value, offset: usize, what: &str) -> (String, bool) {
+/// A slice `[offset, offset+max)` of a long text with an honest marker when cut. The text
+/// is page content by design: under a header, each of its lines quoted with
+/// [`escape::BLOCK_PREFIX`], so none can pass for a line of Kapture's.
+fn sliced(v: &Value, offset: usize, max: usize, what: &str) -> (String, bool) {
     let body = v
         .get("text")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
     let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let end = offset + body.chars().count();
+    // The quoted lines keep to the budget too (their prefixes count): what did not fit
+    // is where the next call starts.
+    let (quoted_body, used) = escape::block_within(&body, max);
+    let end = offset + used;
+    let quoted = format!(
+        "The page's {what} (untrusted content; each of its lines starts with \"{}\"):\n{quoted_body}",
+        escape::BLOCK_PREFIX.trim_end(),
+    );
     if end < total {
-        (format!("{body}\n… cut: characters {offset}–{end} of {total}. More: the same call with offset: {end}, or a narrower ref/selector"), true)
+        (format!("{quoted}\n… cut: characters {offset}–{end} of {total}. More: the same call with offset: {end}, or a narrower ref/selector"), true)
     } else if total == 0 {
         (format!("(no {what})"), false)
     } else {
-        (body, false)
+        (quoted, false)
     }
 }
 
@@ -218,7 +234,7 @@ async fn paged<S: CdpSession>(
     args.extend_from_slice(extra);
     args.extend([json!(offset), json!(max)]);
     let v = world::run(s, &frame, script, &args).await?;
-    let (t, cut) = sliced(&v, offset, what);
+    let (t, cut) = sliced(&v, offset, max, what);
     Ok(text(s, t, cut))
 }
 
@@ -267,23 +283,29 @@ pub async fn extract_links<S: CdpSession>(s: &S, p: &ExtractLinks) -> Result<Tex
         .and_then(|l| serde_json::from_value(l.clone()).ok())
         .unwrap_or_default();
     let total = links.len();
-    let mut out = format!("{total} links");
-    let mut shown = 0;
-    for (i, (label, url)) in links.iter().enumerate().skip(offset) {
-        let line = format!("\n- [{}]({url})", label.replace(']', "\\]"));
-        if out.len() + line.len() > max {
-            out.push_str(&format!(
-                "\n… cut after {i} of {total} links. More: the same call with offset: {i}"
-            ));
-            return Ok(text(s, out, true));
-        }
-        out.push_str(&line);
-        shown += 1;
-    }
-    if shown == 0 && total > 0 {
-        out.push_str(&format!(" (none after offset {offset})"));
-    }
-    Ok(text(s, out, false))
+    let lines: Vec<String> = links
+        .iter()
+        .skip(offset)
+        .map(|(label, url)| {
+            format!(
+                "- [{}]({})",
+                escape::inline_cut(&label.replace(']', "\\]"), 200),
+                escape::inline_cut(url, LIST_URL_MAX)
+            )
+        })
+        .collect();
+    let head = if lines.is_empty() && total > 0 {
+        format!("{total} links (none after offset {offset})")
+    } else {
+        format!("{total} links")
+    };
+    let (out, cut) = escape::fit_lines(&head, &lines, max, |i| {
+        let next = offset + i;
+        format!(
+            "… cut after {next} of {total} links at the {max}-character budget. More: browser_extract_links {{offset: {next}}} (same filters)"
+        )
+    });
+    Ok(text(s, out, cut))
 }
 
 async fn frame_and_target<S: CdpSession>(
@@ -409,7 +431,7 @@ pub async fn evaluate<S: CdpSession>(s: &S, p: &Evaluate) -> Result<Evaluated, W
         let value = eval(s, &source).await?;
         return Ok(Evaluated {
             tab_id: s.tab_id(),
-            value,
+            value: within_cap(value)?,
         });
     };
     if !is_fn {
@@ -445,14 +467,32 @@ pub async fn evaluate<S: CdpSession>(s: &S, p: &Evaluate) -> Result<Evaluated, W
             json!({
                 "objectId": object,
                 "functionDeclaration": format!("function() {{ return ({})(this); }}", p.function),
-                "returnByValue": true, "awaitPromise": true, "userGesture": true,
+                "returnByValue": true, "awaitPromise": true,
             }),
         )
         .await?;
     Ok(Evaluated {
         tab_id: s.tab_id(),
-        value: remote_value(res)?,
+        value: within_cap(remote_value(res)?)?,
     })
+}
+
+/// An agent's script result, refused with `ANSWER_TOO_LARGE` above [`EVALUATE_MAX_BYTES`].
+fn within_cap(value: Option<Value>) -> Result<Option<Value>, WireError> {
+    let size = value.as_ref().map_or(0, |v| {
+        let mut counter = crate::protocol::ByteCount::default();
+        let _ = serde_json::to_writer(&mut counter, v);
+        counter.0
+    });
+    if size > EVALUATE_MAX_BYTES {
+        return Err(WireError::new(
+            ErrorCode::AnswerTooLarge,
+            format!(
+                "the script's result is {size} bytes as JSON; at most {EVALUATE_MAX_BYTES} come back"
+            ),
+        ));
+    }
+    Ok(value)
 }
 
 /// Capture the viewport, the whole page (capped) or one element, scaled to fit.

@@ -544,10 +544,8 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 // The history keeps no value typed into a confidential field.
                 let confidential = result.as_ref().ok().and_then(crate::ui::confidential_of);
                 crate::ui::mask_typed(&method, &mut shown, confidential.as_deref());
-                let frame = match result {
-                    Ok(data) => ExtensionFrame::Result { id, data },
-                    Err(error) => ExtensionFrame::Error { id, error },
-                };
+                // Checked against the bridge's frame cap: too large is a coded error.
+                let frame = crate::protocol::answer_frame(id, result);
                 // Where the tab is now, ahead of the answer, so the server's journal has it.
                 if let Some((tab_id, url)) = ran_on.and_then(|t| Some((t, app.tabs.main_url(t)?))) {
                     if let Some(origin) = crate::policy::origin_of(&url) {

@@ -370,6 +370,10 @@ struct Call {
     /// When the caller's own timeout runs out.
     deadline: Instant,
     reply: oneshot::Sender<Answer>,
+    /// Connections that dropped while it was in flight. A second drop is not answered with
+    /// a third send: an answer the bridge cannot carry (over its frame cap) would drop the
+    /// connection every time.
+    drops: u32,
 }
 
 /// A call waiting for an extension to (re)connect.
@@ -440,6 +444,7 @@ async fn run_hub(
                     params,
                     deadline: Instant::now() + Duration::from_millis(timeout_ms),
                     reply,
+                    drops: 0,
                 };
                 let id = hub.next_id;
                 hub.next_id += 1;
@@ -669,7 +674,8 @@ impl Hub {
             .collect();
         let latest = Instant::now() + RESUME_WAIT;
         for id in ids {
-            if let Some((_, call)) = self.pending.remove(&id) {
+            if let Some((_, mut call)) = self.pending.remove(&id) {
+                call.drops += 1;
                 let until = call.deadline.min(latest);
                 self.held.push(Held {
                     id,
@@ -695,7 +701,12 @@ impl Hub {
                 (Some(_), Some(last)) => h.id > last,
                 (Some(_), None) => false,
             };
-            if never_received || ext_core::methods::repeatable(&h.call.method) {
+            if h.call.drops >= 2 && !never_received {
+                let _ = h.call.reply.send(Err(WireError::new(
+                    ErrorCode::AnswerTooLarge,
+                    format!("the connection to the extension dropped twice while {} ran (an answer too large for the bridge does that); it is not sent again", h.call.method),
+                )));
+            } else if never_received || ext_core::methods::repeatable(&h.call.method) {
                 self.send(h.id, h.call, rules);
             } else {
                 let _ = h.call.reply.send(Err(lost_in_flight(&h.call.method)));

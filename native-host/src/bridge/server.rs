@@ -25,7 +25,7 @@ use super::{guard, HubMsg};
 use crate::pairing::Token;
 
 /// Largest message accepted from the extension (full-page screenshots are the big ones).
-pub const MAX_MESSAGE_BYTES: usize = 12 << 20;
+pub const MAX_MESSAGE_BYTES: usize = ext_core::protocol::MAX_FRAME_BYTES;
 /// Sockets that have not yet said `hello`, at most; more wait for a slot.
 const MAX_UNAUTHENTICATED: usize = 64;
 /// Frames queued towards one socket.

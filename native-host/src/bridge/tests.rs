@@ -699,3 +699,43 @@ async fn a_reloaded_extension_keeps_its_browser_tabs() {
     let (_ws, _, _) = connect_as(&f, "ext3@run2", None).await;
     assert_eq!(f.handle.generation(), generation + 1);
 }
+
+#[tokio::test]
+async fn a_call_whose_connection_drops_twice_is_not_sent_a_third_time() {
+    let f = fixture(Duration::from_secs(5)).await;
+    let (mut ws, session, _) = connect_as(&f, "b1", None).await;
+    // A repeatable read whose answer drops the connection each time it is sent (as one
+    // over the frame cap would).
+    let list = start_call(&f, "network_requests", Some(1), 30_000);
+    let mut sent = 0;
+    let (mut id, _) = command_id(&mut ws).await;
+    sent += 1;
+    for _ in 0..2 {
+        drop(ws);
+        let resume = Some(protocol::Resume {
+            session: session.clone(),
+            last_command: id,
+        });
+        let (again, _, resumed) = connect_as(&f, "b1", resume).await;
+        assert!(resumed);
+        ws = again;
+        if sent < 2 {
+            id = command_id(&mut ws).await.0;
+            sent += 1;
+        }
+    }
+    let err = tokio::time::timeout(Duration::from_secs(5), list)
+        .await
+        .expect("answered, not re-sent")
+        .unwrap()
+        .unwrap_err()
+        .into_wire();
+    assert_eq!(err.code, ErrorCode::AnswerTooLarge, "{}", err.message);
+    assert_eq!(sent, 2, "sent once, then once again after the first drop");
+    // Nothing more comes on the socket for it.
+    let more = tokio::time::timeout(Duration::from_millis(300), next_frame(&mut ws)).await;
+    assert!(
+        !matches!(more, Ok(Some(HostFrame::Command { .. }))),
+        "{more:?}"
+    );
+}
