@@ -232,7 +232,7 @@ pub fn env_summary(scenario: &Scenario) -> String {
         }
     };
     format!(
-        "The script reads KAPTURE_CHROMIUM, KAPTURE_CHROMIUM_ARGS (one flag per line) and KAPTURE_HEADLESS; parameters (optional, recorded defaults): {}; secrets (required, environment only): {}.",
+        "The script reads KAPTURE_CHROMIUM, KAPTURE_CHROMIUM_ARGS (one flag per line) and KAPTURE_HEADLESS; parameters (a recorded default where the scenario file has one, else required): {}; secrets (required, environment only): {}.",
         list(false),
         list(true)
     )

@@ -409,10 +409,14 @@ pub fn finish_download(dir: &Path, d: &Downloaded) -> Result<String, WireError> 
     } else {
         d.mime_type.clone()
     };
+    // The URL, the MIME type and the suggested name come from the page or its server.
+    use ext_core::escape::inline;
     Ok(format!(
-        "Downloaded {}\npath: {}\nbytes: {bytes}\nmimeType: {mime}\nsuggestedName: {suggested}",
-        d.url,
-        target.display()
+        "Downloaded {}\npath: {}\nbytes: {bytes}\nmimeType: {}\nsuggestedName: {}",
+        inline(&d.url),
+        inline(&target.display().to_string()),
+        inline(&mime),
+        inline(&suggested)
     ))
 }
 

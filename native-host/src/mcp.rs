@@ -1800,12 +1800,19 @@ impl KaptureServer {
                 Format::ALL.map(Format::as_str).join(", ")
             ))),
             (_, Err(why)) => Err(bad(why)),
-            (Some(format), Ok(s)) => Ok(format!(
-                "Save as {}. {}\n\n{}",
-                format.file_name(&s.name),
-                env_summary(&s),
-                export(&s, format)
-            )),
+            (Some(format), Ok(mut s)) => Ok({
+                // What the person typed is not shown to the model, here neither: the script
+                // reads every parameter from its environment.
+                for p in &mut s.parameters {
+                    p.default = None;
+                }
+                format!(
+                    "Save as {}. {}\n\n{}",
+                    format.file_name(&s.name),
+                    env_summary(&s),
+                    export(&s, format)
+                )
+            }),
         };
         self.reply(answer)
     }

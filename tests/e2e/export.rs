@@ -163,9 +163,11 @@ async fn an_exported_login_runs_on_its_own_with_secrets_from_the_environment() {
     // It runs under puppeteer-core with the secrets from the environment.
     let dir = script_dir();
     std::fs::write(dir.path().join("login.mjs"), &script).unwrap();
+    // The export carries no recorded values: its parameters come from the environment too.
     let secrets = [
         ("KAPTURE_SECRET_USERNAME", "grace"),
         ("KAPTURE_SECRET_PASSWORD", CANARY),
+        ("KAPTURE_PARAM_NOTE", "hello world"),
     ];
     let out = run_bounded(
         node_command(dir.path(), "node", &["login.mjs"], &secrets),
@@ -195,8 +197,9 @@ async fn an_exported_login_runs_on_its_own_with_secrets_from_the_environment() {
     assert_eq!(result_line(&out)["ok"], false);
 
     // A first locator that no longer matches falls back to the next one, as in Kapture's
-    // own replay; a later navigation carries a secret and a parameter's default, which
-    // shows both reached the browser from the script's inputs.
+    // own replay; a later navigation carries a secret and a parameter, both from the
+    // script's environment (the recorded default is not exported), which shows both reached
+    // the browser from the script's inputs.
     let mut edited: Value = serde_json::from_slice(
         &std::fs::read(k.data_dir().join("scenarios").join("export_login.json")).unwrap(),
     )
@@ -220,7 +223,7 @@ async fn an_exported_login_runs_on_its_own_with_secrets_from_the_environment() {
     edited["parameters"]
         .as_array_mut()
         .unwrap()
-        .push(json!({"name": "note", "default": "hello world"}));
+        .push(json!({"name": "note", "default": "RECORDED-NOTE"}));
     std::fs::write(
         k.data_dir().join("scenarios").join("export_broken.json"),
         serde_json::to_vec(&edited).unwrap(),
@@ -228,6 +231,10 @@ async fn an_exported_login_runs_on_its_own_with_secrets_from_the_environment() {
     .unwrap();
     let (head, script) = export(&k, "export_broken", "puppeteer").await;
     assert!(head.contains("KAPTURE_PARAM_NOTE"), "{head}");
+    assert!(
+        !script.contains("RECORDED-NOTE"),
+        "what the person typed is not handed to the model in an export"
+    );
     std::fs::write(dir.path().join("broken.mjs"), &script).unwrap();
     let out = run_bounded(
         node_command(dir.path(), "node", &["broken.mjs"], &secrets),
