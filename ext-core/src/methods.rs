@@ -243,6 +243,12 @@ pub struct Type {
     /// Type one key at a time (fires key events per character) instead of inserting at once.
     #[serde(default)]
     pub slowly: bool,
+    /// Type only into a field whose document is on this origin (`location.origin`), checked
+    /// in the page right before the field is focused: set by kapture's replay for a secret,
+    /// which goes only where it was recorded.
+    #[serde(default, rename = "onlyOn", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub only_on: Option<String>,
 }
 method!(Type, "type", ActionOutcome);
 

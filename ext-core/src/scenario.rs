@@ -167,6 +167,88 @@ impl Condition {
     }
 }
 
+/// The origin of a page URL as the page itself reports it (`location.origin`); none for a
+/// URL that does not parse or an opaque origin.
+pub fn page_origin(u: &str) -> Option<String> {
+    url::Url::parse(u)
+        .ok()
+        .map(|u| u.origin().ascii_serialization())
+        .filter(|o| o != "null")
+}
+
+/// Where a step may type what it types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretDestination {
+    /// The step types no secret.
+    Anywhere,
+    /// It types a secret: only into a page of this origin, where the recording typed it.
+    Only(String),
+    /// It types a secret, but the recording says on no page before it where (a hand-written
+    /// chain, or a URL whose origin is a placeholder): it is typed nowhere.
+    Unknown,
+}
+
+impl Scenario {
+    /// For each step of the chain, where what it types may go. A secret goes only to the
+    /// origin of the page the recording was on when it typed it: the last navigation or
+    /// load before the step, read from the saved chain, never from a filled-in value (a
+    /// caller's parameter cannot move a secret to another site).
+    pub fn secret_destinations(&self) -> Vec<SecretDestination> {
+        let secret = |name: &str| {
+            self.parameters
+                .iter()
+                .any(|p| p.secret && p.name == name.split('.').next().unwrap_or(name))
+        };
+        let mut here: Option<String> = None;
+        self.chain
+            .iter()
+            .map(|step| {
+                if matches!(step.method.as_str(), "navigate" | "wait_for_load") {
+                    here = step
+                        .params
+                        .get("url")
+                        .and_then(Value::as_str)
+                        .and_then(|u| placeholder_free_origin(u));
+                }
+                let types_secret = step
+                    .params
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| placeholder_names(t).iter().any(|n| secret(n)));
+                match (&here, types_secret) {
+                    (_, false) => SecretDestination::Anywhere,
+                    (Some(o), true) => SecretDestination::Only(o.clone()),
+                    (None, true) => SecretDestination::Unknown,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The origin of a saved URL, unless a placeholder stands in its scheme or host.
+fn placeholder_free_origin(u: &str) -> Option<String> {
+    let (scheme, rest) = u.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if scheme.contains("{{") || authority.contains("{{") {
+        return None;
+    }
+    page_origin(u)
+}
+
+/// The names of the `{{name}}` placeholders in `s`.
+fn placeholder_names(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start..].find("}}") else {
+            break;
+        };
+        out.push(rest[start + 2..start + len].trim().to_string());
+        rest = &rest[start + len + 2..];
+    }
+    out
+}
+
 /// Whether lines of the page model (`role "name" [ref=…]`) hold a log-out control.
 pub fn offers_log_out(lines: &str) -> bool {
     lines.lines().any(|line| {
@@ -297,6 +379,42 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_secret_goes_only_where_the_recording_typed_it() {
+        let s: Scenario = serde_json::from_value(json!({
+            "name": "login",
+            "parameters": [
+                {"name": "user"},
+                {"name": "password", "secret": true}
+            ],
+            "chain": [
+                {"method": "type", "params": {"text": "{{password}}"}},
+                {"method": "navigate", "params": {"url": "https://login.example/form?u={{user}}"}},
+                {"method": "type", "params": {"text": "{{user}}"}},
+                {"method": "type", "params": {"text": "pw: {{ password }}"}},
+                {"method": "wait_for_load", "params": {"url": "http://127.0.0.1:8080/next"}},
+                {"method": "type", "params": {"text": "{{password}}"}},
+                {"method": "navigate", "params": {"url": "https://{{user}}.example/"}},
+                {"method": "type", "params": {"text": "{{password}}"}}
+            ]
+        }))
+        .unwrap();
+        use SecretDestination::*;
+        assert_eq!(
+            s.secret_destinations(),
+            vec![
+                Unknown,
+                Anywhere,
+                Anywhere,
+                Only("https://login.example".into()),
+                Anywhere,
+                Only("http://127.0.0.1:8080".into()),
+                Anywhere,
+                Unknown,
+            ]
+        );
+    }
 
     fn scenario(name: &str, deps: &[&str]) -> Scenario {
         serde_json::from_value(json!({

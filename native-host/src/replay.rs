@@ -9,7 +9,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use ext_core::protocol::{ErrorCode, TabId, WireError};
-use ext_core::scenario::{offers_log_out, plan, substitute, Condition, Dependency, Scenario, Step};
+use ext_core::scenario::{
+    offers_log_out, plan, substitute, Condition, Dependency, Scenario, SecretDestination, Step,
+};
 use serde_json::{json, Map, Value};
 
 use crate::bridge::BridgeHandle;
@@ -112,7 +114,14 @@ fn element_call(step: &Step, target: Value) -> Option<(&'static str, Value)> {
     };
     Some(match step.method.as_str() {
         "click" => ("click", target),
-        "type" => ("type", with(target, json!({ "text": p.get("text")? }))),
+        // `onlyOn`: a secret is typed only on the origin it was recorded on.
+        "type" => (
+            "type",
+            with(
+                target,
+                json!({ "text": p.get("text")?, "onlyOn": p.get("onlyOn") }),
+            ),
+        ),
         "select_option" => (
             "select_option",
             with(target, json!({ "values": p.get("values")? })),
@@ -400,12 +409,32 @@ impl Runner<'_> {
                 vars.insert(key.clone(), output);
             }
         }
+        let destinations = scenario.secret_destinations();
         for (i, step) in scenario.chain.iter().enumerate() {
-            let filled = Step {
+            let mut filled = Step {
                 method: step.method.clone(),
                 params: substitute(&step.params, &vars)
                     .map_err(|e| Self::bad(format!("{name}: {e}")))?,
             };
+            match destinations.get(i) {
+                Some(SecretDestination::Only(origin)) => {
+                    if let Some(o) = filled.params.as_object_mut() {
+                        o.insert("onlyOn".into(), Value::String(origin.clone()));
+                    }
+                }
+                Some(SecretDestination::Unknown) => {
+                    self.report.failed_step = Some(format!(
+                        "{name} step {} ({}): POLICY_DENIED the scenario does not say on which site its secret was recorded (no page before this step), so it is typed nowhere",
+                        i + 1,
+                        step.method
+                    ));
+                    self.report
+                        .hints
+                        .push(ErrorCode::PolicyDenied.hint().to_string());
+                    return Err(Stop::Failed);
+                }
+                _ => {}
+            }
             match run_step(self.bridge, self.tab, &filled).await {
                 Ok(answer) => {
                     if let Some(page) = page_of(&answer) {

@@ -227,12 +227,18 @@ async fn fill<S: CdpSession>(
     target: &Located,
     text: &str,
     slowly: bool,
+    only_on: Option<&str>,
 ) -> Result<bool, WireError> {
     let prep = world::run(
         s,
         &target.frame,
         js::PREPARE_TYPE,
-        &[target.js.clone(), json!(ACTIONABLE_WAIT_MS), json!(text)],
+        &[
+            target.js.clone(),
+            json!(ACTIONABLE_WAIT_MS),
+            json!(text),
+            json!(only_on),
+        ],
     )
     .await?;
     let secret = confidential(&prep);
@@ -265,7 +271,7 @@ async fn fill<S: CdpSession>(
 pub async fn type_text<S: CdpSession>(s: &S, p: &Type) -> Result<ActionOutcome, WireError> {
     let target = world::locate_target(s, &p.target).await?;
     let before = s.events().borrow().navigations_started();
-    let secret = fill(s, &target, &p.text, p.slowly).await?;
+    let secret = fill(s, &target, &p.text, p.slowly, p.only_on.as_deref()).await?;
     if p.submit {
         press_chord(s, &keys::parse_chord("Enter")?).await?;
     }
@@ -353,11 +359,13 @@ pub async fn fill_form<S: CdpSession>(s: &S, p: &FillForm) -> Result<ActionOutco
                     Ok(())
                 }
             }
-            _ => fill(s, &target, &field.value, false).await.map(|secret| {
-                if secret {
-                    confidential.push(i);
-                }
-            }),
+            _ => fill(s, &target, &field.value, false, None)
+                .await
+                .map(|secret| {
+                    if secret {
+                        confidential.push(i);
+                    }
+                }),
         };
         done.map_err(|e| at_field(e, i, &field.target))?;
         last = Some(target);

@@ -58,12 +58,13 @@ macro_rules! field_info_js {
 /// Value-typed inputs (date, color, range…) are set directly. Answers `{mode, field}`
 /// (`field`: what the element says about itself, to tell a confidential field).
 pub const PREPARE_TYPE: &str = concat!(
-    r#"async (target, waitMs, text) => {
+    r#"async (target, waitMs, text, onlyOn) => {
   "#,
     field_info_js!(),
     r#"const found = await resolve(target, waitMs);
   if (found.error) return found;
   const el = found.el;
+  if (onlyOn && location.origin !== onlyOn) return { error: 'POLICY_DENIED', message: 'the field is on ' + JSON.stringify(location.origin) + ', not on ' + onlyOn + ' where the value was recorded: a secret is typed only there' };
   const tag = el.tagName.toLowerCase();
   const textTypes = ['', 'text', 'search', 'email', 'password', 'tel', 'url', 'number'];
   const valueTypes = ['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'];

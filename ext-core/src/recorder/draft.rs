@@ -372,12 +372,7 @@ fn suggested_name(start: &str, known: &[ScenarioSummary]) -> String {
     unique(base, &taken)
 }
 
-fn origin_of(u: &str) -> Option<String> {
-    url::Url::parse(u)
-        .ok()
-        .map(|u| u.origin().ascii_serialization())
-        .filter(|o| o != "null")
-}
+use crate::scenario::page_origin as origin_of;
 
 fn without_fragment(u: &str) -> String {
     url::Url::parse(u)
