@@ -55,6 +55,10 @@ pub struct Request {
     pub response_headers: Value,
     #[serde(skip)]
     started: f64,
+    /// What the request is judged on: its URL and the document that made it (as judged
+    /// when it was sent).
+    #[serde(skip)]
+    pub judged: Vec<String>,
 }
 
 /// Event bookkeeping and page-model state of one attached tab, fed by whatever delivers
@@ -78,6 +82,14 @@ pub struct TabEvents {
     /// Current URL of every frame, for the policy (an action inside a frame is judged on
     /// the frame's origin).
     frame_urls: HashMap<String, String>,
+    /// The security origin Chrome reports for every frame's document (`Page.Frame`'s
+    /// `securityOrigin`, the default execution context's `origin`): what a frame is judged on.
+    frame_origins: HashMap<String, String>,
+    /// Every child frame's parent (its creator, for documents of an opaque origin).
+    frame_parents: HashMap<String, String>,
+    /// The rules the running command is held to (set by the worker while it runs): frames,
+    /// requests and documents it reaches beyond its page are judged on them.
+    pub judge: Option<crate::policy::Judge>,
     /// Kapture's isolated world per frame: (loader id, execution context id).
     worlds: HashMap<String, (String, i64)>,
     /// Refs handed out for this tab's documents.
@@ -147,6 +159,9 @@ impl TabEvents {
             main_frame: None,
             frames: HashMap::new(),
             frame_urls: HashMap::new(),
+            frame_origins: HashMap::new(),
+            frame_parents: HashMap::new(),
+            judge: None,
             worlds: HashMap::new(),
             refs: RefTable::new(),
             last_snapshot: Vec::new(),
@@ -212,14 +227,74 @@ impl TabEvents {
             .insert(frame_id.to_string(), url.to_string());
     }
 
-    /// The URL a command acts on: the frame of the ref it names, else the main frame's.
-    pub fn url_for(&self, params: &Value) -> Option<String> {
-        let in_frame = params
-            .get("ref")
-            .and_then(Value::as_str)
-            .and_then(|r| self.refs.resolve(r, |f| self.frames.get(f).cloned()).ok())
-            .and_then(|t| self.frame_urls.get(&t.frame.frame_id).cloned());
-        in_frame.or_else(|| self.main_url.clone())
+    /// Record the security origin Chrome reports for a frame's document, and its parent.
+    pub fn set_frame_origin(&mut self, frame_id: &str, origin: Option<&str>, parent: Option<&str>) {
+        if let Some(o) = origin {
+            self.frame_origins
+                .insert(frame_id.to_string(), o.to_string());
+        }
+        if let Some(p) = parent {
+            self.frame_parents
+                .insert(frame_id.to_string(), p.to_string());
+        }
+    }
+
+    /// What a command acting there is judged on: the frame of the ref it names, else the
+    /// main frame (see [`crate::policy::judged_urls`]).
+    pub fn judged_for(&self, params: &Value) -> Option<Vec<String>> {
+        if let Some(r) = params.get("ref").and_then(Value::as_str) {
+            if let Ok(t) = self.refs.resolve(r, |f| self.frames.get(f).cloned()) {
+                return Some(self.judged(&t.frame.frame_id));
+            }
+        }
+        match self.main_frame.as_deref() {
+            Some(main) => Some(self.judged(main)).filter(|j| !j.is_empty()),
+            None => None,
+        }
+        .or_else(|| self.main_url.clone().map(|u| vec![u]))
+    }
+
+    /// What frame `frame_id`'s document is judged on; empty for a frame never seen (which
+    /// the policy denies).
+    pub fn judged(&self, frame_id: &str) -> Vec<String> {
+        self.judged_at(frame_id, 0)
+    }
+
+    fn judged_at(&self, frame_id: &str, depth: usize) -> Vec<String> {
+        let origin = self.frame_origins.get(frame_id).map(String::as_str);
+        let url = self.frame_urls.get(frame_id).cloned().or_else(|| {
+            (self.main_frame.as_deref() == Some(frame_id))
+                .then(|| self.main_url.clone())
+                .flatten()
+        });
+        if origin.is_none() && url.is_none() {
+            return Vec::new();
+        }
+        // A creator too deep to follow is not something the policy can judge.
+        let creator = self.frame_parents.get(frame_id).map(|p| {
+            if depth < crate::policy::frames::MAX_FRAME_DEPTH {
+                self.judged_at(p, depth + 1)
+            } else {
+                vec![String::new()]
+            }
+        });
+        crate::policy::judged_urls(origin, url.as_deref().unwrap_or(""), creator.as_deref())
+    }
+
+    /// Why the running command may not do `category` in `frame_id`'s document, if it may not.
+    pub fn frame_refusal(
+        &self,
+        frame_id: &str,
+        category: crate::policy::Category,
+    ) -> Option<crate::policy::Refusal> {
+        let judge = self.judge.as_ref()?;
+        judge.check(category, &self.judged(frame_id)).err()
+    }
+
+    /// Why the running command may not read request `r`, if it may not.
+    pub fn request_refusal(&self, r: &Request) -> Option<crate::policy::Refusal> {
+        let judge = self.judge.as_ref()?;
+        judge.check(crate::policy::Category::Read, &r.judged).err()
     }
 
     /// The current document of a frame.
@@ -334,6 +409,15 @@ impl TabEvents {
                     (id, params.pointer("/frame/url").and_then(Value::as_str))
                 {
                     self.frame_urls.insert(id.to_string(), url.to_string());
+                    // A new document: its origin is the one this event reports, or unknown.
+                    self.frame_origins.remove(id);
+                    self.set_frame_origin(
+                        id,
+                        params
+                            .pointer("/frame/securityOrigin")
+                            .and_then(Value::as_str),
+                        params.pointer("/frame/parentId").and_then(Value::as_str),
+                    );
                 }
                 if let (Some(id), Some(loader)) = (id, loader) {
                     self.frames.insert(id.to_string(), loader.to_string());
@@ -347,6 +431,8 @@ impl TabEvents {
                 if let Some(id) = params.get("frameId").and_then(Value::as_str) {
                     self.frames.remove(id);
                     self.frame_urls.remove(id);
+                    self.frame_origins.remove(id);
+                    self.frame_parents.remove(id);
                     self.worlds.remove(id);
                     self.refs.forget_frame_documents(id, None);
                 }
@@ -357,6 +443,27 @@ impl TabEvents {
                 }
             }
             "Runtime.executionContextsCleared" => self.worlds.clear(),
+            // The page's own context of a document: the origin Chrome gives it is the
+            // document's security origin.
+            "Runtime.executionContextCreated" => {
+                let ctx = params.get("context");
+                let aux = ctx.and_then(|c| c.get("auxData"));
+                let frame = aux.and_then(|a| a.get("frameId")).and_then(Value::as_str);
+                let default = aux
+                    .and_then(|a| a.get("isDefault"))
+                    .and_then(Value::as_bool);
+                let origin = ctx.and_then(|c| c.get("origin")).and_then(Value::as_str);
+                if let (Some(frame), Some(true), Some(origin)) = (frame, default, origin) {
+                    self.set_frame_origin(frame, Some(origin), None);
+                }
+            }
+            "Page.frameAttached" => {
+                let id = params.get("frameId").and_then(Value::as_str);
+                let parent = params.get("parentFrameId").and_then(Value::as_str);
+                if let (Some(id), Some(parent)) = (id, parent) {
+                    self.set_frame_origin(id, None, Some(parent));
+                }
+            }
             "Page.javascriptDialogOpening" => {
                 let text = |k: &str| {
                     params
@@ -468,6 +575,11 @@ impl TabEvents {
                 .to_string()
         };
         let id = text("/requestId");
+        let url = text("/request/url");
+        let mut judged = vec![url.clone()];
+        if let Some(frame) = params.get("frameId").and_then(Value::as_str) {
+            judged.extend(self.judged(frame));
+        }
         // A redirect reuses the id: the new hop replaces the old entry.
         self.network.retain(|r| r.id != id);
         if self.network.len() == NETWORK_CAPACITY {
@@ -476,7 +588,8 @@ impl TabEvents {
         self.network.push_back(Request {
             id,
             method: text("/request/method"),
-            url: text("/request/url"),
+            url,
+            judged,
             kind: text("/type"),
             request_headers: params
                 .pointer("/request/headers")
@@ -704,18 +817,81 @@ mod tests {
         };
         let top = events.refs.ref_for(&key("M", "L1"), 1);
         let inside = events.refs.ref_for(&key("C", "L2"), 1);
+        let judged = |p: serde_json::Value| events.judged_for(&p).unwrap_or_default();
+        assert_eq!(judged(json!({"ref": top})), ["http://a.test/"]);
+        assert_eq!(judged(json!({"ref": inside})), ["http://b.test/pay"]);
         assert_eq!(
-            events.url_for(&json!({"ref": top})).as_deref(),
-            Some("http://a.test/")
-        );
-        assert_eq!(
-            events.url_for(&json!({"ref": inside})).as_deref(),
-            Some("http://b.test/pay")
-        );
-        assert_eq!(
-            events.url_for(&json!({"selector": "#x"})).as_deref(),
-            Some("http://a.test/"),
+            judged(json!({"selector": "#x"})),
+            ["http://a.test/"],
             "no ref: the page's own URL"
+        );
+    }
+
+    #[test]
+    fn frames_are_judged_on_the_origin_chrome_reports_not_their_url() {
+        let mut events = TabEvents::default();
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "M", "loaderId": "L1", "url": "http://a.test/", "securityOrigin": "http://a.test"}}),
+        );
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "S", "parentId": "M", "loaderId": "L2", "url": "about:srcdoc", "securityOrigin": "http://a.test"}}),
+        );
+        // A frame a script made: attached, its origin known only from its context.
+        events.on_event(
+            "Page.frameAttached",
+            &json!({"frameId": "B", "parentFrameId": "M"}),
+        );
+        assert_eq!(
+            events.judged("B"),
+            Vec::<String>::new(),
+            "unknown: nothing to judge"
+        );
+        events.on_event(
+            "Runtime.executionContextCreated",
+            &json!({"context": {"id": 7, "origin": "http://a.test", "auxData": {"frameId": "B", "isDefault": true}}}),
+        );
+        events.set_frame_url("B", "about:blank");
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "D", "parentId": "S", "loaderId": "L3", "url": "data:text/html,x", "securityOrigin": "://"}}),
+        );
+        assert_eq!(events.judged("S"), ["http://a.test"]);
+        assert_eq!(events.judged("B"), ["http://a.test"]);
+        assert_eq!(events.judged("D"), ["data:text/html,x", "http://a.test"]);
+        let p = {
+            let mut p = crate::policy::Policy::launched_default();
+            p.rules.push(
+                crate::policy::Policy::flag_rule(
+                    "eval@a.test",
+                    crate::policy::Verdict::Deny,
+                    "--deny",
+                )
+                .unwrap(),
+            );
+            std::rc::Rc::new(p)
+        };
+        events.judge = Some(crate::policy::Judge {
+            policy: p,
+            category: crate::policy::Category::Eval,
+            approved: vec![],
+        });
+        for f in ["S", "B", "D"] {
+            let r = events.frame_refusal(f, crate::policy::Category::Eval);
+            assert!(r.is_some_and(|r| r.origin == "http://a.test:80"), "{f}");
+        }
+        assert!(events
+            .frame_refusal("S", crate::policy::Category::Read)
+            .is_none());
+        // A request is judged on its URL and on the frame that sent it.
+        events.on_event(
+            "Network.requestWillBeSent",
+            &json!({"requestId": "9", "frameId": "S", "request": {"method": "GET", "url": "http://c.test/x"}}),
+        );
+        assert_eq!(
+            events.request("9").unwrap().judged,
+            ["http://c.test/x", "http://a.test"]
         );
     }
 

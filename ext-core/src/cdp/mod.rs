@@ -305,6 +305,22 @@ pub async fn history<S: CdpSession>(s: &S, delta: i64) -> Result<PageInfo, WireE
             format!("there is no {which} page in this tab's history"),
         ));
     };
+    // Judged on the page it goes to, not the one it leaves.
+    let dest = target
+        .and_then(|e| e.get("url"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let refused = s.events().borrow().judge.as_ref().and_then(|j| {
+        j.check(
+            crate::policy::Category::Navigate,
+            std::slice::from_ref(&dest),
+        )
+        .err()
+    });
+    if let Some(r) = refused {
+        return Err(r.error());
+    }
     let commit = s.events().borrow_mut().wait_for_commit();
     s.send("Page.navigateToHistoryEntry", json!({"entryId": entry_id}))
         .await?;

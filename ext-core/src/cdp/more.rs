@@ -181,12 +181,31 @@ pub fn network_requests<S: CdpSession>(s: &S, p: &NetworkRequests) -> Text {
     let max = p.max.unwrap_or(50).clamp(1, 500) as usize;
     let state = s.events().borrow();
     let filter = p.filter.as_deref().unwrap_or("");
+    // Requests of an origin (or made by a frame) that may not be read are never listed
+    // nor matched against the filter: only how many, per origin and rule, in one line.
+    let mut withheld: Vec<(String, usize)> = Vec::new();
     let matching: Vec<_> = state
         .requests()
+        .filter(|r| match state.request_refusal(r) {
+            Some(refusal) => {
+                let why = refusal.reason();
+                match withheld.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, n)) => *n += 1,
+                    None => withheld.push((why, 1)),
+                }
+                false
+            }
+            None => true,
+        })
         .filter(|r| r.url.contains(filter))
         .collect();
+    let withheld_lines = withheld
+        .iter()
+        .map(|(why, n)| format!("({n} request(s) withheld: {why})"));
     if matching.is_empty() {
-        return text(s, "No requests seen on this tab yet.".into());
+        let mut lines = vec!["No requests seen on this tab yet.".to_string()];
+        lines.extend(withheld_lines);
+        return text(s, lines.join("\n"));
     }
     let mut lines = vec![format!(
         "{} of {} requests, newest first:",
@@ -209,6 +228,7 @@ pub fn network_requests<S: CdpSession>(s: &S, p: &NetworkRequests) -> Text {
             r.id, r.method, r.url, r.kind
         ));
     }
+    lines.extend(withheld_lines);
     text(s, lines.join("\n"))
 }
 
@@ -223,6 +243,10 @@ pub async fn network_request<S: CdpSession>(s: &S, p: &NetworkRequest) -> Result
             ),
         )
     })?;
+    // Neither headers nor body of a request whose origin (or frame) may not be read.
+    if let Some(refusal) = s.events().borrow().request_refusal(&r) {
+        return Err(refusal.error());
+    }
     let mut out = vec![format!("{} {}", r.method, r.url)];
     out.push(format!(
         "status: {}",

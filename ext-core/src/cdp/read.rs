@@ -93,6 +93,16 @@ async fn observe<S: CdpSession>(
             let Some(&(node, _)) = iframes.iter().find(|(_, l)| *l == local) else {
                 continue;
             };
+            // A frame whose origin may not be read is one line naming the origin and the
+            // rule: its document is never walked, and nothing inside it gets a ref.
+            let refused = s
+                .events()
+                .borrow()
+                .frame_refusal(&child.id, crate::policy::Category::Read);
+            if let Some(r) = refused {
+                page.attach_frame(node, withheld_walk(&r), key(&child.id));
+                continue;
+            }
             let child_walk = match walk(s, &child.id, Value::Null).await {
                 Ok(w) => w,
                 Err(e) => Walk {
@@ -106,6 +116,17 @@ async fn observe<S: CdpSession>(
         }
     }
     Ok((page, root_idx))
+}
+
+/// What stands for a frame whose content is withheld: one text node saying why.
+fn withheld_walk(r: &crate::policy::Refusal) -> Walk {
+    Walk {
+        nodes: vec![crate::snapshot::RawNode {
+            t: Some(r.withheld()),
+            ..Default::default()
+        }],
+        ..Walk::default()
+    }
 }
 
 /// The registry id, in the parent frame's world, of the iframe element holding `child`.

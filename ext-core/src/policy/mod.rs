@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::{ErrorCode, WireError};
 
+pub mod frames;
+pub use frames::{judged_urls, strictest, Judge, Refusal};
+
 /// What an action does, for the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

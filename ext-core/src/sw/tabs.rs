@@ -126,11 +126,12 @@ impl Tabs {
         url
     }
 
-    /// The URL a command acts on (a ref's frame, else the main frame), as last seen.
-    pub fn url_for(&self, tab_id: TabId, params: &Value) -> Option<String> {
+    /// What a command is judged on (a ref's frame, else the main frame: the security
+    /// origin Chrome reports for that document), as last seen.
+    pub fn judged_for(&self, tab_id: TabId, params: &Value) -> Option<Vec<String>> {
         let slot = self.slots.borrow().get(&tab_id).cloned()?;
-        let url = slot.events.borrow().url_for(params);
-        url
+        let judged = slot.events.borrow().judged_for(params);
+        judged
     }
 
     /// The line of the last snapshot that shows `reference` (`e5`), for approvals.
@@ -309,10 +310,15 @@ async fn execute(
         cdp::prepare(&session).await?;
     }
     if let Some(guard) = guard {
-        let now = slot.events.borrow().url_for(&params);
+        let now = slot.events.borrow().judged_for(&params);
         super::gate::recheck(guard, method, &params, now.as_deref())?;
     }
-    router::run_on_tab(&session, method, params).await
+    // Whatever the command reaches beyond where it was judged (frames, requests, the
+    // document a wait ends on) is judged on the same rules while it runs.
+    slot.events.borrow_mut().judge = guard.and_then(|g| g.judge(method, &params));
+    let result = router::run_on_tab(&session, method, params).await;
+    slot.events.borrow_mut().judge = None;
+    result
 }
 
 async fn attach(slot: &TabSlot) -> Result<(), WireError> {
