@@ -1,6 +1,7 @@
 //! End-to-end tests: each starts the real `kapture` (which launches headless Chromium with
 //! the built extension) and drives it over MCP stdio, against pages served on 127.0.0.1:0.
 
+mod attacks_origins; // denied origins read through frames, requests and tabs; frames of no URL origin; actions that follow the page
 mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod export; // a recorded login exported as a script that runs under puppeteer-core and Playwright
