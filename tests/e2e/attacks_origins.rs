@@ -17,8 +17,9 @@ fn launched_with(flags: &[String]) -> Start {
 }
 
 /// Every canary of origin B's page (`origins/secret.html` and its script and style sheet).
-const B_CANARIES: [&str; 6] = [
+const B_CANARIES: [&str; 7] = [
     "CANARY-TEXT-B",
+    "CANARY-CONSOLE-B",
     "CANARY-VALUE-B",
     "CANARY-LINK-B",
     "CANARY-TITLE-B",
@@ -58,15 +59,25 @@ async fn a_denied_origin_embedded_in_an_allowed_page_is_one_withheld_line_in_eve
         if url.is_some_and(|u| u.contains("secret.html")) {
             break tree;
         }
-        assert!(Instant::now() < deadline, "B's page never loaded in the frame");
+        assert!(
+            Instant::now() < deadline,
+            "B's page never loaded in the frame"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
 
-    let withheld = format!("content withheld: read on http://{b_origin} denied by --deny {b_origin}");
+    let withheld =
+        format!("content withheld: read on http://{b_origin} denied by --deny {b_origin}");
     let snap = k.ok("browser_snapshot", json!({})).await;
     assert_no_canary("the snapshot", &snap);
-    assert!(snap.contains("A-PAGE-TEXT"), "A's own page is shown: {snap}");
-    assert!(snap.contains(&withheld), "the frame is one withheld line: {snap}");
+    assert!(
+        snap.contains("A-PAGE-TEXT"),
+        "A's own page is shown: {snap}"
+    );
+    assert!(
+        snap.contains(&withheld),
+        "the frame is one withheld line: {snap}"
+    );
     assert!(!snap.contains("Late button"), "{snap}");
     let diff = k.ok("browser_snapshot", json!({"diff": true})).await;
     assert_no_canary("a snapshot diff", &diff);
@@ -88,12 +99,25 @@ async fn a_denied_origin_embedded_in_an_allowed_page_is_one_withheld_line_in_eve
         .await;
     assert_no_canary("an interactive-only snapshot", &interactive);
 
+    // What B's scripts log is B's data too.
+    let console = k.ok("browser_console_messages", json!({})).await;
+    assert_no_canary("the console", &console);
+    let screenshot = k.call("browser_take_screenshot", json!({})).await;
+    assert!(
+        !screenshot.is_error,
+        "a frame that is withheld is hidden, not a failure: {}",
+        screenshot.text
+    );
+
     // The network: B's document, script and style sheet are one withheld line; their ids,
     // guessed around the ids that are listed, never give a body or headers.
     let list = k.ok("browser_network_requests", json!({})).await;
     assert_no_canary("the network list", &list);
     let b_request = format!("GET http://{b_origin}");
-    assert!(!list.contains(&b_request), "no request of B is listed: {list}");
+    assert!(
+        !list.contains(&b_request),
+        "no request of B is listed: {list}"
+    );
     assert!(
         list.contains(&format!("withheld: read on http://{b_origin}")),
         "{list}"
@@ -123,7 +147,10 @@ async fn a_denied_origin_embedded_in_an_allowed_page_is_one_withheld_line_in_eve
     let mut refused = 0;
     for id in guesses.iter().take(200) {
         let out = k
-            .call("browser_network_request", json!({"id": id, "maxBody": 100000}))
+            .call(
+                "browser_network_request",
+                json!({"id": id, "maxBody": 100000}),
+            )
             .await;
         assert_no_canary("a network request", &out.text);
         if out.code().as_deref() == Some("POLICY_DENIED") {
@@ -148,8 +175,11 @@ async fn frames_without_a_url_origin_are_judged_on_the_origin_chrome_reports() {
             "1000".into(),
         ]))
         .await;
-        k.ok("browser_navigate", json!({"url": a.url("origins/eval.html")}))
-            .await;
+        k.ok(
+            "browser_navigate",
+            json!({"url": a.url("origins/eval.html")}),
+        )
+        .await;
         let snap = eventually("every frame's button", Duration::from_secs(15), || async {
             let snap = k.ok("browser_snapshot", json!({})).await;
             ["In srcdoc", "In blank", "In blob", "In data"]
@@ -217,7 +247,18 @@ async fn a_page_that_moves_to_a_denied_origin_takes_no_action_wait_or_history_st
         )
         .await
         .unwrap();
-    assert_eq!(clicked["result"]["value"], "null/no", "B's button was clicked");
+    assert_eq!(
+        clicked["result"]["value"], "null/no",
+        "B's button was clicked"
+    );
+
+    // A click on A's own link that takes the page to B says where it went (the origin),
+    // never B's title or path.
+    k.ok("browser_navigate", json!({"url": later(600_000)}))
+        .await;
+    let out = k.call("browser_click", json!({"selector": "#go"})).await;
+    assert_no_canary("a click that went to B", &out.text);
+    assert!(!out.text.contains("secret.html"), "{}", out.text);
 
     // The tab is on B now: listed with neither title nor path.
     let tabs = k.ok("browser_tabs", json!({"action": "list"})).await;

@@ -75,7 +75,10 @@ pub struct TabEvents {
     /// URL of the main frame's document, as the last navigation left it.
     pub main_url: Option<String>,
     network: VecDeque<Request>,
-    console: VecDeque<ConsoleMessage>,
+    /// Console messages with what each is judged on (the document that logged it).
+    console: VecDeque<(ConsoleMessage, Vec<String>)>,
+    /// The frame of every live execution context, to judge what it logs.
+    contexts: HashMap<i64, String>,
     main_frame: Option<String>,
     /// Current document (loader id) of every frame.
     frames: HashMap<String, String>,
@@ -90,6 +93,9 @@ pub struct TabEvents {
     /// The rules the running command is held to (set by the worker while it runs): frames,
     /// requests and documents it reaches beyond its page are judged on them.
     pub judge: Option<crate::policy::Judge>,
+    /// The rules of the last judged command, kept for what the page does between commands
+    /// (a dialog a denied frame opens).
+    pub rules_seen: Option<crate::policy::Judge>,
     /// Kapture's isolated world per frame: (loader id, execution context id).
     worlds: HashMap<String, (String, i64)>,
     /// Refs handed out for this tab's documents.
@@ -156,12 +162,14 @@ impl TabEvents {
             main_url: None,
             network: VecDeque::new(),
             console: VecDeque::new(),
+            contexts: HashMap::new(),
             main_frame: None,
             frames: HashMap::new(),
             frame_urls: HashMap::new(),
             frame_origins: HashMap::new(),
             frame_parents: HashMap::new(),
             judge: None,
+            rules_seen: None,
             worlds: HashMap::new(),
             refs: RefTable::new(),
             last_snapshot: Vec::new(),
@@ -379,13 +387,20 @@ impl TabEvents {
         match method {
             "Runtime.consoleAPICalled" => {
                 if let Some(msg) = console_api_message(params) {
-                    self.push_console(msg);
+                    let judged = self.judged_context(params.get("executionContextId"), &msg);
+                    self.push_console(msg, judged);
                 }
             }
-            "Runtime.exceptionThrown" => self.push_console(exception_message(params)),
+            "Runtime.exceptionThrown" => {
+                let msg = exception_message(params);
+                let ctx = params.pointer("/exceptionDetails/executionContextId");
+                let judged = self.judged_context(ctx, &msg);
+                self.push_console(msg, judged);
+            }
             "Log.entryAdded" => {
                 if let Some(msg) = log_entry_message(params) {
-                    self.push_console(msg);
+                    let judged = self.judged_context(None, &msg);
+                    self.push_console(msg, judged);
                 }
             }
             "Runtime.bindingCalled" => self.on_recorded(params),
@@ -439,10 +454,14 @@ impl TabEvents {
             }
             "Runtime.executionContextDestroyed" => {
                 if let Some(ctx) = params.get("executionContextId").and_then(Value::as_i64) {
+                    self.contexts.remove(&ctx);
                     self.drop_world(ctx);
                 }
             }
-            "Runtime.executionContextsCleared" => self.worlds.clear(),
+            "Runtime.executionContextsCleared" => {
+                self.worlds.clear();
+                self.contexts.clear();
+            }
             // The page's own context of a document: the origin Chrome gives it is the
             // document's security origin.
             "Runtime.executionContextCreated" => {
@@ -453,6 +472,10 @@ impl TabEvents {
                     .and_then(|a| a.get("isDefault"))
                     .and_then(Value::as_bool);
                 let origin = ctx.and_then(|c| c.get("origin")).and_then(Value::as_str);
+                let id = ctx.and_then(|c| c.get("id")).and_then(Value::as_i64);
+                if let (Some(id), Some(frame)) = (id, frame) {
+                    self.contexts.insert(id, frame.to_string());
+                }
                 if let (Some(frame), Some(true), Some(origin)) = (frame, default, origin) {
                     self.set_frame_origin(frame, Some(origin), None);
                 }
@@ -472,11 +495,30 @@ impl TabEvents {
                         .unwrap_or_default()
                         .to_string()
                 };
-                let d = Dialog {
+                let mut d = Dialog {
                     kind: text("type"),
                     message: text("message"),
                     default_prompt: text("defaultPrompt"),
                 };
+                // A dialog of a document the tab's rules do not let agents read (a denied
+                // frame's `alert`) is told by its kind only.
+                let mut judged = vec![text("url")];
+                if let Some(frame) = params
+                    .get("frameId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .or_else(|| self.main_frame.clone())
+                {
+                    judged.extend(self.judged(&frame));
+                }
+                let refused = self
+                    .rules_seen
+                    .as_ref()
+                    .and_then(|j| j.check(crate::policy::Category::Read, &judged).err());
+                if let Some(r) = refused {
+                    d.message = format!("(message withheld: {})", r.reason());
+                    d.default_prompt.clear();
+                }
                 self.last_dialog = Some(d.clone());
                 self.dialog = Some(d);
             }
@@ -618,20 +660,42 @@ impl TabEvents {
         self.network.iter().find(|r| r.id == id)
     }
 
-    fn push_console(&mut self, msg: ConsoleMessage) {
+    /// What a console message is judged on: the document of the context that logged it,
+    /// and the resource it names (a failed load names the URL it failed on).
+    fn judged_context(&self, ctx: Option<&Value>, msg: &ConsoleMessage) -> Vec<String> {
+        let frame = ctx
+            .and_then(Value::as_i64)
+            .and_then(|c| self.contexts.get(&c))
+            .cloned()
+            .or_else(|| self.main_frame.clone());
+        let mut judged: Vec<String> = msg.url.iter().cloned().collect();
+        if let Some(frame) = frame {
+            judged.extend(self.judged(&frame));
+        }
+        judged
+    }
+
+    fn push_console(&mut self, msg: ConsoleMessage, judged: Vec<String>) {
         if self.console.len() == CONSOLE_CAPACITY {
             self.console.pop_front();
         }
-        self.console.push_back(msg);
+        self.console.push_back((msg, judged));
     }
 
     /// Messages at `min` level or above, newest first, at most `max`; plus how many matched.
     pub fn console(&self, min: Option<ConsoleLevel>, max: usize) -> (Vec<ConsoleMessage>, usize) {
+        // What a document the running command may not read logged is left out.
+        let readable = |judged: &Vec<String>| {
+            self.judge
+                .as_ref()
+                .is_none_or(|j| j.check(crate::policy::Category::Read, judged).is_ok())
+        };
         let matching = self
             .console
             .iter()
             .rev()
-            .filter(|m| min.is_none_or(|min| m.level >= min));
+            .filter(|(m, judged)| min.is_none_or(|min| m.level >= min) && readable(judged))
+            .map(|(m, _)| m);
         let total = matching.clone().count();
         (matching.take(max).cloned().collect(), total)
     }

@@ -244,10 +244,11 @@ pub async fn page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
             Ok(v) => {
                 let raw: Raw = serde_json::from_value(v)
                     .map_err(|e| WireError::new(ErrorCode::Internal, format!("page info: {e}")))?;
+                let (url, title) = shown_page(s, raw.url, raw.title);
                 return Ok(PageInfo {
                     tab_id: s.tab_id(),
-                    url: raw.url,
-                    title: raw.title,
+                    url,
+                    title,
                     status: raw.status,
                 });
             }
@@ -259,6 +260,28 @@ pub async fn page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
         }
     }
     Err(last.unwrap_or_else(|| WireError::new(ErrorCode::Internal, "no page info")))
+}
+
+/// A page's URL and title as the running command may tell them: a page it may not read
+/// (an action took it there) is named by its origin only, its title withheld.
+fn shown_page<S: CdpSession>(s: &S, url: String, title: String) -> (String, String) {
+    let state = s.events().borrow();
+    let Some(judge) = state.judge.as_ref() else {
+        return (url, title);
+    };
+    let mut judged = vec![url.clone()];
+    if let Some(main) = state.main_frame() {
+        judged.extend(state.judged(main));
+    }
+    match judge.check(crate::policy::Category::Read, &judged) {
+        Ok(()) => (url, title),
+        Err(r) => (
+            crate::policy::origin_of(&url)
+                .map(|o| o.to_string())
+                .unwrap_or_else(|| r.origin.clone()),
+            format!("(title withheld: {})", r.reason()),
+        ),
+    }
 }
 
 /// Load `url` in the tab and wait for it.

@@ -315,7 +315,11 @@ async fn execute(
     }
     // Whatever the command reaches beyond where it was judged (frames, requests, the
     // document a wait ends on) is judged on the same rules while it runs.
-    slot.events.borrow_mut().judge = guard.and_then(|g| g.judge(method, &params));
+    let judge = guard.and_then(|g| g.judge(method, &params));
+    if judge.is_some() {
+        slot.events.borrow_mut().rules_seen = judge.clone();
+    }
+    slot.events.borrow_mut().judge = judge;
     let result = router::run_on_tab(&session, method, params).await;
     slot.events.borrow_mut().judge = None;
     result
