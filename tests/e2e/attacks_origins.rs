@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use base64::Engine;
 use kapture_e2e::{eventually, ref_on, Kapture, Start};
 use serde_json::json;
 use www_test_pages::Site;
@@ -102,11 +103,32 @@ async fn a_denied_origin_embedded_in_an_allowed_page_is_one_withheld_line_in_eve
     // What B's scripts log is B's data too.
     let console = k.ok("browser_console_messages", json!({})).await;
     assert_no_canary("the console", &console);
-    let screenshot = k.call("browser_take_screenshot", json!({})).await;
+    let screenshot = k
+        .call("browser_take_screenshot", json!({"type": "png"}))
+        .await;
     assert!(
         !screenshot.is_error,
         "a frame that is withheld is hidden, not a failure: {}",
         screenshot.text
+    );
+
+    // The frame was hidden while the image was taken (B's page is red; the area is A's
+    // white) and shown again after; decoded by the browser itself through raw CDP.
+    let data = base64::engine::general_purpose::STANDARD.encode(&screenshot.images[0].1);
+    let probe = format!(
+        "new Promise((done) => {{ const img = new Image(); img.onload = () => {{ const c = document.createElement('canvas'); c.width = img.width; c.height = img.height; const g = c.getContext('2d'); g.drawImage(img, 0, 0); const f = document.getElementById('b').getBoundingClientRect(); done(Array.from(g.getImageData(f.x + f.width / 2, f.y + f.height / 2, 1, 1).data).slice(0, 3).join(',') + ' ' + getComputedStyle(document.getElementById('b')).visibility); }}; img.src = 'data:image/png;base64,{data}'; }})"
+    );
+    let seen = cdp
+        .send(
+            Some(&session),
+            "Runtime.evaluate",
+            json!({"expression": probe, "awaitPromise": true, "returnByValue": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        seen["result"]["value"], "255,255,255 visible",
+        "the denied frame is not in the screenshot and is shown again after"
     );
 
     // The network: B's document, script and style sheet are one withheld line; their ids,
