@@ -131,6 +131,48 @@ async fn a_denied_origin_embedded_in_an_allowed_page_is_one_withheld_line_in_eve
         "the denied frame is not in the screenshot and is shown again after"
     );
 
+    // Input aimed at the frame is judged where it lands: a click on the iframe element, a
+    // click at its coordinates, keys while it has focus. B's page records any it gets.
+    let out = k.call("browser_click", json!({"selector": "#b"})).await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    let rect = cdp
+        .send(
+            Some(&session),
+            "Runtime.evaluate",
+            json!({"expression": "(() => { const r = document.getElementById('b').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()", "returnByValue": true}),
+        )
+        .await
+        .unwrap();
+    let (x, y) = (
+        rect["result"]["value"][0].as_f64().unwrap(),
+        rect["result"]["value"][1].as_f64().unwrap(),
+    );
+    let out = k
+        .call("browser_mouse_click_xy", json!({"x": x, "y": y}))
+        .await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    k.eval("document.getElementById('b').focus()").await;
+    let out = k.call("browser_press_key", json!({"key": "x"})).await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    let frame_id = tree["frameTree"]["childFrames"][0]["frame"]["id"].clone();
+    let probe = cdp
+        .send(
+            Some(&session),
+            "Page.createIsolatedWorld",
+            json!({"frameId": frame_id, "worldName": "probe"}),
+        )
+        .await
+        .unwrap();
+    let got = cdp
+        .send(
+            Some(&session),
+            "Runtime.evaluate",
+            json!({"expression": "(localStorage.getItem('clicked') || 'none') + '/' + (localStorage.getItem('keyed') || 'none')", "contextId": probe["executionContextId"], "returnByValue": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(got["result"]["value"], "none/none", "B's page got input");
+
     // The network: B's document, script and style sheet are one withheld line; their ids,
     // guessed around the ids that are listed, never give a body or headers.
     let list = k.ok("browser_network_requests", json!({})).await;

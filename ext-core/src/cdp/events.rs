@@ -299,6 +299,15 @@ impl TabEvents {
         judge.check(category, &self.judged(frame_id)).err()
     }
 
+    /// Is any frame of the tab (known or only attached) refused `category` for the running
+    /// command? While none is, input cannot land anywhere it may not.
+    pub fn any_frame_refused(&self, category: crate::policy::Category) -> bool {
+        self.frames
+            .keys()
+            .chain(self.frame_parents.keys())
+            .any(|f| self.frame_refusal(f, category).is_some())
+    }
+
     /// Why the running command may not read request `r`, if it may not.
     pub fn request_refusal(&self, r: &Request) -> Option<crate::policy::Refusal> {
         let judge = self.judge.as_ref()?;

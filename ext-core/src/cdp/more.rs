@@ -619,6 +619,7 @@ pub async fn mouse_move_xy<S: CdpSession>(
     p: &MouseMoveXy,
 ) -> Result<ActionOutcome, WireError> {
     let before = s.events().borrow().navigations_started();
+    super::world::judge_point(s, (p.x, p.y)).await?;
     mouse(s, "mouseMoved", (p.x, p.y), json!({})).await?;
     settle(s, before).await
 }

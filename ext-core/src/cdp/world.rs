@@ -144,6 +144,86 @@ pub fn judge_frame<S: CdpSession>(s: &S, frame: &str) -> Result<(), WireError> {
     }
 }
 
+/// The running command may act in `frame` (its category), learning the frame first when
+/// it was never seen.
+async fn judge_frame_fresh<S: CdpSession>(s: &S, frame: &str) -> Result<(), WireError> {
+    if s.events().borrow().judged(frame).is_empty() {
+        refresh_frames(s).await?;
+    }
+    judge_frame(s, frame)
+}
+
+/// The running command may act where a pointer event at `(x, y)` (top-level viewport CSS
+/// pixels) lands: in the frame of the element under that point, and in the document of an
+/// iframe element there (a click on an iframe lands in its document). Costs nothing while
+/// no frame of the tab is refused.
+pub async fn judge_point<S: CdpSession>(s: &S, (x, y): (f64, f64)) -> Result<(), WireError> {
+    let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category) else {
+        return Ok(());
+    };
+    if !s.events().borrow().any_frame_refused(category) {
+        return Ok(());
+    }
+    let hit = s
+        .send(
+            "DOM.getNodeForLocation",
+            json!({"x": x.round() as i64, "y": y.round() as i64, "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": true}),
+        )
+        .await;
+    let Ok(hit) = hit else {
+        // Nothing there (outside the page): the event lands in the main document.
+        return Ok(());
+    };
+    if let Some(frame) = hit.get("frameId").and_then(Value::as_str) {
+        judge_frame_fresh(s, frame).await?;
+    }
+    if let Some(backend) = hit.get("backendNodeId") {
+        let node = s
+            .send("DOM.describeNode", json!({"backendNodeId": backend}))
+            .await?;
+        if let Some(inner) = node.pointer("/node/frameId").and_then(Value::as_str) {
+            judge_frame_fresh(s, inner).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The running command may act where keys land: the frame whose element has focus,
+/// followed from the main document through focused iframe elements.
+pub async fn judge_focus<S: CdpSession>(s: &S) -> Result<(), WireError> {
+    let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category) else {
+        return Ok(());
+    };
+    if !s.events().borrow().any_frame_refused(category) {
+        return Ok(());
+    }
+    let mut frame = main_frame(s).await?;
+    for _ in 0..crate::policy::frames::MAX_FRAME_DEPTH {
+        judge_frame_fresh(s, &frame).await?;
+        let ctx = world(s, &frame).await?;
+        let focused = s
+            .send(
+                "Runtime.evaluate",
+                json!({"expression": "document.activeElement", "contextId": ctx}),
+            )
+            .await?;
+        let Some(object) = focused.pointer("/result/objectId").and_then(Value::as_str) else {
+            return Ok(());
+        };
+        let node = s
+            .send("DOM.describeNode", json!({"objectId": object}))
+            .await?;
+        match node.pointer("/node/frameId").and_then(Value::as_str) {
+            Some(inner) => frame = inner.to_string(),
+            None => return Ok(()),
+        }
+    }
+    Err(WireError::new(
+        ErrorCode::PolicyDenied,
+        "focus is too deep in nested frames to judge",
+    ))
+}
+
 /// Kapture's world in `frame`'s current document, made on first use. Every page-side script
 /// runs through here, so the document is judged here, each time: a command whose page
 /// navigated to a denied origin while it waited (for an element, for text) stops instead
