@@ -968,6 +968,59 @@ mod tests {
         );
     }
 
+    #[test]
+    fn what_a_denied_frame_logs_or_alerts_is_left_out() {
+        let mut events = TabEvents::default();
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "M", "loaderId": "L1", "url": "http://a.test/", "securityOrigin": "http://a.test"}}),
+        );
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "B", "parentId": "M", "loaderId": "L2", "url": "http://b.test/", "securityOrigin": "http://b.test"}}),
+        );
+        for (id, frame) in [(1, "M"), (2, "B")] {
+            events.on_event(
+                "Runtime.executionContextCreated",
+                &json!({"context": {"id": id, "origin": "", "auxData": {"frameId": frame, "isDefault": false}}}),
+            );
+        }
+        for (ctx, text) in [(1, "from a"), (2, "from b")] {
+            events.on_event(
+                "Runtime.consoleAPICalled",
+                &json!({"type": "log", "executionContextId": ctx, "args": [{"type": "string", "value": text}]}),
+            );
+        }
+        let mut p = crate::policy::Policy::launched_default();
+        p.rules.push(
+            crate::policy::Policy::flag_rule("b.test", crate::policy::Verdict::Deny, "--deny")
+                .unwrap(),
+        );
+        let judge = crate::policy::Judge {
+            policy: std::rc::Rc::new(p),
+            category: crate::policy::Category::Read,
+            approved: vec![],
+        };
+        assert_eq!(
+            events.console(None, 10).1,
+            2,
+            "no rules: the person's own view"
+        );
+        events.judge = Some(judge.clone());
+        let (shown, total) = events.console(None, 10);
+        assert_eq!((shown[0].text.as_str(), total), ("from a", 1));
+        events.rules_seen = Some(judge);
+        events.on_event(
+            "Page.javascriptDialogOpening",
+            &json!({"type": "alert", "message": "secret of b", "url": "http://b.test/", "frameId": "B"}),
+        );
+        let d = events.dialog.clone().unwrap();
+        assert!(!d.message.contains("secret"), "{}", d.message);
+        assert!(d
+            .message
+            .contains("read on http://b.test:80 denied by --deny b.test"));
+    }
+
     fn log(events: &mut TabEvents, kind: &str, text: &str) {
         events.on_event(
             "Runtime.consoleAPICalled",
