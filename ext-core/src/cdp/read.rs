@@ -118,11 +118,13 @@ async fn observe<S: CdpSession>(
     Ok((page, root_idx))
 }
 
-/// What stands for a frame whose content is withheld: one text node saying why.
+/// What stands for a frame whose content is withheld: one node of Kapture's own (not page
+/// text) that renders `content withheld: read on <origin> denied by <rule>`.
 fn withheld_walk(r: &crate::policy::Refusal) -> Walk {
     Walk {
         nodes: vec![crate::snapshot::RawNode {
-            t: Some(r.withheld()),
+            r: Some("content withheld".into()),
+            v: Some(r.reason()),
             ..Default::default()
         }],
         ..Walk::default()
