@@ -357,5 +357,14 @@ async fn a_page_that_moves_to_a_denied_origin_takes_no_action_wait_or_history_st
         )
         .await;
     assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    // The same by clicking A's link to it: judged on where the link points.
+    let link = format!(
+        "{}?ms=600000&to={}",
+        a.url("origins/later.html"),
+        b.url("attachment/CANARY-FILE-B.txt")
+    );
+    k.ok("browser_navigate", json!({"url": link})).await;
+    let out = k.call("browser_download", json!({"selector": "#go"})).await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
     k.stop().await;
 }

@@ -119,6 +119,14 @@ async fn target_urls(
     match (method, url) {
         ("navigate", _) => return Ok(vec![url.unwrap_or_default().to_string()]),
         ("download", Some(url)) => return Ok(vec![url.to_string()]),
+        // A link clicked to download: where its href points, and the frame it is in.
+        ("download", None) => {
+            let mut urls = page_urls(app, tab, params).await?;
+            if let Some(href) = app.tabs.link_href(tab, params).await {
+                urls.insert(0, href);
+            }
+            return Ok(urls);
+        }
         ("go_back" | "go_forward", _) if app.tabs.is_open(tab) => {
             let delta = if method == "go_back" { -1 } else { 1 };
             if let Ok(hist) =

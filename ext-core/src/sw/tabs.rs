@@ -134,6 +134,30 @@ impl Tabs {
         judged
     }
 
+    /// The absolute URL of the link a `download` by ref or selector would click, if the
+    /// element is (inside) a link: what the download fetches, judged where it lands.
+    pub async fn link_href(&self, tab_id: TabId, params: &Value) -> Option<String> {
+        let slot = self.slots.borrow().get(&tab_id).cloned()?;
+        if !slot.attached.get() || slot.closed.get() {
+            return None;
+        }
+        let target = router::params::<crate::methods::DownloadArgs>(params.clone())
+            .ok()?
+            .target
+            .get()?;
+        let session = DebuggerSession { slot: &slot };
+        let located = cdp::world::locate_target(&session, &target).await.ok()?;
+        let href = cdp::world::run(
+            &session,
+            &located.frame,
+            "async (t) => { const f = await resolve(t, 0); if (!f.el) return null; const a = f.el.closest('a[href], area[href]'); return a ? a.href : null; }",
+            &[located.js],
+        )
+        .await
+        .ok()?;
+        href.as_str().map(str::to_string)
+    }
+
     /// The line of the last snapshot that shows `reference` (`e5`), for approvals.
     pub fn ref_line(&self, tab_id: TabId, reference: &str) -> Option<String> {
         let slot = self.slots.borrow().get(&tab_id).cloned()?;
