@@ -791,3 +791,34 @@ fn tabs_in(data: &Value) -> impl Iterator<Item = TabId> + '_ {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod precheck_tests {
+    use super::*;
+    use ext_core::policy::{Policy, Verdict};
+
+    #[test]
+    fn navigations_and_downloads_to_a_denied_origin_never_reach_the_browser() {
+        let mut rules = BridgeConfig::new("chrome-extension://x".into());
+        let mut p = Policy::allow_all();
+        p.rules
+            .push(Policy::flag_rule("b.test", Verdict::Deny, "--deny").unwrap());
+        rules.connected_policy = p;
+        let info = ExtensionInfo {
+            id: "x".into(),
+            version: "0".into(),
+            browser: "test".into(),
+            instance: "i".into(),
+            launched_by: None,
+            browser_run: None,
+        };
+        let to = |m: &str, url: &str| precheck(&rules, &info, m, &serde_json::json!({"url": url}));
+        for m in ["navigate", "tabs.new", "download"] {
+            let err = to(m, "http://b.test/x").unwrap_err();
+            assert_eq!(err.code, ErrorCode::PolicyDenied, "{m}");
+            assert!(to(m, "http://a.test/x").is_ok(), "{m}");
+        }
+        // Where a click lands is judged in the extension, on the page.
+        assert!(to("click", "http://b.test/x").is_ok());
+    }
+}
