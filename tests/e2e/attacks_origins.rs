@@ -325,6 +325,19 @@ async fn a_page_that_moves_to_a_denied_origin_takes_no_action_wait_or_history_st
     assert_no_canary("a click that went to B", &out.text);
     assert!(!out.text.contains("secret.html"), "{}", out.text);
 
+    // A tab the page opens on B is told by its origin only.
+    k.ok("browser_navigate", json!({"url": later(600_000)}))
+        .await;
+    let opened = k.ok("browser_click", json!({"selector": "#open"})).await;
+    let went = k.ok("browser_click", json!({"selector": "#go"})).await;
+    let news = format!("{opened}\n{went}");
+    assert!(
+        news.contains("opened new tabs"),
+        "the news names the tab: {news}"
+    );
+    assert!(!news.contains("secret.html"), "{news}");
+    assert_no_canary("the news", &news);
+
     // The tab is on B now: listed with neither title nor path.
     let tabs = k.ok("browser_tabs", json!({"action": "list"})).await;
     assert_no_canary("the tab list", &tabs);

@@ -444,6 +444,12 @@ impl Worker {
                 app.tabs.on_opened(opener, &url);
             });
         }
+        // A tab opened on an origin agents may not read is told by its origin only.
+        let url = if crate::policy::origin_of(&url).is_some() {
+            crate::policy::frames::tab_view(&bridge::panel_rules(&self.app).0, &url, "").0
+        } else {
+            url
+        };
         let event = BrowserEvent::TabCreated {
             tab_id,
             opener_tab_id,
