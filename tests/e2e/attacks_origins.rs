@@ -271,6 +271,35 @@ async fn frames_without_a_url_origin_are_judged_on_the_origin_chrome_reports() {
             );
             assert!(out.text.contains(&a_origin), "{}", out.text);
         }
+        // A blank popup the page opened and wrote carries the page's origin too.
+        let opened = k.ok("browser_click", json!({"selector": "#popup"})).await;
+        let news = eventually("the popup in the news", Duration::from_secs(10), || async {
+            let text = if opened.contains("opened new tabs") {
+                opened.clone()
+            } else {
+                k.ok("browser_tabs", json!({"action": "list"})).await
+            };
+            text.contains("opened new tabs").then_some(text)
+        })
+        .await;
+        let tab: i64 = news
+            .split("opened new tabs: tab ")
+            .nth(1)
+            .and_then(|t| t.split([' ', ',', '(']).next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no tab id in {news}"));
+        let out = k
+            .call(
+                "browser_evaluate",
+                json!({"tabId": tab, "function": "document.cookie"}),
+            )
+            .await;
+        assert!(
+            !out.text.contains("COOKIE-CANARY-A"),
+            "{flag}: the popup gave the cookie: {}",
+            out.text
+        );
+        assert_eq!(out.code().as_deref(), Some(code), "{flag}: {}", out.text);
         k.stop().await;
     }
 }

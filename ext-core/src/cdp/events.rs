@@ -88,6 +88,10 @@ pub struct TabEvents {
     /// The security origin Chrome reports for every frame's document (`Page.Frame`'s
     /// `securityOrigin`, the default execution context's `origin`): what a frame is judged on.
     frame_origins: HashMap<String, String>,
+    /// The origin of every frame's live default execution context (its id, its origin):
+    /// Chrome's frame tree says `://` for an about:blank document that inherited its
+    /// creator's origin (a popup a page opened and wrote), the context says the truth.
+    context_origins: HashMap<String, (i64, String)>,
     /// Every child frame's parent (its creator, for documents of an opaque origin).
     frame_parents: HashMap<String, String>,
     /// The rules the running command is held to (set by the worker while it runs): frames,
@@ -167,6 +171,7 @@ impl TabEvents {
             frames: HashMap::new(),
             frame_urls: HashMap::new(),
             frame_origins: HashMap::new(),
+            context_origins: HashMap::new(),
             frame_parents: HashMap::new(),
             judge: None,
             rules_seen: None,
@@ -270,6 +275,11 @@ impl TabEvents {
 
     fn judged_at(&self, frame_id: &str, depth: usize) -> Vec<String> {
         let origin = self.frame_origins.get(frame_id).map(String::as_str);
+        let context = self
+            .context_origins
+            .get(frame_id)
+            .map(|(_, o)| o.as_str())
+            .filter(|c| Some(*c) != origin);
         let url = self.frame_urls.get(frame_id).cloned().or_else(|| {
             (self.main_frame.as_deref() == Some(frame_id))
                 .then(|| self.main_url.clone())
@@ -286,7 +296,21 @@ impl TabEvents {
                 vec![String::new()]
             }
         });
-        crate::policy::judged_urls(origin, url.as_deref().unwrap_or(""), creator.as_deref())
+        let url = url.as_deref().unwrap_or("");
+        // Both reports are judged when they differ: the strictest verdict wins.
+        let reports: Vec<Option<&str>> = match (origin, context) {
+            (None, None) => vec![None],
+            (o, c) => o.into_iter().chain(c).map(Some).collect(),
+        };
+        let mut judged: Vec<String> = Vec::new();
+        for report in reports {
+            for u in crate::policy::judged_urls(report, url, creator.as_deref()) {
+                if !judged.contains(&u) {
+                    judged.push(u);
+                }
+            }
+        }
+        judged
     }
 
     /// Why the running command may not do `category` in `frame_id`'s document, if it may not.
@@ -456,6 +480,7 @@ impl TabEvents {
                     self.frames.remove(id);
                     self.frame_urls.remove(id);
                     self.frame_origins.remove(id);
+                    self.context_origins.remove(id);
                     self.frame_parents.remove(id);
                     self.worlds.remove(id);
                     self.refs.forget_frame_documents(id, None);
@@ -464,12 +489,14 @@ impl TabEvents {
             "Runtime.executionContextDestroyed" => {
                 if let Some(ctx) = params.get("executionContextId").and_then(Value::as_i64) {
                     self.contexts.remove(&ctx);
+                    self.context_origins.retain(|_, (c, _)| *c != ctx);
                     self.drop_world(ctx);
                 }
             }
             "Runtime.executionContextsCleared" => {
                 self.worlds.clear();
                 self.contexts.clear();
+                self.context_origins.clear();
             }
             // The page's own context of a document: the origin Chrome gives it is the
             // document's security origin.
@@ -485,8 +512,11 @@ impl TabEvents {
                 if let (Some(id), Some(frame)) = (id, frame) {
                     self.contexts.insert(id, frame.to_string());
                 }
-                if let (Some(frame), Some(true), Some(origin)) = (frame, default, origin) {
-                    self.set_frame_origin(frame, Some(origin), None);
+                if let (Some(frame), Some(true), Some(origin), Some(id)) =
+                    (frame, default, origin, id)
+                {
+                    self.context_origins
+                        .insert(frame.to_string(), (id, origin.to_string()));
                 }
             }
             "Page.frameAttached" => {
@@ -933,6 +963,22 @@ mod tests {
         assert_eq!(events.judged("S"), ["http://a.test"]);
         assert_eq!(events.judged("B"), ["http://a.test"]);
         assert_eq!(events.judged("D"), ["data:text/html,x", "http://a.test"]);
+        // A popup's about:blank: the tree says `://`, its context the origin it inherited.
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "P", "loaderId": "L4", "url": "about:blank", "securityOrigin": "://"}}),
+        );
+        assert_eq!(events.judged("P"), ["about:blank"]);
+        events.on_event(
+            "Runtime.executionContextCreated",
+            &json!({"context": {"id": 9, "origin": "http://a.test", "auxData": {"frameId": "P", "isDefault": true}}}),
+        );
+        assert_eq!(events.judged("P"), ["about:blank", "http://a.test"]);
+        events.on_event(
+            "Runtime.executionContextDestroyed",
+            &json!({"executionContextId": 9}),
+        );
+        assert_eq!(events.judged("P"), ["about:blank"]);
         let p = {
             let mut p = crate::policy::Policy::launched_default();
             p.rules.push(
