@@ -87,6 +87,7 @@ fn raw_node(ids: u32) -> impl Strategy<Value = RawNode> {
                 f,
                 l,
                 o,
+                withheld: None,
             }
         }
     })

@@ -668,3 +668,80 @@ async fn name_in_widget(raw: &mut RawCdp, session: &str, name: &str) {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_secret_is_typed_only_on_the_origin_it_was_recorded_on() {
+    const SECRET: &str = "Moved-Secret-8818";
+    let (site, other) = (Site::start().unwrap(), Site::start().unwrap());
+    let k = Kapture::launch().await;
+    let folder = k.data_dir().join("scenarios");
+    std::fs::create_dir_all(&folder).unwrap();
+    // The recording typed its secret on `site`; at replay an open redirect there sends the
+    // tab to `other`, whose page has a field of the same id.
+    let moved = format!(
+        "{}redirect?to={}",
+        site.url(""),
+        other.url("secret-fields.html")
+    );
+    let field = json!([{"by": "css", "value": "#f4"}]);
+    let scenarios = [
+        json!({
+            "name": "moved_secret",
+            "parameters": [{"name": "pw", "secret": true}],
+            "chain": [
+                {"method": "navigate", "params": {"url": moved}},
+                {"method": "type", "params": {"locators": field, "text": "{{pw}}"}}
+            ]
+        }),
+        // No page before the secret: nobody can say where it belongs.
+        json!({
+            "name": "nowhere_secret",
+            "parameters": [{"name": "pw", "secret": true}],
+            "chain": [
+                {"method": "type", "params": {"locators": field, "text": "{{pw}}"}}
+            ]
+        }),
+    ];
+    for s in &scenarios {
+        std::fs::write(
+            folder.join(format!("{}.json", s["name"].as_str().unwrap())),
+            serde_json::to_vec(s).unwrap(),
+        )
+        .unwrap();
+    }
+    let ran = k
+        .ok(
+            "scenario_run",
+            json!({"name": "moved_secret", "overrideSecrets": {"pw": SECRET}}),
+        )
+        .await;
+    assert!(ran.contains("\"success\": false"), "{ran}");
+    assert!(ran.contains("POLICY_DENIED"), "{ran}");
+    assert_eq!(
+        k.eval("location.origin").await,
+        json!(other.url("").trim_end_matches('/')),
+        "the redirect took the tab to the other origin"
+    );
+    assert_eq!(
+        k.eval("document.querySelector('#f4').value").await,
+        json!(""),
+        "nothing was typed on the other origin"
+    );
+
+    // On that other page, a secret with no recorded page is typed nowhere either.
+    let ran = k
+        .ok(
+            "scenario_run",
+            json!({"name": "nowhere_secret", "overrideSecrets": {"pw": SECRET}}),
+        )
+        .await;
+    assert!(ran.contains("\"success\": false"), "{ran}");
+    assert!(ran.contains("POLICY_DENIED"), "{ran}");
+    assert_eq!(
+        k.eval("document.querySelector('#f4').value").await,
+        json!(""),
+        "nothing was typed"
+    );
+    assert_absent("the answers", &ran, &[SECRET]);
+    k.stop().await;
+}

@@ -5,6 +5,7 @@ mod attacks_bridge; // a rogue on an announced port, a kapture loosening a brows
 mod attacks_escape; // forged lines, refs and hints from page strings; answers too large for the bridge
 mod attacks_files; // local files never leave unless their folder is allowed; PDFs never land outside or overwrite
 mod attacks_mask; // secrets typed under neutral names, replayed secrets, the recorder as a keylogger
+mod attacks_origins; // denied origins read through frames, requests and tabs; frames of no URL origin; actions that follow the page
 mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod export; // a recorded login exported as a script that runs under puppeteer-core and Playwright

@@ -55,6 +55,10 @@ pub struct Request {
     pub response_headers: Value,
     #[serde(skip)]
     started: f64,
+    /// What the request is judged on: its URL and the document that made it (as judged
+    /// when it was sent).
+    #[serde(skip)]
+    pub judged: Vec<String>,
 }
 
 /// Event bookkeeping and page-model state of one attached tab, fed by whatever delivers
@@ -71,13 +75,31 @@ pub struct TabEvents {
     /// URL of the main frame's document, as the last navigation left it.
     pub main_url: Option<String>,
     network: VecDeque<Request>,
-    console: VecDeque<ConsoleMessage>,
+    /// Console messages with what each is judged on (the document that logged it).
+    console: VecDeque<(ConsoleMessage, Vec<String>)>,
+    /// The frame of every live execution context, to judge what it logs.
+    contexts: HashMap<i64, String>,
     main_frame: Option<String>,
     /// Current document (loader id) of every frame.
     frames: HashMap<String, String>,
     /// Current URL of every frame, for the policy (an action inside a frame is judged on
     /// the frame's origin).
     frame_urls: HashMap<String, String>,
+    /// The security origin Chrome reports for every frame's document (`Page.Frame`'s
+    /// `securityOrigin`, the default execution context's `origin`): what a frame is judged on.
+    frame_origins: HashMap<String, String>,
+    /// The origin of every frame's live default execution context (its id, its origin):
+    /// Chrome's frame tree says `://` for an about:blank document that inherited its
+    /// creator's origin (a popup a page opened and wrote), the context says the truth.
+    context_origins: HashMap<String, (i64, String)>,
+    /// Every child frame's parent (its creator, for documents of an opaque origin).
+    frame_parents: HashMap<String, String>,
+    /// The rules the running command is held to (set by the worker while it runs): frames,
+    /// requests and documents it reaches beyond its page are judged on them.
+    pub judge: Option<crate::policy::Judge>,
+    /// The rules of the last judged command, kept for what the page does between commands
+    /// (a dialog a denied frame opens).
+    pub rules_seen: Option<crate::policy::Judge>,
     /// Kapture's isolated world per frame: (loader id, execution context id).
     worlds: HashMap<String, (String, i64)>,
     /// Refs handed out for this tab's documents.
@@ -144,9 +166,15 @@ impl TabEvents {
             main_url: None,
             network: VecDeque::new(),
             console: VecDeque::new(),
+            contexts: HashMap::new(),
             main_frame: None,
             frames: HashMap::new(),
             frame_urls: HashMap::new(),
+            frame_origins: HashMap::new(),
+            context_origins: HashMap::new(),
+            frame_parents: HashMap::new(),
+            judge: None,
+            rules_seen: None,
             worlds: HashMap::new(),
             refs: RefTable::new(),
             last_snapshot: Vec::new(),
@@ -212,14 +240,102 @@ impl TabEvents {
             .insert(frame_id.to_string(), url.to_string());
     }
 
-    /// The URL a command acts on: the frame of the ref it names, else the main frame's.
-    pub fn url_for(&self, params: &Value) -> Option<String> {
-        let in_frame = params
-            .get("ref")
-            .and_then(Value::as_str)
-            .and_then(|r| self.refs.resolve(r, |f| self.frames.get(f).cloned()).ok())
-            .and_then(|t| self.frame_urls.get(&t.frame.frame_id).cloned());
-        in_frame.or_else(|| self.main_url.clone())
+    /// Record the security origin Chrome reports for a frame's document, and its parent.
+    pub fn set_frame_origin(&mut self, frame_id: &str, origin: Option<&str>, parent: Option<&str>) {
+        if let Some(o) = origin {
+            self.frame_origins
+                .insert(frame_id.to_string(), o.to_string());
+        }
+        if let Some(p) = parent {
+            self.frame_parents
+                .insert(frame_id.to_string(), p.to_string());
+        }
+    }
+
+    /// What a command acting there is judged on: the frame of the ref it names, else the
+    /// main frame (see [`crate::policy::judged_urls`]).
+    pub fn judged_for(&self, params: &Value) -> Option<Vec<String>> {
+        if let Some(r) = params.get("ref").and_then(Value::as_str) {
+            if let Ok(t) = self.refs.resolve(r, |f| self.frames.get(f).cloned()) {
+                return Some(self.judged(&t.frame.frame_id));
+            }
+        }
+        match self.main_frame.as_deref() {
+            Some(main) => Some(self.judged(main)).filter(|j| !j.is_empty()),
+            None => None,
+        }
+        .or_else(|| self.main_url.clone().map(|u| vec![u]))
+    }
+
+    /// What frame `frame_id`'s document is judged on; empty for a frame never seen (which
+    /// the policy denies).
+    pub fn judged(&self, frame_id: &str) -> Vec<String> {
+        self.judged_at(frame_id, 0)
+    }
+
+    fn judged_at(&self, frame_id: &str, depth: usize) -> Vec<String> {
+        let origin = self.frame_origins.get(frame_id).map(String::as_str);
+        let context = self
+            .context_origins
+            .get(frame_id)
+            .map(|(_, o)| o.as_str())
+            .filter(|c| Some(*c) != origin);
+        let url = self.frame_urls.get(frame_id).cloned().or_else(|| {
+            (self.main_frame.as_deref() == Some(frame_id))
+                .then(|| self.main_url.clone())
+                .flatten()
+        });
+        if origin.is_none() && url.is_none() {
+            return Vec::new();
+        }
+        // A creator too deep to follow is not something the policy can judge.
+        let creator = self.frame_parents.get(frame_id).map(|p| {
+            if depth < crate::policy::frames::MAX_FRAME_DEPTH {
+                self.judged_at(p, depth + 1)
+            } else {
+                vec![String::new()]
+            }
+        });
+        let url = url.as_deref().unwrap_or("");
+        // Both reports are judged when they differ: the strictest verdict wins.
+        let reports: Vec<Option<&str>> = match (origin, context) {
+            (None, None) => vec![None],
+            (o, c) => o.into_iter().chain(c).map(Some).collect(),
+        };
+        let mut judged: Vec<String> = Vec::new();
+        for report in reports {
+            for u in crate::policy::judged_urls(report, url, creator.as_deref()) {
+                if !judged.contains(&u) {
+                    judged.push(u);
+                }
+            }
+        }
+        judged
+    }
+
+    /// Why the running command may not do `category` in `frame_id`'s document, if it may not.
+    pub fn frame_refusal(
+        &self,
+        frame_id: &str,
+        category: crate::policy::Category,
+    ) -> Option<crate::policy::Refusal> {
+        let judge = self.judge.as_ref()?;
+        judge.check(category, &self.judged(frame_id)).err()
+    }
+
+    /// Is any frame of the tab (known or only attached) refused `category` for the running
+    /// command? While none is, input cannot land anywhere it may not.
+    pub fn any_frame_refused(&self, category: crate::policy::Category) -> bool {
+        self.frames
+            .keys()
+            .chain(self.frame_parents.keys())
+            .any(|f| self.frame_refusal(f, category).is_some())
+    }
+
+    /// Why the running command may not read request `r`, if it may not.
+    pub fn request_refusal(&self, r: &Request) -> Option<crate::policy::Refusal> {
+        let judge = self.judge.as_ref()?;
+        judge.check(crate::policy::Category::Read, &r.judged).err()
     }
 
     /// The current document of a frame.
@@ -304,13 +420,20 @@ impl TabEvents {
         match method {
             "Runtime.consoleAPICalled" => {
                 if let Some(msg) = console_api_message(params) {
-                    self.push_console(msg);
+                    let judged = self.judged_context(params.get("executionContextId"), &msg);
+                    self.push_console(msg, judged);
                 }
             }
-            "Runtime.exceptionThrown" => self.push_console(exception_message(params)),
+            "Runtime.exceptionThrown" => {
+                let msg = exception_message(params);
+                let ctx = params.pointer("/exceptionDetails/executionContextId");
+                let judged = self.judged_context(ctx, &msg);
+                self.push_console(msg, judged);
+            }
             "Log.entryAdded" => {
                 if let Some(msg) = log_entry_message(params) {
-                    self.push_console(msg);
+                    let judged = self.judged_context(None, &msg);
+                    self.push_console(msg, judged);
                 }
             }
             "Runtime.bindingCalled" => self.on_recorded(params),
@@ -334,6 +457,15 @@ impl TabEvents {
                     (id, params.pointer("/frame/url").and_then(Value::as_str))
                 {
                     self.frame_urls.insert(id.to_string(), url.to_string());
+                    // A new document: its origin is the one this event reports, or unknown.
+                    self.frame_origins.remove(id);
+                    self.set_frame_origin(
+                        id,
+                        params
+                            .pointer("/frame/securityOrigin")
+                            .and_then(Value::as_str),
+                        params.pointer("/frame/parentId").and_then(Value::as_str),
+                    );
                 }
                 if let (Some(id), Some(loader)) = (id, loader) {
                     self.frames.insert(id.to_string(), loader.to_string());
@@ -347,16 +479,53 @@ impl TabEvents {
                 if let Some(id) = params.get("frameId").and_then(Value::as_str) {
                     self.frames.remove(id);
                     self.frame_urls.remove(id);
+                    self.frame_origins.remove(id);
+                    self.context_origins.remove(id);
+                    self.frame_parents.remove(id);
                     self.worlds.remove(id);
                     self.refs.forget_frame_documents(id, None);
                 }
             }
             "Runtime.executionContextDestroyed" => {
                 if let Some(ctx) = params.get("executionContextId").and_then(Value::as_i64) {
+                    self.contexts.remove(&ctx);
+                    self.context_origins.retain(|_, (c, _)| *c != ctx);
                     self.drop_world(ctx);
                 }
             }
-            "Runtime.executionContextsCleared" => self.worlds.clear(),
+            "Runtime.executionContextsCleared" => {
+                self.worlds.clear();
+                self.contexts.clear();
+                self.context_origins.clear();
+            }
+            // The page's own context of a document: the origin Chrome gives it is the
+            // document's security origin.
+            "Runtime.executionContextCreated" => {
+                let ctx = params.get("context");
+                let aux = ctx.and_then(|c| c.get("auxData"));
+                let frame = aux.and_then(|a| a.get("frameId")).and_then(Value::as_str);
+                let default = aux
+                    .and_then(|a| a.get("isDefault"))
+                    .and_then(Value::as_bool);
+                let origin = ctx.and_then(|c| c.get("origin")).and_then(Value::as_str);
+                let id = ctx.and_then(|c| c.get("id")).and_then(Value::as_i64);
+                if let (Some(id), Some(frame)) = (id, frame) {
+                    self.contexts.insert(id, frame.to_string());
+                }
+                if let (Some(frame), Some(true), Some(origin), Some(id)) =
+                    (frame, default, origin, id)
+                {
+                    self.context_origins
+                        .insert(frame.to_string(), (id, origin.to_string()));
+                }
+            }
+            "Page.frameAttached" => {
+                let id = params.get("frameId").and_then(Value::as_str);
+                let parent = params.get("parentFrameId").and_then(Value::as_str);
+                if let (Some(id), Some(parent)) = (id, parent) {
+                    self.set_frame_origin(id, None, Some(parent));
+                }
+            }
             "Page.javascriptDialogOpening" => {
                 let text = |k: &str| {
                     params
@@ -365,11 +534,30 @@ impl TabEvents {
                         .unwrap_or_default()
                         .to_string()
                 };
-                let d = Dialog {
+                let mut d = Dialog {
                     kind: text("type"),
                     message: text("message"),
                     default_prompt: text("defaultPrompt"),
                 };
+                // A dialog of a document the tab's rules do not let agents read (a denied
+                // frame's `alert`) is told by its kind only.
+                let mut judged = vec![text("url")];
+                if let Some(frame) = params
+                    .get("frameId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .or_else(|| self.main_frame.clone())
+                {
+                    judged.extend(self.judged(&frame));
+                }
+                let refused = self
+                    .rules_seen
+                    .as_ref()
+                    .and_then(|j| j.check(crate::policy::Category::Read, &judged).err());
+                if let Some(r) = refused {
+                    d.message = format!("(message withheld: {})", r.reason());
+                    d.default_prompt.clear();
+                }
                 self.last_dialog = Some(d.clone());
                 self.dialog = Some(d);
             }
@@ -468,6 +656,11 @@ impl TabEvents {
                 .to_string()
         };
         let id = text("/requestId");
+        let url = text("/request/url");
+        let mut judged = vec![url.clone()];
+        if let Some(frame) = params.get("frameId").and_then(Value::as_str) {
+            judged.extend(self.judged(frame));
+        }
         // A redirect reuses the id: the new hop replaces the old entry.
         self.network.retain(|r| r.id != id);
         if self.network.len() == NETWORK_CAPACITY {
@@ -476,7 +669,8 @@ impl TabEvents {
         self.network.push_back(Request {
             id,
             method: text("/request/method"),
-            url: text("/request/url"),
+            url,
+            judged,
             kind: text("/type"),
             request_headers: params
                 .pointer("/request/headers")
@@ -505,20 +699,42 @@ impl TabEvents {
         self.network.iter().find(|r| r.id == id)
     }
 
-    fn push_console(&mut self, msg: ConsoleMessage) {
+    /// What a console message is judged on: the document of the context that logged it,
+    /// and the resource it names (a failed load names the URL it failed on).
+    fn judged_context(&self, ctx: Option<&Value>, msg: &ConsoleMessage) -> Vec<String> {
+        let frame = ctx
+            .and_then(Value::as_i64)
+            .and_then(|c| self.contexts.get(&c))
+            .cloned()
+            .or_else(|| self.main_frame.clone());
+        let mut judged: Vec<String> = msg.url.iter().cloned().collect();
+        if let Some(frame) = frame {
+            judged.extend(self.judged(&frame));
+        }
+        judged
+    }
+
+    fn push_console(&mut self, msg: ConsoleMessage, judged: Vec<String>) {
         if self.console.len() == CONSOLE_CAPACITY {
             self.console.pop_front();
         }
-        self.console.push_back(msg);
+        self.console.push_back((msg, judged));
     }
 
     /// Messages at `min` level or above, newest first, at most `max`; plus how many matched.
     pub fn console(&self, min: Option<ConsoleLevel>, max: usize) -> (Vec<ConsoleMessage>, usize) {
+        // What a document the running command may not read logged is left out.
+        let readable = |judged: &Vec<String>| {
+            self.judge
+                .as_ref()
+                .is_none_or(|j| j.check(crate::policy::Category::Read, judged).is_ok())
+        };
         let matching = self
             .console
             .iter()
             .rev()
-            .filter(|m| min.is_none_or(|min| m.level >= min));
+            .filter(|(m, judged)| min.is_none_or(|min| m.level >= min) && readable(judged))
+            .map(|(m, _)| m);
         let total = matching.clone().count();
         (matching.take(max).cloned().collect(), total)
     }
@@ -704,19 +920,151 @@ mod tests {
         };
         let top = events.refs.ref_for(&key("M", "L1"), 1);
         let inside = events.refs.ref_for(&key("C", "L2"), 1);
+        let judged = |p: serde_json::Value| events.judged_for(&p).unwrap_or_default();
+        assert_eq!(judged(json!({"ref": top})), ["http://a.test/"]);
+        assert_eq!(judged(json!({"ref": inside})), ["http://b.test/pay"]);
         assert_eq!(
-            events.url_for(&json!({"ref": top})).as_deref(),
-            Some("http://a.test/")
-        );
-        assert_eq!(
-            events.url_for(&json!({"ref": inside})).as_deref(),
-            Some("http://b.test/pay")
-        );
-        assert_eq!(
-            events.url_for(&json!({"selector": "#x"})).as_deref(),
-            Some("http://a.test/"),
+            judged(json!({"selector": "#x"})),
+            ["http://a.test/"],
             "no ref: the page's own URL"
         );
+    }
+
+    #[test]
+    fn frames_are_judged_on_the_origin_chrome_reports_not_their_url() {
+        let mut events = TabEvents::default();
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "M", "loaderId": "L1", "url": "http://a.test/", "securityOrigin": "http://a.test"}}),
+        );
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "S", "parentId": "M", "loaderId": "L2", "url": "about:srcdoc", "securityOrigin": "http://a.test"}}),
+        );
+        // A frame a script made: attached, its origin known only from its context.
+        events.on_event(
+            "Page.frameAttached",
+            &json!({"frameId": "B", "parentFrameId": "M"}),
+        );
+        assert_eq!(
+            events.judged("B"),
+            Vec::<String>::new(),
+            "unknown: nothing to judge"
+        );
+        events.on_event(
+            "Runtime.executionContextCreated",
+            &json!({"context": {"id": 7, "origin": "http://a.test", "auxData": {"frameId": "B", "isDefault": true}}}),
+        );
+        events.set_frame_url("B", "about:blank");
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "D", "parentId": "S", "loaderId": "L3", "url": "data:text/html,x", "securityOrigin": "://"}}),
+        );
+        assert_eq!(events.judged("S"), ["http://a.test"]);
+        assert_eq!(events.judged("B"), ["http://a.test"]);
+        assert_eq!(events.judged("D"), ["data:text/html,x", "http://a.test"]);
+        // A popup's about:blank: the tree says `://`, its context the origin it inherited.
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "P", "loaderId": "L4", "url": "about:blank", "securityOrigin": "://"}}),
+        );
+        assert_eq!(events.judged("P"), ["about:blank"]);
+        events.on_event(
+            "Runtime.executionContextCreated",
+            &json!({"context": {"id": 9, "origin": "http://a.test", "auxData": {"frameId": "P", "isDefault": true}}}),
+        );
+        assert_eq!(events.judged("P"), ["about:blank", "http://a.test"]);
+        events.on_event(
+            "Runtime.executionContextDestroyed",
+            &json!({"executionContextId": 9}),
+        );
+        assert_eq!(events.judged("P"), ["about:blank"]);
+        let p = {
+            let mut p = crate::policy::Policy::launched_default();
+            p.rules.push(
+                crate::policy::Policy::flag_rule(
+                    "eval@a.test",
+                    crate::policy::Verdict::Deny,
+                    "--deny",
+                )
+                .unwrap(),
+            );
+            std::rc::Rc::new(p)
+        };
+        events.judge = Some(crate::policy::Judge {
+            policy: p,
+            category: crate::policy::Category::Eval,
+            approved: vec![],
+        });
+        for f in ["S", "B", "D"] {
+            let r = events.frame_refusal(f, crate::policy::Category::Eval);
+            assert!(r.is_some_and(|r| r.origin == "http://a.test:80"), "{f}");
+        }
+        assert!(events
+            .frame_refusal("S", crate::policy::Category::Read)
+            .is_none());
+        // A request is judged on its URL and on the frame that sent it.
+        events.on_event(
+            "Network.requestWillBeSent",
+            &json!({"requestId": "9", "frameId": "S", "request": {"method": "GET", "url": "http://c.test/x"}}),
+        );
+        assert_eq!(
+            events.request("9").unwrap().judged,
+            ["http://c.test/x", "http://a.test"]
+        );
+    }
+
+    #[test]
+    fn what_a_denied_frame_logs_or_alerts_is_left_out() {
+        let mut events = TabEvents::default();
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "M", "loaderId": "L1", "url": "http://a.test/", "securityOrigin": "http://a.test"}}),
+        );
+        events.on_event(
+            "Page.frameNavigated",
+            &json!({"frame": {"id": "B", "parentId": "M", "loaderId": "L2", "url": "http://b.test/", "securityOrigin": "http://b.test"}}),
+        );
+        for (id, frame) in [(1, "M"), (2, "B")] {
+            events.on_event(
+                "Runtime.executionContextCreated",
+                &json!({"context": {"id": id, "origin": "", "auxData": {"frameId": frame, "isDefault": false}}}),
+            );
+        }
+        for (ctx, text) in [(1, "from a"), (2, "from b")] {
+            events.on_event(
+                "Runtime.consoleAPICalled",
+                &json!({"type": "log", "executionContextId": ctx, "args": [{"type": "string", "value": text}]}),
+            );
+        }
+        let mut p = crate::policy::Policy::launched_default();
+        p.rules.push(
+            crate::policy::Policy::flag_rule("b.test", crate::policy::Verdict::Deny, "--deny")
+                .unwrap(),
+        );
+        let judge = crate::policy::Judge {
+            policy: std::rc::Rc::new(p),
+            category: crate::policy::Category::Read,
+            approved: vec![],
+        };
+        assert_eq!(
+            events.console(None, 10).1,
+            2,
+            "no rules: the person's own view"
+        );
+        events.judge = Some(judge.clone());
+        let (shown, total) = events.console(None, 10);
+        assert_eq!((shown[0].text.as_str(), total), ("from a", 1));
+        events.rules_seen = Some(judge);
+        events.on_event(
+            "Page.javascriptDialogOpening",
+            &json!({"type": "alert", "message": "secret of b", "url": "http://b.test/", "frameId": "B"}),
+        );
+        let d = events.dialog.clone().unwrap();
+        assert!(!d.message.contains("secret"), "{}", d.message);
+        assert!(d
+            .message
+            .contains("read on http://b.test:80 denied by --deny b.test"));
     }
 
     fn log(events: &mut TabEvents, kind: &str, text: &str) {

@@ -69,6 +69,8 @@ pub(crate) async fn click_at<S: CdpSession>(
         MouseButton::Right => "right",
         MouseButton::Middle => "middle",
     };
+    // Judged where it lands: a click on an iframe element lands in the frame's document.
+    world::judge_point(s, at).await?;
     let mut events = vec![("mouseMoved", json!({"modifiers": modifiers}))];
     let clicks: &[u32] = if double { &[1, 2] } else { &[1] };
     for &count in clicks {
@@ -101,6 +103,8 @@ pub(crate) async fn drag_between<S: CdpSession>(
         .borrow_mut()
         .wait_for(|m, _| m == "Input.dragIntercepted");
     let left = json!({"button": "left", "buttons": 1, "clickCount": 1});
+    world::judge_point(s, a).await?;
+    world::judge_point(s, b).await?;
     mouse(s, "mouseMoved", a, json!({})).await?;
     mouse(s, "mousePressed", a, left.clone()).await?;
     const STEPS: u32 = 5;
@@ -151,6 +155,7 @@ pub async fn hover<S: CdpSession>(s: &S, p: &Hover) -> Result<ActionOutcome, Wir
     let target = world::locate_target(s, &p.target).await?;
     let before = s.events().borrow().navigations_started();
     let at = point(s, &target).await?;
+    world::judge_point(s, at).await?;
     mouse(s, "mouseMoved", at, json!({})).await?;
     settle(s, before).await
 }
@@ -198,6 +203,8 @@ async fn press_chord<S: CdpSession>(s: &S, chord: &keys::Chord) -> Result<(), Wi
 pub async fn press_key<S: CdpSession>(s: &S, p: &PressKey) -> Result<ActionOutcome, WireError> {
     let chord = keys::parse_chord(&p.key)?;
     let before = s.events().borrow().navigations_started();
+    // Keys land in the focused document, which may be a frame's.
+    world::judge_focus(s).await?;
     press_chord(s, &chord).await?;
     settle(s, before).await
 }

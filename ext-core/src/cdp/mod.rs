@@ -228,17 +228,20 @@ pub async fn page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
     let mut last = None;
     for _ in 0..LOAD_RETRIES {
         let read = match world::main_frame(s).await {
-            Ok(main) => world::run(s, &main, js::PAGE_INFO, &[]).await,
+            // Judged below (`shown_page`): a page an action ended on is named, by its
+            // origin only when it may not be read.
+            Ok(main) => world::run_unjudged(s, &main, js::PAGE_INFO, &[]).await,
             Err(e) => Err(e),
         };
         match read {
             Ok(v) => {
                 let raw: Raw = serde_json::from_value(v)
                     .map_err(|e| WireError::new(ErrorCode::Internal, format!("page info: {e}")))?;
+                let (url, title) = shown_page(s, raw.url, raw.title);
                 return Ok(PageInfo {
                     tab_id: s.tab_id(),
-                    url: raw.url,
-                    title: raw.title,
+                    url,
+                    title,
                     status: raw.status,
                 });
             }
@@ -252,6 +255,28 @@ pub async fn page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
         }
     }
     Err(last.unwrap_or_else(|| WireError::new(ErrorCode::Internal, "no page info")))
+}
+
+/// A page's URL and title as the running command may tell them: a page it may not read
+/// (an action took it there) is named by its origin only, its title withheld.
+fn shown_page<S: CdpSession>(s: &S, url: String, title: String) -> (String, String) {
+    let state = s.events().borrow();
+    let Some(judge) = state.judge.as_ref() else {
+        return (url, title);
+    };
+    let mut judged = vec![url.clone()];
+    if let Some(main) = state.main_frame() {
+        judged.extend(state.judged(main));
+    }
+    match judge.check(crate::policy::Category::Read, &judged) {
+        Ok(()) => (url, title),
+        Err(r) => (
+            crate::policy::origin_of(&url)
+                .map(|o| o.to_string())
+                .unwrap_or_else(|| r.origin.clone()),
+            format!("(title withheld: {})", r.reason()),
+        ),
+    }
 }
 
 /// Load `url` in the tab and wait for it.
@@ -298,6 +323,22 @@ pub async fn history<S: CdpSession>(s: &S, delta: i64) -> Result<PageInfo, WireE
             format!("there is no {which} page in this tab's history"),
         ));
     };
+    // Judged on the page it goes to, not the one it leaves.
+    let dest = target
+        .and_then(|e| e.get("url"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let refused = s.events().borrow().judge.as_ref().and_then(|j| {
+        j.check(
+            crate::policy::Category::Navigate,
+            std::slice::from_ref(&dest),
+        )
+        .err()
+    });
+    if let Some(r) = refused {
+        return Err(r.error());
+    }
     let commit = s.events().borrow_mut().wait_for_commit();
     s.send("Page.navigateToHistoryEntry", json!({"entryId": entry_id}))
         .await?;

@@ -192,12 +192,32 @@ pub fn network_requests<S: CdpSession>(s: &S, p: &NetworkRequests) -> Text {
     let (max_chars, offset) = super::read::budget(&p.budget);
     let state = s.events().borrow();
     let filter = p.filter.as_deref().unwrap_or("");
+    // Requests of an origin (or made by a frame) that may not be read are never listed
+    // nor matched against the filter: only how many, per origin and rule, in one line.
+    let mut withheld: Vec<(String, usize)> = Vec::new();
     let matching: Vec<_> = state
         .requests()
+        .filter(|r| match state.request_refusal(r) {
+            Some(refusal) => {
+                let why = refusal.reason();
+                match withheld.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, n)) => *n += 1,
+                    None => withheld.push((why, 1)),
+                }
+                false
+            }
+            None => true,
+        })
         .filter(|r| r.url.contains(filter))
         .collect();
+    let withheld_lines: Vec<String> = withheld
+        .iter()
+        .map(|(why, n)| format!("({n} request(s) withheld: {why})"))
+        .collect();
     if matching.is_empty() {
-        return text(s, "No requests seen on this tab yet.".into());
+        let mut lines = vec!["No requests seen on this tab yet.".to_string()];
+        lines.extend(withheld_lines);
+        return text(s, lines.join("\n"));
     }
     let end = (offset + max).min(matching.len());
     let lines: Vec<String> = matching
@@ -230,6 +250,11 @@ pub fn network_requests<S: CdpSession>(s: &S, p: &NetworkRequests) -> Text {
         (n, 0) => format!("{n} of {total} requests, newest first:"),
         (n, _) => format!("{n} of {total} requests from offset {offset}, newest first:"),
     };
+    // What was withheld is said once, under the head, inside the budget.
+    let head = std::iter::once(head)
+        .chain(withheld_lines)
+        .collect::<Vec<_>>()
+        .join("\n");
     let (mut out, cut) = escape::fit_lines(&head, &lines, max_chars, |i| {
         format!(
             "… cut at the {max_chars}-character budget. More: browser_network_requests {{offset: {}}} (same filter)",
@@ -263,6 +288,10 @@ pub async fn network_request<S: CdpSession>(s: &S, p: &NetworkRequest) -> Result
             ),
         )
     })?;
+    // Neither headers nor body of a request whose origin (or frame) may not be read.
+    if let Some(refusal) = s.events().borrow().request_refusal(&r) {
+        return Err(refusal.error());
+    }
     let mut out = vec![format!(
         "{} {}",
         escape::inline_cut(&r.method, 20),
@@ -710,6 +739,7 @@ pub async fn mouse_move_xy<S: CdpSession>(
     p: &MouseMoveXy,
 ) -> Result<ActionOutcome, WireError> {
     let before = s.events().borrow().navigations_started();
+    super::world::judge_point(s, (p.x, p.y)).await?;
     mouse(s, "mouseMoved", (p.x, p.y), json!({})).await?;
     settle(s, before).await
 }

@@ -99,6 +99,16 @@ async fn observe<S: CdpSession>(
             let Some(&(node, _)) = iframes.iter().find(|(_, l)| *l == local) else {
                 continue;
             };
+            // A frame whose origin may not be read is one line naming the origin and the
+            // rule: its document is never walked, and nothing inside it gets a ref.
+            let refused = s
+                .events()
+                .borrow()
+                .frame_refusal(&child.id, crate::policy::Category::Read);
+            if let Some(r) = refused {
+                page.attach_frame(node, withheld_walk(&r), key(&child.id));
+                continue;
+            }
             let child_walk = match walk(s, &child.id, Value::Null).await {
                 Ok(w) => w,
                 Err(e) => Walk {
@@ -112,6 +122,21 @@ async fn observe<S: CdpSession>(
         }
     }
     Ok((page, root_idx))
+}
+
+/// What stands for a frame whose content is withheld: one node of Kapture's own (not page
+/// text) that renders `content withheld: read on <origin> denied by <rule>`.
+fn withheld_walk(r: &crate::policy::Refusal) -> Walk {
+    Walk {
+        nodes: vec![crate::snapshot::RawNode {
+            // Role and value keep the node from being folded away; its line is `withheld`'s.
+            r: Some("content withheld".into()),
+            v: Some(r.reason()),
+            withheld: Some(r.reason()),
+            ..Default::default()
+        }],
+        ..Walk::default()
+    }
 }
 
 /// The registry id, in the parent frame's world, of the iframe element holding `child`.
@@ -495,8 +520,98 @@ fn within_cap(value: Option<Value>) -> Result<Option<Value>, WireError> {
     Ok(value)
 }
 
-/// Capture the viewport, the whole page (capped) or one element, scaled to fit.
+/// Capture the viewport, the whole page (capped) or one element, scaled to fit. Frames
+/// whose content may not be read are hidden while the image is taken (from Kapture's world
+/// in their parent, where the page cannot see or undo it) and shown again after; a frame
+/// that cannot be hidden refuses the screenshot.
 pub async fn screenshot<S: CdpSession>(s: &S, p: &Screenshot) -> Result<Captured, WireError> {
+    let mut hidden = Vec::new();
+    let hid = hide_withheld_frames(s, &mut hidden).await;
+    let shot = match hid {
+        Ok(()) => capture(s, p).await,
+        Err(e) => Err(e),
+    };
+    for object in hidden {
+        let _ = s
+            .send(
+                "Runtime.callFunctionOn",
+                json!({"objectId": object, "functionDeclaration": SHOW_FRAME}),
+            )
+            .await;
+    }
+    shot
+}
+
+const HIDE_FRAME: &str = "function() { this.__kaptureShown = [this.style.getPropertyValue('visibility'), this.style.getPropertyPriority('visibility'), this.style.getPropertyValue('opacity'), this.style.getPropertyPriority('opacity')]; this.style.setProperty('visibility', 'hidden', 'important'); this.style.setProperty('opacity', '0', 'important'); }";
+const SHOW_FRAME: &str = "function() { const [v, vp, o, op] = this.__kaptureShown || ['', '', '', '']; if (v) this.style.setProperty('visibility', v, vp); else this.style.removeProperty('visibility'); if (o) this.style.setProperty('opacity', o, op); else this.style.removeProperty('opacity'); delete this.__kaptureShown; }";
+
+/// Hide the iframe element of every outermost frame whose content may not be read; the
+/// hidden elements (objects in Kapture's world) go into `hidden`.
+async fn hide_withheld_frames<S: CdpSession>(
+    s: &S,
+    hidden: &mut Vec<String>,
+) -> Result<(), WireError> {
+    if s.events().borrow().judge.is_none() {
+        return Ok(());
+    }
+    let tree = world::refresh_frames(s).await?;
+    let refused: Vec<(String, Option<String>, crate::policy::Refusal)> = tree
+        .iter()
+        .filter_map(|f| {
+            let r = s
+                .events()
+                .borrow()
+                .frame_refusal(&f.id, crate::policy::Category::Read)?;
+            Some((f.id.clone(), f.parent.clone(), r))
+        })
+        .collect();
+    for (frame, parent, why) in &refused {
+        let Some(parent) = parent else {
+            return Err(why.error());
+        };
+        // Hiding the outermost withheld frame hides what it holds.
+        if refused.iter().any(|(f, _, _)| f == parent) {
+            continue;
+        }
+        let hide = async {
+            let owner = s
+                .send("DOM.getFrameOwner", json!({"frameId": frame}))
+                .await?;
+            let ctx = world::world(s, parent).await?;
+            let node = s
+                .send(
+                    "DOM.resolveNode",
+                    json!({"backendNodeId": owner.get("backendNodeId"), "executionContextId": ctx}),
+                )
+                .await?;
+            let object = node
+                .pointer("/object/objectId")
+                .and_then(Value::as_str)
+                .ok_or_else(|| WireError::new(ErrorCode::Internal, "no frame element"))?
+                .to_string();
+            s.send(
+                "Runtime.callFunctionOn",
+                json!({"objectId": object, "functionDeclaration": HIDE_FRAME}),
+            )
+            .await?;
+            Ok::<String, WireError>(object)
+        };
+        match hide.await {
+            Ok(object) => hidden.push(object),
+            Err(e) => {
+                let mut err = why.error();
+                err.message = format!(
+                    "{}; the frame could not be hidden for the screenshot ({})",
+                    err.message, e.message
+                );
+                return Err(err);
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn capture<S: CdpSession>(s: &S, p: &Screenshot) -> Result<Captured, WireError> {
     let (format, mime) = match p.image_type {
         ImageType::Png => ("png", "image/png"),
         ImageType::Jpeg => ("jpeg", "image/jpeg"),

@@ -31,6 +31,8 @@ pub struct FrameInfo {
     pub loader: String,
     pub parent: Option<String>,
     pub url: String,
+    /// The security origin Chrome reports for the frame's document.
+    pub origin: Option<String>,
 }
 
 /// Record the current document of every frame; answers the frames, the main frame first.
@@ -54,6 +56,10 @@ pub async fn refresh_frames<S: CdpSession>(s: &S) -> Result<Vec<FrameInfo>, Wire
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
+            origin: frame
+                .and_then(|f| f.get("securityOrigin"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
         });
         for child in node
             .get("childFrames")
@@ -77,6 +83,7 @@ pub async fn refresh_frames<S: CdpSession>(s: &S) -> Result<Vec<FrameInfo>, Wire
     for f in &frames {
         state.set_frame_loader(&f.id, &f.loader);
         state.set_frame_url(&f.id, &f.url);
+        state.set_frame_origin(&f.id, f.origin.as_deref(), f.parent.as_deref());
     }
     let main = frames
         .first()
@@ -124,35 +131,159 @@ pub async fn locate_target<S: CdpSession>(s: &S, t: &ElementTarget) -> Result<Lo
     }
 }
 
-/// Kapture's world in `frame`'s current document, made on first use.
+/// The running command may act in `frame`'s current document (its category, judged on the
+/// origin Chrome reports for that document), or the coded refusal.
+pub fn judge_frame<S: CdpSession>(s: &S, frame: &str) -> Result<(), WireError> {
+    let state = s.events().borrow();
+    let Some(category) = state.judge.as_ref().map(|j| j.category) else {
+        return Ok(());
+    };
+    match state.frame_refusal(frame, category) {
+        Some(r) => Err(r.error()),
+        None => Ok(()),
+    }
+}
+
+/// The running command may act in `frame` (its category), learning the frame first when
+/// it was never seen.
+async fn judge_frame_fresh<S: CdpSession>(s: &S, frame: &str) -> Result<(), WireError> {
+    if s.events().borrow().judged(frame).is_empty() {
+        refresh_frames(s).await?;
+    }
+    judge_frame(s, frame)
+}
+
+/// The running command may act where a pointer event at `(x, y)` (top-level viewport CSS
+/// pixels) lands: in the frame of the element under that point, and in the document of an
+/// iframe element there (a click on an iframe lands in its document). Costs nothing while
+/// no frame of the tab is refused.
+pub async fn judge_point<S: CdpSession>(s: &S, (x, y): (f64, f64)) -> Result<(), WireError> {
+    let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category) else {
+        return Ok(());
+    };
+    if !s.events().borrow().any_frame_refused(category) {
+        return Ok(());
+    }
+    let hit = s
+        .send(
+            "DOM.getNodeForLocation",
+            json!({"x": x.round() as i64, "y": y.round() as i64, "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": true}),
+        )
+        .await;
+    let Ok(hit) = hit else {
+        // Nothing there (outside the page): the event lands in the main document.
+        return Ok(());
+    };
+    if let Some(frame) = hit.get("frameId").and_then(Value::as_str) {
+        judge_frame_fresh(s, frame).await?;
+    }
+    if let Some(backend) = hit.get("backendNodeId") {
+        let node = s
+            .send("DOM.describeNode", json!({"backendNodeId": backend}))
+            .await?;
+        if let Some(inner) = node.pointer("/node/frameId").and_then(Value::as_str) {
+            judge_frame_fresh(s, inner).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The running command may act where keys land: the frame whose element has focus,
+/// followed from the main document through focused iframe elements.
+pub async fn judge_focus<S: CdpSession>(s: &S) -> Result<(), WireError> {
+    let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category) else {
+        return Ok(());
+    };
+    if !s.events().borrow().any_frame_refused(category) {
+        return Ok(());
+    }
+    let mut frame = main_frame(s).await?;
+    for _ in 0..crate::policy::frames::MAX_FRAME_DEPTH {
+        judge_frame_fresh(s, &frame).await?;
+        let ctx = world(s, &frame).await?;
+        let focused = s
+            .send(
+                "Runtime.evaluate",
+                json!({"expression": "document.activeElement", "contextId": ctx}),
+            )
+            .await?;
+        let Some(object) = focused.pointer("/result/objectId").and_then(Value::as_str) else {
+            return Ok(());
+        };
+        let node = s
+            .send("DOM.describeNode", json!({"objectId": object}))
+            .await?;
+        match node.pointer("/node/frameId").and_then(Value::as_str) {
+            Some(inner) => frame = inner.to_string(),
+            None => return Ok(()),
+        }
+    }
+    Err(WireError::new(
+        ErrorCode::PolicyDenied,
+        "focus is too deep in nested frames to judge",
+    ))
+}
+
+/// Kapture's world in `frame`'s current document, made on first use. Every page-side script
+/// runs through here, so the document is judged here, each time: a command whose page
+/// navigated to a denied origin while it waited (for an element, for text) stops instead
+/// of acting in or reading the new document.
 pub async fn world<S: CdpSession>(s: &S, frame: &str) -> Result<i64, WireError> {
-    if let Some(ctx) = s.events().borrow().world(frame) {
+    world_of(s, frame, true).await
+}
+
+/// [`world`], judging the frame's document only when `judged`.
+async fn world_of<S: CdpSession>(s: &S, frame: &str, judged: bool) -> Result<i64, WireError> {
+    let judge = |s: &S| {
+        if judged {
+            judge_frame(s, frame)
+        } else {
+            Ok(())
+        }
+    };
+    let cached = s.events().borrow().world(frame);
+    if let Some(ctx) = cached {
+        judge(s)?;
         return Ok(ctx);
     }
-    let mut loader = s.events().borrow().frame_loader(frame);
-    if loader.is_none() {
-        refresh_frames(s).await?;
-        loader = s.events().borrow().frame_loader(frame);
-    }
-    let loader = loader
-        .ok_or_else(|| WireError::new(ErrorCode::RefStale, "the frame of that element is gone"))?;
-    let res = s
-        .send(
-            "Page.createIsolatedWorld",
-            json!({"frameId": frame, "worldName": WORLD_NAME, "grantUniveralAccess": false}),
-        )
-        .await?;
-    let ctx = res
-        .get("executionContextId")
-        .and_then(Value::as_i64)
-        .ok_or_else(|| {
-            WireError::new(
-                ErrorCode::Internal,
-                "no execution context for Kapture's world",
-            )
+    // Bounded: a page that keeps navigating while the world is made is given up on.
+    for _ in 0..3 {
+        let mut loader = s.events().borrow().frame_loader(frame);
+        if loader.is_none() {
+            refresh_frames(s).await?;
+            loader = s.events().borrow().frame_loader(frame);
+        }
+        let loader = loader.ok_or_else(|| {
+            WireError::new(ErrorCode::RefStale, "the frame of that element is gone")
         })?;
-    s.events().borrow_mut().set_world(frame, &loader, ctx);
-    Ok(ctx)
+        judge(s)?;
+        let res = s
+            .send(
+                "Page.createIsolatedWorld",
+                json!({"frameId": frame, "worldName": WORLD_NAME, "grantUniveralAccess": false}),
+            )
+            .await?;
+        let ctx = res
+            .get("executionContextId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| {
+                WireError::new(
+                    ErrorCode::Internal,
+                    "no execution context for Kapture's world",
+                )
+            })?;
+        // Another document committed meanwhile (its events came before this answer): the
+        // world is in a document not judged yet.
+        if s.events().borrow().frame_loader(frame).as_deref() != Some(loader.as_str()) {
+            continue;
+        }
+        s.events().borrow_mut().set_world(frame, &loader, ctx);
+        return Ok(ctx);
+    }
+    Err(WireError::new(
+        ErrorCode::Timeout,
+        "the frame kept loading new documents; try again once it settles",
+    ))
 }
 
 /// A world script with the prelude in scope, called with JSON `args`.
@@ -172,13 +303,38 @@ pub async fn run<S: CdpSession>(
     function: &str,
     args: &[Value],
 ) -> Result<Value, WireError> {
+    run_in(s, frame, function, args, true).await
+}
+
+/// [`run`] without judging the document: only for what an answer says of any page it
+/// ends on (URL, title, status), which the caller withholds itself where the page may not
+/// be read (`cdp::page_info`).
+pub async fn run_unjudged<S: CdpSession>(
+    s: &S,
+    frame: &str,
+    function: &str,
+    args: &[Value],
+) -> Result<Value, WireError> {
+    run_in(s, frame, function, args, false).await
+}
+
+async fn run_in<S: CdpSession>(
+    s: &S,
+    frame: &str,
+    function: &str,
+    args: &[Value],
+    judged: bool,
+) -> Result<Value, WireError> {
     let expression = script(function, args);
     let mut retried = false;
     loop {
-        let ctx = world(s, frame).await?;
+        let ctx = world_of(s, frame, judged).await?;
         match eval_in(s, Some(ctx), &expression).await {
             Err(e) if context_gone(&e) && !retried => {
                 s.events().borrow_mut().drop_world(ctx);
+                // The document was replaced: learn the new one (and its origin) before a
+                // world is made in it and it is judged.
+                refresh_frames(s).await?;
                 retried = true;
             }
             Err(e) if e.code == ErrorCode::EvalFailed => {

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::{ErrorCode, WireError};
 
 pub mod bound;
+pub mod frames;
+pub use frames::{judged_urls, strictest, Judge, Refusal};
 
 /// What an action does, for the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

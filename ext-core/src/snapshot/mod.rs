@@ -46,6 +46,10 @@ pub struct RawNode {
     /// Choices of a select.
     #[serde(default)]
     pub o: Vec<String>,
+    /// Set by Kapture, never read from a walk: this node stands for a frame whose content
+    /// is withheld, for this reason (the rule that denies reading its origin).
+    #[serde(skip)]
+    pub withheld: Option<String>,
 }
 
 /// What one walk of one frame returned.

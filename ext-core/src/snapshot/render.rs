@@ -160,6 +160,10 @@ impl Ctx<'_> {
     fn label(&mut self, idx: usize, with_ref: bool) -> String {
         let n = &self.page.nodes[idx];
         let raw = &n.raw;
+        // Kapture's own line for a withheld frame: a page cannot make one (no walk sets it).
+        if let Some(why) = &raw.withheld {
+            return format!("content withheld: {}", escape::inline(why));
+        }
         if let Some(t) = &raw.t {
             return cut_text(t, TEXT_MAX);
         }

@@ -23,6 +23,25 @@ use crate::ui::{self, ApprovalView};
 pub struct Guard {
     pub policy: Rc<Policy>,
     pub approved: Option<(Category, Origin)>,
+    /// What people allowed for the whole session when the command was admitted.
+    pub granted: Vec<(Category, Origin)>,
+}
+
+impl Guard {
+    /// The rules the command is held to while it runs, with every approval it carries.
+    pub fn judge(&self, method: &str, params: &Value) -> Option<policy::Judge> {
+        let category = policy::category_of(method, params)?;
+        Some(policy::Judge {
+            policy: self.policy.clone(),
+            category,
+            approved: self
+                .granted
+                .iter()
+                .chain(self.approved.iter())
+                .cloned()
+                .collect(),
+        })
+    }
 }
 
 struct Pending {
@@ -88,29 +107,58 @@ impl Approvals {
     }
 }
 
-/// The URL a command acts on: a navigation's destination, else the tab's page.
-async fn target_url(
+/// What a command is judged on: where it lands (a navigation's destination, the page
+/// back/forward goes to, the URL a download fetches), else the document it acts in.
+async fn target_urls(
     app: &App,
     tab: TabId,
     method: &str,
     params: &Value,
-) -> Result<String, WireError> {
-    if method == "navigate" {
-        return Ok(params
-            .get("url")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string());
+) -> Result<Vec<String>, WireError> {
+    let url = params.get("url").and_then(Value::as_str);
+    match (method, url) {
+        ("navigate", _) => return Ok(vec![url.unwrap_or_default().to_string()]),
+        ("download", Some(url)) => return Ok(vec![url.to_string()]),
+        // A link clicked to download: where its href points, and the frame it is in.
+        ("download", None) => {
+            let mut urls = page_urls(app, tab, params).await?;
+            if let Some(href) = app.tabs.link_href(tab, params).await {
+                urls.insert(0, href);
+            }
+            return Ok(urls);
+        }
+        ("go_back" | "go_forward", _) if app.tabs.is_open(tab) => {
+            let delta = if method == "go_back" { -1 } else { 1 };
+            if let Ok(hist) =
+                chrome::debugger::send_command(tab, "Page.getNavigationHistory", &Value::Null).await
+            {
+                if let Some(dest) = history_entry(&hist, delta) {
+                    return Ok(vec![dest]);
+                }
+            }
+        }
+        _ => {}
     }
-    page_url(app, tab, params).await
+    page_urls(app, tab, params).await
+}
+
+/// The URL of the history entry `delta` steps from the current one.
+pub fn history_entry(hist: &Value, delta: i64) -> Option<String> {
+    let current = hist.get("currentIndex")?.as_i64()?;
+    let i = usize::try_from(current + delta).ok()?;
+    Some(
+        hist.pointer(&format!("/entries/{i}/url"))?
+            .as_str()?
+            .to_string(),
+    )
 }
 
 /// Where the tab is: the frame of the ref `params` name, else the main frame.
-async fn page_url(app: &App, tab: TabId, params: &Value) -> Result<String, WireError> {
-    if let Some(url) = app.tabs.url_for(tab, params) {
-        return Ok(url);
+async fn page_urls(app: &App, tab: TabId, params: &Value) -> Result<Vec<String>, WireError> {
+    if let Some(urls) = app.tabs.judged_for(tab, params) {
+        return Ok(urls);
     }
-    Ok(chrome::tabs::get(tab).await?.url)
+    Ok(vec![chrome::tabs::get(tab).await?.url])
 }
 
 /// Extension pages are never driven: the approval window is one, and an agent must never
@@ -141,18 +189,19 @@ pub async fn check(
     let Some(category) = policy::category_of(method, params) else {
         return Ok(None);
     };
-    let url = target_url(app, tab, method, params).await?;
+    let urls = target_urls(app, tab, method, params).await?;
     if method == "navigate" {
         // A malformed destination is bad input, not something the policy judges.
-        crate::cdp::check_url(&url)?;
+        crate::cdp::check_url(&urls[0])?;
     }
     let here = match method {
         // Navigating away from the approval window would close it under a person.
-        "navigate" => page_url(app, tab, &Value::Null).await?,
-        _ => String::new(),
+        "navigate" | "go_back" | "go_forward" => page_urls(app, tab, &Value::Null).await?,
+        _ => Vec::new(),
     };
-    refuse_extension_page(&url)?;
-    refuse_extension_page(&here)?;
+    for u in urls.iter().chain(&here) {
+        refuse_extension_page(u)?;
+    }
     if category.writes() && safe_mode(app).await {
         return Err(WireError::new(
             ErrorCode::PolicyDenied,
@@ -162,7 +211,7 @@ pub async fn check(
             ),
         ));
     }
-    let decision = policy.decide(category, &url);
+    let (url, decision) = policy::strictest(&policy, category, &urls);
     let origin = policy::origin_of(&url);
     let approved = match decision.verdict {
         Verdict::Allow => None,
@@ -183,7 +232,12 @@ pub async fn check(
             Some((category, origin))
         }
     };
-    Ok(Some(Guard { policy, approved }))
+    let granted = app.approvals.granted.borrow().clone();
+    Ok(Some(Guard {
+        policy,
+        approved,
+        granted,
+    }))
 }
 
 /// The element a command names, as a person can recognise it.
@@ -278,18 +332,25 @@ pub fn recheck(
     guard: &Guard,
     method: &str,
     params: &Value,
-    url_now: Option<&str>,
+    judged_now: Option<&[String]>,
 ) -> Result<(), WireError> {
     let Some(category) = policy::category_of(method, params) else {
         return Ok(());
     };
-    let url = if method == "navigate" {
-        params.get("url").and_then(Value::as_str)
-    } else {
-        url_now
+    let urls: Vec<String> = match (method, params.get("url").and_then(Value::as_str)) {
+        ("navigate", Some(u)) | ("download", Some(u)) => vec![u.to_string()],
+        // Judged on the destination when it runs (`cdp::history`), with this guard's rules.
+        ("go_back" | "go_forward", _) => return Ok(()),
+        _ => match judged_now {
+            Some(j) => j.to_vec(),
+            None => return Ok(()),
+        },
     };
-    let Some(url) = url else { return Ok(()) };
-    refuse_extension_page(url)?;
+    for u in &urls {
+        refuse_extension_page(u)?;
+    }
+    let (url, decision) = policy::strictest(&guard.policy, category, &urls);
+    let url = url.as_str();
     // An approval binds to the origin it was given for, whatever the rules say elsewhere.
     if let Some((c, o)) = &guard.approved {
         return match policy::origin_of(url) {
@@ -302,7 +363,6 @@ pub fn recheck(
             )),
         };
     }
-    let decision = guard.policy.decide(category, url);
     match decision.verdict {
         Verdict::Allow => Ok(()),
         Verdict::Deny => Err(Policy::denied(category, url, &decision)),

@@ -159,7 +159,13 @@ impl App {
             })
         };
         let value = match method {
-            TabsList::NAME => json!(chrome::tabs::query(&json!({})).await?),
+            TabsList::NAME => {
+                let tabs = chrome::tabs::query(&json!({})).await?;
+                json!(tabs
+                    .into_iter()
+                    .map(|t| shown_tab(&rules.0, t))
+                    .collect::<Vec<_>>())
+            }
             TabsNew::NAME => {
                 let p: TabsNew = router::params(params)?;
                 let tab = chrome::tabs::create("about:blank").await?;
@@ -177,12 +183,12 @@ impl App {
                     self.queue(tab.tab_id, Navigate::NAME, nav, deadline_ms, guard)
                         .await?;
                 }
-                json!(chrome::tabs::get(tab.tab_id).await?)
+                json!(shown_tab(&rules.0, chrome::tabs::get(tab.tab_id).await?))
             }
             TabsSelect::NAME => {
                 let tab = chrome::tabs::activate(need_tab()?).await?;
                 let _ = chrome::windows::focus(tab.window_id).await;
-                json!(tab)
+                json!(shown_tab(&rules.0, tab))
             }
             TabsClose::NAME => {
                 let id = need_tab()?;
@@ -217,6 +223,18 @@ impl App {
         };
         Ok(value)
     }
+}
+
+/// A tab as this server may see it: a tab whose origin it may not read shows only that
+/// origin and why, never its title or path.
+fn shown_tab(
+    policy: &crate::policy::Policy,
+    mut tab: crate::methods::TabInfo,
+) -> crate::methods::TabInfo {
+    let (url, title) = crate::policy::frames::tab_view(policy, &tab.url, &tab.title);
+    tab.url = url;
+    tab.title = title;
+    tab
 }
 
 /// This browser session's random id: kept in session storage so that a restarted service
@@ -426,6 +444,12 @@ impl Worker {
                 app.tabs.on_opened(opener, &url);
             });
         }
+        // A tab opened on an origin agents may not read is told by its origin only.
+        let url = if crate::policy::origin_of(&url).is_some() {
+            crate::policy::frames::tab_view(&bridge::panel_rules(&self.app).0, &url, "").0
+        } else {
+            url
+        };
         let event = BrowserEvent::TabCreated {
             tab_id,
             opener_tab_id,

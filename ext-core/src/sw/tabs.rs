@@ -126,11 +126,36 @@ impl Tabs {
         url
     }
 
-    /// The URL a command acts on (a ref's frame, else the main frame), as last seen.
-    pub fn url_for(&self, tab_id: TabId, params: &Value) -> Option<String> {
+    /// What a command is judged on (a ref's frame, else the main frame: the security
+    /// origin Chrome reports for that document), as last seen.
+    pub fn judged_for(&self, tab_id: TabId, params: &Value) -> Option<Vec<String>> {
         let slot = self.slots.borrow().get(&tab_id).cloned()?;
-        let url = slot.events.borrow().url_for(params);
-        url
+        let judged = slot.events.borrow().judged_for(params);
+        judged
+    }
+
+    /// The absolute URL of the link a `download` by ref or selector would click, if the
+    /// element is (inside) a link: what the download fetches, judged where it lands.
+    pub async fn link_href(&self, tab_id: TabId, params: &Value) -> Option<String> {
+        let slot = self.slots.borrow().get(&tab_id).cloned()?;
+        if !slot.attached.get() || slot.closed.get() {
+            return None;
+        }
+        let target = router::params::<crate::methods::DownloadArgs>(params.clone())
+            .ok()?
+            .target
+            .get()?;
+        let session = DebuggerSession { slot: &slot };
+        let located = cdp::world::locate_target(&session, &target).await.ok()?;
+        let href = cdp::world::run(
+            &session,
+            &located.frame,
+            "async (t) => { const f = await resolve(t, 0); if (!f.el) return null; const a = f.el.closest('a[href], area[href]'); return a ? a.href : null; }",
+            &[located.js],
+        )
+        .await
+        .ok()?;
+        href.as_str().map(str::to_string)
     }
 
     /// The line of the last snapshot that shows `reference` (`e5`), for approvals.
@@ -309,10 +334,19 @@ async fn execute(
         cdp::prepare(&session).await?;
     }
     if let Some(guard) = guard {
-        let now = slot.events.borrow().url_for(&params);
+        let now = slot.events.borrow().judged_for(&params);
         super::gate::recheck(guard, method, &params, now.as_deref())?;
     }
-    router::run_on_tab(&session, method, params).await
+    // Whatever the command reaches beyond where it was judged (frames, requests, the
+    // document a wait ends on) is judged on the same rules while it runs.
+    let judge = guard.and_then(|g| g.judge(method, &params));
+    if judge.is_some() {
+        slot.events.borrow_mut().rules_seen = judge.clone();
+    }
+    slot.events.borrow_mut().judge = judge;
+    let result = router::run_on_tab(&session, method, params).await;
+    slot.events.borrow_mut().judge = None;
+    result
 }
 
 async fn attach(slot: &TabSlot) -> Result<(), WireError> {

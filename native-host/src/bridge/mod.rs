@@ -331,8 +331,9 @@ pub fn start(
     Ok(handle)
 }
 
-/// kapture's own check of what it can judge before sending: a navigation's destination.
-/// The extension judges everything again against the page as it is when the command runs.
+/// kapture's own check of what it can judge before sending: a navigation's destination,
+/// the URL a download fetches. The extension judges everything again against the page as it
+/// is when the command runs (back/forward on the history entry they go to).
 fn precheck(
     rules: &BridgeConfig,
     info: &ExtensionInfo,
@@ -340,9 +341,11 @@ fn precheck(
     params: &Value,
 ) -> Result<(), WireError> {
     use ext_core::policy::{origin_of, Category, Policy, Verdict};
-    if method != ext_core::methods::Navigate::NAME && method != ext_core::methods::TabsNew::NAME {
-        return Ok(());
-    }
+    let category = match method {
+        ext_core::methods::Navigate::NAME | ext_core::methods::TabsNew::NAME => Category::Navigate,
+        ext_core::methods::DownloadArgs::NAME => Category::Download,
+        _ => return Ok(()),
+    };
     let Some(url) = params
         .get("url")
         .and_then(Value::as_str)
@@ -350,13 +353,11 @@ fn precheck(
     else {
         return Ok(());
     };
-    let decision = rules
-        .policy_for(info.launched_by)
-        .decide(Category::Navigate, url);
+    let decision = rules.policy_for(info.launched_by).decide(category, url);
     if decision.verdict != Verdict::Deny {
         return Ok(());
     }
-    let mut err = Policy::denied(Category::Navigate, url, &decision);
+    let mut err = Policy::denied(category, url, &decision);
     err.message
         .push_str(" (refused by kapture; the command never reached the browser)");
     Err(err)
@@ -801,3 +802,34 @@ fn tabs_in(data: &Value) -> impl Iterator<Item = TabId> + '_ {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod precheck_tests {
+    use super::*;
+    use ext_core::policy::{Policy, Verdict};
+
+    #[test]
+    fn navigations_and_downloads_to_a_denied_origin_never_reach_the_browser() {
+        let mut rules = BridgeConfig::new("chrome-extension://x".into());
+        let mut p = Policy::allow_all();
+        p.rules
+            .push(Policy::flag_rule("b.test", Verdict::Deny, "--deny").unwrap());
+        rules.connected_policy = p;
+        let info = ExtensionInfo {
+            id: "x".into(),
+            version: "0".into(),
+            browser: "test".into(),
+            instance: "i".into(),
+            launched_by: None,
+            browser_run: None,
+        };
+        let to = |m: &str, url: &str| precheck(&rules, &info, m, &serde_json::json!({"url": url}));
+        for m in ["navigate", "tabs.new", "download"] {
+            let err = to(m, "http://b.test/x").unwrap_err();
+            assert_eq!(err.code, ErrorCode::PolicyDenied, "{m}");
+            assert!(to(m, "http://a.test/x").is_ok(), "{m}");
+        }
+        // Where a click lands is judged in the extension, on the page.
+        assert!(to("click", "http://b.test/x").is_ok());
+    }
+}
