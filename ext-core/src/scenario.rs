@@ -208,7 +208,7 @@ impl Scenario {
                         .params
                         .get("url")
                         .and_then(Value::as_str)
-                        .and_then(|u| placeholder_free_origin(u));
+                        .and_then(placeholder_free_origin);
                 }
                 let types_secret = step
                     .params
