@@ -16,7 +16,9 @@ pub const BLOCK_PREFIX: &str = "> ";
 
 /// Characters that never reach an answer as they are: controls (C0, DEL, C1 — line breaks
 /// among them), the Unicode line and paragraph separators, the bidi marks, embeddings,
-/// overrides and isolates, the byte-order mark and the interlinear annotation marks.
+/// overrides and isolates, the byte-order mark, the interlinear annotation marks, and the
+/// invisible ones a reader would not see inside a tag (`[r\u{200b}ef=e9]` reads as a ref):
+/// zero-width space, joiners, word joiner and invisible operators, soft hyphen.
 pub fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -24,8 +26,10 @@ pub fn is_unsafe(c: char) -> bool {
             '\u{2028}'
                 | '\u{2029}'
                 | '\u{061c}'
-                | '\u{200e}'
-                | '\u{200f}'
+                | '\u{00ad}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2060}'..='\u{2064}'
                 | '\u{202a}'..='\u{202e}'
                 | '\u{2066}'..='\u{2069}'
                 | '\u{feff}'

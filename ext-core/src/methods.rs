@@ -438,6 +438,9 @@ pub struct Find {
     /// Most matches to answer (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<u32>,
+    /// maxChars of the answer, and the match to start from (as the cut marker says).
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 method!(Find, "find", Text);
 

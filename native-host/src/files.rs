@@ -272,7 +272,9 @@ pub fn sanitize_name(suggested: &str) -> String {
     let cleaned: String = suggested
         .chars()
         .map(|c| {
-            if c == '/' || c == '\\' || c == ':' || c.is_control() {
+            // Separators, controls, and what would hide or forge a line in an answer
+            // (line and paragraph separators, bidi and zero-width marks).
+            if c == '/' || c == '\\' || c == ':' || ext_core::escape::is_unsafe(c) {
                 '_'
             } else {
                 c
@@ -505,7 +507,7 @@ pub fn write_pdf(path: Option<&str>, dir: &Path, pdf: &Pdf) -> Result<String, Wi
     let target = place_new(file, &dir, &name).map_err(cannot)?;
     Ok(format!(
         "Saved the page as PDF: {} ({} bytes)",
-        target.display(),
+        ext_core::escape::inline(&target.display().to_string()),
         bytes.len()
     ))
 }

@@ -574,14 +574,6 @@ impl KaptureServer {
             }
             Err(e) => tool_error(&e),
         };
-        // Last stop before the model: what looks like a secret is masked in every text.
-        let secret_values = self.secret_values();
-        for block in result.content.iter_mut() {
-            if let ContentBlock::Text(text) = block {
-                let (clean, _) = ext_core::secrets::redact(&text.text, &secret_values);
-                text.text = clean;
-            }
-        }
         let opened: Vec<(TabId, String)> =
             std::mem::take(&mut *self.new_tabs.lock().unwrap_or_else(|p| p.into_inner()));
         if !opened.is_empty() {
@@ -594,6 +586,22 @@ impl KaptureServer {
                 list.join(", ")
             );
             result.content.push(ContentBlock::text(note));
+        }
+        // Last stop before the model: what looks like a secret is masked in every text, the
+        // structured copy of an error's message included.
+        let secret_values = self.secret_values();
+        let mask = |text: &str| ext_core::secrets::redact(text, &secret_values).0;
+        for block in result.content.iter_mut() {
+            if let ContentBlock::Text(text) = block {
+                text.text = mask(&text.text);
+            }
+        }
+        if let Some(serde_json::Value::Object(sc)) = result.structured_content.as_mut() {
+            for value in sc.values_mut() {
+                if let serde_json::Value::String(text) = value {
+                    *text = mask(text);
+                }
+            }
         }
         Ok(result)
     }
@@ -956,8 +964,9 @@ impl KaptureServer {
     )]
     async fn browser_find(
         &self,
-        Parameters(a): Parameters<OnTab<Find>>,
+        Parameters(mut a): Parameters<OnTab<Find>>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.fill_budget(&mut a.params.budget);
         self.reply(self.on_tab(&a).await.map(|t| t.text))
     }
 

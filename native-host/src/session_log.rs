@@ -53,11 +53,16 @@ pub struct Masks {
     values: Arc<Mutex<Vec<(String, String)>>>,
 }
 
-/// Values kept at most; the oldest go first.
+/// Values kept at most per kind of source; the oldest go first.
 const MAX_MASKS: usize = 1000;
+/// A replay's secrets are never pushed out by values an agent types (it could type a
+/// thousand values to evict them): they have room of their own.
+const MAX_PINNED: usize = 10_000;
 
 impl Masks {
-    /// Mask `value` from now on (`kind` names it in `[redacted:<kind>]`).
+    /// Mask `value` from now on (`kind` names it in `[redacted:<kind>]`). Values typed into
+    /// confidential fields (`confidential`) take turns in a bounded list; any other kind (a
+    /// replay's secrets) is kept apart, out of reach of what an agent types.
     pub fn add(&self, value: &str, kind: &str) {
         if value.chars().count() < ext_core::secrets::MIN_VALUE_LEN {
             return;
@@ -66,18 +71,24 @@ impl Masks {
         if values.iter().any(|(v, _)| v == value) {
             return;
         }
-        if values.len() >= MAX_MASKS {
-            values.remove(0);
+        let typed = kind == "confidential";
+        let same = |k: &str| (k == "confidential") == typed;
+        let limit = if typed { MAX_MASKS } else { MAX_PINNED };
+        if values.iter().filter(|(_, k)| same(k)).count() >= limit {
+            if let Some(oldest) = values.iter().position(|(_, k)| same(k)) {
+                values.remove(oldest);
+            }
         }
         values.push((value.to_string(), kind.to_string()));
-        // Longest first: a value inside another is masked after it, not through it.
-        values.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
     }
 
-    /// `fixed` (from `--secrets`) and the session's values.
+    /// `fixed` (from `--secrets`) and the session's values, longest first: a value inside
+    /// another is masked after it, not through it.
     pub fn with(&self, fixed: &[(String, String)]) -> Vec<(String, String)> {
         let values = self.values.lock().unwrap_or_else(|p| p.into_inner());
-        fixed.iter().chain(values.iter()).cloned().collect()
+        let mut all: Vec<(String, String)> = fixed.iter().chain(values.iter()).cloned().collect();
+        all.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        all
     }
 }
 
@@ -279,6 +290,23 @@ pub fn code_format(uri: &str) -> Option<Result<Format, String>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn typed_values_cannot_push_a_replays_secret_out() {
+        let masks = super::Masks::default();
+        masks.add("the-replay-secret", "scenario-secret");
+        for i in 0..(super::MAX_MASKS + 50) {
+            masks.add(&format!("t{i:04}"), "confidential");
+        }
+        let all = masks.with(&[]);
+        assert!(all.iter().any(|(v, _)| v == "the-replay-secret"));
+        assert_eq!(all.len(), super::MAX_MASKS + 1);
+        // The oldest typed values went first; the newest stay.
+        assert!(!all.iter().any(|(v, _)| v == "t0000"));
+        assert!(all.iter().any(|(v, _)| v == "t1049"));
+        // Longest first.
+        assert_eq!(all[0].0, "the-replay-secret");
+    }
+
     use super::*;
 
     #[test]

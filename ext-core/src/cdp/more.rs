@@ -393,14 +393,16 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
                         .map(|(_, f)| *f)
                         .collect::<Vec<_>>()
                         .join(" ");
-                    format!(
+                    // Name and value are escaped apart: the joined line is checked again, so
+                    // a name `[ref` and a value `e9]` cannot make a tag together.
+                    escape::neutralise_tags(&format!(
                         "- {}={} (path {}{}{})",
                         escape::inline_cut(c["name"].as_str().unwrap_or(""), 200),
                         escape::inline_cut(c["value"].as_str().unwrap_or(""), 1_000),
                         escape::inline_cut(c["path"].as_str().unwrap_or("/"), 200),
                         if flags.is_empty() { "" } else { ", " },
                         flags
-                    )
+                    ))
                 })
                 .collect();
             if shown.is_empty() {
@@ -534,11 +536,12 @@ pub async fn storage<S: CdpSession>(s: &S, p: &Storage) -> Result<Text, WireErro
         .iter()
         .skip(offset)
         .map(|(k, v)| {
-            format!(
+            // The joined line is checked again (a key `[ref` and a value `e9]`).
+            escape::neutralise_tags(&format!(
                 "- {}={}",
                 escape::inline_cut(k, 200),
                 escape::inline_cut(v.as_deref().unwrap_or_default(), 2_000)
-            )
+            ))
         })
         .collect();
     let head = format!("{total} keys in {area}:");

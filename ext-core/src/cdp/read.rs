@@ -200,20 +200,30 @@ pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
     }
     let (page, _) = observe(s, None).await?;
     let max = p.max.unwrap_or(30).clamp(1, 500) as usize;
+    let (max_chars, offset) = budget(&p.budget);
     let mut state = s.events().borrow_mut();
-    let (lines, total) = snapshot::find(&page, &mut state.refs, p.query.trim(), max);
+    let (lines, total) = snapshot::find(&page, &mut state.refs, p.query.trim(), offset + max);
+    let lines: Vec<String> = lines.into_iter().skip(offset).collect();
     // The query is the agent's, but it is echoed: escaped like page text.
     let query = escape::quoted_cut(&p.query, 200);
-    let answer = match total {
+    let end = offset + lines.len();
+    let head = match total {
         0 => format!("No match for {query} on the page."),
-        t if t > lines.len() => format!(
-            "{t} matches for {query}, first {}; refine the query or raise max:\n{}",
+        t if end < t || offset > 0 => format!(
+            "{t} matches for {query}, {} from {}; refine the query, or browser_find {{offset: {end}}} for more:",
             lines.len(),
-            lines.join("\n")
+            offset + 1
         ),
-        t => format!("{t} matches for {query}:\n{}", lines.join("\n")),
+        t => format!("{t} matches for {query}:"),
     };
-    Ok(text(s, answer, total > lines.len()))
+    // Within the character budget too: a marker names the match to go on from.
+    let (answer, cut) = escape::fit_lines(&head, &lines, max_chars, |i| {
+        format!(
+            "… cut at the {max_chars}-character budget. More: browser_find {{offset: {}}} (same query)",
+            offset + i
+        )
+    });
+    Ok(text(s, answer, cut || end < total))
 }
 
 /// A slice `[offset, offset+max)` of a long text with an honest marker when cut. The text

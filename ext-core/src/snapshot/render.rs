@@ -33,6 +33,9 @@ const LISTS: &[&str] = &[
 ];
 /// Longest text shown for one text node before it is cut with a marker.
 const TEXT_MAX: usize = 300;
+/// Longest link target on a line, and most options of one select shown.
+const URL_MAX: usize = 500;
+const OPTIONS_MAX: usize = 60;
 /// Elements nested deeper than this (below the rendered root) are not rendered in place but
 /// named by a marker: rendering recurses per level, and a page can nest thousands of
 /// levels (a walk reads up to 30,000 nodes), which would exhaust the stack.
@@ -217,13 +220,22 @@ impl Ctx<'_> {
         } else if let Some(p) = &raw.p {
             s.push_str(&format!(" placeholder {}", quote(p)));
         }
+        // A line keeps to a size a page cannot blow up: options and link targets are cut.
         if !raw.o.is_empty() {
-            let options: Vec<String> = raw.o.iter().map(|o| escape::inline(o)).collect();
+            let mut options: Vec<String> = raw
+                .o
+                .iter()
+                .take(OPTIONS_MAX)
+                .map(|o| escape::inline_cut(o, TEXT_MAX))
+                .collect();
+            if raw.o.len() > OPTIONS_MAX {
+                options.push(format!("… {} more", raw.o.len() - OPTIONS_MAX));
+            }
             s.push_str(&format!(" options: {}", options.join(" | ")));
         }
         if let Some(u) = raw.u.as_ref().filter(|u| !u.is_empty()) {
             s.push_str(" -> ");
-            s.push_str(&escape::inline(u));
+            s.push_str(&escape::inline_cut(u, URL_MAX));
         }
         s
     }
