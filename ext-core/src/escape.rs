@@ -18,7 +18,8 @@ pub const BLOCK_PREFIX: &str = "> ";
 /// among them), the Unicode line and paragraph separators, the bidi marks, embeddings,
 /// overrides and isolates, the byte-order mark, the interlinear annotation marks, and the
 /// invisible ones a reader would not see inside a tag (`[r\u{200b}ef=e9]` reads as a ref):
-/// zero-width space, joiners, word joiner and invisible operators, soft hyphen.
+/// zero-width space and non-joiner, word joiner and invisible operators, soft hyphen. The
+/// zero-width joiner stays (emoji are made with it); tags are found through it.
 pub fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -28,7 +29,10 @@ pub fn is_unsafe(c: char) -> bool {
                 | '\u{061c}'
                 | '\u{00ad}'
                 | '\u{180e}'
-                | '\u{200b}'..='\u{200f}'
+                | '\u{200b}'
+                | '\u{200c}'
+                | '\u{200e}'
+                | '\u{200f}'
                 | '\u{2060}'..='\u{2064}'
                 | '\u{202a}'..='\u{202e}'
                 | '\u{2066}'..='\u{2069}'
@@ -64,21 +68,24 @@ fn escape(s: &str, quote: bool) -> String {
 }
 
 /// Where a tag starts at `chars[i]` (a `[`): the index just after its word (`ref`, `tab`).
+/// Spaces, and the zero-width joiner (kept in text for emoji, invisible to a reader), may
+/// stand anywhere in it.
 fn tag_at(chars: &[char], i: usize) -> Option<usize> {
     if chars.get(i) != Some(&'[') {
         return None;
     }
+    let skip = |c: char| c.is_whitespace() || c == '\u{200d}';
     let mut j = i + 1;
-    while j < chars.len() && chars[j].is_whitespace() {
+    let mut word = String::new();
+    while j < chars.len() && word.len() < 3 {
+        if !skip(chars[j]) {
+            word.push(chars[j].to_ascii_lowercase());
+        }
         j += 1;
     }
-    let word: String = chars[j..chars.len().min(j + 3)]
-        .iter()
-        .collect::<String>()
-        .to_ascii_lowercase();
-    let after = j + 3;
+    let after = j;
     let mut k = after;
-    while k < chars.len() && chars[k].is_whitespace() {
+    while k < chars.len() && skip(chars[k]) {
         k += 1;
     }
     let is_tag = match word.as_str() {
@@ -308,6 +315,21 @@ pub fn fit_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invisible_marks_cannot_hide_a_tag() {
+        // Escaped where a reader would not see them; found through the joiner emoji keep.
+        assert_eq!(inline("[r\u{200b}ef=e9]"), "[r\\u{200b}ef=e9]");
+        assert_eq!(inline("[r\u{200d}ef=e9]"), "[r\u{200d}ef\\=e9]");
+        assert_eq!(
+            inline("[\u{200d}tab\u{200d} 3]"),
+            "[\u{200d}tab\\\u{200d} 3]"
+        );
+        assert_eq!(inline("soft\u{ad}hyphen"), "soft\\u{ad}hyphen");
+        // Two strings escaped apart and joined are checked again by the caller.
+        let joined = format!("- {}={}", inline("[ref"), inline("e9]"));
+        assert_eq!(neutralise_tags(&joined), "- [ref\\=e9]");
+    }
 
     #[test]
     fn line_breaks_and_controls_become_visible_escapes() {

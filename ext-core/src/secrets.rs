@@ -154,15 +154,49 @@ fn token_like(s: &str, min_entropy: f64) -> bool {
 /// Shortest exact value that is masked (shorter ones would mask ordinary words).
 pub const MIN_VALUE_LEN: usize = 4;
 
+/// The ways a value can appear in an answer: as it is, and as the answer's escaping wrote
+/// it (inside a JSON string, a quoted page string, or one escaped line), so that a `"`, a
+/// `\` or a line break in a secret does not let it through.
+fn shown_forms(value: &str) -> Vec<String> {
+    let in_json = serde_json::to_string(value).unwrap_or_default();
+    let in_json = in_json
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    let quoted = crate::escape::quoted(value);
+    let quoted = quoted
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    let mut forms: Vec<String> = Vec::new();
+    for form in [
+        value.to_string(),
+        in_json.to_string(),
+        crate::escape::json(in_json),
+        quoted.to_string(),
+        crate::escape::inline(value),
+    ] {
+        if !form.is_empty() && !forms.contains(&form) {
+            forms.push(form);
+        }
+    }
+    forms
+}
+
 /// Replace what the detectors find, and every exact `values` occurrence, by
 /// `[redacted:<kind>]`. Answers the text and how many secrets it hid.
 pub fn redact(text: &str, values: &[(String, String)]) -> (String, usize) {
     let mut out = text.to_string();
     let mut hidden = 0;
     for (value, kind) in values {
-        if value.len() >= MIN_VALUE_LEN && out.contains(value.as_str()) {
-            hidden += out.matches(value.as_str()).count();
-            out = out.replace(value.as_str(), &format!("[redacted:{kind}]"));
+        if value.len() < MIN_VALUE_LEN {
+            continue;
+        }
+        for form in shown_forms(value) {
+            if out.contains(form.as_str()) {
+                hidden += out.matches(form.as_str()).count();
+                out = out.replace(form.as_str(), &format!("[redacted:{kind}]"));
+            }
         }
     }
     for (rule, re) in RULES.iter().zip(compiled()) {
@@ -208,6 +242,23 @@ pub fn mask_json(value: &mut Value, values: &[(String, String)]) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_exact_value_is_masked_in_its_escaped_forms_too() {
+        let secret = r#"pa"ss\wo
+rd"#;
+        let values = vec![(secret.to_string(), "scenario-secret".to_string())];
+        for shown in [
+            serde_json::to_string(secret).unwrap(),
+            crate::escape::quoted(secret),
+            crate::escape::inline(secret),
+            secret.to_string(),
+        ] {
+            let (out, n) = redact(&format!("value: {shown}!"), &values);
+            assert_eq!(n, 1, "{shown} -> {out}");
+            assert!(out.contains("[redacted:scenario-secret]"), "{out}");
+        }
+    }
+
     use super::*;
 
     #[test]

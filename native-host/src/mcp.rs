@@ -1741,8 +1741,11 @@ impl KaptureServer {
         self.reply(
             crate::scenarios::get(&self.defaults.data_dir, &a.name)
                 .map(|s| {
-                    serde_json::to_string_pretty(&crate::scenarios::for_model(&s))
-                        .unwrap_or_default()
+                    // Labels and locators in it came from a page: JSON-escaped.
+                    escape::json(
+                        &serde_json::to_string_pretty(&crate::scenarios::for_model(&s))
+                            .unwrap_or_default(),
+                    )
                 })
                 .map_err(|why| WireError::new(ErrorCode::BadArgs, why)),
         )

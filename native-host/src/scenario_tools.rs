@@ -44,7 +44,11 @@ pub fn tool_of(s: &Scenario, is_builtin: &dyn Fn(&str) -> bool) -> Option<Tool> 
             .collect::<Vec<_>>()
             .join(" ");
         if !description.is_empty() {
-            prop.insert("description".into(), json!(description));
+            // A recorded description can be a page's label: escaped like any page string.
+            prop.insert(
+                "description".into(),
+                json!(ext_core::escape::inline_cut(&description, 500)),
+            );
         }
         properties.insert(p.name.clone(), Value::Object(prop));
     }
@@ -68,7 +72,7 @@ pub fn tool_of(s: &Scenario, is_builtin: &dyn Fn(&str) -> bool) -> Option<Tool> 
         .join(": ");
     let description = format!(
         "{}Replays the saved scenario {:?} ({} steps{}{}) without a model; answers like scenario_run.",
-        if what.is_empty() { String::new() } else { format!("{what}. ") },
+        if what.is_empty() { String::new() } else { format!("{}. ", ext_core::escape::inline_cut(&what, 500)) },
         s.name,
         s.chain.len(),
         if s.dependencies.is_empty() {

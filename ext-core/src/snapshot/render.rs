@@ -34,7 +34,7 @@ const LISTS: &[&str] = &[
 /// Longest text shown for one text node before it is cut with a marker.
 const TEXT_MAX: usize = 300;
 /// Longest link target on a line, and most options of one select shown.
-const URL_MAX: usize = 500;
+const LINK_MAX: usize = 500;
 const OPTIONS_MAX: usize = 60;
 /// Elements nested deeper than this (below the rendered root) are not rendered in place but
 /// named by a marker: rendering recurses per level, and a page can nest thousands of
@@ -235,7 +235,7 @@ impl Ctx<'_> {
         }
         if let Some(u) = raw.u.as_ref().filter(|u| !u.is_empty()) {
             s.push_str(" -> ");
-            s.push_str(&escape::inline_cut(u, URL_MAX));
+            s.push_str(&escape::inline_cut(u, LINK_MAX));
         }
         s
     }
