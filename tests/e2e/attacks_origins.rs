@@ -410,3 +410,57 @@ async fn a_page_that_moves_to_a_denied_origin_takes_no_action_wait_or_history_st
     assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
     k.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tab_is_closed_only_where_the_policy_lets_the_agent_act() {
+    let (a, b) = (Site::start().unwrap(), Site::start().unwrap());
+    let b_host = format!("127.0.0.1:{}", b.port());
+    let k = Kapture::start(launched_with(&[
+        "--deny".into(),
+        format!("interact@{b_host}"),
+    ]))
+    .await;
+    k.ok("browser_navigate", json!({"url": a.url("page-a.html")}))
+        .await;
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": b.url("page-b.html")}),
+        )
+        .await;
+    let tab_b: u64 = opened
+        .split("Opened tab ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("a tab id in {opened}"));
+    // A tab on an origin where the agent may not act is not closed (unsaved work in it
+    // would go with it), and stays listed.
+    let out = k
+        .call("browser_tabs", json!({"action": "close", "tabId": tab_b}))
+        .await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    let list = k.ok("browser_tabs", json!({"action": "list"})).await;
+    assert!(
+        list.contains(&format!("tab {tab_b}"))
+            || list.contains(&format!("[tab {tab_b}]"))
+            || list.contains(&tab_b.to_string()),
+        "{list}"
+    );
+    // Where the agent may act, it closes as before.
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": a.url("page-b.html")}),
+        )
+        .await;
+    let tab_a: u64 = opened
+        .split("Opened tab ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("a tab id in {opened}"));
+    k.ok("browser_tabs", json!({"action": "close", "tabId": tab_a}))
+        .await;
+    k.stop().await;
+}

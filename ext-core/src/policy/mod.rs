@@ -405,7 +405,7 @@ pub fn category_of(method: &str, params: &serde_json::Value) -> Option<Category>
         "fill_form" if flag("submit") => Category::Submit,
         "click" | "hover" | "type" | "select_option" | "press_key" | "drag" | "scroll"
         | "mouse_click_xy" | "mouse_move_xy" | "fill_form" | "handle_dialog" | "resize"
-        | "emulate" => Category::Interact,
+        | "emulate" | "tabs.close" => Category::Interact,
         "evaluate" => Category::Eval,
         "file_upload" => Category::Upload,
         "download" | "print_pdf" => Category::Download,

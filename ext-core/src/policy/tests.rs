@@ -196,6 +196,11 @@ fn methods_have_categories() {
         Some(Category::Read)
     );
     assert_eq!(category_of("tabs.list", &serde_json::json!({})), None);
+    // Closing a tab changes the person's browser: an interaction with that tab's page.
+    assert_eq!(
+        category_of("tabs.close", &serde_json::json!({})),
+        Some(Category::Interact)
+    );
     for (name, route) in crate::router::METHODS {
         if *route == crate::router::Route::Tab {
             assert!(

@@ -192,6 +192,9 @@ impl App {
             }
             TabsClose::NAME => {
                 let id = need_tab()?;
+                // Closing a tab changes the person's browser (unsaved work goes with it):
+                // judged like any interaction with that tab's page.
+                gate::check(self, id, TabsClose::NAME, &params, rules.0.clone(), rules.1).await?;
                 chrome::tabs::remove(id).await?;
                 json!(Closed { tab_id: id })
             }
