@@ -411,6 +411,16 @@ async fn a_page_that_moves_to_a_denied_origin_takes_no_action_wait_or_history_st
     k.stop().await;
 }
 
+/// The tab id of a `browser_tabs {action: "new"}` answer.
+fn opened_tab(answer: &str) -> u64 {
+    answer
+        .split("Opened tab ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("a tab id in {answer}"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tab_is_closed_only_where_the_policy_lets_the_agent_act() {
     let (a, b) = (Site::start().unwrap(), Site::start().unwrap());
@@ -428,12 +438,7 @@ async fn a_tab_is_closed_only_where_the_policy_lets_the_agent_act() {
             json!({"action": "new", "url": b.url("page-b.html")}),
         )
         .await;
-    let tab_b: u64 = opened
-        .split("Opened tab ")
-        .nth(1)
-        .and_then(|t| t.split(' ').next())
-        .and_then(|t| t.parse().ok())
-        .unwrap_or_else(|| panic!("a tab id in {opened}"));
+    let tab_b = opened_tab(&opened);
     // A tab on an origin where the agent may not act is not closed (unsaved work in it
     // would go with it), and stays listed.
     let out = k
@@ -454,12 +459,7 @@ async fn a_tab_is_closed_only_where_the_policy_lets_the_agent_act() {
             json!({"action": "new", "url": a.url("page-b.html")}),
         )
         .await;
-    let tab_a: u64 = opened
-        .split("Opened tab ")
-        .nth(1)
-        .and_then(|t| t.split(' ').next())
-        .and_then(|t| t.parse().ok())
-        .unwrap_or_else(|| panic!("a tab id in {opened}"));
+    let tab_a = opened_tab(&opened);
     k.ok("browser_tabs", json!({"action": "close", "tabId": tab_a}))
         .await;
     k.stop().await;

@@ -8,108 +8,12 @@ use std::time::Duration;
 
 use kapture_e2e::cdp::RawCdp;
 use kapture_e2e::panel::{screenshot, Panel};
+use kapture_e2e::widget::{widget_click, widget_count};
 use kapture_e2e::{eventually, Kapture, Start};
 use serde_json::{json, Value};
 use www_test_pages::Site;
 
 const CANARY: &str = "Widget-Canary-Pw!";
-
-/// The centre of the element `selector` matches inside the widget's closed shadow root, once
-/// it is there (DevTools can see into closed roots; the page cannot).
-async fn widget_point(raw: &mut RawCdp, session: &str, selector: &str) -> Option<(f64, f64)> {
-    fn host(node: &Value) -> Option<i64> {
-        if node["nodeName"] == "KAPTURE-RECORDER" {
-            return node["shadowRoots"][0]["nodeId"].as_i64();
-        }
-        node["children"].as_array()?.iter().find_map(host)
-    }
-    let doc = raw
-        .send(
-            Some(session),
-            "DOM.getDocument",
-            json!({"depth": -1, "pierce": true}),
-        )
-        .await
-        .ok()?;
-    let root = host(&doc["root"])?;
-    let found = raw
-        .send(
-            Some(session),
-            "DOM.querySelector",
-            json!({"nodeId": root, "selector": selector}),
-        )
-        .await
-        .ok()?;
-    let node = found["nodeId"].as_i64().filter(|n| *n > 0)?;
-    raw.send(
-        Some(session),
-        "DOM.scrollIntoViewIfNeeded",
-        json!({"nodeId": node}),
-    )
-    .await
-    .ok()?;
-    let model = raw
-        .send(Some(session), "DOM.getBoxModel", json!({"nodeId": node}))
-        .await
-        .ok()?;
-    let q = model["model"]["content"].as_array()?;
-    let x = (q[0].as_f64()? + q[4].as_f64()?) / 2.0;
-    let y = (q[1].as_f64()? + q[5].as_f64()?) / 2.0;
-    Some((x, y))
-}
-
-/// Click the widget's `selector` like a person (trusted mouse events).
-async fn widget_click(raw: &mut RawCdp, session: &str, selector: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    let (x, y) = loop {
-        if let Some(p) = widget_point(raw, session, selector).await {
-            break p;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the widget never showed {selector}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    for kind in ["mousePressed", "mouseReleased"] {
-        raw.send(
-            Some(session),
-            "Input.dispatchMouseEvent",
-            json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
-        )
-        .await
-        .unwrap();
-    }
-}
-
-/// How many elements match `selector` in the widget.
-async fn widget_count(raw: &mut RawCdp, session: &str, selector: &str) -> usize {
-    let doc = raw
-        .send(
-            Some(session),
-            "DOM.getDocument",
-            json!({"depth": -1, "pierce": true}),
-        )
-        .await
-        .unwrap();
-    fn host(node: &Value) -> Option<i64> {
-        if node["nodeName"] == "KAPTURE-RECORDER" {
-            return node["shadowRoots"][0]["nodeId"].as_i64();
-        }
-        node["children"].as_array()?.iter().find_map(host)
-    }
-    let Some(root) = host(&doc["root"]) else {
-        return 0;
-    };
-    raw.send(
-        Some(session),
-        "DOM.querySelectorAll",
-        json!({"nodeId": root, "selector": selector}),
-    )
-    .await
-    .map(|v| v["nodeIds"].as_array().map_or(0, Vec::len))
-    .unwrap_or(0)
-}
 
 /// On the shop's login page with the widget shown: press Start like a person, then type
 /// `email`; answers the raw CDP connection and the page's session.

@@ -19,6 +19,7 @@ pub const RESOLVER_RULES: &str = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUD
 
 pub mod cdp;
 pub mod panel;
+pub mod widget;
 pub mod x11;
 
 /// The workspace's target folder.
