@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 pub const RESOLVER_RULES: &str = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1";
 
 pub mod cdp;
+pub mod corpus;
 pub mod panel;
 pub mod widget;
 pub mod x11;

@@ -1,5 +1,6 @@
-//! A tiny static server for the pages in `pages/`, bound to 127.0.0.1 on a free port, for
-//! tests and benches. It stops when the [`Site`] is dropped.
+//! A tiny static server for the pages in `pages/` (or any folder, for the real-app corpus),
+//! bound to 127.0.0.1 on a free port, for tests and benches. It stops when the [`Site`] is
+//! dropped.
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -20,6 +21,11 @@ pub struct Site {
 impl Site {
     /// Serve `pages/` on 127.0.0.1 with a port the OS picks.
     pub fn start() -> std::io::Result<Site> {
+        Site::serve_folder(pages_dir())
+    }
+
+    /// Serve the files of `root` (nothing above it) on 127.0.0.1 with a port the OS picks.
+    pub fn serve_folder(root: PathBuf) -> std::io::Result<Site> {
         let server = tiny_http::Server::http("127.0.0.1:0").map_err(std::io::Error::other)?;
         let port = server
             .server_addr()
@@ -30,7 +36,7 @@ impl Site {
         let worker = server.clone();
         let thread = std::thread::spawn(move || {
             for request in worker.incoming_requests() {
-                let _ = respond(request);
+                let _ = respond(request, &root);
             }
         });
         Ok(Site {
@@ -70,23 +76,35 @@ fn content_type(path: &Path) -> &'static str {
         Some("css") => "text/css",
         Some("png") => "image/png",
         Some("json") => "application/json",
-        Some("txt") => "text/plain; charset=utf-8",
+        Some("txt" | "md") => "text/plain; charset=utf-8",
+        Some("svg") => "image/svg+xml",
+        Some("gif") => "image/gif",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("ico") => "image/x-icon",
+        Some("woff") => "font/woff",
+        Some("woff2") => "font/woff2",
         _ => "application/octet-stream",
     }
 }
 
-/// Map a request path to a file under `pages/`, refusing anything that climbs out.
-fn resolve(url: &str) -> Option<PathBuf> {
+/// Map a request path to a file under `root`, refusing anything that climbs out.
+fn resolve(url: &str, root: &Path) -> Option<PathBuf> {
     let path = url.split(['?', '#']).next().unwrap_or("/");
     let rel = Path::new(path.trim_start_matches('/'));
     if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         return None;
     }
-    let full = pages_dir().join(if rel.as_os_str().is_empty() {
+    let full = root.join(if rel.as_os_str().is_empty() {
         Path::new("index.html")
     } else {
         rel
     });
+    // A folder answers with its index.html, as any static server does.
+    let full = if full.is_dir() {
+        full.join("index.html")
+    } else {
+        full
+    };
     full.is_file().then_some(full)
 }
 
@@ -94,7 +112,7 @@ fn header(name: &str, value: &str) -> std::io::Result<tiny_http::Header> {
     tiny_http::Header::from_bytes(name, value).map_err(|_| std::io::Error::other("header"))
 }
 
-fn respond(request: tiny_http::Request) -> std::io::Result<()> {
+fn respond(request: tiny_http::Request, root: &Path) -> std::io::Result<()> {
     // `/attachment/<name>`: a generated file served as a download (Content-Disposition).
     if let Some(name) = request.url().strip_prefix("/attachment/") {
         let name: String = name
@@ -118,7 +136,7 @@ fn respond(request: tiny_http::Request) -> std::io::Result<()> {
             .with_header(header("Location", &to)?);
         return request.respond(response);
     }
-    match resolve(request.url()) {
+    match resolve(request.url(), root) {
         Some(path) => {
             let body = std::fs::read(&path)?;
             let content_type = header("Content-Type", content_type(&path))?;
@@ -136,11 +154,12 @@ mod tests {
 
     #[test]
     fn paths_stay_inside_the_pages_folder() {
-        assert!(resolve("/form.html").is_some());
-        assert!(resolve("/form.html?x=1").is_some());
-        assert!(resolve("/").is_some());
-        assert!(resolve("/../Cargo.toml").is_none());
-        assert!(resolve("/nope.html").is_none());
+        let root = pages_dir();
+        assert!(resolve("/form.html", &root).is_some());
+        assert!(resolve("/form.html?x=1", &root).is_some());
+        assert!(resolve("/", &root).is_some());
+        assert!(resolve("/../Cargo.toml", &root).is_none());
+        assert!(resolve("/nope.html", &root).is_none());
     }
 
     #[test]

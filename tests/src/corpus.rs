@@ -1,0 +1,178 @@
+//! The real-app corpus: web applications nobody here wrote, from public packages, served on
+//! 127.0.0.1 for tests and benches — the TodoMVC examples (npm `todomvc`) and Django's admin
+//! (PyPI `django`). `cargo make setup` fetches both into `target/corpus/`.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use www_test_pages::Site;
+
+/// Where `cargo make setup` puts the corpus.
+pub fn corpus_dir() -> PathBuf {
+    crate::target_dir().join("corpus")
+}
+
+/// The TodoMVC implementations the tests drive: (framework, folder under `examples/`).
+/// Different frameworks, different DOM shapes: plain DOM, templating, virtual DOM, data
+/// binding, and custom elements in shadow roots (Polymer).
+pub const TODOMVC_APPS: &[(&str, &str)] = &[
+    ("vanilla", "vanillajs"),
+    ("backbone", "backbone"),
+    ("angularjs", "angularjs"),
+    ("react", "react"),
+    ("vue", "vue"),
+    ("ember", "emberjs"),
+    ("knockout", "knockoutjs"),
+    ("mithril", "mithril"),
+    ("polymer", "polymer"),
+];
+
+/// The TodoMVC package served on a free port; an app's address is [`todomvc_url`].
+pub fn todomvc_site() -> Site {
+    let root = corpus_dir().join("todomvc");
+    assert!(
+        root.join(".complete").is_file(),
+        "the TodoMVC corpus is missing at {}: run `cargo make setup`",
+        root.display()
+    );
+    Site::serve_folder(root).expect("serve the TodoMVC corpus")
+}
+
+/// The address of one TodoMVC app (a folder of [`TODOMVC_APPS`]) on `site`.
+pub fn todomvc_url(site: &Site, folder: &str) -> String {
+    site.url(&format!("examples/{folder}/index.html"))
+}
+
+/// The admin's superuser (a throwaway account in a throwaway database).
+pub const DJANGO_USER: &str = "admin";
+pub const DJANGO_PASSWORD: &str = "corpus-Admin-pw-1";
+
+/// Serves a Django project on a port the OS picks and prints the port: the threaded
+/// wsgiref server (no extra package) with the static-files handler, as `runserver` does in
+/// development, but without a fixed port.
+const SERVE_PY: &str = r#"
+import os, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "site_admin.settings")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIServer, WSGIRequestHandler, make_server
+import django
+django.setup()
+from django.core.wsgi import get_wsgi_application
+from django.contrib.staticfiles.handlers import StaticFilesHandler
+
+class Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+class Quiet(WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
+
+httpd = make_server("127.0.0.1", 0, StaticFilesHandler(get_wsgi_application()), Server, Quiet)
+print(httpd.server_port, flush=True)
+httpd.serve_forever()
+"#;
+
+/// Sample rows so lists, searches and filters have something to show.
+const SEED_PY: &str = r#"
+from django.contrib.auth.models import Group, Permission, User
+editors = Group.objects.create(name="Editors")
+editors.permissions.set(Permission.objects.filter(codename__startswith="view_"))
+Group.objects.create(name="Reviewers")
+for name, first, last in [("alice", "Alice", "Archer"), ("bob", "Bob", "Baker"), ("carol", "Carol", "Cole")]:
+    u = User.objects.create_user(name, f"{name}@example.test", "pw-" + name, first_name=first, last_name=last)
+    u.groups.add(editors)
+"#;
+
+/// A Django project with only the admin and auth apps, its own SQLite database, migrated,
+/// with a superuser and sample rows, served until dropped.
+pub struct DjangoAdmin {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl DjangoAdmin {
+    pub fn start() -> DjangoAdmin {
+        let venv = corpus_dir().join("venv");
+        let python = venv.join("bin").join("python");
+        assert!(
+            python.is_file(),
+            "Django is missing at {}: run `cargo make setup`",
+            venv.display()
+        );
+        let dir = tempfile::tempdir().expect("project folder");
+        let run = |args: &[&str]| {
+            let out = Command::new(&python)
+                .args(args)
+                .current_dir(dir.path())
+                .env("DJANGO_SETTINGS_MODULE", "site_admin.settings")
+                .env("DJANGO_SUPERUSER_PASSWORD", DJANGO_PASSWORD)
+                .output()
+                .expect("run python");
+            assert!(
+                out.status.success(),
+                "{args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        run(&["-m", "django", "startproject", "site_admin", "."]);
+        let settings = dir.path().join("site_admin").join("settings.py");
+        let mut text = std::fs::read_to_string(&settings).expect("settings");
+        text.push_str("\nALLOWED_HOSTS = ['127.0.0.1']\nDEBUG = True\n");
+        std::fs::write(&settings, text).expect("settings");
+        std::fs::write(dir.path().join("serve.py"), SERVE_PY).expect("serve.py");
+        run(&["manage.py", "migrate", "--noinput", "-v", "0"]);
+        run(&[
+            "manage.py",
+            "createsuperuser",
+            "--noinput",
+            "--username",
+            DJANGO_USER,
+            "--email",
+            "admin@example.test",
+        ]);
+        run(&["manage.py", "shell", "-c", SEED_PY]);
+        let mut child = Command::new(&python)
+            .arg("serve.py")
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the Django server");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        let started = Instant::now();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the server's port");
+        let port: u16 = line.trim().parse().unwrap_or_else(|_| {
+            let _ = child.kill();
+            panic!(
+                "the Django server printed {line:?} after {:?}",
+                started.elapsed()
+            )
+        });
+        // make_server has bound and is listening before it prints the port.
+        DjangoAdmin {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    /// An address on the admin's site, e.g. `url("/admin/")`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{}", self.port, path)
+    }
+}
+
+impl Drop for DjangoAdmin {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
