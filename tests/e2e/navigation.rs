@@ -233,7 +233,7 @@ async fn client_side_routing_is_named_with_the_new_url_and_title() {
     let site = Site::start().unwrap();
     let k = Kapture::launch().await;
     let mut tally = Tally::default();
-    for i in 0..3 {
+    for i in 0..5 {
         k.ok("browser_navigate", json!({"url": site.url("nav-spa.html")}))
             .await;
         tally
@@ -286,6 +286,21 @@ async fn a_click_that_does_not_navigate_answers_fast_and_says_nothing_of_a_navig
             .eval("() => document.getElementById('count').textContent")
             .await;
         assert_eq!(count, json!(i.to_string()), "each click counted once");
+    }
+    // A link the server answers with 204 No Content: the browser starts a navigation and
+    // gives it up; the answer comes when the server does, on the same page.
+    k.ok("browser_navigate", json!({"url": form(&site, 300)}))
+        .await;
+    for _ in 0..3 {
+        let started = Instant::now();
+        let out = k
+            .ok("browser_click", json!({"selector": "#no-content"}))
+            .await;
+        let took = started.elapsed().as_millis();
+        assert!(!out.contains("navigated"), "{out}");
+        assert!((300..3_000).contains(&took), "{took} ms");
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        assert!(snap.contains(OLD), "{snap}");
     }
     times.sort_unstable();
     eprintln!(

@@ -210,6 +210,10 @@ fn respond(mut request: tiny_http::Request) -> std::io::Result<()> {
     if let Some(d) = delay_of(&pairs) {
         std::thread::sleep(d);
     }
+    // `/nocontent`: a 204, which a browser answers by staying on the page.
+    if path == "/nocontent" {
+        return request.respond(tiny_http::Response::empty(204));
+    }
     if path == "/result" {
         let response = tiny_http::Response::from_string(result_page(&pairs))
             .with_header(header("Content-Type", "text/html; charset=utf-8")?);

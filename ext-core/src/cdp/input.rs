@@ -147,7 +147,7 @@ pub async fn click<S: CdpSession>(s: &S, p: &Click) -> Result<ActionOutcome, Wir
         keys::modifier_mask(&p.modifiers),
     )
     .await?;
-    settle(s, before).await
+    settle(s, before, super::navigation::GRACE_MS).await
 }
 
 /// Move the mouse over the element's centre.
@@ -157,7 +157,7 @@ pub async fn hover<S: CdpSession>(s: &S, p: &Hover) -> Result<ActionOutcome, Wir
     let at = point(s, &target).await?;
     world::judge_point(s, at).await?;
     mouse(s, "mouseMoved", at, json!({})).await?;
-    settle(s, before).await
+    settle(s, before, 0.0).await
 }
 
 async fn key_event<S: CdpSession>(
@@ -206,7 +206,18 @@ pub async fn press_key<S: CdpSession>(s: &S, p: &PressKey) -> Result<ActionOutco
     // Keys land in the focused document, which may be a frame's.
     world::judge_focus(s).await?;
     press_chord(s, &chord).await?;
-    settle(s, before).await
+    settle(s, before, super::navigation::GRACE_MS).await
+}
+
+/// The grace window for a navigation after typing: a submit (Enter, the form's button) may
+/// start one a little later; typing alone starts one only in the handlers it runs, which
+/// have reported it by the time the typing is answered.
+fn grace(submit: bool) -> f64 {
+    if submit {
+        super::navigation::GRACE_MS
+    } else {
+        0.0
+    }
 }
 
 /// Whether the field `PREPARE_TYPE` described is confidential (password, one-time code,
@@ -282,7 +293,7 @@ pub async fn type_text<S: CdpSession>(s: &S, p: &Type) -> Result<ActionOutcome, 
     if p.submit {
         press_chord(s, &keys::parse_chord("Enter")?).await?;
     }
-    let mut outcome = settle(s, before).await?;
+    let mut outcome = settle(s, before, grace(p.submit)).await?;
     if secret {
         outcome.confidential.push(0);
     }
@@ -395,7 +406,7 @@ pub async fn fill_form<S: CdpSession>(s: &S, p: &FillForm) -> Result<ActionOutco
             click_at(s, at, MouseButton::Left, false, 0).await?;
         }
     }
-    let mut outcome = settle(s, before).await?;
+    let mut outcome = settle(s, before, grace(p.submit)).await?;
     outcome.confidential = confidential;
     Ok(outcome)
 }

@@ -406,17 +406,19 @@ pub(crate) async fn await_navigation<S: CdpSession>(
     )
 }
 
-/// After an input action: wait for a navigation it started (one that starts within the
-/// grace window, redirects included) until the new document has loaded, bounded, then
-/// report where the page is.
+/// After an input action: wait for a navigation it started (one that starts within
+/// `grace_ms`, redirects included) until the new document has loaded, bounded, then
+/// report where the page is. Actions that may start one late (clicks, keys, submits) give
+/// [`navigation::GRACE_MS`]; the others 0, counting only what their own round trips saw.
 pub(crate) async fn settle<S: CdpSession>(
     s: &S,
     mark: navigation::Mark,
+    grace_ms: f64,
 ) -> Result<ActionOutcome, WireError> {
     use navigation::{Limits, Verdict};
     let began = platform::now_ms();
     let mut limits = Limits {
-        grace_ms: navigation::GRACE_MS,
+        grace_ms,
         limit_ms: SETTLE_LIMIT_MS,
     };
     let mut last = None;
@@ -443,6 +445,21 @@ pub(crate) async fn settle<S: CdpSession>(
             // page cannot be asked, the answer says where it is going.
             let (url, title) = shown_page(s, url.clone().unwrap_or_default(), String::new());
             return Ok(outcome(url, title, true));
+        }
+        let same_document = s
+            .events()
+            .borrow()
+            .nav
+            .current()
+            .is_some_and(|n| n.stage == navigation::Stage::SameDocument);
+        if navigated && same_document {
+            // The page answers a URL change within the document in a task of its own
+            // (`hashchange`, `popstate`): let it render before saying where it is. Bounded:
+            // a background tab's timers may be slowed.
+            if let Ok(main) = world::main_frame(s).await {
+                let tick = world::run_unjudged(s, &main, js::NEXT_TASK, &[]);
+                let _ = platform::timeout(Duration::from_millis(100), tick).await;
+            }
         }
         // A page that cannot answer is stopped by a dialog (beforeunload, or one a timer
         // opened).

@@ -692,7 +692,7 @@ pub async fn drag<S: CdpSession>(s: &S, p: &Drag) -> Result<ActionOutcome, WireE
     let a = point(s, &from).await?;
     let b = point(s, &to).await?;
     drag_between(s, a, b).await?;
-    settle(s, before).await
+    settle(s, before, super::navigation::GRACE_MS).await
 }
 
 /// Scroll with the wheel over an element or the middle of the viewport.
@@ -723,7 +723,7 @@ pub async fn scroll<S: CdpSession>(s: &S, p: &Scroll) -> Result<ActionOutcome, W
         json!({"deltaX": p.delta_x, "deltaY": p.delta_y.unwrap_or(600.0)}),
     )
     .await?;
-    settle(s, before).await
+    settle(s, before, 0.0).await
 }
 
 /// Click at viewport coordinates (canvas-like pages).
@@ -733,7 +733,7 @@ pub async fn mouse_click_xy<S: CdpSession>(
 ) -> Result<ActionOutcome, WireError> {
     let before = s.events().borrow().nav.mark();
     click_at(s, (p.x, p.y), p.button, p.double_click, 0).await?;
-    settle(s, before).await
+    settle(s, before, super::navigation::GRACE_MS).await
 }
 
 /// Move the mouse to viewport coordinates.
@@ -744,7 +744,7 @@ pub async fn mouse_move_xy<S: CdpSession>(
     let before = s.events().borrow().nav.mark();
     super::world::judge_point(s, (p.x, p.y)).await?;
     mouse(s, "mouseMoved", (p.x, p.y), json!({})).await?;
-    settle(s, before).await
+    settle(s, before, 0.0).await
 }
 
 /// Print the page to PDF (headless browsers only).

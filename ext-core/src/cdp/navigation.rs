@@ -48,7 +48,7 @@ pub struct Navigation {
     loader: Option<String>,
     /// When it was first seen (ms).
     since: f64,
-    /// The frame reported loading since it began: a stop before a commit means given up.
+    /// The frame reported loading since it was asked for: a stop then means given up.
     loading: bool,
 }
 
@@ -298,9 +298,10 @@ impl NavTracker {
                 if let Some(n) = self.current.as_mut() {
                     match n.stage {
                         Stage::Committed { .. } => n.stage = Stage::Loaded,
-                        Stage::Requested | Stage::Started if n.loading => {
-                            n.stage = Stage::Abandoned
-                        }
+                        // The browser fetched and gave up (a 204, a download); a stop before
+                        // the browser even started is the old document's load ending.
+                        Stage::Started => n.stage = Stage::Abandoned,
+                        Stage::Requested if n.loading => n.stage = Stage::Abandoned,
                         _ => {}
                     }
                 }
@@ -607,6 +608,32 @@ mod tests {
             ],
         );
         assert_eq!(t.decide(mark, 10.0, 15.0, LIMITS), Verdict::Quiet);
+        // A 204 asked for while the page still loaded: no new start, the stop ends it.
+        let mark = t.mark();
+        fed(
+            &mut t,
+            &[
+                (20.0, "Page.frameStartedLoading", json!({"frameId": "M"})),
+                (
+                    21.0,
+                    "Page.frameNavigated",
+                    json!({"frame": {"id": "M", "loaderId": "L3", "url": "http://a.test/form"}}),
+                ),
+                (
+                    22.0,
+                    "Page.frameRequestedNavigation",
+                    json!({"frameId": "M", "url": "http://a.test/nocontent", "disposition": "currentTab"}),
+                ),
+                (
+                    23.0,
+                    "Page.frameStartedNavigating",
+                    json!({"frameId": "M", "loaderId": "L4", "url": "http://a.test/nocontent", "navigationType": "differentDocument"}),
+                ),
+                (300.0, "Page.frameStoppedLoading", json!({"frameId": "M"})),
+            ],
+        );
+        assert_eq!(t.current().unwrap().stage, Stage::Abandoned);
+        assert_eq!(t.decide(mark, 22.0, 300.0, LIMITS), Verdict::Quiet);
     }
 
     #[test]

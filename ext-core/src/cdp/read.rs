@@ -209,7 +209,7 @@ async fn readiness<S: CdpSession>(s: &S) -> Result<Readiness, WireError> {
 }
 
 /// `note` on its own line under the answer's first (header) line.
-fn with_note(text: String, note: &str) -> String {
+pub(super) fn with_note(text: String, note: &str) -> String {
     match text.split_once('\n') {
         Some((head, rest)) if head.starts_with("# ") => format!("{head}\n{note}\n{rest}"),
         None if text.starts_with("# ") => format!("{text}\n{note}"),

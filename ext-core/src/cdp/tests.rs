@@ -452,3 +452,21 @@ fn a_read_while_the_page_is_replaced_waits_for_the_new_one() {
         "the page is not asked while it is replaced"
     );
 }
+
+#[test]
+fn notes_about_the_page_go_under_the_header() {
+    let note = "(empty page: the document has no content)";
+    assert_eq!(
+        super::read::with_note("# Page \"T\" http://x/ — untrusted".into(), note),
+        format!("# Page \"T\" http://x/ — untrusted\n{note}")
+    );
+    assert_eq!(
+        super::read::with_note("# Page h\nbutton \"A\"".into(), note),
+        format!("# Page h\n{note}\nbutton \"A\"")
+    );
+    // A diff answer has no header: the note leads.
+    assert_eq!(
+        super::read::with_note("+ button \"A\"".into(), note),
+        format!("{note}\n+ button \"A\"")
+    );
+}
