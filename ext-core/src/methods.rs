@@ -112,6 +112,10 @@ pub struct ActionOutcome {
     pub navigated: bool,
     pub url: String,
     pub title: String,
+    /// The navigation had not finished loading when the wait for it ended (bounded): `url`
+    /// is where it goes, and the page may not be there yet.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub loading: bool,
     /// A file chooser the page opened waits for browser_file_upload.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub file_chooser: bool,

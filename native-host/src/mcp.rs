@@ -233,7 +233,14 @@ fn page_text(verb: &str, p: &PageInfo) -> String {
 }
 
 fn outcome_text(what: &str, o: &ActionOutcome) -> String {
-    let mut out = if o.navigated {
+    let mut out = if o.navigated && o.loading {
+        // The wait for the new page is bounded: say it has not finished loading.
+        format!(
+            "{what}; the page is navigating to {} and has not finished loading; snapshot again in a moment [tab {}]",
+            escape::inline_cut(&o.url, URL_MAX),
+            o.tab_id
+        )
+    } else if o.navigated {
         format!(
             "{what}; the page navigated to {} {} [tab {}]",
             escape::inline_cut(&o.url, URL_MAX),

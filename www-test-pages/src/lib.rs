@@ -36,7 +36,11 @@ impl Site {
         let worker = server.clone();
         let thread = std::thread::spawn(move || {
             for request in worker.incoming_requests() {
-                let _ = respond(request, &root);
+                // One thread a request: a delayed answer (`?delay=`) holds up no other.
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    let _ = respond(request, &root);
+                });
             }
         });
         Ok(Site {
@@ -112,7 +116,99 @@ fn header(name: &str, value: &str) -> std::io::Result<tiny_http::Header> {
     tiny_http::Header::from_bytes(name, value).map_err(|_| std::io::Error::other("header"))
 }
 
-fn respond(request: tiny_http::Request, root: &Path) -> std::io::Result<()> {
+/// Longest `?delay=` honoured, in milliseconds.
+const MAX_DELAY_MS: u64 = 10_000;
+
+/// The pairs of a query string or form body, decoded.
+fn form_pairs(s: &str) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(s.as_bytes())
+        .into_owned()
+        .collect()
+}
+
+/// Text safe inside HTML content and attribute values.
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `/result?…`: a page made from its query, so its title and content are unique to what
+/// was submitted (`name` from the POST form, `q` from the GET form, `via` for links).
+fn result_page(pairs: &[(String, String)]) -> String {
+    let get = |k: &str| {
+        pairs
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    };
+    let subject = [get("name"), get("q"), get("via")]
+        .into_iter()
+        .find(|v| !v.is_empty())
+        .unwrap_or("nothing");
+    let items: String = pairs
+        .iter()
+        .filter(|(k, _)| k != "delay")
+        .map(|(k, v)| format!("<li>{}: {}</li>", html_escape(k), html_escape(v)))
+        .collect();
+    format!(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Result {s}</title></head>\n\
+         <body><h1>Result for {s}</h1><ul id=\"fields\">{items}</ul>\n\
+         <a id=\"back\" href=\"/nav-form.html\">Back to the form</a></body></html>\n",
+        s = html_escape(subject)
+    )
+}
+
+/// The `delay` of a request (query or form body), capped.
+fn delay_of(pairs: &[(String, String)]) -> Option<std::time::Duration> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == "delay")
+        .and_then(|(_, v)| v.parse::<u64>().ok())
+        .map(|ms| std::time::Duration::from_millis(ms.min(MAX_DELAY_MS)))
+}
+
+fn respond(mut request: tiny_http::Request, root: &Path) -> std::io::Result<()> {
+    let (path, query) = match request.url().split_once('?') {
+        Some((p, q)) => (p.to_string(), q.to_string()),
+        None => (request.url().to_string(), String::new()),
+    };
+    let mut pairs = form_pairs(&query);
+    // `POST /submit`: the form's fields, answered (after `delay` ms) with a 303 to the
+    // result page, the way a server-rendered app answers a saved form.
+    if path == "/submit" && *request.method() == tiny_http::Method::Post {
+        let mut body = String::new();
+        std::io::Read::read_to_string(&mut request.as_reader(), &mut body)?;
+        pairs.extend(form_pairs(&body));
+        if let Some(d) = delay_of(&pairs) {
+            std::thread::sleep(d);
+        }
+        let kept: Vec<String> = body
+            .split('&')
+            .filter(|p| !p.is_empty() && !p.starts_with("delay="))
+            .map(str::to_string)
+            .collect();
+        let location = format!("/result?from=post&{}", kept.join("&"));
+        let response = tiny_http::Response::from_string("see other")
+            .with_status_code(303)
+            .with_header(header("Location", &location)?);
+        return request.respond(response);
+    }
+    // Anything else may be answered late: `?delay=<ms>` (capped).
+    if let Some(d) = delay_of(&pairs) {
+        std::thread::sleep(d);
+    }
+    // `/nocontent`: a 204, which a browser answers by staying on the page.
+    if path == "/nocontent" {
+        return request.respond(tiny_http::Response::empty(204));
+    }
+    if path == "/result" {
+        let response = tiny_http::Response::from_string(result_page(&pairs))
+            .with_header(header("Content-Type", "text/html; charset=utf-8")?);
+        return request.respond(response);
+    }
     // `/attachment/<name>`: a generated file served as a download (Content-Disposition).
     if let Some(name) = request.url().strip_prefix("/attachment/") {
         let name: String = name
@@ -160,6 +256,22 @@ mod tests {
         assert!(resolve("/", &root).is_some());
         assert!(resolve("/../Cargo.toml", &root).is_none());
         assert!(resolve("/nope.html", &root).is_none());
+    }
+
+    #[test]
+    fn form_bodies_decode_and_results_escape() {
+        let pairs = form_pairs("name=Ada+L%C3%B6we&q=%3Cb%3E&bad=%zz&delay=300");
+        assert_eq!(pairs[0], ("name".into(), "Ada Löwe".into()));
+        assert_eq!(pairs[1].1, "<b>");
+        assert_eq!(pairs[2].1, "%zz");
+        assert_eq!(
+            delay_of(&pairs),
+            Some(std::time::Duration::from_millis(300))
+        );
+        let page = result_page(&pairs);
+        assert!(page.contains("<title>Result Ada Löwe</title>"), "{page}");
+        assert!(page.contains("&lt;b&gt;") && !page.contains("<b>"));
+        assert!(!page.contains("delay"), "the delay is not content");
     }
 
     #[test]

@@ -110,9 +110,8 @@ pub struct TabEvents {
     pub recording: Option<Recording>,
     /// Requests from the recorder widget, for the worker.
     widget_requests: Vec<Value>,
-    navigations_started: u64,
-    loads_started: u64,
-    loads_stopped: u64,
+    /// Where the main frame's latest navigation stands.
+    pub nav: super::navigation::NavTracker,
     waiters: Vec<(Filter, oneshot::Sender<(String, Value)>)>,
 }
 
@@ -180,9 +179,7 @@ impl TabEvents {
             last_snapshot: Vec::new(),
             recording: None,
             widget_requests: Vec::new(),
-            navigations_started: 0,
-            loads_started: 0,
-            loads_stopped: 0,
+            nav: super::navigation::NavTracker::new(),
             waiters: Vec::new(),
         }
     }
@@ -363,22 +360,13 @@ impl TabEvents {
         self.main_frame.as_deref()
     }
 
-    /// How many main-frame navigations (cross- or same-document) have started so far.
-    pub fn navigations_started(&self) -> u64 {
-        self.navigations_started
-    }
-
-    /// Is a main-frame load under way (started and not yet stopped)?
-    pub fn loading(&self) -> bool {
-        self.loads_started > self.loads_stopped
-    }
-
-    /// Resolve when the main frame stops loading.
-    pub fn wait_for_stop(&mut self) -> oneshot::Receiver<(String, Value)> {
-        let main = self.main_frame.clone();
-        self.wait_for(move |method, params| {
-            method == "Page.frameStoppedLoading"
-                && params.get("frameId").and_then(Value::as_str) == main.as_deref()
+    /// Resolve on the next event that may move a navigation on (or open a dialog).
+    pub fn wait_for_navigation_news(&mut self) -> oneshot::Receiver<(String, Value)> {
+        self.wait_for(|method, params| {
+            method == "Page.javascriptDialogOpening"
+                || (super::navigation::EVENTS.contains(&method)
+                    && (method != "Network.requestWillBeSent"
+                        || params.get("type").and_then(Value::as_str) == Some("Document")))
         })
     }
 
@@ -417,6 +405,12 @@ impl TabEvents {
 
     /// Feed one CDP event.
     pub fn on_event(&mut self, method: &str, params: &Value) {
+        self.nav.on_event(
+            method,
+            params,
+            self.main_frame.as_deref(),
+            crate::platform::now_ms(),
+        );
         match method {
             "Runtime.consoleAPICalled" => {
                 if let Some(msg) = console_api_message(params) {
@@ -609,25 +603,6 @@ impl TabEvents {
                         .and_then(Value::as_str)
                         .map(str::to_string);
                     r.duration_ms = Some(((ts - r.started) * 1000.0).max(0.0));
-                }
-            }
-            "Page.frameStartedLoading"
-            | "Page.navigatedWithinDocument"
-            | "Page.frameStoppedLoading" => {
-                let frame = params.get("frameId").and_then(Value::as_str);
-                if frame.is_some() && frame == self.main_frame.as_deref() {
-                    match method {
-                        "Page.frameStartedLoading" => {
-                            self.navigations_started += 1;
-                            self.loads_started += 1;
-                        }
-                        "Page.frameStoppedLoading" => {
-                            // Never below the starts: a stop seen before its start (attach
-                            // mid-load) must not make a later load look finished.
-                            self.loads_stopped = (self.loads_stopped + 1).min(self.loads_started);
-                        }
-                        _ => self.navigations_started += 1,
-                    }
                 }
             }
             _ => {}
@@ -1145,18 +1120,23 @@ mod tests {
             &json!({"frame": {"id": "child", "parentId": "F"}}),
         );
         assert!(matches!(commit.try_recv(), Ok(None)));
+        let mut news = events.wait_for_navigation_news();
+        events.on_event(
+            "Network.requestWillBeSent",
+            &json!({"frameId": "F", "type": "Image", "request": {"url": "http://a.test/i.png"}}),
+        );
+        assert!(
+            matches!(news.try_recv(), Ok(None)),
+            "a subresource is no news"
+        );
         events.on_event("Page.frameStartedLoading", &json!({"frameId": "F"}));
-        assert_eq!(events.navigations_started(), 1);
+        assert!(news.try_recv().unwrap().is_some());
+        assert!(events.nav.current().is_some_and(|n| n.in_flight()));
         events.on_event("Page.frameNavigated", &json!({"frame": {"id": "F"}}));
         let (method, _) = commit.try_recv().unwrap().unwrap();
         assert_eq!(method, "Page.frameNavigated");
-        assert!(events.loading());
-        let mut stop = events.wait_for_stop();
         events.on_event("Page.frameStoppedLoading", &json!({"frameId": "F"}));
-        assert!(!events.loading());
-        assert!(stop.try_recv().unwrap().is_some());
-        events.on_event("Page.frameStoppedLoading", &json!({"frameId": "F"}));
-        assert!(!events.loading(), "extra stops do not go below the starts");
+        assert!(events.nav.current().is_some_and(|n| !n.in_flight()));
         assert!(events.waiters.is_empty());
     }
 

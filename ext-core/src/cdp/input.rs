@@ -137,7 +137,7 @@ pub(crate) async fn drag_between<S: CdpSession>(
 /// A trusted click at the element's centre after scrolling it into view.
 pub async fn click<S: CdpSession>(s: &S, p: &Click) -> Result<ActionOutcome, WireError> {
     let target = world::locate_target(s, &p.target).await?;
-    let before = s.events().borrow().navigations_started();
+    let before = s.events().borrow().nav.mark();
     let at = point(s, &target).await?;
     click_at(
         s,
@@ -147,17 +147,17 @@ pub async fn click<S: CdpSession>(s: &S, p: &Click) -> Result<ActionOutcome, Wir
         keys::modifier_mask(&p.modifiers),
     )
     .await?;
-    settle(s, before).await
+    settle(s, before, super::navigation::GRACE_MS).await
 }
 
 /// Move the mouse over the element's centre.
 pub async fn hover<S: CdpSession>(s: &S, p: &Hover) -> Result<ActionOutcome, WireError> {
     let target = world::locate_target(s, &p.target).await?;
-    let before = s.events().borrow().navigations_started();
+    let before = s.events().borrow().nav.mark();
     let at = point(s, &target).await?;
     world::judge_point(s, at).await?;
     mouse(s, "mouseMoved", at, json!({})).await?;
-    settle(s, before).await
+    settle(s, before, 0.0).await
 }
 
 async fn key_event<S: CdpSession>(
@@ -202,11 +202,22 @@ async fn press_chord<S: CdpSession>(s: &S, chord: &keys::Chord) -> Result<(), Wi
 /// Press a key or a combination on whatever has focus.
 pub async fn press_key<S: CdpSession>(s: &S, p: &PressKey) -> Result<ActionOutcome, WireError> {
     let chord = keys::parse_chord(&p.key)?;
-    let before = s.events().borrow().navigations_started();
+    let before = s.events().borrow().nav.mark();
     // Keys land in the focused document, which may be a frame's.
     world::judge_focus(s).await?;
     press_chord(s, &chord).await?;
-    settle(s, before).await
+    settle(s, before, super::navigation::GRACE_MS).await
+}
+
+/// The grace window for a navigation after typing: a submit (Enter, the form's button) may
+/// start one a little later; typing alone starts one only in the handlers it runs, which
+/// have reported it by the time the typing is answered.
+fn grace(submit: bool) -> f64 {
+    if submit {
+        super::navigation::GRACE_MS
+    } else {
+        0.0
+    }
 }
 
 /// Whether the field `PREPARE_TYPE` described is confidential (password, one-time code,
@@ -277,12 +288,12 @@ async fn fill<S: CdpSession>(
 /// Fill a field as a user would: focus, replace the content, fire input and change events.
 pub async fn type_text<S: CdpSession>(s: &S, p: &Type) -> Result<ActionOutcome, WireError> {
     let target = world::locate_target(s, &p.target).await?;
-    let before = s.events().borrow().navigations_started();
+    let before = s.events().borrow().nav.mark();
     let secret = fill(s, &target, &p.text, p.slowly, p.only_on.as_deref()).await?;
     if p.submit {
         press_chord(s, &keys::parse_chord("Enter")?).await?;
     }
-    let mut outcome = settle(s, before).await?;
+    let mut outcome = settle(s, before, grace(p.submit)).await?;
     if secret {
         outcome.confidential.push(0);
     }
@@ -338,7 +349,7 @@ pub async fn fill_form<S: CdpSession>(s: &S, p: &FillForm) -> Result<ActionOutco
     if p.fields.is_empty() {
         return Err(WireError::new(ErrorCode::BadArgs, "fields is empty"));
     }
-    let before = s.events().borrow().navigations_started();
+    let before = s.events().borrow().nav.mark();
     let mut last = None;
     let mut confidential = Vec::new();
     for (i, field) in p.fields.iter().enumerate() {
@@ -395,7 +406,7 @@ pub async fn fill_form<S: CdpSession>(s: &S, p: &FillForm) -> Result<ActionOutco
             click_at(s, at, MouseButton::Left, false, 0).await?;
         }
     }
-    let mut outcome = settle(s, before).await?;
+    let mut outcome = settle(s, before, grace(p.submit)).await?;
     outcome.confidential = confidential;
     Ok(outcome)
 }

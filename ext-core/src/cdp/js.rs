@@ -223,6 +223,9 @@ pub const WALKER: &str = include_str!("page/walker.js");
 pub const WAIT_FOR_LOAD: &str = r#"() => document.readyState === 'complete' ? true :
   new Promise((res) => addEventListener('load', () => res(true), { once: true }))"#;
 
+/// Resolves in a task queued after those already waiting (a `hashchange`, a `popstate`).
+pub const NEXT_TASK: &str = "() => new Promise((res) => setTimeout(() => res(true), 0))";
+
 /// Where the page is: `{url, title, status}`.
 pub const PAGE_INFO: &str = r#"() => {
   const nav = performance.getEntriesByType('navigation')[0];

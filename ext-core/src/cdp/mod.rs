@@ -6,6 +6,7 @@ mod input;
 pub mod js;
 pub mod keys;
 mod more;
+pub mod navigation;
 mod read;
 pub mod world;
 
@@ -37,6 +38,10 @@ pub const ACTIONABLE_WAIT_MS: u64 = 1500;
 pub const MAX_CAPTURE_HEIGHT: f64 = 16_384.0;
 /// Longest wait for a navigation an action started (the action itself already happened).
 const SETTLE_LIMIT_MS: f64 = 10_000.0;
+/// Longest wait of a read (snapshot, find) for a page that is being replaced.
+pub const READ_WAIT_MS: f64 = 5_000.0;
+/// How often one wait may wake for navigation news before it decides with what it has.
+const MAX_WAKES: usize = 1_000;
 /// How often a load wait is retried when the document is replaced under it (redirects).
 const LOAD_RETRIES: usize = 5;
 
@@ -356,48 +361,138 @@ pub async fn reload<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
     page_info(s).await
 }
 
-/// After an input action: if it started a main-frame navigation, wait (bounded) for that
-/// load to finish, then report where the page is.
+/// Wait (bounded by `limits`) until the main frame's navigation since `mark` is decided:
+/// none came within the grace window, or it loaded, or it is still loading at the limit.
+/// Event-driven: it wakes on navigation news, never polls the page (whose commands Chrome
+/// holds back while a navigation is pending). A dialog that opens meanwhile stops it.
+pub(crate) async fn await_navigation<S: CdpSession>(
+    s: &S,
+    mark: navigation::Mark,
+    limits: navigation::Limits,
+) -> Result<navigation::Verdict, WireError> {
+    use navigation::Verdict;
+    let began = platform::now_ms();
+    for _ in 0..MAX_WAKES {
+        let news = s.events().borrow_mut().wait_for_navigation_news();
+        let verdict = s
+            .events()
+            .borrow()
+            .nav
+            .decide(mark, began, platform::now_ms(), limits);
+        let Verdict::Wait(ms) = verdict else {
+            return Ok(verdict);
+        };
+        if s.events().borrow().dialog.is_some() {
+            return Err(more::blocked_by_dialog(s));
+        }
+        let ms = Duration::from_millis(ms.ceil().max(1.0) as u64);
+        if let Some(Err(_)) = platform::timeout(ms, news).await {
+            return Err(WireError::new(
+                ErrorCode::TabClosed,
+                "the tab went away during navigation",
+            ));
+        }
+    }
+    // Woken too often to keep waiting: say what it is now, a wait counting as loading.
+    let now = platform::now_ms();
+    Ok(
+        match s.events().borrow().nav.decide(mark, began, now, limits) {
+            Verdict::Wait(_) => Verdict::Loading {
+                committed: false,
+                url: None,
+            },
+            v => v,
+        },
+    )
+}
+
+/// After an input action: wait for a navigation it started (one that starts within
+/// `grace_ms`, redirects included) until the new document has loaded, bounded, then
+/// report where the page is. Actions that may start one late (clicks, keys, submits) give
+/// [`navigation::GRACE_MS`]; the others 0, counting only what their own round trips saw.
 pub(crate) async fn settle<S: CdpSession>(
     s: &S,
-    navigations_before: u64,
+    mark: navigation::Mark,
+    grace_ms: f64,
 ) -> Result<ActionOutcome, WireError> {
-    // One round trip lets the events the action caused arrive before we look at them. A
-    // page that cannot answer it is stopped by a dialog (beforeunload, or one a timer opened).
-    let first = match platform::timeout(Duration::from_secs(2), page_info(s)).await {
-        Some(info) => info,
-        None => return Err(more::blocked_by_dialog(s)),
+    use navigation::{Limits, Verdict};
+    let began = platform::now_ms();
+    let mut limits = Limits {
+        grace_ms,
+        limit_ms: SETTLE_LIMIT_MS,
     };
-    let navigated = s.events().borrow().navigations_started() > navigations_before;
-    let info = if navigated {
-        let deadline = platform::now_ms() + SETTLE_LIMIT_MS;
-        loop {
-            let stopped = s.events().borrow_mut().wait_for_stop();
-            let remaining = deadline - platform::now_ms();
-            if !s.events().borrow().loading() || remaining <= 0.0 {
-                break;
-            }
-            if let Some(Err(_)) =
-                platform::timeout(Duration::from_millis(remaining as u64), stopped).await
-            {
-                return Err(WireError::new(
-                    ErrorCode::TabClosed,
-                    "the tab went away during navigation",
-                ));
+    let mut last = None;
+    // Bounded: each round only repeats for a navigation that began while the page was read.
+    for _ in 0..3 {
+        let verdict = await_navigation(s, mark, limits).await?;
+        let decided = s.events().borrow().nav.current().map(|n| n.id);
+        let navigated = !matches!(verdict, Verdict::Quiet);
+        let outcome = |url: String, title: String, loading: bool| ActionOutcome {
+            tab_id: s.tab_id(),
+            navigated,
+            url,
+            title,
+            loading,
+            file_chooser: s.events().borrow().file_chooser.is_some(),
+            confidential: Vec::new(),
+        };
+        if let Verdict::Loading {
+            committed: false,
+            url,
+        } = &verdict
+        {
+            // The new document is not there yet and the old one is being replaced: the
+            // page cannot be asked, the answer says where it is going.
+            let (url, title) = shown_page(s, url.clone().unwrap_or_default(), String::new());
+            return Ok(outcome(url, title, true));
+        }
+        let same_document = s
+            .events()
+            .borrow()
+            .nav
+            .current()
+            .is_some_and(|n| n.stage == navigation::Stage::SameDocument);
+        if navigated && same_document {
+            // The page answers a URL change within the document in a task of its own
+            // (`hashchange`, `popstate`): let it render before saying where it is. Bounded:
+            // a background tab's timers may be slowed.
+            if let Ok(main) = world::main_frame(s).await {
+                let tick = world::run_unjudged(s, &main, js::NEXT_TASK, &[]);
+                let _ = platform::timeout(Duration::from_millis(100), tick).await;
             }
         }
-        page_info(s).await?
-    } else {
-        first?
-    };
-    Ok(ActionOutcome {
-        tab_id: s.tab_id(),
-        navigated,
-        url: info.url,
-        title: info.title,
-        file_chooser: s.events().borrow().file_chooser.is_some(),
-        confidential: Vec::new(),
-    })
+        // A page that cannot answer is stopped by a dialog (beforeunload, or one a timer
+        // opened).
+        let info = match platform::timeout(Duration::from_secs(2), page_info(s)).await {
+            Some(info) => info?,
+            None => return Err(more::blocked_by_dialog(s)),
+        };
+        let loading = matches!(verdict, Verdict::Loading { .. });
+        let answer = outcome(info.url, info.title, loading);
+        let now = s
+            .events()
+            .borrow()
+            .nav
+            .current()
+            .map(|n| (n.id, n.in_flight()));
+        match now {
+            Some((id, in_flight)) if Some(id) != decided || in_flight => {
+                // A navigation began after the decision: answer on its page instead.
+                let spent = platform::now_ms() - began;
+                limits = Limits {
+                    grace_ms: 0.0,
+                    limit_ms: (SETTLE_LIMIT_MS - spent).max(0.0),
+                };
+                last = Some(ActionOutcome {
+                    navigated: true,
+                    loading: true,
+                    ..answer
+                });
+            }
+            _ => return Ok(answer),
+        }
+    }
+    last.ok_or_else(|| WireError::new(ErrorCode::Internal, "no outcome"))
 }
 
 /// The tab's collected console messages, newest first, from `offset`.

@@ -688,11 +688,11 @@ pub async fn drag<S: CdpSession>(s: &S, p: &Drag) -> Result<ActionOutcome, WireE
     let from =
         world::locate_target(s, &end_target(&p.start_ref, &p.start_selector, "start")?).await?;
     let to = world::locate_target(s, &end_target(&p.end_ref, &p.end_selector, "end")?).await?;
-    let before = s.events().borrow().navigations_started();
+    let before = s.events().borrow().nav.mark();
     let a = point(s, &from).await?;
     let b = point(s, &to).await?;
     drag_between(s, a, b).await?;
-    settle(s, before).await
+    settle(s, before, super::navigation::GRACE_MS).await
 }
 
 /// Scroll with the wheel over an element or the middle of the viewport.
@@ -715,7 +715,7 @@ pub async fn scroll<S: CdpSession>(s: &S, p: &Scroll) -> Result<ActionOutcome, W
             (w / 2.0, h / 2.0)
         }
     };
-    let before = s.events().borrow().navigations_started();
+    let before = s.events().borrow().nav.mark();
     mouse(
         s,
         "mouseWheel",
@@ -723,7 +723,7 @@ pub async fn scroll<S: CdpSession>(s: &S, p: &Scroll) -> Result<ActionOutcome, W
         json!({"deltaX": p.delta_x, "deltaY": p.delta_y.unwrap_or(600.0)}),
     )
     .await?;
-    settle(s, before).await
+    settle(s, before, 0.0).await
 }
 
 /// Click at viewport coordinates (canvas-like pages).
@@ -731,9 +731,9 @@ pub async fn mouse_click_xy<S: CdpSession>(
     s: &S,
     p: &MouseClickXy,
 ) -> Result<ActionOutcome, WireError> {
-    let before = s.events().borrow().navigations_started();
+    let before = s.events().borrow().nav.mark();
     click_at(s, (p.x, p.y), p.button, p.double_click, 0).await?;
-    settle(s, before).await
+    settle(s, before, super::navigation::GRACE_MS).await
 }
 
 /// Move the mouse to viewport coordinates.
@@ -741,10 +741,10 @@ pub async fn mouse_move_xy<S: CdpSession>(
     s: &S,
     p: &MouseMoveXy,
 ) -> Result<ActionOutcome, WireError> {
-    let before = s.events().borrow().navigations_started();
+    let before = s.events().borrow().nav.mark();
     super::world::judge_point(s, (p.x, p.y)).await?;
     mouse(s, "mouseMoved", (p.x, p.y), json!({})).await?;
-    settle(s, before).await
+    settle(s, before, 0.0).await
 }
 
 /// Print the page to PDF (headless browsers only).

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::navigation::{Limits, Verdict};
 use super::world::{self, Located};
-use super::{eval, js, num, remote_value, CdpSession, ACTIONABLE_WAIT_MS};
+use super::{eval, js, num, remote_value, CdpSession, ACTIONABLE_WAIT_MS, READ_WAIT_MS};
 use crate::escape;
 use crate::methods::{
     Budget, Captured, ElementTarget, Evaluate, Evaluated, ExtractLinks, Find, GetHtml, GetText,
@@ -165,8 +166,63 @@ async fn owner_id<S: CdpSession>(s: &S, parent: &str, child: &str) -> Option<u32
         .filter(|v| *v > 0)
 }
 
+/// What a read of the page model finds about a navigation of the tab.
+enum Readiness {
+    /// No navigation under way (or it finished): read the page.
+    Ready,
+    /// The new document is there but has not loaded within the wait.
+    StillLoading,
+    /// The page is being replaced and its successor has not arrived within the wait.
+    Replaced,
+}
+
+/// Told instead of a page that is being replaced; `again` is the call to repeat.
+fn page_loading(again: &str) -> String {
+    format!(
+        "(page is loading: a navigation of this tab has not finished after {} s; nothing to show yet, call {again} again in a moment)",
+        READ_WAIT_MS / 1000.0
+    )
+}
+/// Told above a page whose document is there but still loading.
+const STILL_LOADING: &str =
+    "(page is still loading: what follows may be incomplete; take the snapshot again in a moment)";
+/// Told for a document with nothing in it.
+const EMPTY_PAGE: &str = "(empty page: the document has no content)";
+
+/// Before reading the page model: wait (bounded) for a navigation in flight, so a read
+/// never shows a page that is being replaced.
+async fn readiness<S: CdpSession>(s: &S) -> Result<Readiness, WireError> {
+    let mark = s.events().borrow().nav.mark();
+    let limits = Limits {
+        grace_ms: 0.0,
+        limit_ms: READ_WAIT_MS,
+    };
+    Ok(match super::await_navigation(s, mark, limits).await? {
+        Verdict::Loading {
+            committed: false, ..
+        } => Readiness::Replaced,
+        Verdict::Loading {
+            committed: true, ..
+        } => Readiness::StillLoading,
+        _ => Readiness::Ready,
+    })
+}
+
+/// `note` on its own line under the answer's first (header) line.
+pub(super) fn with_note(text: String, note: &str) -> String {
+    match text.split_once('\n') {
+        Some((head, rest)) if head.starts_with("# ") => format!("{head}\n{note}\n{rest}"),
+        None if text.starts_with("# ") => format!("{text}\n{note}"),
+        _ => format!("{note}\n{text}"),
+    }
+}
+
 /// The page model as text (or only what changed since the last one).
 pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireError> {
+    let ready = readiness(s).await?;
+    if let Readiness::Replaced = ready {
+        return Ok(text(s, page_loading("browser_snapshot"), false));
+    }
     let root = located(s, &p.target).await?;
     let (page, root_idx) = observe(s, root.as_ref()).await?;
     let (max_chars, offset) = budget(&p.budget);
@@ -182,11 +238,18 @@ pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireEr
     let mut state = s.events().borrow_mut();
     let out = snapshot::render(&page, root_idx, &mut state.refs, &opts);
     let whole_page = root.is_none() && offset == 0 && !p.interactive_only && p.depth.is_none();
-    let answer = if p.diff {
+    // Never an empty answer without saying why.
+    let empty = whole_page && out.lines.is_empty();
+    let mut answer = if p.diff {
         snapshot::diff_text(&snapshot::diff(&state.last_snapshot, &out.lines), max_chars)
     } else {
         out.text
     };
+    match ready {
+        Readiness::StillLoading => answer = with_note(answer, STILL_LOADING),
+        _ if empty => answer = with_note(answer, EMPTY_PAGE),
+        _ => {}
+    }
     if whole_page {
         state.last_snapshot = out.lines;
     }
@@ -197,6 +260,9 @@ pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireEr
 pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
     if p.query.trim().is_empty() {
         return Err(WireError::new(ErrorCode::BadArgs, "query is empty"));
+    }
+    if let Readiness::Replaced = readiness(s).await? {
+        return Ok(text(s, page_loading("browser_find"), false));
     }
     let (page, _) = observe(s, None).await?;
     let max = p.max.unwrap_or(30).clamp(1, 500) as usize;

@@ -328,3 +328,145 @@ fn element_scripts_run_in_kaptures_world() {
         .iter()
         .any(|(m, p)| m == "Page.createIsolatedWorld" && p["frameId"] == "M"));
 }
+
+/// Feed CDP events to the session as the browser would, `after` a pause.
+async fn browser_sends(s: &FakeSession, after: u64, events: Vec<(&str, Value)>) {
+    crate::platform::sleep(std::time::Duration::from_millis(after)).await;
+    for (method, params) in events {
+        s.events.borrow_mut().on_event(method, &params);
+    }
+}
+
+async fn a_click_on(s: &FakeSession) -> Result<ActionOutcome, WireError> {
+    s.events.borrow_mut().set_main_frame("M".into());
+    let click = Click {
+        target: sel("#save"),
+        button: MouseButton::Left,
+        double_click: false,
+        modifiers: vec![],
+    };
+    super::click(s, &click).await
+}
+
+fn located_then_page(url: &str, title: &str) -> Vec<(&'static str, Result<Value, WireError>)> {
+    vec![
+        (
+            "Runtime.evaluate",
+            value(json!({"x": 1, "y": 1, "w": 5, "h": 5, "tag": "button"})),
+        ),
+        (
+            "Runtime.evaluate",
+            value(json!({"url": url, "title": title, "status": 200})),
+        ),
+    ]
+}
+
+#[test]
+fn a_navigation_that_starts_after_the_click_is_waited_for_until_its_page_loads() {
+    let s = FakeSession::new(located_then_page("http://127.0.0.1/result", "Result"));
+    let started = std::time::Instant::now();
+    // Asked for 60 ms after the click (a timer), answered by the server 300 ms later.
+    let browser = async {
+        browser_sends(
+            &s,
+            60,
+            vec![(
+                "Page.frameRequestedNavigation",
+                json!({"frameId": "M", "url": "http://127.0.0.1/submit", "disposition": "currentTab"}),
+            )],
+        )
+        .await;
+        browser_sends(
+            &s,
+            300,
+            vec![
+                ("Page.frameStartedNavigating", json!({"frameId": "M", "loaderId": "L2", "url": "http://127.0.0.1/submit", "navigationType": "differentDocument"})),
+                ("Page.frameNavigated", json!({"frame": {"id": "M", "loaderId": "L2", "url": "http://127.0.0.1/result"}})),
+                ("Page.domContentEventFired", json!({})),
+                ("Page.loadEventFired", json!({})),
+            ],
+        )
+        .await;
+    };
+    let (out, ()) = block_on(futures::future::join(a_click_on(&s), browser));
+    let out = out.unwrap();
+    let took = started.elapsed();
+    assert!(out.navigated && !out.loading, "{out:?}");
+    assert_eq!(out.url, "http://127.0.0.1/result");
+    assert!(
+        took >= std::time::Duration::from_millis(360) && took < std::time::Duration::from_secs(2),
+        "answered once loaded, not before and not at a limit: {took:?}"
+    );
+    // The page was asked where it is only after the new document loaded.
+    let sent = s.methods();
+    assert_eq!(sent.last().map(String::as_str), Some("Runtime.evaluate"));
+}
+
+#[test]
+fn a_click_that_navigates_nowhere_answers_after_the_grace_window_only() {
+    let s = FakeSession::new(located_then_page("http://127.0.0.1/form", "Form"));
+    let started = std::time::Instant::now();
+    let out = block_on(a_click_on(&s)).unwrap();
+    let took = started.elapsed();
+    assert!(!out.navigated, "{out:?}");
+    assert!(
+        took >= std::time::Duration::from_millis(navigation::GRACE_MS as u64)
+            && took < std::time::Duration::from_secs(1),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn a_read_while_the_page_is_replaced_waits_for_the_new_one() {
+    let s = FakeSession::new(vec![]);
+    s.events.borrow_mut().set_main_frame("M".into());
+    s.events.borrow_mut().on_event(
+        "Page.frameStartedNavigating",
+        &json!({"frameId": "M", "loaderId": "L2", "url": "http://127.0.0.1/r", "navigationType": "differentDocument"}),
+    );
+    let mark = s.events.borrow().nav.mark();
+    let limits = navigation::Limits {
+        grace_ms: 0.0,
+        limit_ms: 2_000.0,
+    };
+    let browser = browser_sends(
+        &s,
+        100,
+        vec![
+            (
+                "Page.frameNavigated",
+                json!({"frame": {"id": "M", "loaderId": "L2", "url": "http://127.0.0.1/r"}}),
+            ),
+            ("Page.frameStoppedLoading", json!({"frameId": "M"})),
+        ],
+    );
+    let started = std::time::Instant::now();
+    let (verdict, ()) = block_on(futures::future::join(
+        super::await_navigation(&s, mark, limits),
+        browser,
+    ));
+    assert_eq!(verdict.unwrap(), navigation::Verdict::Navigated);
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    assert!(
+        s.sent.borrow().is_empty(),
+        "the page is not asked while it is replaced"
+    );
+}
+
+#[test]
+fn notes_about_the_page_go_under_the_header() {
+    let note = "(empty page: the document has no content)";
+    assert_eq!(
+        super::read::with_note("# Page \"T\" http://x/ — untrusted".into(), note),
+        format!("# Page \"T\" http://x/ — untrusted\n{note}")
+    );
+    assert_eq!(
+        super::read::with_note("# Page h\nbutton \"A\"".into(), note),
+        format!("# Page h\n{note}\nbutton \"A\"")
+    );
+    // A diff answer has no header: the note leads.
+    assert_eq!(
+        super::read::with_note("+ button \"A\"".into(), note),
+        format!("{note}\n+ button \"A\"")
+    );
+}
