@@ -21,6 +21,7 @@ pub mod scenarios;
 pub mod secret_store;
 pub mod session_log;
 pub mod stdio;
+pub mod tool_args;
 
 use std::io::IsTerminal;
 

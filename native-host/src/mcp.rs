@@ -1843,6 +1843,45 @@ impl KaptureServer {
 }
 
 #[tool_handler(router = self.tool_router)]
+impl KaptureServer {
+    /// rmcp answers arguments its decoder refused with the decoder's own text ("failed to
+    /// deserialize parameters: invalid type: …", no field named): say instead, as `BAD_ARGS`,
+    /// which field breaks the tool's schema and what it expects.
+    fn plain_schema_error(
+        &self,
+        tool: &str,
+        args: &serde_json::Value,
+        res: Result<rmcp::model::CallToolResponse, ErrorData>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        const DECODER: &str = "failed to deserialize parameters:";
+        let decoder_text = match &res {
+            Ok(rmcp::model::CallToolResponse::Complete(r))
+                if r.is_error == Some(true) && r.structured_content.is_none() =>
+            {
+                r.content
+                    .first()
+                    .and_then(|c| c.as_text())
+                    .map(|t| t.text.clone())
+                    .filter(|t| t.starts_with(DECODER))
+            }
+            Err(e) if e.message.starts_with(DECODER) => Some(e.message.to_string()),
+            _ => None,
+        };
+        let Some(decoder_text) = decoder_text else {
+            return res;
+        };
+        let schema = self
+            .tool_router
+            .get(tool)
+            .map(|t| serde_json::Value::Object((*t.input_schema).clone()))
+            .unwrap_or_default();
+        let message = crate::tool_args::explain(tool, &schema, args)
+            .unwrap_or_else(|| crate::tool_args::fallback(tool, &decoder_text));
+        self.reply(Err(WireError::new(ErrorCode::BadArgs, message)))
+            .map(rmcp::model::CallToolResponse::Complete)
+    }
+}
+
 impl ServerHandler for KaptureServer {
     /// Every tool call goes through here: run it, then journal who called what, and how it
     /// ended.
@@ -1890,7 +1929,8 @@ impl ServerHandler for KaptureServer {
                 None => {
                     let tcc =
                         rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-                    self.tool_router.call(tcc).await
+                    let res = self.tool_router.call(tcc).await;
+                    self.plain_schema_error(&tool, &args, res)
                 }
             }
         };
@@ -2225,5 +2265,65 @@ mod tests {
         let s = cut("é".repeat(1000), 100);
         assert!(s.len() < 200);
         assert!(s.contains("cut at 100 of 2000 bytes"), "{s}");
+    }
+
+    #[test]
+    fn schema_errors_of_real_tools_are_plain_sentences_naming_the_field() {
+        let tools = KaptureServer::tool_router().list_all();
+        let schema_of = |name: &str| {
+            let t = tools.iter().find(|t| t.name == name).unwrap();
+            serde_json::Value::Object((*t.input_schema).clone())
+        };
+        let cases = [
+            (
+                "browser_fill_form",
+                serde_json::json!({"fields": [{"ref": "e1", "value": {"checked": true}}]}),
+                "browser_fill_form: fields[0].value must be a string, a number or true/false; got an object",
+            ),
+            (
+                "browser_tabs",
+                serde_json::json!({"action": "explode"}),
+                "browser_tabs: action must be one of list, new, select, close; got a string",
+            ),
+            (
+                "browser_select_option",
+                serde_json::json!({"ref": "e1", "values": "one"}),
+                "browser_select_option: values must be a list; got a string",
+            ),
+            (
+                "browser_click",
+                serde_json::json!({"ref": "e1", "includeSnapshot": true}),
+                "browser_click: includeSnapshot must be one of off, full, diff; got true/false",
+            ),
+            (
+                "browser_type",
+                serde_json::json!({"ref": "e1"}),
+                "browser_type: text is missing; it must be a string, a number or true/false",
+            ),
+        ];
+        for (tool, args, want) in cases {
+            assert_eq!(
+                crate::tool_args::explain(tool, &schema_of(tool), &args).as_deref(),
+                Some(want)
+            );
+        }
+        // Booleans and numbers where text is expected fit every tool's schema now.
+        for (tool, args) in [
+            (
+                "browser_fill_form",
+                serde_json::json!({"fields": [{"ref": "e1", "value": true}, {"ref": "e2", "value": 3}]}),
+            ),
+            (
+                "browser_select_option",
+                serde_json::json!({"ref": "e1", "values": [2, "b"]}),
+            ),
+            ("browser_press_key", serde_json::json!({"key": 7})),
+        ] {
+            assert_eq!(
+                crate::tool_args::explain(tool, &schema_of(tool), &args),
+                None,
+                "{tool}"
+            );
+        }
     }
 }

@@ -264,3 +264,79 @@ async fn a_busy_tab_does_not_hold_up_another_tab() {
     );
     k.stop().await;
 }
+
+/// Issue 15: agents send `true` for a checkbox and numbers for text; both are taken as their
+/// JSON text. Arguments that break a schema answer `BAD_ARGS` with one plain sentence that
+/// names the field, never the decoder's debug text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn booleans_and_numbers_are_accepted_as_text_and_schema_errors_name_the_field() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    let terms = kapture_e2e::ref_on(&snap, "checkbox \"I agree\"");
+    let name = kapture_e2e::ref_on(&snap, "textbox \"Name\"");
+    k.ok(
+        "browser_fill_form",
+        json!({"fields": [{"ref": terms, "value": true}, {"ref": name, "value": 42}]}),
+    )
+    .await;
+    let state = k
+        .eval("() => [document.getElementById('terms').checked, document.getElementById('name').value]")
+        .await;
+    assert_eq!(state, json!([true, "42"]));
+    k.ok(
+        "browser_fill_form",
+        json!({"fields": [{"ref": terms, "value": false}]}),
+    )
+    .await;
+    assert_eq!(
+        k.eval("() => document.getElementById('terms').checked")
+            .await,
+        json!(false)
+    );
+    let plan = kapture_e2e::ref_on(&snap, "combobox \"Plan\"");
+    k.ok(
+        "browser_select_option",
+        json!({"ref": plan, "values": ["pro"]}),
+    )
+    .await;
+
+    for (tool, args, says) in [
+        (
+            "browser_fill_form",
+            json!({"fields": [{"ref": terms, "value": {"checked": true}}]}),
+            "browser_fill_form: fields[0].value must be a string, a number or true/false; got an object",
+        ),
+        (
+            "browser_fill_form",
+            json!({"fields": [{"ref": terms}]}),
+            "browser_fill_form: fields[0].value is missing",
+        ),
+        (
+            "browser_tabs",
+            json!({"action": "explode"}),
+            "browser_tabs: action must be one of list, new, select, close",
+        ),
+        (
+            "browser_snapshot",
+            json!({"maxChars": "lots"}),
+            "browser_snapshot: maxChars must be a whole number",
+        ),
+    ] {
+        let out = k.call(tool, args.clone()).await;
+        assert!(out.is_error, "{tool} {args}: {}", out.text);
+        assert_eq!(out.code().as_deref(), Some("BAD_ARGS"), "{}", out.text);
+        assert!(
+            out.text.starts_with(&format!("Error BAD_ARGS: {says}")),
+            "{tool} {args}: {}",
+            out.text
+        );
+        assert!(
+            !out.text.contains("deserialize") && !out.text.contains("|basic|"),
+            "{}",
+            out.text
+        );
+    }
+}
