@@ -1024,8 +1024,7 @@ mod tests {
         .unwrap();
         assert_eq!((store.key.as_deref(), store.value), (Some("1"), None));
         // What went out as a string comes back the same over the bridge.
-        let again: FillForm =
-            serde_json::from_value(serde_json::to_value(&form).unwrap()).unwrap();
+        let again: FillForm = serde_json::from_value(serde_json::to_value(&form).unwrap()).unwrap();
         assert_eq!(again, form);
     }
 

@@ -452,7 +452,14 @@ async fn every_request_is_answered_once_even_when_stdin_ends_at_once() {
         if run % 2 == 0 {
             k.send(format!("{INIT}\n{rest}")).await;
         } else {
-            answers.push(k.ask(INIT).await);
+            let init = k.ask(INIT).await;
+            // The instructions teach refs first, not CSS selectors.
+            let told = init["result"]["instructions"].as_str().unwrap_or_default();
+            assert!(
+                told.contains("[ref=e5]") && !told.contains("CSS selectors"),
+                "{told}"
+            );
+            answers.push(init);
             k.send(rest).await;
         }
         answers.extend(k.close_reading().await);
