@@ -340,3 +340,90 @@ async fn booleans_and_numbers_are_accepted_as_text_and_schema_errors_name_the_fi
         );
     }
 }
+
+/// Issue 15: a ref into an iframe whose page went away answers `REF_STALE` with its hint,
+/// like any other stale ref, never `INTERNAL` with CDP's text (`{"code":-32602,"message":"No
+/// frame for given id found"}`): the frame navigated (its `src` set, or by its own script),
+/// was replaced by a new iframe element, or moved out of the tab's process (a site the
+/// browser isolates: `oop.test`, resolved to 127.0.0.1), before the call or while a click
+/// waited for its element. Each element tool is tried on the old ref.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ref_into_a_frame_that_went_away_is_ref_stale() {
+    let site = Site::start().unwrap();
+    let mut start = Start::default();
+    start
+        .args
+        .push("--chromium-arg=--host-resolver-rules=MAP oop.test 127.0.0.1".into());
+    let k = Kapture::start(start).await;
+    let elsewhere = site.url("page-a.html").replace("127.0.0.1", "oop.test");
+    let title = "() => document.getElementById('same').contentDocument?.title ?? 'elsewhere'";
+    let replace = "const n = document.createElement('iframe'); n.id = 'same'; n.src = 'page-b.html'; f.replaceWith(n);";
+    let changes = [
+        ("f.src = 'page-a.html';".to_string(), "Page A"),
+        (
+            "f.contentWindow.location.href = 'page-b.html';".into(),
+            "Page B",
+        ),
+        (replace.into(), "Page B"),
+        (format!("f.src = '{elsewhere}';"), "elsewhere"),
+    ];
+    for (change, now) in &changes {
+        k.ok("browser_navigate", json!({"url": site.url("frames.html")}))
+            .await;
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        let pay = kapture_e2e::ref_on(&snap, "button \"Pay now\"");
+        let card = kapture_e2e::ref_on(&snap, "textbox \"Card\"");
+        assert!(pay.starts_with('f'), "a frame's ref: {pay}\n{snap}");
+        k.eval(&format!(
+            "() => {{ const f = document.getElementById('same'); {change} }}"
+        ))
+        .await;
+        kapture_e2e::eventually("the frame's new page", Duration::from_secs(10), || async {
+            (k.eval(title).await == json!(now)).then_some(())
+        })
+        .await;
+        for (tool, args) in [
+            ("browser_click", json!({"ref": pay})),
+            ("browser_type", json!({"ref": card, "text": "4242"})),
+            ("browser_hover", json!({"ref": pay})),
+            ("browser_get_text", json!({"ref": pay})),
+            ("browser_snapshot", json!({"ref": pay})),
+        ] {
+            let out = k.call(tool, args.clone()).await;
+            assert_ref_stale(&out, &format!("{change} then {tool} {args}"));
+        }
+    }
+    // While a click waits for its element (disabled), the frame's page goes away.
+    for (change, _) in &changes {
+        k.ok("browser_navigate", json!({"url": site.url("frames.html")}))
+            .await;
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        let pay = kapture_e2e::ref_on(&snap, "button \"Pay now\"");
+        k.eval(&format!(
+            "() => {{ const f = document.getElementById('same'); \
+             f.contentDocument.getElementById('pay').disabled = true; \
+             setTimeout(() => {{ {change} }}, 300); }}"
+        ))
+        .await;
+        let out = k.call("browser_click", json!({"ref": pay})).await;
+        assert_ref_stale(&out, &format!("during a click: {change}"));
+    }
+    k.stop().await;
+}
+
+fn assert_ref_stale(out: &kapture_e2e::Outcome, what: &str) {
+    assert!(out.is_error, "{what}: {}", out.text);
+    assert_eq!(
+        out.code().as_deref(),
+        Some("REF_STALE"),
+        "{what}: {}",
+        out.text
+    );
+    assert!(
+        out.text
+            .contains("\nHint: The element reference belongs to an older page"),
+        "{what}: {}",
+        out.text
+    );
+    assert!(!out.text.contains("\"code\":-32"), "{what}: {}", out.text);
+}
