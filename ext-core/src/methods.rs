@@ -79,12 +79,18 @@ impl ElementTarget {
         (self.element_ref.is_some() || self.selector.is_some()).then(|| self.clone())
     }
 
-    /// A short description for answers: the ref, else the selector.
+    /// A short description for answers: the ref, else the selector. The agent's own words
+    /// for the element are quoted, so they stay one string (a label such as `Password:`
+    /// is never read as the start of a value, nor can it add a line).
     pub fn describe(&self) -> String {
         match (&self.element_ref, &self.selector, &self.element) {
-            (Some(r), _, Some(e)) => format!("{e} ({r})"),
-            (Some(r), _, None) => r.clone(),
-            (None, Some(s), _) => s.clone(),
+            (Some(r), _, Some(e)) => format!(
+                "{} ({})",
+                crate::escape::quoted_cut(e, 200),
+                crate::escape::inline_cut(r, 40)
+            ),
+            (Some(r), _, None) => crate::escape::inline_cut(r, 40),
+            (None, Some(s), _) => crate::escape::inline_cut(s, 200),
             (None, None, _) => "the element".into(),
         }
     }

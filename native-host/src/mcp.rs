@@ -2231,7 +2231,7 @@ mod tests {
         assert_eq!(args.on.tab_id, Some(3));
         assert_eq!(args.on.params.target.element_ref.as_deref(), Some("e4"));
         assert_eq!(args.include_snapshot, Some(SnapshotMode::Diff));
-        assert_eq!(args.on.params.target.describe(), "the button (e4)");
+        assert_eq!(args.on.params.target.describe(), "\"the button\" (e4)");
     }
 
     #[test]
