@@ -79,14 +79,101 @@ impl ElementTarget {
         (self.element_ref.is_some() || self.selector.is_some()).then(|| self.clone())
     }
 
-    /// A short description for answers: the ref, else the selector.
+    /// A short description for answers: the ref, else the selector. The agent's own words
+    /// for the element are quoted, so they stay one string (a label such as `Password:`
+    /// is never read as the start of a value, nor can it add a line).
     pub fn describe(&self) -> String {
         match (&self.element_ref, &self.selector, &self.element) {
-            (Some(r), _, Some(e)) => format!("{e} ({r})"),
-            (Some(r), _, None) => r.clone(),
-            (None, Some(s), _) => s.clone(),
+            (Some(r), _, Some(e)) => format!(
+                "{} ({})",
+                crate::escape::quoted_cut(e, 200),
+                crate::escape::inline_cut(r, 40)
+            ),
+            (Some(r), _, None) => crate::escape::inline_cut(r, 40),
+            (None, Some(s), _) => crate::escape::inline_cut(s, 200),
             (None, None, _) => "the element".into(),
         }
+    }
+}
+
+/// Text fields an agent may also send as a number or true/false (a checkbox's `true`, a
+/// quantity's `3`, a key `5`): the value is taken as its JSON text (`true`, `3`, `2.5`).
+/// Their schemas say so (`"type": ["string", "number", "boolean"]`), so the schema stays
+/// honest about what is accepted.
+pub mod lenient {
+    use serde::de::{self, Deserializer, Visitor};
+    use std::fmt;
+
+    /// What such a field expects, in words (errors say it the same way).
+    pub const EXPECTED: &str = "a string, a number or true/false";
+
+    struct Scalar;
+
+    impl Visitor<'_> for Scalar {
+        type Value = String;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(EXPECTED)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+            Ok(v)
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
+            // JSON's spelling of the number (`2.5`, `3.0`).
+            Ok(serde_json::Number::from_f64(v)
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| v.to_string()))
+        }
+    }
+
+    /// One text, as a list element or an optional value.
+    struct Text(String);
+
+    impl<'de> serde::Deserialize<'de> for Text {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(Scalar).map(Text)
+        }
+    }
+
+    pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        d.deserialize_any(Scalar)
+    }
+
+    pub fn opt_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Ok(<Option<Text> as serde::Deserialize>::deserialize(d)?.map(|t| t.0))
+    }
+
+    pub fn texts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        Ok(<Vec<Text> as serde::Deserialize>::deserialize(d)?
+            .into_iter()
+            .map(|t| t.0)
+            .collect())
+    }
+
+    #[cfg(feature = "schema")]
+    pub fn text_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "number", "boolean"]})
+    }
+
+    #[cfg(feature = "schema")]
+    pub fn opt_text_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "number", "boolean", "null"]})
+    }
+
+    #[cfg(feature = "schema")]
+    pub fn texts_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "array", "items": {"type": ["string", "number", "boolean"]}})
     }
 }
 
@@ -240,6 +327,8 @@ pub struct Type {
     #[serde(flatten)]
     pub target: ElementTarget,
     /// Text that replaces the field's content.
+    #[serde(deserialize_with = "lenient::text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::text_schema"))]
     pub text: String,
     /// Press Enter afterwards.
     #[serde(default)]
@@ -262,6 +351,8 @@ pub struct SelectOption {
     #[serde(flatten)]
     pub target: ElementTarget,
     /// Values or visible labels of the options to select.
+    #[serde(deserialize_with = "lenient::texts")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::texts_schema"))]
     pub values: Vec<String>,
 }
 method!(SelectOption, "select_option", Selected);
@@ -277,6 +368,8 @@ pub struct Selected {
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct PressKey {
     /// Key name such as `Enter`, `ArrowLeft`, `a`, or a combination such as `Control+a`.
+    #[serde(deserialize_with = "lenient::text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::text_schema"))]
     pub key: String,
 }
 method!(PressKey, "press_key", ActionOutcome);
@@ -438,6 +531,8 @@ pub struct Text {
 #[serde(rename_all = "camelCase")]
 pub struct Find {
     /// Text to look for in roles, names, texts, values and link targets (case-insensitive).
+    #[serde(deserialize_with = "lenient::text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::text_schema"))]
     pub query: String,
     /// Most matches to answer (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -511,9 +606,13 @@ method!(ExtractLinks, "extract_links", Text);
 pub struct WaitFor {
     /// Wait until this text is on the page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient::opt_text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::opt_text_schema"))]
     pub text: Option<String>,
     /// Wait until this text is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient::opt_text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::opt_text_schema"))]
     pub text_gone: Option<String>,
     /// Wait until an element matches this CSS (or XPath) selector (visible).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -542,6 +641,8 @@ pub struct FormField {
     pub target: ElementTarget,
     /// Text for text fields; option value or label for selects; "true"/"false" for
     /// checkboxes and radios.
+    #[serde(deserialize_with = "lenient::text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::text_schema"))]
     pub value: String,
 }
 
@@ -564,6 +665,8 @@ pub struct HandleDialog {
     pub accept: bool,
     /// Text to answer a prompt() with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient::opt_text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::opt_text_schema"))]
     pub prompt_text: Option<String>,
 }
 method!(HandleDialog, "handle_dialog", Text);
@@ -623,6 +726,8 @@ method!(NetworkRequests, "network_requests", Text);
 #[serde(rename_all = "camelCase")]
 pub struct NetworkRequest {
     /// Request id from browser_network_requests.
+    #[serde(deserialize_with = "lenient::text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::text_schema"))]
     pub id: String,
     /// Longest response body answered, in characters (default 10000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -656,6 +761,8 @@ pub struct Cookies {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient::opt_text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::opt_text_schema"))]
     pub value: Option<String>,
     /// Path of a cookie to set (default /).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -690,8 +797,12 @@ pub struct Storage {
     pub area: StorageArea,
     pub action: StoreAction,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient::opt_text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::opt_text_schema"))]
     pub key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient::opt_text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::opt_text_schema"))]
     pub value: Option<String>,
     /// maxChars of a list, and the key to start from (as the cut marker says).
     #[serde(flatten)]
@@ -889,4 +1000,50 @@ pub struct RecorderState {
     pub start_url: Option<String>,
     #[serde(default)]
     pub steps: Vec<crate::recorder::RecordedStep>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_fields_take_numbers_and_booleans_as_their_json_text() {
+        let form: FillForm = serde_json::from_value(json!({"fields": [
+            {"ref": "e1", "value": true},
+            {"ref": "e2", "value": 3},
+            {"ref": "e3", "value": 2.5},
+            {"ref": "e4", "value": "plain"},
+            {"ref": "e5", "value": -7}
+        ]}))
+        .unwrap();
+        let values: Vec<&str> = form.fields.iter().map(|f| f.value.as_str()).collect();
+        assert_eq!(values, ["true", "3", "2.5", "plain", "-7"]);
+        let select: SelectOption =
+            serde_json::from_value(json!({"ref": "e1", "values": [1, "Two", false]})).unwrap();
+        assert_eq!(select.values, ["1", "Two", "false"]);
+        let typed: Type = serde_json::from_value(json!({"ref": "e1", "text": 42})).unwrap();
+        assert_eq!(typed.text, "42");
+        let key: PressKey = serde_json::from_value(json!({"key": 5})).unwrap();
+        assert_eq!(key.key, "5");
+        let wait: WaitFor = serde_json::from_value(json!({"text": 10})).unwrap();
+        assert_eq!((wait.text.as_deref(), wait.text_gone), (Some("10"), None));
+        let store: Storage = serde_json::from_value(
+            json!({"area": "local", "action": "set", "key": 1, "value": null}),
+        )
+        .unwrap();
+        assert_eq!((store.key.as_deref(), store.value), (Some("1"), None));
+        // What went out as a string comes back the same over the bridge.
+        let again: FillForm = serde_json::from_value(serde_json::to_value(&form).unwrap()).unwrap();
+        assert_eq!(again, form);
+    }
+
+    #[test]
+    fn objects_lists_and_null_are_still_refused_saying_what_is_expected() {
+        for bad in [json!({"a": 1}), json!([1]), Value::Null] {
+            let err = serde_json::from_value::<PressKey>(json!({ "key": bad })).unwrap_err();
+            assert!(err.to_string().contains(lenient::EXPECTED), "{err}");
+        }
+        assert!(serde_json::from_value::<SelectOption>(json!({"values": [{"a": 1}]})).is_err());
+    }
 }

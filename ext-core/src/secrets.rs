@@ -183,8 +183,23 @@ fn shown_forms(value: &str) -> Vec<String> {
     forms
 }
 
+/// Kapture's own tokens in an answer line, which a detector must never take for the value
+/// after a label such as `Password:`: a ref in parentheses or brackets (`(e5)`, `(f1e7)`,
+/// `[ref=e5]`), a tab mark (`[tab 3]`), an earlier redaction. Page strings cannot forge
+/// them (`escape` breaks `[ref=` and `[tab N`), and exact values are masked before this.
+fn kaptures_own(value: &str) -> bool {
+    static OWN: OnceLock<Option<Regex>> = OnceLock::new();
+    OWN.get_or_init(|| {
+        Regex::new(r"^(?:\((?:f\d+)?e\d+\)|\[ref=(?:f\d+)?e\d+\]|\[tab|\[redacted:[a-z-]+\])[.:]?$")
+            .ok()
+    })
+    .as_ref()
+    .is_some_and(|re| re.is_match(value))
+}
+
 /// Replace what the detectors find, and every exact `values` occurrence, by
-/// `[redacted:<kind>]`. Answers the text and how many secrets it hid.
+/// `[redacted:<kind>]`: values only, never Kapture's own refs and marks after a label.
+/// Answers the text and how many secrets it hid.
 pub fn redact(text: &str, values: &[(String, String)]) -> (String, usize) {
     let mut out = text.to_string();
     let mut hidden = 0;
@@ -207,6 +222,7 @@ pub fn redact(text: &str, values: &[(String, String)]) -> (String, usize) {
                 continue;
             };
             if m.as_str().starts_with("[redacted:")
+                || kaptures_own(m.as_str())
                 || (rule.min_entropy > 0.0 && !token_like(m.as_str(), rule.min_entropy))
             {
                 continue;
@@ -232,6 +248,16 @@ pub fn mask_json(value: &mut Value, values: &[(String, String)]) {
                 if v.len() >= MIN_VALUE_LEN && s.contains(v.as_str()) {
                     *s = s.replace(v.as_str(), &format!("[redacted:{kind}]"));
                 }
+            }
+        }
+        // Text fields also take numbers and true/false: the same value in another shape.
+        Value::Number(_) | Value::Bool(_) => {
+            let shown = value.to_string();
+            if let Some((_, kind)) = values
+                .iter()
+                .find(|(v, _)| v.len() >= MIN_VALUE_LEN && *v == shown)
+            {
+                *value = Value::String(format!("[redacted:{kind}]"));
             }
         }
         Value::Array(items) => items.iter_mut().for_each(|i| mask_json(i, values)),
@@ -318,6 +344,65 @@ rd"#;
         assert_eq!(
             v,
             serde_json::json!({"value": "x [redacted:password]", "list": ["[redacted:password]", 3]})
+        );
+        // A PIN typed as a number is the same value.
+        let pin = vec![("482913".to_string(), "confidential".to_string())];
+        let mut v = serde_json::json!({"fields": [{"value": 482913}, {"value": 48291}]});
+        mask_json(&mut v, &pin);
+        assert_eq!(
+            v,
+            serde_json::json!({"fields": [{"value": "[redacted:confidential]"}, {"value": 48291}]})
+        );
+    }
+
+    #[test]
+    fn refs_and_labels_of_kaptures_answers_survive_and_values_still_go() {
+        for line in [
+            "Typed 8 characters into textbox Password: (e5) [tab 1]",
+            "Typed 8 characters into \"textbox Password:\" (e5) [tab 1]",
+            "Typed 3 characters into password: (f1e12) [tab 2]",
+            "Clicked Password: [tab 4]",
+            "textbox \"Password:\" [ref=e5]",
+            "textbox Password: [ref=f2e9]: placeholder",
+            "password=(e5)",
+            "Clicked Token (e7) [tab 1]",
+            "textbox \"Token\" [ref=e7]",
+            "Typed 40 characters into API key: (e8) [tab 1]",
+            "textbox \"API key:\" [ref=e8]",
+            "secret= (e9)",
+            "textbox \"secret=\" [ref=e9]",
+            "auth: [ref=e10]",
+            "password: [redacted:confidential]",
+        ] {
+            assert_eq!(redact(line, &[]), (line.to_string(), 0), "{line}");
+        }
+        for (line, masked) in [
+            (
+                "textbox Password: hunter2! [ref=e5]",
+                "textbox Password: [redacted:password] [ref=e5]",
+            ),
+            (
+                "textbox \"API key:\" [ref=e8]: api_key=9f8e7d6c5b4a39281706",
+                "textbox \"API key:\" [ref=e8]: api_key=[redacted:secret]",
+            ),
+            (
+                "textbox \"Token\" [ref=e7]: token: Zx81kLp02QmNv7Rt",
+                "textbox \"Token\" [ref=e7]: token: [redacted:secret]",
+            ),
+            (
+                "secret=Zx81kLp02QmNv7Rt (e9)",
+                "secret=[redacted:secret] (e9)",
+            ),
+            // A value that only starts like a ref is still a value.
+            ("password: (e5)hunter2", "password: [redacted:password]"),
+        ] {
+            assert_eq!(redact(line, &[]).0, masked, "{line}");
+        }
+        // A typed value is masked exactly, while the ref next to it stays.
+        let typed = vec![("Sw0rdfish-77".to_string(), "confidential".to_string())];
+        assert_eq!(
+            redact("textbox \"Password:\" [ref=e5]: Sw0rdfish-77 (e5)", &typed).0,
+            "textbox \"Password:\" [ref=e5]: [redacted:confidential] (e5)"
         );
     }
 

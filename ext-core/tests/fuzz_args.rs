@@ -173,6 +173,38 @@ fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
     }
 }
 
+/// Text fields that also take a number or true/false (`methods::lenient`): per method, the
+/// keys whose value (or list items) may be any of the three.
+const LENIENT: &[(&str, &[&str])] = &[
+    ("type", &["text"]),
+    ("select_option", &["values/*"]),
+    ("press_key", &["key"]),
+    ("find", &["query"]),
+    ("wait_for", &["text", "textGone"]),
+    ("fill_form", &["value"]),
+    ("handle_dialog", &["promptText"]),
+    ("cookies", &["value"]),
+    ("storage", &["key", "value"]),
+    ("network_request", &["id"]),
+];
+
+/// Whether the slot at `path` of `method`'s params is such a text field; `values/*` names
+/// the items of a list.
+fn lenient(method: &str, path: &str) -> bool {
+    let keys = LENIENT
+        .iter()
+        .find(|(m, _)| *m == method)
+        .map_or(&[][..], |(_, k)| *k);
+    let mut parts = path.rsplit('/');
+    let last = parts.next().unwrap_or_default();
+    let parent = parts.next().unwrap_or_default();
+    if last.chars().all(|c| c.is_ascii_digit()) {
+        keys.contains(&format!("{parent}/*").as_str())
+    } else {
+        keys.contains(&last)
+    }
+}
+
 /// Values of another JSON type than `v` (never null: null is "absent" for optional fields).
 fn other_types(v: &Value) -> Vec<Value> {
     let all = [
@@ -287,7 +319,11 @@ fn a_value_of_the_wrong_type_is_refused() {
                 return Ok(());
             }
             let slot = base.pointer_mut(&path).unwrap();
-            let wrong = other_types(slot);
+            let mut wrong = other_types(slot);
+            if lenient(name, &path) {
+                // A number or true/false is text there, as its JSON text.
+                wrong.retain(|w| !w.is_number() && !w.is_boolean());
+            }
             *slot = pick.get(&wrong).clone();
             prop_assert!(
                 !check(base.clone())?,

@@ -21,6 +21,7 @@ pub mod scenarios;
 pub mod secret_store;
 pub mod session_log;
 pub mod stdio;
+pub mod tool_args;
 
 use std::io::IsTerminal;
 
@@ -211,7 +212,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         ))
     })?;
     let server = mcp::KaptureServer::new(bridge, access, facts, defaults, audit);
-    let (transport, input_ended) = crate::stdio::transport();
+    let (transport, stdio) = crate::stdio::transport();
+    let input_ended = stdio.input_ended();
     let result = match server.serve(transport).await {
         Ok(running) => {
             tokio::select! {
@@ -232,6 +234,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         }
         Err(e) => Err(ServeError::Mcp(e.to_string())),
     };
+    // Answers already written (rmcp stops as soon as stdin ends) reach stdout before exit.
+    stdio.flush().await;
     tracing::info!("kapture stopping");
     shutdown.cancel();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), browser_task).await;

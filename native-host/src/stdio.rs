@@ -32,7 +32,9 @@
 //! The judging is pure (`read` parses a line, `Session::decide` judges it in the session,
 //! `Session::answered` notes one of rmcp's lines); the tasks around it only move lines. rmcp's
 //! answers and ours share stdout line by line. The end of stdin is also signalled on its own,
-//! so kapture exits promptly even while rmcp would wait for calls still running.
+//! so kapture exits promptly even while rmcp would wait for calls still running; before it
+//! exits, `Ends::flush` writes out every line rmcp and the filter already produced (rmcp
+//! stops the moment stdin ends, and its last answers used to die with the runtime).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -53,6 +55,10 @@ pub const MAX_IN_FLIGHT: usize = 256;
 pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// Buffer between the filter and rmcp.
 const PIPE: usize = 1 << 16;
+/// While kapture exits: how long the output waits for one more line before it stops.
+const QUIET: Duration = Duration::from_millis(50);
+/// While kapture exits: the longest the output may take to write out what it holds.
+const FLUSH_BOUND: Duration = Duration::from_secs(1);
 
 /// The request methods rmcp decodes into typed requests: if one of them comes back as a
 /// custom request, its params did not fit.
@@ -529,17 +535,24 @@ async fn filter(
 
 /// Write rmcp's lines and our replies to `output`, one whole line at a time. Each of
 /// rmcp's answers releases its id before it goes out, so a client that reacts to it
-/// finds the id free (and the handshake done).
+/// finds the id free (and the handshake done). Ends when both sources are closed, or, once
+/// `finish` is cancelled (kapture is exiting), after `QUIET` without a line: what was
+/// already written still goes out.
 async fn merge(
     from_rmcp: DuplexStream,
     mut replies: mpsc::Receiver<String>,
     mut output: impl AsyncWrite + Unpin,
     session: Shared,
     room: Arc<Notify>,
+    finish: CancellationToken,
 ) {
     let mut lines = BufReader::new(from_rmcp).lines();
-    let mut rmcp_open = true;
-    loop {
+    let (mut rmcp_open, mut replies_open) = (true, true);
+    while rmcp_open || replies_open {
+        let quiet = async {
+            finish.cancelled().await;
+            tokio::time::sleep(QUIET).await;
+        };
         let line = tokio::select! {
             l = lines.next_line(), if rmcp_open => match l {
                 Ok(Some(l)) => {
@@ -548,12 +561,11 @@ async fn merge(
                 }
                 _ => { rmcp_open = false; continue; }
             },
-            r = replies.recv() => match r {
+            r = replies.recv(), if replies_open => match r {
                 Some(r) => r,
-                None if rmcp_open => continue,
-                None => break,
+                None => { replies_open = false; continue; }
             },
-            else => break,
+            () = quiet => break,
         };
         if output.write_all(line.as_bytes()).await.is_err()
             || output.write_all(b"\n").await.is_err()
@@ -563,15 +575,34 @@ async fn merge(
         }
         // Written: the reader may take the next request.
         room.notify_one();
-        if !rmcp_open && replies.is_closed() && replies.is_empty() {
-            break;
-        }
     }
 }
 
-/// The transport rmcp serves on: the process's stdin and stdout behind the filter, and a
-/// token cancelled when stdin ends.
-pub fn transport() -> ((DuplexStream, DuplexStream), CancellationToken) {
+/// The ends of the stdio transport kapture's lifetime depends on.
+pub struct Ends {
+    input_ended: CancellationToken,
+    finish: CancellationToken,
+    output: tokio::task::JoinHandle<()>,
+}
+
+impl Ends {
+    /// Cancelled when the client's input ends.
+    pub fn input_ended(&self) -> CancellationToken {
+        self.input_ended.clone()
+    }
+
+    /// Before the process exits: write out every line rmcp and the filter already wrote
+    /// (an answer rmcp wrote just before it stopped would otherwise die with the runtime),
+    /// within `FLUSH_BOUND`.
+    pub async fn flush(self) {
+        self.finish.cancel();
+        let _ = tokio::time::timeout(FLUSH_BOUND, self.output).await;
+    }
+}
+
+/// The transport rmcp serves on: the process's stdin and stdout behind the filter, and its
+/// ends (stdin's end, the output's flush).
+pub fn transport() -> ((DuplexStream, DuplexStream), Ends) {
     wrap(tokio::io::stdin(), tokio::io::stdout())
 }
 
@@ -579,23 +610,31 @@ pub fn transport() -> ((DuplexStream, DuplexStream), CancellationToken) {
 pub fn wrap(
     input: impl AsyncRead + Unpin + Send + 'static,
     output: impl AsyncWrite + Unpin + Send + 'static,
-) -> ((DuplexStream, DuplexStream), CancellationToken) {
+) -> ((DuplexStream, DuplexStream), Ends) {
     let (to_rmcp, rmcp_reads) = tokio::io::duplex(PIPE);
     let (rmcp_writes, from_rmcp) = tokio::io::duplex(PIPE);
     let (tx, rx) = mpsc::channel(64);
     let session = Shared::default();
     let room = Arc::new(Notify::new());
-    let ended = CancellationToken::new();
+    let input_ended = CancellationToken::new();
+    let finish = CancellationToken::new();
     tokio::spawn(filter(
         input,
         to_rmcp,
         tx,
         session.clone(),
         room.clone(),
-        ended.clone(),
+        input_ended.clone(),
     ));
-    tokio::spawn(merge(from_rmcp, rx, output, session, room));
-    ((rmcp_reads, rmcp_writes), ended)
+    let output = tokio::spawn(merge(from_rmcp, rx, output, session, room, finish.clone()));
+    (
+        (rmcp_reads, rmcp_writes),
+        Ends {
+            input_ended,
+            finish,
+            output,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -941,7 +980,8 @@ mod tests {
     async fn a_full_window_stops_reading_until_answers_go_out_and_eof_is_signalled() {
         let (mut client, server_in) = tokio::io::duplex(1 << 20);
         let (out_w, out_r) = tokio::io::duplex(1 << 20);
-        let ((rmcp_in, mut rmcp_out), ended) = wrap(server_in, out_w);
+        let ((rmcp_in, mut rmcp_out), ends) = wrap(server_in, out_w);
+        let ended = ends.input_ended();
         let mut forwarded = BufReader::new(rmcp_in).lines();
         let mut answers = BufReader::new(out_r).lines();
         client
@@ -993,5 +1033,37 @@ mod tests {
             .expect("end of input signalled");
         drop(rmcp_out);
         let _ = drain.await;
+    }
+
+    #[tokio::test]
+    async fn what_rmcp_wrote_before_it_stopped_goes_out_before_exit() {
+        let (client, server_in) = tokio::io::duplex(1 << 16);
+        let (out_w, out_r) = tokio::io::duplex(1 << 16);
+        let ((rmcp_in, mut rmcp_out), ends) = wrap(server_in, out_w);
+        // rmcp answers and stops at once, as it does when stdin ends right after requests.
+        for id in 1..=3 {
+            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n");
+            rmcp_out.write_all(line.as_bytes()).await.unwrap();
+        }
+        drop((rmcp_out, rmcp_in, client));
+        tokio::time::timeout(Duration::from_secs(5), ends.flush())
+            .await
+            .expect("flushed within its bound");
+        let mut lines = BufReader::new(out_r).lines();
+        let mut ids = Vec::new();
+        while let Some(l) = next(&mut lines).await {
+            ids.push(serde_json::from_str::<Value>(&l).unwrap()["id"].clone());
+        }
+        assert_eq!(ids, [1, 2, 3]);
+    }
+
+    #[tokio::test]
+    async fn an_exit_while_rmcp_still_works_waits_only_a_quiet_moment() {
+        let (_client, server_in) = tokio::io::duplex(1 << 16);
+        let (out_w, _out_r) = tokio::io::duplex(1 << 16);
+        let ((_rmcp_in, _rmcp_out), ends) = wrap(server_in, out_w);
+        let started = Instant::now();
+        ends.flush().await;
+        assert!(started.elapsed() < FLUSH_BOUND, "{:?}", started.elapsed());
     }
 }

@@ -645,3 +645,64 @@ async fn a_replayed_secret_is_typed_only_on_the_origin_it_was_recorded_on() {
     assert_absent("the answers", &ran, &[SECRET]);
     k.stop().await;
 }
+
+/// Issue 15: the answer masker masks values, never Kapture's own refs and labels. Typing
+/// into fields labelled `Password:`, `Token`, `API key:` and `secret=` answers the field's
+/// ref; a secret typed into the password field shows nowhere; a real key typed into the
+/// plain `API key:` field is masked where the page model shows it, next to its ref.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn labels_like_password_keep_their_refs_in_answers_while_values_are_masked() {
+    const TYPED_PW: &str = "Hunter2-Sw0rd-5150";
+    const KEY: &str = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("login.html")}))
+        .await;
+    k.eval(
+        "() => { document.body.insertAdjacentHTML('beforeend', \
+         '<label>Password: <input id=\"pw9\" type=\"password\"></label>' + \
+         '<label>Token <input id=\"tok9\"></label>' + \
+         '<label>API key: <input id=\"key9\"></label>' + \
+         '<label>secret= <input id=\"sec9\"></label>'); }",
+    )
+    .await;
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    for (label, element, text, diff) in [
+        ("\"Password:\"", "textbox Password:", TYPED_PW, false),
+        ("\"Token\"", "Token", "abc", false),
+        ("\"API key:\"", "textbox API key:", KEY, true),
+        ("\"secret=\"", "secret=", "plain words", false),
+    ] {
+        let r = kapture_e2e::ref_on(&snap, label);
+        let mut args = json!({"ref": r, "element": element, "text": text});
+        if diff {
+            args["includeSnapshot"] = json!("diff");
+        }
+        let answer = k.ok("browser_type", args).await;
+        assert!(
+            answer.contains(&format!("({r})")),
+            "{label}: the answer names the ref {r}:\n{answer}"
+        );
+        assert!(!answer.contains("[redacted:password]"), "{label}: {answer}");
+        assert_absent(label, &answer, &[TYPED_PW, KEY]);
+        if diff {
+            let line = answer
+                .lines()
+                .find(|l| l.starts_with('+') && l.contains(&format!("[ref={r}]")))
+                .unwrap_or_else(|| panic!("the diff shows the field with its ref:\n{answer}"));
+            assert!(line.contains("[redacted:stripe-key]"), "{line}");
+        }
+    }
+    // The page model keeps every label and ref as it was.
+    let again = k.ok("browser_snapshot", json!({})).await;
+    for label in ["\"Password:\"", "\"Token\"", "\"API key:\"", "\"secret=\""] {
+        let line = again
+            .lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("{label} in:\n{again}"));
+        assert!(line.contains("[ref="), "{line}");
+        assert!(!line.contains("[redacted:password]"), "{line}");
+    }
+    assert_absent("the snapshot", &again, &[TYPED_PW, KEY]);
+    k.stop().await;
+}

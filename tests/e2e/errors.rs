@@ -264,3 +264,166 @@ async fn a_busy_tab_does_not_hold_up_another_tab() {
     );
     k.stop().await;
 }
+
+/// Issue 15: agents send `true` for a checkbox and numbers for text; both are taken as their
+/// JSON text. Arguments that break a schema answer `BAD_ARGS` with one plain sentence that
+/// names the field, never the decoder's debug text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn booleans_and_numbers_are_accepted_as_text_and_schema_errors_name_the_field() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    let terms = kapture_e2e::ref_on(&snap, "checkbox \"I agree\"");
+    let name = kapture_e2e::ref_on(&snap, "textbox \"Name\"");
+    k.ok(
+        "browser_fill_form",
+        json!({"fields": [{"ref": terms, "value": true}, {"ref": name, "value": 42}]}),
+    )
+    .await;
+    let state = k
+        .eval("() => [document.getElementById('terms').checked, document.getElementById('name').value]")
+        .await;
+    assert_eq!(state, json!([true, "42"]));
+    k.ok(
+        "browser_fill_form",
+        json!({"fields": [{"ref": terms, "value": false}]}),
+    )
+    .await;
+    assert_eq!(
+        k.eval("() => document.getElementById('terms').checked")
+            .await,
+        json!(false)
+    );
+    let plan = kapture_e2e::ref_on(&snap, "combobox \"Plan\"");
+    k.ok(
+        "browser_select_option",
+        json!({"ref": plan, "values": ["pro"]}),
+    )
+    .await;
+
+    for (tool, args, says) in [
+        (
+            "browser_fill_form",
+            json!({"fields": [{"ref": terms, "value": {"checked": true}}]}),
+            "browser_fill_form: fields[0].value must be a string, a number or true/false; got an object",
+        ),
+        (
+            "browser_fill_form",
+            json!({"fields": [{"ref": terms}]}),
+            "browser_fill_form: fields[0].value is missing",
+        ),
+        (
+            "browser_tabs",
+            json!({"action": "explode"}),
+            "browser_tabs: action must be one of list, new, select, close",
+        ),
+        (
+            "browser_snapshot",
+            json!({"maxChars": "lots"}),
+            "browser_snapshot: maxChars must be a whole number",
+        ),
+    ] {
+        let out = k.call(tool, args.clone()).await;
+        assert!(out.is_error, "{tool} {args}: {}", out.text);
+        assert_eq!(out.code().as_deref(), Some("BAD_ARGS"), "{}", out.text);
+        assert!(
+            out.text.starts_with(&format!("Error BAD_ARGS: {says}")),
+            "{tool} {args}: {}",
+            out.text
+        );
+        assert!(
+            !out.text.contains("deserialize") && !out.text.contains("|basic|"),
+            "{}",
+            out.text
+        );
+    }
+}
+
+/// Issue 15: a ref into an iframe whose page went away answers `REF_STALE` with its hint,
+/// like any other stale ref, never `INTERNAL` with CDP's text (`{"code":-32602,"message":"No
+/// frame for given id found"}`): the frame navigated (its `src` set, or by its own script),
+/// was replaced by a new iframe element, or moved out of the tab's process (a site the
+/// browser isolates: `oop.test`, resolved to 127.0.0.1), before the call or while a click
+/// waited for its element. Each element tool is tried on the old ref.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ref_into_a_frame_that_went_away_is_ref_stale() {
+    let site = Site::start().unwrap();
+    let mut start = Start::default();
+    start
+        .args
+        .push("--chromium-arg=--host-resolver-rules=MAP oop.test 127.0.0.1".into());
+    let k = Kapture::start(start).await;
+    let elsewhere = site.url("page-a.html").replace("127.0.0.1", "oop.test");
+    let title = "() => document.getElementById('same').contentDocument?.title ?? 'elsewhere'";
+    let replace = "const n = document.createElement('iframe'); n.id = 'same'; n.src = 'page-b.html'; f.replaceWith(n);";
+    let changes = [
+        ("f.src = 'page-a.html';".to_string(), "Page A"),
+        (
+            "f.contentWindow.location.href = 'page-b.html';".into(),
+            "Page B",
+        ),
+        (replace.into(), "Page B"),
+        (format!("f.src = '{elsewhere}';"), "elsewhere"),
+    ];
+    for (change, now) in &changes {
+        k.ok("browser_navigate", json!({"url": site.url("frames.html")}))
+            .await;
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        let pay = kapture_e2e::ref_on(&snap, "button \"Pay now\"");
+        let card = kapture_e2e::ref_on(&snap, "textbox \"Card\"");
+        assert!(pay.starts_with('f'), "a frame's ref: {pay}\n{snap}");
+        k.eval(&format!(
+            "() => {{ const f = document.getElementById('same'); {change} }}"
+        ))
+        .await;
+        kapture_e2e::eventually("the frame's new page", Duration::from_secs(10), || async {
+            (k.eval(title).await == json!(now)).then_some(())
+        })
+        .await;
+        for (tool, args) in [
+            ("browser_click", json!({"ref": pay})),
+            ("browser_type", json!({"ref": card, "text": "4242"})),
+            ("browser_hover", json!({"ref": pay})),
+            ("browser_get_text", json!({"ref": pay})),
+            ("browser_snapshot", json!({"ref": pay})),
+        ] {
+            let out = k.call(tool, args.clone()).await;
+            assert_ref_stale(&out, &format!("{change} then {tool} {args}"));
+        }
+    }
+    // While a click waits for its element (disabled), the frame's page goes away.
+    for (change, _) in &changes {
+        k.ok("browser_navigate", json!({"url": site.url("frames.html")}))
+            .await;
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        let pay = kapture_e2e::ref_on(&snap, "button \"Pay now\"");
+        k.eval(&format!(
+            "() => {{ const f = document.getElementById('same'); \
+             f.contentDocument.getElementById('pay').disabled = true; \
+             setTimeout(() => {{ {change} }}, 300); }}"
+        ))
+        .await;
+        let out = k.call("browser_click", json!({"ref": pay})).await;
+        assert_ref_stale(&out, &format!("during a click: {change}"));
+    }
+    k.stop().await;
+}
+
+fn assert_ref_stale(out: &kapture_e2e::Outcome, what: &str) {
+    assert!(out.is_error, "{what}: {}", out.text);
+    assert_eq!(
+        out.code().as_deref(),
+        Some("REF_STALE"),
+        "{what}: {}",
+        out.text
+    );
+    assert!(
+        out.text
+            .contains("\nHint: The element reference belongs to an older page"),
+        "{what}: {}",
+        out.text
+    );
+    assert!(!out.text.contains("\"code\":-32"), "{what}: {}", out.text);
+}

@@ -60,6 +60,136 @@ fn num(v: &Value, pointer: &str) -> f64 {
     v.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0)
 }
 
+/// CDP and browser failures that mean what a command referred to is gone or cannot take
+/// input, matched (lowercase) anywhere in the message, with the code that fits and what to
+/// tell the agent. The first match wins; anything not here stays `INTERNAL`.
+pub const FAILURES: &[(&str, ErrorCode, &str)] = &[
+    ("no tab with", ErrorCode::TabNotFound, "the tab is gone"),
+    (
+        "no target with given id",
+        ErrorCode::TabNotFound,
+        "the tab is gone",
+    ),
+    (
+        "another debugger is already attached",
+        ErrorCode::DebuggerConflict,
+        "another debugger holds the tab",
+    ),
+    (
+        "cannot access",
+        ErrorCode::UnsupportedPage,
+        "the page cannot be controlled",
+    ),
+    (
+        "cannot attach to this target",
+        ErrorCode::UnsupportedPage,
+        "the page cannot be controlled",
+    ),
+    (
+        "cannot be scripted",
+        ErrorCode::UnsupportedPage,
+        "the page cannot be controlled",
+    ),
+    (
+        "chrome-extension://",
+        ErrorCode::UnsupportedPage,
+        "the page cannot be controlled",
+    ),
+    (
+        "detached while handling",
+        ErrorCode::TabClosed,
+        "the tab closed while the command ran",
+    ),
+    (
+        "target closed",
+        ErrorCode::TabClosed,
+        "the tab closed while the command ran",
+    ),
+    (
+        "debugger is not attached",
+        ErrorCode::TabClosed,
+        "the tab closed while the command ran",
+    ),
+    (
+        "tab was closed",
+        ErrorCode::TabClosed,
+        "the tab closed while the command ran",
+    ),
+    ("target crashed", ErrorCode::PageCrashed, "the page crashed"),
+    // The frame, document or element of a ref (or of a world Kapture made) went away: the
+    // page navigated or changed under the command.
+    (
+        "no frame for given id",
+        ErrorCode::RefStale,
+        "the element's frame is gone: the page changed",
+    ),
+    (
+        "frame with the given id was not found",
+        ErrorCode::RefStale,
+        "the element's frame is gone: the page changed",
+    ),
+    (
+        "cannot find context with specified id",
+        ErrorCode::RefStale,
+        "the element's document is gone: the page navigated",
+    ),
+    (
+        "execution context was destroyed",
+        ErrorCode::RefStale,
+        "the element's document is gone: the page navigated",
+    ),
+    (
+        "inspected target navigated or closed",
+        ErrorCode::RefStale,
+        "the element's document is gone: the page navigated",
+    ),
+    (
+        "no node with given id",
+        ErrorCode::RefStale,
+        "the element is no longer in the page",
+    ),
+    (
+        "could not find node with given id",
+        ErrorCode::RefStale,
+        "the element is no longer in the page",
+    ),
+    (
+        "no node found for given backend id",
+        ErrorCode::RefStale,
+        "the element is no longer in the page",
+    ),
+    (
+        "node with given id does not belong to the document",
+        ErrorCode::RefStale,
+        "the element is no longer in the page",
+    ),
+    (
+        "node is detached from document",
+        ErrorCode::RefStale,
+        "the element is no longer in the page",
+    ),
+    (
+        "could not find object with given id",
+        ErrorCode::RefStale,
+        "the element is no longer in the page",
+    ),
+    (
+        "could not compute box model",
+        ErrorCode::NotInteractable,
+        "the element has no box on screen",
+    ),
+    (
+        "could not compute content quads",
+        ErrorCode::NotInteractable,
+        "the element has no box on screen",
+    ),
+    (
+        "node does not have a layout object",
+        ErrorCode::NotInteractable,
+        "the element has no box on screen",
+    ),
+];
+
 /// Map a browser or CDP failure message to its error code.
 pub fn classify_failure(message: &str) -> ErrorCode {
     let m = message.to_ascii_lowercase();
@@ -67,24 +197,28 @@ pub fn classify_failure(message: &str) -> ErrorCode {
     if m == "no sw" {
         return ErrorCode::ExtensionDisconnected;
     }
-    if m.contains("no tab with") || m.contains("no target with given id") {
-        ErrorCode::TabNotFound
-    } else if m.contains("another debugger is already attached") {
-        ErrorCode::DebuggerConflict
-    } else if m.contains("cannot access")
-        || m.contains("cannot attach to this target")
-        || m.contains("cannot be scripted")
-        || m.contains("chrome-extension://")
-    {
-        ErrorCode::UnsupportedPage
-    } else if m.contains("detached while handling")
-        || m.contains("target closed")
-        || m.contains("debugger is not attached")
-        || m.contains("tab was closed")
-    {
-        ErrorCode::TabClosed
-    } else {
-        ErrorCode::Internal
+    FAILURES
+        .iter()
+        .find(|(pattern, ..)| m.contains(pattern))
+        .map_or(ErrorCode::Internal, |(_, code, _)| *code)
+}
+
+/// A rejected browser or CDP call as a coded wire error: the one place such failures get
+/// their code. CDP's own JSON (`{"code":-32602,"message":"No frame for given id found"}`)
+/// becomes its message; a known failure says what it means, with CDP's words kept in
+/// parentheses (callers recognise a replaced document by them).
+pub fn failure(raw: &str) -> WireError {
+    #[derive(Deserialize)]
+    struct Cdp {
+        message: String,
+    }
+    let text = serde_json::from_str::<Cdp>(raw)
+        .map(|c| c.message)
+        .unwrap_or_else(|_| raw.to_string());
+    let m = text.to_ascii_lowercase();
+    match FAILURES.iter().find(|(pattern, ..)| m.contains(pattern)) {
+        Some((_, code, meaning)) => WireError::new(*code, format!("{meaning} ({text})")),
+        None => WireError::new(classify_failure(&text), text),
     }
 }
 

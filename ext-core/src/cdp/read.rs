@@ -529,7 +529,17 @@ pub async fn evaluate<S: CdpSession>(s: &S, p: &Evaluate) -> Result<Evaluated, W
         } else {
             p.function.clone()
         };
-        let value = eval(s, &source).await?;
+        // No element here: a document replaced under the script is the page navigating.
+        let value = eval(s, &source).await.map_err(|e| {
+            if super::context_gone(&e) {
+                WireError::new(
+                    ErrorCode::EvalFailed,
+                    "the page navigated while the script ran; check where it is now and run it again",
+                )
+            } else {
+                e
+            }
+        })?;
         return Ok(Evaluated {
             tab_id: s.tab_id(),
             value: within_cap(value)?,

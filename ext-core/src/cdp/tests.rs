@@ -250,6 +250,81 @@ fn failures_are_classified() {
 }
 
 #[test]
+fn cdp_failures_that_mean_something_is_gone_get_the_code_that_fits() {
+    for (raw, code, says) in [
+        (
+            r#"{"code":-32602,"message":"No frame for given id found"}"#,
+            ErrorCode::RefStale,
+            "the element's frame is gone: the page changed (No frame for given id found)",
+        ),
+        (
+            r#"{"code":-32000,"message":"Cannot find context with specified id"}"#,
+            ErrorCode::RefStale,
+            "the element's document is gone",
+        ),
+        (
+            r#"{"code":-32000,"message":"Execution context was destroyed."}"#,
+            ErrorCode::RefStale,
+            "the page navigated",
+        ),
+        (
+            r#"{"code":-32000,"message":"No node with given id found"}"#,
+            ErrorCode::RefStale,
+            "no longer in the page",
+        ),
+        (
+            r#"{"code":-32000,"message":"Node is detached from document"}"#,
+            ErrorCode::RefStale,
+            "no longer in the page",
+        ),
+        (
+            r#"{"code":-32000,"message":"Could not find node with given id"}"#,
+            ErrorCode::RefStale,
+            "no longer in the page",
+        ),
+        (
+            r#"{"code":-32000,"message":"Could not compute content quads."}"#,
+            ErrorCode::NotInteractable,
+            "no box on screen",
+        ),
+        ("Target closed.", ErrorCode::TabClosed, "the tab closed"),
+        (
+            r#"{"code":-32000,"message":"Something new"}"#,
+            ErrorCode::Internal,
+            "Something new",
+        ),
+        ("No SW", ErrorCode::ExtensionDisconnected, "No SW"),
+    ] {
+        let e = failure(raw);
+        assert_eq!(e.code, code, "{raw}");
+        assert!(e.message.contains(says), "{raw}: {}", e.message);
+        assert!(
+            !e.message.contains("\"code\""),
+            "CDP's JSON is unwrapped: {}",
+            e.message
+        );
+    }
+    // A replaced document is still recognised after the mapping (the world is made again).
+    assert!(context_gone(&failure(
+        r#"{"code":-32000,"message":"Cannot find context with specified id"}"#
+    )));
+    // Every row is reachable: no earlier pattern hides a later one.
+    for (pattern, code, meaning) in FAILURES {
+        let raw = format!(
+            r#"{{"code":-32000,"message":"X {} y"}}"#,
+            pattern.to_uppercase()
+        );
+        let e = failure(&raw);
+        assert_eq!(
+            (e.code, e.message.starts_with(meaning)),
+            (*code, true),
+            "{pattern}"
+        );
+        assert!(!code.hint().is_empty());
+    }
+}
+
+#[test]
 fn key_presses_hold_modifiers_around_the_key() {
     let s = FakeSession::new(vec![(
         "Runtime.evaluate",

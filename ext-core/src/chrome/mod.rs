@@ -15,7 +15,6 @@ pub mod windows;
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::JsValue;
 
-use crate::cdp::classify_failure;
 use crate::protocol::WireError;
 
 /// Rust value → plain JS object, through `JSON.parse` (one crossing of the wasm boundary).
@@ -59,6 +58,5 @@ pub fn error_message(err: &JsValue) -> String {
 
 /// A rejected chrome promise as a classified wire error.
 pub fn wire_error(err: JsValue) -> WireError {
-    let message = error_message(&err);
-    WireError::new(classify_failure(&message), message)
+    crate::cdp::failure(&error_message(&err))
 }

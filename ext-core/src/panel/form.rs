@@ -64,6 +64,8 @@ pub fn kind_of(schema: &Value, prop: &Value) -> Kind {
         ["number"] => Kind::Number,
         ["integer"] => Kind::Integer,
         ["boolean"] => Kind::Boolean,
+        // Text fields that also take a number or true/false: a person types text.
+        t if t.contains(&"string") => Kind::Text,
         _ => Kind::Json,
     }
 }
