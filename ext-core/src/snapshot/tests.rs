@@ -50,7 +50,7 @@ fn a_form_renders_compactly_with_refs_on_what_can_be_acted_on() {
         {"d": 0, "r": "form", "n": "Sign up form", "i": 2},
         {"d": 1, "r": "textbox", "n": "Name", "v": "Ada", "i": 3},
         {"d": 1, "r": "textbox", "n": "Email", "p": "you@example.com", "f": ["required"], "i": 4},
-        {"d": 1, "r": "combobox", "n": "Plan", "v": "Free", "o": ["Free", "Pro", "Team (disabled)"], "i": 9},
+        {"d": 1, "r": "combobox", "n": "Plan", "v": "Free", "o": [{"t": "Free"}, {"t": "Pro"}, {"t": "Team", "d": true}], "i": 9},
         {"d": 1, "r": "checkbox", "n": "I agree", "f": ["checked"], "i": 5},
         {"d": 1, "r": "button", "n": "Create", "f": ["disabled"], "i": 6},
         {"d": 0, "r": "paragraph", "i": 7},
@@ -64,7 +64,7 @@ h1 \"Sign up\"
 form \"Sign up form\"
  textbox \"Name\" [ref=e1]: Ada
  textbox \"Email\" [required] [ref=e2] placeholder \"you@example.com\"
- combobox \"Plan\" [ref=e3]: Free options: Free | Pro | Team (disabled)
+ combobox \"Plan\" [ref=e3]: Free options: \"Free\", \"Pro\", \"Team\" (disabled)
  checkbox \"I agree\" [checked] [ref=e4]
  button \"Create\" [disabled] [ref=e5]
 paragraph
