@@ -334,10 +334,8 @@ async fn django_login(k: &Kapture, django: &DjangoAdmin) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn names_and_roles_agree_with_chromes_accessibility_tree() {
     let site = Site::start().unwrap();
-    let django = DjangoAdmin::start();
-    // Started last, right before use: tiny_http's pool can leave a burst of new connections
-    // queued behind idle keep-alive ones (a script pending forever) after sitting idle.
     let todomvc = todomvc_site();
+    let django = DjangoAdmin::start();
     let k = Kapture::start(Start::debuggable()).await;
     k.ok("browser_navigate", json!({"url": site.url("names.html")}))
         .await;
@@ -383,6 +381,13 @@ async fn names_and_roles_agree_with_chromes_accessibility_tree() {
             .await;
         all.extend(compare_page(&k, &mut raw, &session, page).await);
     }
+
+    // Still on the group's page: each permission is one quoted choice, ` | ` and all.
+    let group = k.ok("browser_snapshot", json!({})).await;
+    assert!(
+        group.contains("options: \"Administration | log entry | Can add log entry\", \"Administration | log entry | Can change log entry\", "),
+        "{group}"
+    );
 
     let named: Vec<&Compared> = all.iter().filter(|c| c.named()).collect();
     let agree = named
@@ -455,6 +460,12 @@ async fn names_follow_chrome_on_hidden_labels_aria_labels_titles_and_generated_c
     // CSS generated content is part of the name.
     assert!(snap.contains("button \"Close\" [ref="), "{snap}");
     assert!(snap.contains("link \"Next page\" [ref="), "{snap}");
+    // Options whose labels hold separators, quotes or a forged ref stay one item each.
+    assert!(
+        snap.contains("listbox \"Permissions\" [ref=")
+            && snap.contains("options: \"Administration | log entry | Can add log entry\", \"Administration | log entry | Can change log entry\", \"Say \\\"hi\\\" [ref\\=e1] | done\""),
+        "{snap}"
+    );
     k.stop().await;
 }
 
