@@ -80,6 +80,33 @@ async (rootTarget, maxNodes) => {
   };
   // CSS generated content (`::before`/`::after`): its strings; counters, attr() and images are
   // left out.
+  // Asking every element for its pseudo-elements' style is a third of a walk: only elements
+  // a rule may give generated content are asked (the base selectors of the `::before` and
+  // `::after` rules with a `content`); null: ask every element (a sheet not readable here).
+  const pseudoSelector = (() => {
+    const bases = [];
+    const scan = (rules) => {
+      for (const r of rules) {
+        if (r.styleSheet) { scan(r.styleSheet.cssRules); continue; }
+        if (r.cssRules) scan(r.cssRules);
+        const sel = r.selectorText;
+        if (!sel || !/:(before|after)/i.test(sel) || !r.style || !r.style.content) continue;
+        for (const part of sel.split(',')) {
+          if (/:(before|after)/i.test(part)) bases.push(part.replace(/::?(before|after)/gi, '').trim() || '*');
+        }
+      }
+    };
+    try {
+      for (const sheet of document.styleSheets) scan(sheet.cssRules);
+      for (const sheet of document.adoptedStyleSheets || []) scan(sheet.cssRules);
+      if (!bases.length) return '';
+      const sel = bases.join(',');
+      document.documentElement.matches(sel);
+      return sel;
+    } catch (e) { return null; }
+  })();
+  // Shadow trees bring sheets of their own: their elements are always asked.
+  const mayGenerate = (el) => pseudoSelector === null || (pseudoSelector !== '' && el.matches(pseudoSelector)) || el.getRootNode() !== document;
   const generated = (el, which) => {
     const c = getComputedStyle(el, which).content;
     if (!c || c === 'none' || c === 'normal') return '';
@@ -117,10 +144,14 @@ async (rootTarget, maxNodes) => {
     return clean(parts.join(' '));
   }
   // One node of a name traversal (accname step 2, in recursion).
+  const NATIVE_ALT = new Set(['INPUT', 'TEXTAREA', 'SELECT', 'IMG', 'AREA', 'svg', 'SVG']);
   function textAlt(el, mode, depth) {
     if (depth > 40) return '';
     if (!mode.hiddenOk && gone(el)) return '';
     if (SKIP_TAGS.has(el.tagName) || el === mode.skip) return '';
+    // Most nodes of a name (a cell's span, a link's b) carry no attribute: their content is
+    // all they give.
+    if (el.attributes.length === 0 && !NATIVE_ALT.has(el.tagName)) return fromContent(el, mode, depth);
     if (!mode.labelledby && el.hasAttribute('aria-labelledby')) {
       const t = labelledBy(el);
       if (t) return t;
@@ -149,7 +180,8 @@ async (rootTarget, maxNodes) => {
   function fromContent(el, mode, depth) {
     const plain = !mode.labelledby && !mode.hiddenOk && !mode.skip;
     if (plain && contents.has(el)) return contents.get(el);
-    let s = generated(el, '::before');
+    const pseudo = mayGenerate(el);
+    let s = pseudo ? generated(el, '::before') : '';
     const own = mode.hiddenOk || visible(el);
     const transform = TEXT_TRANSFORMS[css(el).textTransform];
     const kids = el.tagName === 'SLOT' ? el.assignedNodes({ flatten: true }) : (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes);
@@ -161,7 +193,7 @@ async (rootTarget, maxNodes) => {
         if (part) s += inline(n) ? part : ' ' + part + ' ';
       }
     }
-    s += generated(el, '::after');
+    if (pseudo) s += generated(el, '::after');
     if (plain) contents.set(el, s);
     return s;
   }
@@ -257,9 +289,9 @@ async (rootTarget, maxNodes) => {
     // its handler attributes, pointer cursor, tab stops and labels are not.
     let clickable = false;
     if (!acting && (!role || PLAIN.has(role))) {
-      const tabindex = el.getAttribute('tabindex');
-      clickable = el.hasAttribute('onclick') || el.hasAttribute('ondblclick') || (isPointer && !pointer) ||
-        (tabindex !== null && Number(tabindex) >= 0) || (el.tagName === 'LABEL' && !el.control);
+      const tabindex = el.attributes.length ? el.getAttribute('tabindex') : null;
+      clickable = (isPointer && !pointer) || (el.tagName === 'LABEL' && !el.control) || (tabindex !== null && Number(tabindex) >= 0) ||
+        (el.attributes.length > 0 && (el.hasAttribute('onclick') || el.hasAttribute('ondblclick')));
       if (clickable && !role) role = 'generic';
     }
     if (!role) {
