@@ -364,7 +364,8 @@ async (rootTarget, maxNodes) => {
     if (role === 'iframe' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT' || role === 'img') return;
     // Content that became this node's name is not repeated, unless controls are inside.
     if ((FROM_CONTENT.has(role) || clickable) && name && !el.querySelector(INTERACTIVE)) return;
-    visitChildren(el, d + 1, hiddenFlag || !!flag, isPointer, acting || clickable || ACTIONABLE.has(role));
+    // A large clickable wrapper (a pointer card list) does not swallow the clickables in it.
+    visitChildren(el, d + 1, hiddenFlag || !!flag, isPointer, acting || ACTIONABLE.has(role) || (clickable && role === 'label'));
   }
 
   if (root.nodeType === 1 && root !== document.body && root !== document.documentElement) visit(root, 0, false, false, false);
