@@ -369,7 +369,10 @@ mod tests {
         log.record("browser_click", json!({"ref": "e4"}), "ok", "", 9);
         let s = log.as_scenario();
         let methods: Vec<&str> = s.chain.iter().map(|c| c.method.as_str()).collect();
-        assert_eq!(methods, ["navigate", "type", "type", "click", "click", "click"]);
+        assert_eq!(
+            methods,
+            ["navigate", "type", "type", "click", "click", "click"]
+        );
         // Text with a ref but no ARIA role is found by its text.
         assert_eq!(
             s.chain[4].params["locators"],

@@ -78,8 +78,6 @@ async (rootTarget, maxNodes) => {
     // Words start after spaces, hyphens and opening punctuation, not after an apostrophe.
     capitalize: (t) => t.replace(/(^|[\s\-\u2010-\u2015/([{"\u201c\u00ab])(\p{L})/gu, (m, a, b) => a + b.toUpperCase()),
   };
-  // CSS generated content (`::before`/`::after`): its strings; counters, attr() and images are
-  // left out.
   // Asking every element for its pseudo-elements' style is a third of a walk: only elements
   // a rule may give generated content are asked (the base selectors of the `::before` and
   // `::after` rules with a `content`); null: ask every element (a sheet not readable here).
@@ -107,6 +105,8 @@ async (rootTarget, maxNodes) => {
   })();
   // Shadow trees bring sheets of their own: their elements are always asked.
   const mayGenerate = (el) => pseudoSelector === null || (pseudoSelector !== '' && el.matches(pseudoSelector)) || el.getRootNode() !== document;
+  // CSS generated content (`::before`/`::after`): its strings; counters, attr() and images are
+  // left out.
   const generated = (el, which) => {
     const c = getComputedStyle(el, which).content;
     if (!c || c === 'none' || c === 'normal') return '';
@@ -114,8 +114,7 @@ async (rootTarget, maxNodes) => {
     for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"/g)) out += m[1].replace(/\\(.)/g, '$1');
     return out;
   };
-  // The text a labelling element (label, aria-labelledby target) or a named element's content
-  // gives; `skip` is the control being named (not part of its own label).
+  // The value an embedded control gives a name it is part of (null: not such a control).
   const TEXTLIKE = new Set(['text', 'search', 'email', 'tel', 'url', 'password', 'number', '']);
   function controlValue(el) {
     const tag = el.tagName;
@@ -143,7 +142,9 @@ async (rootTarget, maxNodes) => {
     }
     return clean(parts.join(' '));
   }
-  // One node of a name traversal (accname step 2, in recursion).
+  // One node of a name traversal (accname step 2, in recursion). `mode`: inside an
+  // aria-labelledby traversal, hidden nodes allowed (a hidden target), the control being
+  // named (not part of its own label).
   const NATIVE_ALT = new Set(['INPUT', 'TEXTAREA', 'SELECT', 'IMG', 'AREA', 'svg', 'SVG']);
   function textAlt(el, mode, depth) {
     if (depth > 40) return '';
