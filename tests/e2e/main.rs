@@ -12,6 +12,7 @@ mod export; // a recorded login exported as a script that runs under puppeteer-c
 mod faults; // cancels, worker kills, debugger drops, frames removed, kapture and browser restarts, idle
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
 mod load; // a thousand calls at once, ten tabs side by side, oversized pages
+mod names; // roles and names beside Chrome's accessibility tree on real apps; refs on text that takes a click
 mod navigation; // actions that load a page: named, answered on the new page; snapshots never stale or unexplained
 mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
 mod panel; // the Kapture panel driven like a person, with screenshots
