@@ -35,8 +35,14 @@ impl Site {
         let server = Arc::new(server);
         let worker = server.clone();
         let thread = std::thread::spawn(move || {
+            let root = Arc::new(root);
             for request in worker.incoming_requests() {
-                let _ = respond(request, &root);
+                // Each answer on its own thread: a browser may stop reading one large
+                // response until another arrives, and a single writer would then wait forever.
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    let _ = respond(request, &root);
+                });
             }
         });
         Ok(Site {
