@@ -2,19 +2,26 @@
 //! bound to 127.0.0.1 on a free port, for tests and benches. It stops when the [`Site`] is
 //! dropped.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The folder of the pages.
 pub fn pages_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("pages")
 }
 
-/// A running page server.
+/// A running page server: one thread accepts, each connection is answered on a thread of
+/// its own and closed after one response. (A pooled server left a browser's sixth parallel
+/// connection queued behind idle keep-alive ones, and pages with many scripts never
+/// finished loading.)
 pub struct Site {
-    server: Arc<tiny_http::Server>,
     port: u16,
+    stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -26,28 +33,26 @@ impl Site {
 
     /// Serve the files of `root` (nothing above it) on 127.0.0.1 with a port the OS picks.
     pub fn serve_folder(root: PathBuf) -> std::io::Result<Site> {
-        let server = tiny_http::Server::http("127.0.0.1:0").map_err(std::io::Error::other)?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .map(|a| a.port())
-            .ok_or_else(|| std::io::Error::other("no ip address"))?;
-        let server = Arc::new(server);
-        let worker = server.clone();
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let root = Arc::new(root);
         let thread = std::thread::spawn(move || {
-            let root = Arc::new(root);
-            for request in worker.incoming_requests() {
-                // Each answer on its own thread: a browser may stop reading one large
-                // response until another arrives, and a single writer would then wait forever.
+            for stream in listener.incoming() {
+                if stopping.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
                 let root = root.clone();
                 std::thread::spawn(move || {
-                    let _ = respond(request, &root);
+                    let _ = serve(stream, &root);
                 });
             }
         });
         Ok(Site {
-            server,
             port,
+            stop,
             thread: Some(thread),
         })
     }
@@ -68,11 +73,65 @@ impl Site {
 
 impl Drop for Site {
     fn drop(&mut self) {
-        self.server.unblock();
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accepting thread so that it sees the flag.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
+}
+
+/// Longest request head read, and longest body read (and dropped).
+const HEAD_MAX: usize = 64 * 1024;
+const BODY_MAX: u64 = 16 * 1024 * 1024;
+
+/// One request on `stream`, one response, then the connection closes.
+fn serve(stream: TcpStream, root: &Path) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(30)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut head = Vec::new();
+    let mut content_length = 0u64;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || head.len() + line.len() > HEAD_MAX {
+            return Ok(());
+        }
+        if line == "\r\n" || line == "\n" {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                content_length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        head.push(line);
+    }
+    // A form's body is read and dropped, so that closing does not reset the connection.
+    std::io::copy(
+        &mut reader.by_ref().take(content_length.min(BODY_MAX)),
+        &mut std::io::sink(),
+    )?;
+    let target = head
+        .first()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or("/")
+        .to_string();
+    let (status, headers, body) = respond(&target, root);
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str("\r\n");
+    let mut stream = stream;
+    stream.write_all(out.as_bytes())?;
+    stream.write_all(&body)?;
+    stream.flush()?;
+    stream.shutdown(std::net::Shutdown::Write)
 }
 
 fn content_type(path: &Path) -> &'static str {
@@ -114,43 +173,40 @@ fn resolve(url: &str, root: &Path) -> Option<PathBuf> {
     full.is_file().then_some(full)
 }
 
-fn header(name: &str, value: &str) -> std::io::Result<tiny_http::Header> {
-    tiny_http::Header::from_bytes(name, value).map_err(|_| std::io::Error::other("header"))
-}
-
-fn respond(request: tiny_http::Request, root: &Path) -> std::io::Result<()> {
+/// The response to a request for `url`: status line, headers, body.
+fn respond(url: &str, root: &Path) -> (&'static str, Vec<(&'static str, String)>, Vec<u8>) {
     // `/attachment/<name>`: a generated file served as a download (Content-Disposition).
-    if let Some(name) = request.url().strip_prefix("/attachment/") {
+    if let Some(name) = url.strip_prefix("/attachment/") {
         let name: String = name
             .chars()
             .filter(|c| c.is_ascii_alphanumeric() || ".-_".contains(*c))
             .collect();
         let body = format!("attachment body of {name}\n");
-        let response = tiny_http::Response::from_string(body)
-            .with_header(header("Content-Type", "application/octet-stream")?)
-            .with_header(header(
-                "Content-Disposition",
-                &format!("attachment; filename=\"{name}\""),
-            )?);
-        return request.respond(response);
+        return (
+            "200 OK",
+            vec![
+                ("Content-Type", "application/octet-stream".into()),
+                (
+                    "Content-Disposition",
+                    format!("attachment; filename=\"{name}\""),
+                ),
+            ],
+            body.into_bytes(),
+        );
     }
     // `/redirect?to=<url>`: a 302 to another address (policy tests follow it).
-    if let Some(to) = request.url().strip_prefix("/redirect?to=") {
-        let to = to.to_string();
-        let response = tiny_http::Response::from_string("moved")
-            .with_status_code(302)
-            .with_header(header("Location", &to)?);
-        return request.respond(response);
+    if let Some(to) = url.strip_prefix("/redirect?to=") {
+        // A header value never carries a line break.
+        let to: String = to.chars().filter(|c| !c.is_control()).collect();
+        return ("302 Found", vec![("Location", to)], b"moved".to_vec());
     }
-    match resolve(request.url(), root) {
-        Some(path) => {
-            let body = std::fs::read(&path)?;
-            let content_type = header("Content-Type", content_type(&path))?;
-            request.respond(tiny_http::Response::from_data(body).with_header(content_type))
-        }
-        None => {
-            request.respond(tiny_http::Response::from_string("not found").with_status_code(404))
-        }
+    match resolve(url, root).and_then(|path| Some((std::fs::read(&path).ok()?, path))) {
+        Some((body, path)) => (
+            "200 OK",
+            vec![("Content-Type", content_type(&path).into())],
+            body,
+        ),
+        None => ("404 Not Found", Vec::new(), b"not found".to_vec()),
     }
 }
 
@@ -166,6 +222,31 @@ mod tests {
         assert!(resolve("/", &root).is_some());
         assert!(resolve("/../Cargo.toml", &root).is_none());
         assert!(resolve("/nope.html", &root).is_none());
+    }
+
+    /// One raw request; answers the status line and the body.
+    fn get(site: &Site, request: &str) -> (String, String) {
+        let mut stream = TcpStream::connect(("127.0.0.1", site.port())).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        (head.lines().next().unwrap().to_string(), body.to_string())
+    }
+
+    #[test]
+    fn answers_files_redirects_and_misses_then_closes() {
+        let site = Site::start().unwrap();
+        let (status, body) = get(&site, "GET /form.html HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        assert!(body.contains("<form"));
+        let (status, _) = get(&site, "GET /nope.html HTTP/1.1\r\n\r\n");
+        assert_eq!(status, "HTTP/1.1 404 Not Found");
+        let (status, _) = get(
+            &site,
+            "POST /redirect?to=/form.html HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
+        );
+        assert_eq!(status, "HTTP/1.1 302 Found");
     }
 
     #[test]
