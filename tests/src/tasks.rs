@@ -224,6 +224,28 @@ fn snapshot_shows(page: &Page, shown: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
+impl<M: Mcp> Agent<'_, M> {
+    /// The look right after a step must show exactly `shown` (the app already does: its
+    /// true state was checked first). When it does not, one more look (not counted) tells
+    /// a late look from a wrong one.
+    async fn judge_look(&mut self, page: &Page, shown: &[&str]) -> Result<(), String> {
+        let Err(why) = snapshot_shows(page, shown) else {
+            return Ok(());
+        };
+        let cost = self.cost;
+        let later = self.look().await;
+        self.cost = cost;
+        let verdict = match later {
+            Ok(later) if snapshot_shows(&later, shown).is_ok() => {
+                "stale: a look after the app had updated shows it right"
+            }
+            Ok(_) => "wrong: a later look still disagrees with the app",
+            Err(_) => "and a later look failed",
+        };
+        Err(format!("{verdict}; {why}"))
+    }
+}
+
 /// The TodoMVC task on the app at `url`.
 pub async fn todomvc<M: Mcp>(agent: &mut Agent<'_, M>, app: &str, url: &str) -> Report {
     let mut r = Report {
@@ -264,7 +286,7 @@ pub async fn todomvc<M: Mcp>(agent: &mut Agent<'_, M>, app: &str, url: &str) -> 
             let want: Vec<Todo> = TITLES.iter().map(|t| (t.to_string(), false)).collect();
             let page = agent.look().await?;
             agent.until_visible(&want).await?;
-            snapshot_shows(&page, &TITLES)?;
+            agent.judge_look(&page, &TITLES).await?;
             current = Some(page);
             Ok(want)
         }
@@ -359,7 +381,7 @@ pub async fn todomvc<M: Mcp>(agent: &mut Agent<'_, M>, app: &str, url: &str) -> 
                 .collect();
             agent.until_visible(&want).await?;
             let shown: Vec<&str> = want.iter().map(|(t, _)| t.as_str()).collect();
-            snapshot_shows(&page, &shown)?;
+            agent.judge_look(&page, &shown).await?;
             current = Some(page);
             Ok(want)
         }
@@ -396,7 +418,7 @@ pub async fn todomvc<M: Mcp>(agent: &mut Agent<'_, M>, app: &str, url: &str) -> 
                 .collect();
             agent.until_visible(&want).await?;
             let shown: Vec<&str> = want.iter().map(|(t, _)| t.as_str()).collect();
-            snapshot_shows(&page, &shown)?;
+            agent.judge_look(&page, &shown).await?;
             current = Some(page);
             Ok(want)
         }
@@ -445,7 +467,7 @@ pub async fn todomvc<M: Mcp>(agent: &mut Agent<'_, M>, app: &str, url: &str) -> 
                 };
                 agent.until_visible(&want).await?;
                 let shown: Vec<&str> = want.iter().map(|(t, _)| t.as_str()).collect();
-                snapshot_shows(&page, &shown)?;
+                agent.judge_look(&page, &shown).await?;
                 current = Some(page);
                 Ok(())
             }
