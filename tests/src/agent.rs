@@ -200,6 +200,22 @@ impl Page {
             .collect()
     }
 
+    /// The items next to `hit` at its own level up to the texts before and after it: a
+    /// flat list's "row" when the page shows no item around each entry (DevTools MCP).
+    pub fn neighbours(&self, hit: &Item) -> Vec<&Item> {
+        let Some(at) = self
+            .items
+            .iter()
+            .position(|i| std::ptr::eq(i, hit) || i == hit)
+        else {
+            return Vec::new();
+        };
+        let same = |i: &&Item| i.depth == hit.depth && i.role != "text";
+        let before = self.items[..at].iter().rev().take_while(same);
+        let after = self.items[at + 1..].iter().take_while(same);
+        before.chain(after).collect()
+    }
+
     /// The nearest item around `inner` (on an earlier line, less indented) of one of `roles`.
     pub fn around(&self, inner: &Item, roles: &[&str]) -> Option<&Item> {
         let at = self
@@ -539,7 +555,12 @@ fn parse_devtools(line: &str) -> Vec<Item> {
         ..Item::default()
     };
     c.spaces();
-    let role = c.word().unwrap_or_default();
+    // Plain text is a bare quoted string.
+    let role = if c.rest().starts_with('"') {
+        "StaticText"
+    } else {
+        c.word().unwrap_or_default()
+    };
     item.role = match role {
         "StaticText" | "InlineTextBox" => "text".into(),
         "LabelText" => "label".into(),
@@ -669,7 +690,8 @@ impl<'a, M: Mcp> Agent<'a, M> {
         let first = reply.text.lines().next().unwrap_or_default();
         let first: String = first.chars().take(120).collect();
         if self.log.len() < 400 {
-            self.log.push(format!("{tool} {args} → {first}"));
+            self.log
+                .push(format!("{tool} {args} → {} B: {first}", reply.bytes));
         }
         if reply.is_error {
             return Err(format!("{tool} failed: {}", reply.text));
@@ -805,7 +827,25 @@ impl<'a, M: Mcp> Agent<'a, M> {
             }
             Dialect::DevTools => {
                 args["value"] = json!(text);
-                let filled = self.call("fill", args).await?;
+                let filled = match self.call("fill", args.clone()).await {
+                    Ok(filled) => filled,
+                    Err(why) => {
+                        // As an agent would: focus it with a click and type on the keyboard.
+                        let mut click = args.clone();
+                        click.as_object_mut().map(|o| o.remove("value"));
+                        self.call("click", click)
+                            .await
+                            .map_err(|e| format!("{why}; then {e}"))?;
+                        self.call("press_key", json!({"key": "Control+A"})).await?;
+                        let mut typed = json!({"text": text});
+                        if submit {
+                            typed["submitKey"] = json!("Enter");
+                        }
+                        return Ok(Done {
+                            text: self.call("type_text", typed).await?,
+                        });
+                    }
+                };
                 if submit {
                     self.call("press_key", json!({"key": "Enter"})).await?
                 } else {
@@ -852,28 +892,19 @@ pub fn json_in(text: &str) -> Option<Value> {
     if let Ok(v) = serde_json::from_str(head.trim()) {
         return Some(v);
     }
-    // ```json\n…\n``` or a "### Result" section: the first line that parses, or the block.
-    let mut block = String::new();
-    let mut inside = false;
-    for line in text.lines() {
-        if line.starts_with("```") {
-            if inside {
-                if let Ok(v) = serde_json::from_str(block.trim()) {
-                    return Some(v);
-                }
-                block.clear();
-            }
-            inside = !inside;
-            continue;
-        }
-        if inside {
-            block.push_str(line);
-            block.push('\n');
-        } else if let Ok(v) = serde_json::from_str::<Value>(line.trim()) {
-            if v.is_array() || v.is_object() {
+    // Inside Markdown (a "### Result" section, a fenced block): the first JSON value that
+    // starts a line, read up to its own end.
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = line.trim_start();
+        if start.starts_with(['{', '[', '"']) || start.starts_with(|c: char| c.is_ascii_digit()) {
+            let from = at + (line.len() - start.len());
+            let mut values = serde_json::Deserializer::from_str(&text[from..]).into_iter::<Value>();
+            if let Some(Ok(v)) = values.next() {
                 return Some(v);
             }
         }
+        at += line.len();
     }
     None
 }
@@ -981,6 +1012,10 @@ textbox \"Name\" [ref=e11] placeholder \"your name\"";
         assert_eq!(
             json_in("Script ran on page and returned:\n```json\n[{\"t\":\"x\"}]\n```"),
             Some(json!([{"t": "x"}]))
+        );
+        assert_eq!(
+            json_in("### Result\n{\n  \"a\": [1,\n 2]\n}\n### Ran Playwright code\n```js\nawait page.evaluate('() => 1');\n```"),
+            Some(json!({"a": [1, 2]}))
         );
     }
 }

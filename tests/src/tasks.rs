@@ -152,6 +152,16 @@ fn todo_row<'p>(page: &'p Page, title: &str) -> Option<(&'p Item, Option<&'p Ite
     Some((hit, page.around(hit, &["listitem"])))
 }
 
+/// What belongs to a todo's entry: the items of the list item around its text, else (a
+/// flat snapshot) the items next to the text.
+fn todo_parts<'p>(page: &'p Page, title: &str) -> Option<Vec<&'p Item>> {
+    let (hit, row) = todo_row(page, title)?;
+    Some(match row {
+        Some(row) => page.within(row),
+        None => page.neighbours(hit),
+    })
+}
+
 /// The new-todo box.
 fn new_todo_box(page: &Page) -> Option<Item> {
     page.find(&["textbox"], Name::Has("What needs to be done"))
@@ -312,10 +322,8 @@ pub async fn todomvc<M: Mcp>(agent: &mut Agent<'_, M>, app: &str, url: &str) -> 
                 Some(p) => p,
                 None => agent.look().await?,
             };
-            let (_, row) = todo_row(&page, TITLES[2]).ok_or("the todo is not in the snapshot")?;
-            let row = row.ok_or("no list item around the todo")?;
-            let toggle = page
-                .within(row)
+            let toggle = todo_parts(&page, TITLES[2])
+                .ok_or("the todo is not in the snapshot")?
                 .into_iter()
                 .find(|i| i.role == "checkbox")
                 .cloned()
@@ -328,13 +336,12 @@ pub async fn todomvc<M: Mcp>(agent: &mut Agent<'_, M>, app: &str, url: &str) -> 
                 (TITLES[2].into(), true),
             ];
             agent.until_visible(&want).await?;
-            let checked = todo_row(&page, TITLES[2])
-                .and_then(|(_, row)| row)
-                .is_some_and(|row| {
-                    page.within(row)
-                        .iter()
-                        .any(|i| i.role == "checkbox" && i.has_flag("checked"))
-                });
+            let checked = todo_parts(&page, TITLES[2]).is_some_and(|parts| {
+                parts
+                    .iter()
+                    .find(|i| i.role == "checkbox")
+                    .is_some_and(|i| i.has_flag("checked"))
+            });
             if !checked {
                 return Err(format!(
                     "the snapshot does not show the todo checked:\n{}",
@@ -402,8 +409,7 @@ pub async fn todomvc<M: Mcp>(agent: &mut Agent<'_, M>, app: &str, url: &str) -> 
             agent.hover(&target).await?;
             let (_, destroy) = agent
                 .look_for("delete button in the todo's item", |p| {
-                    let (_, row) = todo_row(p, TITLES[0])?;
-                    p.within(row?)
+                    todo_parts(p, TITLES[0])?
                         .into_iter()
                         .find(|i| i.role == "button" && i.target().is_some())
                         .cloned()
@@ -745,9 +751,24 @@ pub async fn django_admin<M: Mcp>(
             }
             let labels: Vec<&str> = picked.iter().map(String::as_str).collect();
             if agent.dialect == Dialect::DevTools {
-                // Its `fill` picks one option of a list at a time.
-                for label in &labels {
-                    agent.select(&available, &[label]).await?;
+                // Its tools pick one option at a time: a click on the option's own uid
+                // (its `fill` selects without the events Django's widget waits for).
+                // Django's widget rebuilds the list after each move: look again each time.
+                let mut view = page.clone();
+                for (n, label) in labels.iter().enumerate() {
+                    if n > 0 {
+                        view = agent.look().await?;
+                    }
+                    let list = need(&view, &["listbox"], Name::Has("Available permissions"))?;
+                    let option = view
+                        .within(&list)
+                        .into_iter()
+                        .find(|i| i.role == "option" && i.label() == *label)
+                        .cloned();
+                    match option {
+                        Some(option) => agent.click(&option).await?,
+                        None => agent.select(&available, &[label]).await?,
+                    };
                     agent.click(&choose).await?;
                 }
             } else {
