@@ -646,6 +646,8 @@ pub struct Agent<'a, M: Mcp> {
     pub dialect: Dialect,
     pub cost: Cost,
     started: Instant,
+    /// Time spent on the test's own checks, left out of the task's time.
+    excluded: std::cell::Cell<Duration>,
     /// Every call the agent made, `tool args → first line of the answer`, for reports.
     pub log: Vec<String>,
 }
@@ -663,6 +665,7 @@ impl<'a, M: Mcp> Agent<'a, M> {
             dialect,
             cost: Cost::default(),
             started: Instant::now(),
+            excluded: std::cell::Cell::new(Duration::ZERO),
             log: Vec::new(),
         }
     }
@@ -671,13 +674,20 @@ impl<'a, M: Mcp> Agent<'a, M> {
     pub fn reset(&mut self) {
         self.cost = Cost::default();
         self.started = Instant::now();
+        self.excluded.set(Duration::ZERO);
         self.log.clear();
     }
 
-    /// Cost so far, time included.
+    /// Leave `d` (a check of the test's own) out of the task's time.
+    pub fn exclude(&self, d: Duration) {
+        self.excluded.set(self.excluded.get() + d);
+    }
+
+    /// Cost so far; the time is the task's wall time less the test's own checks.
     pub fn spent(&self) -> Cost {
+        let ms = self.started.elapsed().saturating_sub(self.excluded.get());
         Cost {
-            ms: self.started.elapsed().as_secs_f64() * 1000.0,
+            ms: ms.as_secs_f64() * 1000.0,
             ..self.cost
         }
     }
@@ -702,6 +712,13 @@ impl<'a, M: Mcp> Agent<'a, M> {
     /// Evaluate `function` (an arrow function's source) in the page for the test's own
     /// checks of the app's true state: not counted, never used to find or act.
     pub async fn check(&self, function: &str) -> Result<Value, String> {
+        let started = Instant::now();
+        let checked = self.check_once(function).await;
+        self.exclude(started.elapsed());
+        checked
+    }
+
+    async fn check_once(&self, function: &str) -> Result<Value, String> {
         let (tool, args) = match self.dialect {
             Dialect::Kapture => ("browser_evaluate", json!({"function": function})),
             Dialect::Playwright => ("browser_evaluate", json!({"function": function})),
@@ -721,15 +738,17 @@ impl<'a, M: Mcp> Agent<'a, M> {
         limit: Duration,
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, String> {
-        let deadline = Instant::now() + limit;
+        let started = Instant::now();
+        let deadline = started + limit;
         let mut last = Value::Null;
         for _ in 0..400 {
-            last = self.check(function).await?;
+            last = self.check_once(function).await?;
             if pred(&last) || Instant::now() >= deadline {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        self.exclude(started.elapsed());
         Ok(last)
     }
 

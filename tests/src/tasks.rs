@@ -242,9 +242,10 @@ impl<M: Mcp> Agent<'_, M> {
         let Err(why) = snapshot_shows(page, shown) else {
             return Ok(());
         };
-        let cost = self.cost;
+        let (cost, started) = (self.cost, Instant::now());
         let later = self.look().await;
         self.cost = cost;
+        self.exclude(started.elapsed());
         let verdict = match later {
             Ok(later) if snapshot_shows(&later, shown).is_ok() => {
                 "stale: a look after the app had updated shows it right"
@@ -578,6 +579,13 @@ pub async fn django_admin<M: Mcp>(
         ..Report::default()
     };
     agent.reset();
+    let db_time = std::cell::Cell::new(Duration::ZERO);
+    let db = |code: &str| {
+        let started = Instant::now();
+        let out = db(code);
+        db_time.set(db_time.get() + started.elapsed());
+        out
+    };
     let mut notes: Vec<String> = Vec::new();
     let mut current: Option<Page> = None;
     let sessions =
@@ -625,6 +633,7 @@ pub async fn django_admin<M: Mcp>(
     });
     noted!("log in");
     if logged_in.is_none() {
+        agent.exclude(db_time.get());
         r.cost = agent.spent();
         return r;
     }
@@ -818,6 +827,7 @@ pub async fn django_admin<M: Mcp>(
     });
     noted!("log out");
 
+    agent.exclude(db_time.get());
     r.cost = agent.spent();
     r
 }
