@@ -17,9 +17,11 @@ use serde_json::{json, Value};
 /// Chromium must resolve nothing but loopback in tests.
 pub const RESOLVER_RULES: &str = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1";
 
+pub mod agent;
 pub mod cdp;
 pub mod corpus;
 pub mod panel;
+pub mod tasks;
 pub mod widget;
 pub mod x11;
 
