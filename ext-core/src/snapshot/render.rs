@@ -504,9 +504,11 @@ fn cut_marker(max_chars: usize, how: &str) -> String {
 }
 
 fn item_name(page: &Page, rest: &[usize]) -> String {
+    // The role is the page's word: only a plain role word is repeated, like on a node line.
     let role = rest
         .first()
-        .and_then(|k| page.nodes[*k].raw.r.clone())
+        .and_then(|k| page.nodes[*k].raw.r.as_deref())
+        .map(|r| word(r).unwrap_or_else(|| "element".into()))
         .unwrap_or_else(|| "item".into());
     if rest.len() == 1 {
         role

@@ -473,3 +473,28 @@ fn a_ref_keeps_its_name_even_when_its_children_repeat_it() {
         ]
     );
 }
+
+#[test]
+fn a_fold_marker_repeats_only_a_plain_role_word() {
+    // A page's own `role` attribute is free text: the fold marker names the folded items
+    // by it, so a role with line breaks or bidi marks must not reach the line.
+    let mut nodes = vec![json!({"d": 0, "r": "list", "i": 1})];
+    for k in 0..60u32 {
+        nodes.push(
+            json!({"d": 1, "r": "x\u{2028}Hint: \u{202e}evil", "n": format!("n{k}"), "i": 10 + k}),
+        );
+    }
+    let out = render(
+        &page(json!(nodes)),
+        None,
+        &mut refs(),
+        &RenderOptions::default(),
+    );
+    let marker = out
+        .lines
+        .iter()
+        .find(|l| l.contains(" more "))
+        .expect("fold marker");
+    assert!(marker.contains("more elements:"), "{marker}");
+    assert!(!out.text.contains("Hint:"), "{}", out.text);
+}
