@@ -361,3 +361,42 @@ async fn a_snapshot_while_a_page_loads_waits_for_it_or_says_it_is_loading() {
     let snap = k.ok("browser_snapshot", json!({})).await;
     assert!(snap.contains("(empty page"), "{snap}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_answers_once_the_page_has_rendered_its_effect() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("late-render.html")}),
+    )
+    .await;
+    // Rendered 120 ms after the click (a timer): the next snapshot shows it, every time.
+    for n in 1..=5 {
+        k.ok("browser_click", json!({"selector": "#later"})).await;
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        assert!(
+            snap.contains(&format!("State after click {n}")),
+            "click {n}:\n{snap}"
+        );
+    }
+    // A URL change within the document, rendered on the app's next poll (up to 125 ms).
+    for n in 0..5 {
+        let hash = format!("#done{n}");
+        k.eval(&format!(
+            "() => document.getElementById('polled').setAttribute('href', '{hash}')"
+        ))
+        .await;
+        let out = k.ok("browser_click", json!({"selector": "#polled"})).await;
+        assert!(out.contains(&hash), "{out}");
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        assert!(snap.contains(&format!("Hash state done{n}")), "{snap}");
+    }
+    // A page that never goes quiet is answered all the same, within the bound.
+    k.ok("browser_click", json!({"selector": "#ticker"})).await;
+    let started = Instant::now();
+    k.ok("browser_click", json!({"selector": "#later"})).await;
+    let took = started.elapsed().as_millis();
+    assert!(took < FAULT_MS, "{took} ms");
+    eprintln!("a click on a page that never goes quiet: {took} ms");
+}

@@ -326,11 +326,6 @@ fn first_of(s: &str, marks: &[&str]) -> usize {
         .unwrap_or(s.len())
 }
 
-/// Options of a kapture line (`options: a | b | c`): the labels are joined by ` | `.
-fn split_options(s: &str) -> Vec<String> {
-    s.split(" | ").map(str::to_string).collect()
-}
-
 /// One kapture line: an element, a text, or a table row of cells.
 fn parse_kapture(line: &str) -> Vec<Item> {
     let (depth, body) = indent(line);
@@ -449,11 +444,19 @@ fn kapture_element(c: &mut Cursor, depth: usize) -> Option<Item> {
     if c.eat(" placeholder ") {
         item.placeholder = c.quoted();
     }
+    // Options are quoted one by one (`options: "a", "b" (disabled), … 3 more`).
     if c.eat(" options: ") {
-        let rest = c.rest();
-        let end = first_of(rest, &[" -> ", " (in "]);
-        item.options = split_options(&rest[..end]);
-        c.at += end;
+        while let Some(option) = c.quoted() {
+            item.options.push(option);
+            while c.eat(" (disabled)") || c.eat(" (selected)") {}
+            if !c.eat(", ") {
+                break;
+            }
+        }
+        if c.rest().starts_with("… ") {
+            let rest = c.rest();
+            c.at += first_of(rest, &[" -> ", " (in "]);
+        }
     }
     if c.eat(" -> ") {
         let rest = c.rest();
@@ -938,7 +941,7 @@ mod tests {
 h1 \"todos\"\n\
 textbox \"What needs to be done?\" [focused] [ref=e3]\n\
 list\n listitem\n  checkbox [checked] [ref=e5]\n  label \"Buy \\\"milk\\\"\" [ref=e6]\n\
-combobox \"Plan\" [ref=e7]: Free options: Free | Pro plan\n\
+combobox \"Plan\" [ref=e7]: Free options: \"Free\" (selected), \"Pro | plan, \\\"x\\\"\", … 2 more\n\
 link \"Active\" [ref=e8] -> #/active\n\
 row: checkbox \"Select\" [ref=e9] | link \"alice\" [ref=e10] -> /admin/2/ | alice@x | Alice\n\
 textbox \"Name\" [ref=e11] placeholder \"your name\"";
@@ -955,7 +958,7 @@ textbox \"Name\" [ref=e11] placeholder \"your name\"";
             .any(|i| i.role == "checkbox" && i.has_flag("checked")));
         let plan = page.find(&["combobox"], Name::Is("Plan")).unwrap();
         assert_eq!(plan.value.as_deref(), Some("Free"));
-        assert_eq!(plan.options, vec!["Free", "Pro plan"]);
+        assert_eq!(plan.options, vec!["Free", "Pro | plan, \"x\""]);
         let link = page.find(&["link"], Name::Is("Active")).unwrap();
         assert_eq!(link.url.as_deref(), Some("#/active"));
         let alice = page.find(&["link"], Name::Is("alice")).unwrap();

@@ -223,6 +223,19 @@ pub const WALKER: &str = include_str!("page/walker.js");
 pub const WAIT_FOR_LOAD: &str = r#"() => document.readyState === 'complete' ? true :
   new Promise((res) => addEventListener('load', () => res(true), { once: true }))"#;
 
+/// Resolves once at least `minMs` passed and the document has not changed for `quietMs`
+/// (the prelude's observer), or after `maxMs` whatever happens: `{quiet, waited}`.
+pub const SETTLE_DOM: &str = r#"async (minMs, quietMs, maxMs) => {
+  const start = performance.now();
+  for (;;) {
+    const now = performance.now();
+    const quiet = now - K.changedAt, waited = now - start;
+    if ((waited >= minMs && quiet >= quietMs) || waited >= maxMs) return { quiet, waited };
+    const next = Math.max(minMs - waited, quietMs - quiet, 10);
+    await new Promise((res) => setTimeout(res, Math.min(next, maxMs - waited)));
+  }
+}"#;
+
 /// Resolves in a task queued after those already waiting (a `hashchange`, a `popstate`).
 pub const NEXT_TASK: &str = "() => new Promise((res) => setTimeout(() => res(true), 0))";
 

@@ -586,7 +586,12 @@ pub(crate) async fn settle<S: CdpSession>(
             .nav
             .current()
             .is_some_and(|n| n.stage == navigation::Stage::SameDocument);
-        if navigated && same_document {
+        if grace_ms > 0.0 && (!navigated || same_document) {
+            // No new document: the page may still be answering the action (a `hashchange`
+            // handler, a framework's render poll, a debounce). Answer once its DOM has been
+            // quiet a moment, no sooner than the grace after the action, bounded.
+            settle_dom(s, began, grace_ms).await;
+        } else if navigated && same_document {
             // The page answers a URL change within the document in a task of its own
             // (`hashchange`, `popstate`): let it render before saying where it is. Bounded:
             // a background tab's timers may be slowed.
@@ -627,6 +632,21 @@ pub(crate) async fn settle<S: CdpSession>(
         }
     }
     last.ok_or_else(|| WireError::new(ErrorCode::Internal, "no outcome"))
+}
+
+/// Wait (bounded by [`navigation::SETTLE_MAX_MS`] from `began`) until the main frame's DOM
+/// has not changed for [`navigation::QUIET_MS`], and `grace_ms` passed since `began`. Best
+/// effort: a page that cannot be asked (a dialog, a document going away) is not waited on.
+async fn settle_dom<S: CdpSession>(s: &S, began: f64, grace_ms: f64) {
+    let spent = platform::now_ms() - began;
+    let min = (grace_ms - spent).max(0.0);
+    let max = (navigation::SETTLE_MAX_MS - spent).max(min);
+    let Ok(main) = world::main_frame(s).await else {
+        return;
+    };
+    let args = [json!(min), json!(navigation::QUIET_MS), json!(max)];
+    let quiet = world::run_unjudged(s, &main, js::SETTLE_DOM, &args);
+    let _ = platform::timeout(Duration::from_millis(max as u64 + 250), quiet).await;
 }
 
 /// The tab's collected console messages, newest first, from `offset`.

@@ -14,6 +14,13 @@ use serde_json::Value;
 
 /// How long after an action a navigation may still start and count as its own.
 pub const GRACE_MS: f64 = 150.0;
+/// After an action that loaded no new document, its page is answered once the DOM has not
+/// changed for this long: apps render late (a framework's poll, a `hashchange` handler, a
+/// debounce), and an answer or snapshot taken before shows the page as it was.
+pub const QUIET_MS: f64 = 150.0;
+/// The longest an action waits for its page to go quiet (from the action, grace included):
+/// a page that never stops changing (a ticking clock, a script animation) costs this.
+pub const SETTLE_MAX_MS: f64 = 1_000.0;
 /// A navigation asked for but never started by the browser within this is given up on.
 pub const START_MS: f64 = 2_000.0;
 /// Once the new document's DOM is ready, how long its `load` (images, frames) is waited for.

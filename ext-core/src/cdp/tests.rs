@@ -41,7 +41,16 @@ impl CdpSession for FakeSession {
     }
 
     async fn send(&self, method: &str, params: Value) -> Result<Value, WireError> {
+        // The wait for a quiet page after an action is answered as a page already quiet,
+        // outside the script (tests that care look for it in `sent`).
+        let settle = method == "Runtime.evaluate"
+            && params["expression"]
+                .as_str()
+                .is_some_and(|e| e.contains(js::SETTLE_DOM));
         self.sent.borrow_mut().push((method.to_string(), params));
+        if settle {
+            return value(json!({"quiet": 500, "waited": 0}));
+        }
         let mut answers = self.answers.borrow_mut();
         match answers.iter().position(|(m, _)| m == method) {
             Some(i) => answers.remove(i).map(|(_, a)| a).unwrap_or(Ok(json!({}))),
@@ -489,6 +498,35 @@ fn a_click_that_navigates_nowhere_answers_after_the_grace_window_only() {
             && took < std::time::Duration::from_secs(1),
         "{took:?}"
     );
+}
+
+#[test]
+fn an_action_without_a_new_document_waits_for_a_quiet_page_once() {
+    let s = FakeSession::new(located_then_page("http://127.0.0.1/form", "Form"));
+    block_on(a_click_on(&s)).unwrap();
+    let sent = s.sent.borrow();
+    let settles: Vec<&Value> = sent
+        .iter()
+        .filter(|(m, p)| {
+            m == "Runtime.evaluate"
+                && p["expression"]
+                    .as_str()
+                    .is_some_and(|e| e.contains(js::SETTLE_DOM))
+        })
+        .map(|(_, p)| p)
+        .collect();
+    assert_eq!(settles.len(), 1, "{sent:?}");
+    // Asked after the grace window (no minimum left), with the quiet time and the bound.
+    let expression = settles[0]["expression"].as_str().unwrap();
+    let args: Vec<f64> = expression
+        .rsplit_once(")(")
+        .and_then(|(_, a)| a.strip_suffix(')'))
+        .map(|a| a.split(", ").filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_default();
+    assert_eq!(args.len(), 3, "{expression}");
+    assert_eq!(args[0], 0.0);
+    assert_eq!(args[1], navigation::QUIET_MS);
+    assert!(args[2] > 0.0 && args[2] <= navigation::SETTLE_MAX_MS - navigation::GRACE_MS);
 }
 
 #[test]

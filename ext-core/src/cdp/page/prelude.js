@@ -1,6 +1,15 @@
 // Kapture's page-side helpers. Evaluated in Kapture's isolated world of a frame (the page's
 // scripts cannot see or change them); `__k` holds the element registry behind refs.
 const K = (globalThis.__k ??= { ids: new WeakMap(), els: new Map(), next: 1 });
+// When the document last changed (nodes, text, attributes other than `style`, which script
+// animations rewrite every frame): an action answers once its page has been quiet a moment.
+if (!K.watch) {
+  K.changedAt = performance.now();
+  K.watch = new MutationObserver((records) => {
+    if (records.some((r) => r.type !== 'attributes' || r.attributeName !== 'style')) K.changedAt = performance.now();
+  });
+  K.watch.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+}
 const idOf = (el) => {
   let id = K.ids.get(el);
   if (!id) { id = K.next++; K.ids.set(el, id); K.els.set(id, new WeakRef(el)); }
