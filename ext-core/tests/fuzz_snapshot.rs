@@ -88,6 +88,7 @@ fn raw_node(ids: u32) -> impl Strategy<Value = RawNode> {
                 l,
                 o,
                 withheld: None,
+                remote: None,
             }
         }
     })

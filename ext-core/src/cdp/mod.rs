@@ -241,6 +241,15 @@ pub async fn prepare<S: CdpSession>(s: &S) -> Result<(), WireError> {
     )
     .await?;
     s.send("Inspector.enable", json!({})).await?;
+    // Out-of-process iframes are other targets: auto-attach makes Chrome report them (and
+    // open a flat session on each), so reads can tell they are there. Best effort: a
+    // transport that refuses it still drives the tab.
+    let _ = s
+        .send(
+            "Target.setAutoAttach",
+            json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
+        )
+        .await;
     // File choosers opened by the page are reported to the agent instead of a native dialog.
     s.send(
         "Page.setInterceptFileChooserDialog",
