@@ -1,6 +1,6 @@
 //! Out-of-process iframes: a cross-site frame (`oop.test`, mapped to 127.0.0.1) that Chrome
-//! runs in another process is never shown as an empty iframe: the snapshot says where its
-//! content is, and a denied origin stays one withheld line.
+//! runs in another process is read and driven like any frame (through the flat session
+//! Chrome opens on it), and a denied origin stays one withheld line.
 
 use std::time::{Duration, Instant};
 
@@ -12,17 +12,15 @@ use www_test_pages::Site;
 /// so Chrome isolates it in another process), with `extra` flags.
 fn oop_start(extra: &[&str]) -> Start {
     let mut start = Start::debuggable();
-    start
-        .args
-        .push("--chromium-arg=--host-resolver-rules=MAP oop.test 127.0.0.1".into());
+    start.args.push(kapture_e2e::OOP_TEST_RULES.into());
     start.args.extend(extra.iter().map(|a| a.to_string()));
     start
 }
 
 /// Open `frames.html` with its cross frame showing `frame-child.html` from `oop.test`, and
 /// wait until the browser itself reports that frame as a target of its own (out of
-/// process) with its page loaded. Answers the frame's origin.
-async fn open_with_oopif(k: &Kapture, site: &Site) -> String {
+/// process). Answers the frame's origin and target id.
+async fn open_with_oopif(k: &Kapture, site: &Site) -> (String, String) {
     let origin = format!("http://oop.test:{}", site.port());
     let child = format!("{origin}/frame-child.html");
     let page = format!("{}?cross={child}", site.url("frames.html"));
@@ -38,9 +36,9 @@ async fn open_with_oopif(k: &Kapture, site: &Site) -> String {
             .as_array()
             .into_iter()
             .flatten()
-            .any(|t| t["type"] == "iframe" && t["url"] == json!(child));
-        if out_of_process {
-            break;
+            .find(|t| t["type"] == "iframe" && t["url"] == json!(child));
+        if let Some(t) = out_of_process {
+            break (origin, t["targetId"].as_str().unwrap().to_string());
         }
         assert!(
             Instant::now() < deadline,
@@ -48,40 +46,85 @@ async fn open_with_oopif(k: &Kapture, site: &Site) -> String {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    origin
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_out_of_process_frame_is_never_shown_empty() {
+async fn an_out_of_process_frame_is_read_and_driven_like_any_frame() {
     let site = Site::start().unwrap();
     let k = Kapture::start(oop_start(&[])).await;
-    let origin = open_with_oopif(&k, &site).await;
-    let marker = format!("(content in another process: {origin}; not read)");
-    let snap = kapture_e2e::eventually("the frame's line", Duration::from_secs(10), || {
+    let (origin, target) = open_with_oopif(&k, &site).await;
+    // Both frames show the same page: the one in the tab's process and the other one.
+    let snap = kapture_e2e::eventually("the frame's content", Duration::from_secs(10), || {
         let k = &k;
-        let marker = marker.clone();
         async move {
             let snap = k.ok("browser_snapshot", json!({})).await;
-            snap.contains(&marker).then_some(snap)
+            (snap.matches("button \"Pay now\"").count() == 2).then_some(snap)
         }
     })
     .await;
-    // The marker sits under the cross iframe, the same-origin frame is walked as before.
-    let lines: Vec<&str> = snap.lines().collect();
-    let at = lines.iter().position(|l| l.contains(&marker)).unwrap();
+    assert!(!snap.contains("another process"), "{snap}");
+    let cross = snap
+        .split_once("iframe \"Cross origin\"")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no cross iframe:\n{snap}"));
     assert!(
-        lines[at - 1].contains("iframe \"Cross origin\""),
-        "the marker is under its iframe:\n{snap}"
+        cross.contains(&format!("-> {origin}/frame-child.html")),
+        "{snap}"
     );
-    assert!(snap.contains("button \"Top button\""), "{snap}");
-    assert_eq!(
-        snap.matches("button \"Pay now\"").count(),
-        1,
-        "only the same-origin frame's button is read:\n{snap}"
+    assert!(cross.contains("h2 \"Inside the frame\""), "{snap}");
+    let card = kapture_e2e::ref_on(cross, "textbox \"Card\"");
+    let pay = kapture_e2e::ref_on(cross, "button \"Pay now\"");
+    assert_ne!(
+        card,
+        kapture_e2e::ref_on(&snap, "textbox \"Card\""),
+        "{snap}"
     );
-    // A find for the frame's site says the same.
-    let found = k.ok("browser_find", json!({"query": "oop.test"})).await;
-    assert!(found.contains(&marker), "{found}");
+    // A find reaches it too.
+    let found = k.ok("browser_find", json!({"query": "Pay now"})).await;
+    assert!(found.contains(&format!("[ref={pay}]")), "{found}");
+
+    k.ok("browser_type", json!({"ref": card, "text": "4242"}))
+        .await;
+    k.ok("browser_click", json!({"ref": pay})).await;
+    // The frame's own state, read by a debugger of its own on the frame's target.
+    let mut cdp = k.raw_cdp().await;
+    let attached = cdp
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target, "flatten": true}),
+        )
+        .await
+        .unwrap();
+    let session = attached["sessionId"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = cdp
+            .send(
+                Some(&session),
+                "Runtime.evaluate",
+                json!({"expression": "document.getElementById('state').textContent", "returnByValue": true}),
+            )
+            .await
+            .unwrap();
+        if state["result"]["value"] == "paid with 4242" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the frame's state: {state}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The frame in the tab's process was left alone.
+    let same =
+        "() => document.getElementById('same').contentDocument.getElementById('state').textContent";
+    assert_eq!(k.eval(same).await, json!("not paid"));
+    // The snapshot shows the new state, and how long one takes with such a frame.
+    let started = Instant::now();
+    let after = k.ok("browser_snapshot", json!({})).await;
+    eprintln!(
+        "snapshot with an out-of-process frame: {:?}",
+        started.elapsed()
+    );
+    assert!(after.contains("paragraph \"paid with 4242\""), "{after}");
     k.stop().await;
 }
 
@@ -89,7 +132,7 @@ async fn an_out_of_process_frame_is_never_shown_empty() {
 async fn a_denied_out_of_process_frame_is_one_withheld_line() {
     let site = Site::start().unwrap();
     let k = Kapture::start(oop_start(&["--deny", "oop.test"])).await;
-    let origin = open_with_oopif(&k, &site).await;
+    let (origin, _) = open_with_oopif(&k, &site).await;
     let withheld = format!("content withheld: read on {origin} denied by --deny oop.test");
     let snap = kapture_e2e::eventually("the withheld line", Duration::from_secs(10), || {
         let k = &k;

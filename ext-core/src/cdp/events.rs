@@ -111,6 +111,9 @@ pub struct TabEvents {
     /// is their target id), as auto-attach reports them: the tab's own session cannot walk
     /// them, so reads must say so instead of showing them empty.
     remote_frames: HashMap<String, RemoteFrame>,
+    /// The child session every frame of an out-of-process iframe's tree is reached
+    /// through (frames of the tab's own process have none).
+    frame_sessions: HashMap<String, String>,
     /// The rules the running command is held to (set by the worker while it runs): frames,
     /// requests and documents it reaches beyond its page are judged on them.
     pub judge: Option<crate::policy::Judge>,
@@ -190,6 +193,7 @@ impl TabEvents {
             context_origins: HashMap::new(),
             frame_parents: HashMap::new(),
             remote_frames: HashMap::new(),
+            frame_sessions: HashMap::new(),
             judge: None,
             rules_seen: None,
             worlds: HashMap::new(),
@@ -314,6 +318,17 @@ impl TabEvents {
         self.frame_urls.insert(id.to_string(), url);
         self.frame_origins.remove(id);
         self.set_frame_origin(id, origin.as_deref(), parent.as_deref());
+    }
+
+    /// The child session `frame` is reached through, if it runs in another process.
+    pub fn session_of(&self, frame: &str) -> Option<String> {
+        self.frame_sessions.get(frame).cloned()
+    }
+
+    /// `frame` (of an out-of-process iframe's tree) is reached through `session`.
+    pub fn set_frame_session(&mut self, frame: &str, session: &str) {
+        self.frame_sessions
+            .insert(frame.to_string(), session.to_string());
     }
 
     /// The tab's out-of-process frames, by frame id.
@@ -524,12 +539,23 @@ impl TabEvents {
                     |t| Some(t.to_string()),
                 );
                 if let Some(id) = gone {
-                    self.remote_frames.remove(&id);
-                    // Gone, or back in the tab's process (where its own events say more).
-                    if !self.frames.contains_key(&id) {
-                        self.frame_urls.remove(&id);
-                        self.frame_origins.remove(&id);
-                        self.frame_parents.remove(&id);
+                    // Gone, or back in the tab's process (where its own events and frame
+                    // tree say more): nothing learnt through its session stays.
+                    let session = self.remote_frames.remove(&id).and_then(|r| r.session);
+                    let mut lost: Vec<String> = self
+                        .frame_sessions
+                        .iter()
+                        .filter(|(_, s)| Some(*s) == session.as_ref())
+                        .map(|(f, _)| f.clone())
+                        .collect();
+                    lost.push(id);
+                    for f in lost {
+                        self.frame_sessions.remove(&f);
+                        self.frames.remove(&f);
+                        self.frame_urls.remove(&f);
+                        self.frame_origins.remove(&f);
+                        self.frame_parents.remove(&f);
+                        self.worlds.remove(&f);
                     }
                 }
             }

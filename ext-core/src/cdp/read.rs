@@ -185,14 +185,18 @@ fn remote_walk(origin: &str) -> Walk {
 
 /// The registry id, in the parent frame's world, of the iframe element holding `child`.
 async fn owner_id<S: CdpSession>(s: &S, parent: &str, child: &str) -> Option<u32> {
+    // The iframe element lives in the parent's document, reached through its session.
+    let session = s.events().borrow().session_of(parent);
+    let session = session.as_deref();
     let owner = s
-        .send("DOM.getFrameOwner", json!({"frameId": child}))
+        .send_in(session, "DOM.getFrameOwner", json!({"frameId": child}))
         .await
         .ok()?;
     let backend = owner.get("backendNodeId")?.as_i64()?;
     let ctx = world::world(s, parent).await.ok()?;
     let node = s
-        .send(
+        .send_in(
+            session,
             "DOM.resolveNode",
             json!({"backendNodeId": backend, "executionContextId": ctx}),
         )
@@ -200,7 +204,7 @@ async fn owner_id<S: CdpSession>(s: &S, parent: &str, child: &str) -> Option<u32
         .ok()?;
     let object = node.pointer("/object/objectId")?.as_str()?;
     let res = s
-        .send("Runtime.callFunctionOn", json!({"objectId": object, "functionDeclaration": js::ID_OF_THIS, "returnByValue": true}))
+        .send_in(session, "Runtime.callFunctionOn", json!({"objectId": object, "functionDeclaration": js::ID_OF_THIS, "returnByValue": true}))
         .await
         .ok()?;
     res.pointer("/result/value")?
