@@ -24,6 +24,12 @@ async fn open_with_oopif(k: &Kapture, site: &Site) -> (String, String) {
     let origin = format!("http://oop.test:{}", site.port());
     let child = format!("{origin}/frame-child.html");
     let page = format!("{}?cross={child}", site.url("frames.html"));
+    (origin, open_and_wait(k, &page, &child).await)
+}
+
+/// Open `page` and wait until the browser reports a frame showing `child` as a target of
+/// its own (out of process); answers its target id.
+async fn open_and_wait(k: &Kapture, page: &str, child: &str) -> String {
     k.ok("browser_navigate", json!({"url": page})).await;
     let mut cdp = k.raw_cdp().await;
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -38,7 +44,7 @@ async fn open_with_oopif(k: &Kapture, site: &Site) -> (String, String) {
             .flatten()
             .find(|t| t["type"] == "iframe" && t["url"] == json!(child));
         if let Some(t) = out_of_process {
-            break (origin, t["targetId"].as_str().unwrap().to_string());
+            break t["targetId"].as_str().unwrap().to_string();
         }
         assert!(
             Instant::now() < deadline,
@@ -86,33 +92,7 @@ async fn an_out_of_process_frame_is_read_and_driven_like_any_frame() {
     k.ok("browser_type", json!({"ref": card, "text": "4242"}))
         .await;
     k.ok("browser_click", json!({"ref": pay})).await;
-    // The frame's own state, read by a debugger of its own on the frame's target.
-    let mut cdp = k.raw_cdp().await;
-    let attached = cdp
-        .send(
-            None,
-            "Target.attachToTarget",
-            json!({"targetId": target, "flatten": true}),
-        )
-        .await
-        .unwrap();
-    let session = attached["sessionId"].as_str().unwrap().to_string();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let state = cdp
-            .send(
-                Some(&session),
-                "Runtime.evaluate",
-                json!({"expression": "document.getElementById('state').textContent", "returnByValue": true}),
-            )
-            .await
-            .unwrap();
-        if state["result"]["value"] == "paid with 4242" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the frame's state: {state}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_paid(&k, &target).await;
     // The frame in the tab's process was left alone.
     let same =
         "() => document.getElementById('same').contentDocument.getElementById('state').textContent";
@@ -146,5 +126,69 @@ async fn a_denied_out_of_process_frame_is_one_withheld_line() {
     assert!(!snap.contains("another process"), "{snap}");
     assert_eq!(snap.matches("button \"Pay now\"").count(), 1, "{snap}");
     assert!(!snap.contains("oop.test/frame-child"), "{snap}");
+    k.stop().await;
+}
+
+/// Wait until the frame of `target` says it was paid with 4242: its own state, read by a
+/// debugger of its own on the frame's target.
+async fn until_paid(k: &Kapture, target: &str) {
+    let mut cdp = k.raw_cdp().await;
+    let attached = cdp
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target, "flatten": true}),
+        )
+        .await
+        .unwrap();
+    let session = attached["sessionId"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = cdp
+            .send(
+                Some(&session),
+                "Runtime.evaluate",
+                json!({"expression": "document.getElementById('state').textContent", "returnByValue": true}),
+            )
+            .await
+            .unwrap();
+        if state["result"]["value"] == "paid with 4242" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the frame's state: {state}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A 127.0.0.1 frame inside the `oop.test` frame is out of process again (its parent is
+/// in another process): it is read and driven too, its box moved through both frames.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cross_site_frame_inside_an_out_of_process_frame_is_read_and_driven() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(oop_start(&[])).await;
+    let inner = site.url("frame-child.html");
+    let middle = format!("http://oop.test:{}/frames.html?cross={inner}", site.port());
+    let page = format!("{}?cross={middle}", site.url("frames.html"));
+    let target = open_and_wait(&k, &page, &inner).await;
+    // Three forms: the page's own frame's, the oop.test frame's own frame's, the innermost.
+    let snap = kapture_e2e::eventually("every frame's content", Duration::from_secs(10), || {
+        let k = &k;
+        async move {
+            let snap = k.ok("browser_snapshot", json!({})).await;
+            (snap.matches("button \"Pay now\"").count() == 3).then_some(snap)
+        }
+    })
+    .await;
+    let innermost = snap
+        .rsplit_once("iframe \"Cross origin\"")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no inner cross iframe:\n{snap}"));
+    assert!(innermost.contains(&format!("-> {inner}")), "{snap}");
+    let card = kapture_e2e::ref_on(innermost, "textbox \"Card\"");
+    let pay = kapture_e2e::ref_on(innermost, "button \"Pay now\"");
+    k.ok("browser_type", json!({"ref": card, "text": "4242"}))
+        .await;
+    k.ok("browser_click", json!({"ref": pay})).await;
+    until_paid(&k, &target).await;
     k.stop().await;
 }

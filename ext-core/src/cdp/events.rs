@@ -114,6 +114,8 @@ pub struct TabEvents {
     /// The child session every frame of an out-of-process iframe's tree is reached
     /// through (frames of the tab's own process have none).
     frame_sessions: HashMap<String, String>,
+    /// Child sessions already asked to auto-attach their own out-of-process frames.
+    sessions_seen: std::collections::HashSet<String>,
     /// The rules the running command is held to (set by the worker while it runs): frames,
     /// requests and documents it reaches beyond its page are judged on them.
     pub judge: Option<crate::policy::Judge>,
@@ -194,6 +196,7 @@ impl TabEvents {
             frame_parents: HashMap::new(),
             remote_frames: HashMap::new(),
             frame_sessions: HashMap::new(),
+            sessions_seen: Default::default(),
             judge: None,
             rules_seen: None,
             worlds: HashMap::new(),
@@ -323,6 +326,11 @@ impl TabEvents {
     /// The child session `frame` is reached through, if it runs in another process.
     pub fn session_of(&self, frame: &str) -> Option<String> {
         self.frame_sessions.get(frame).cloned()
+    }
+
+    /// True the first time `session` is asked about (then it is remembered).
+    pub fn first_sight_of_session(&mut self, session: &str) -> bool {
+        self.sessions_seen.insert(session.to_string())
     }
 
     /// `frame` (of an out-of-process iframe's tree) is reached through `session`.
@@ -542,6 +550,9 @@ impl TabEvents {
                     // Gone, or back in the tab's process (where its own events and frame
                     // tree say more): nothing learnt through its session stays.
                     let session = self.remote_frames.remove(&id).and_then(|r| r.session);
+                    if let Some(gone) = &session {
+                        self.sessions_seen.remove(gone);
+                    }
                     let mut lost: Vec<String> = self
                         .frame_sessions
                         .iter()

@@ -91,6 +91,17 @@ pub async fn refresh_frames<S: CdpSession>(s: &S) -> Result<Vec<FrameInfo>, Wire
         else {
             continue;
         };
+        // Cross-site frames inside it are targets of their own again: have Chrome report
+        // them too (once per session; best effort).
+        if s.events().borrow_mut().first_sight_of_session(&session) {
+            let _ = s
+                .send_in(
+                    Some(&session),
+                    "Target.setAutoAttach",
+                    json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
+                )
+                .await;
+        }
         let from = frames.len();
         walk(
             child.get("frameTree").unwrap_or(&Value::Null),
@@ -454,46 +465,59 @@ pub async fn remote_center<S: CdpSession>(
     };
     let object = element_object(s, target).await?;
     let (x, y, w, h) = element_box_in(s, Some(&session), &object).await?;
-    // The root of that process's frames: the auto-attached target of this session.
-    let root = s
-        .events()
-        .borrow()
-        .remote_frames()
-        .into_iter()
-        .find(|(_, r)| r.session.as_deref() == Some(session.as_str()));
-    let Some((root, r)) = root else {
-        return Err(WireError::new(
-            ErrorCode::RefStale,
-            "the frame of that element is gone",
-        ));
-    };
-    let parent_session = r
-        .parent
-        .as_deref()
-        .and_then(|p| s.events().borrow().session_of(p));
-    let owner = s
-        .send_in(
-            parent_session.as_deref(),
-            "DOM.getFrameOwner",
-            json!({"frameId": root}),
-        )
-        .await?;
-    let model = s
-        .send_in(
-            parent_session.as_deref(),
-            "DOM.getBoxModel",
-            json!({"backendNodeId": owner.get("backendNodeId")}),
-        )
-        .await?;
-    let ox = model.pointer("/model/content/0").and_then(Value::as_f64);
-    let oy = model.pointer("/model/content/1").and_then(Value::as_f64);
-    let (Some(ox), Some(oy)) = (ox, oy) else {
-        return Err(WireError::new(
-            ErrorCode::NotInteractable,
-            "the frame holding the element has no box on screen",
-        ));
-    };
-    Ok(Some((ox + x + w / 2.0, oy + y + h / 2.0)))
+    let (mut cx, mut cy) = (x + w / 2.0, y + h / 2.0);
+    // Out through each process's root frame to the tab: each root's iframe content box,
+    // in its parent's viewport, moves the point (nested out-of-process frames too).
+    let mut session = Some(session);
+    for _ in 0..crate::policy::frames::MAX_FRAME_DEPTH {
+        let Some(current) = session else {
+            return Ok(Some((cx, cy)));
+        };
+        let root = s
+            .events()
+            .borrow()
+            .remote_frames()
+            .into_iter()
+            .find(|(_, r)| r.session.as_deref() == Some(current.as_str()));
+        let Some((root, r)) = root else {
+            return Err(WireError::new(
+                ErrorCode::RefStale,
+                "the frame of that element is gone",
+            ));
+        };
+        let parent_session = r
+            .parent
+            .as_deref()
+            .and_then(|p| s.events().borrow().session_of(p));
+        let owner = s
+            .send_in(
+                parent_session.as_deref(),
+                "DOM.getFrameOwner",
+                json!({"frameId": root}),
+            )
+            .await?;
+        let model = s
+            .send_in(
+                parent_session.as_deref(),
+                "DOM.getBoxModel",
+                json!({"backendNodeId": owner.get("backendNodeId")}),
+            )
+            .await?;
+        let ox = model.pointer("/model/content/0").and_then(Value::as_f64);
+        let oy = model.pointer("/model/content/1").and_then(Value::as_f64);
+        let (Some(ox), Some(oy)) = (ox, oy) else {
+            return Err(WireError::new(
+                ErrorCode::NotInteractable,
+                "the frame holding the element has no box on screen",
+            ));
+        };
+        (cx, cy) = (cx + ox, cy + oy);
+        session = parent_session;
+    }
+    Err(WireError::new(
+        ErrorCode::NotInteractable,
+        "the element is too deep in nested frames to reach",
+    ))
 }
 
 /// Bounding box `(x, y, width, height)` of an element's content quads, in top-level

@@ -418,7 +418,8 @@ impl Worker {
     ) {
         // Events of a child session (an out-of-process iframe Chrome auto-attached) are not
         // the tab's own: its navigations and contexts must not be taken for the page's.
-        if session_id.is_some() {
+        // Only its own auto-attached frames (nested out-of-process iframes) are kept.
+        if session_id.is_some() && !method.starts_with("Target.") {
             return;
         }
         if let Some(tab_id) = tab_id {
