@@ -6,7 +6,7 @@ mod fuzz_common;
 use std::collections::{HashMap, HashSet};
 
 use ext_core::snapshot::{
-    diff, find, render, FrameKey, Page, RawNode, RefTable, RenderOptions, Walk,
+    diff, find, render, Choice, FrameKey, Page, RawNode, RefTable, RenderOptions, Walk,
 };
 use fuzz_common::{any_string, fuzz};
 use proptest::prelude::*;
@@ -86,7 +86,14 @@ fn raw_node(ids: u32) -> impl Strategy<Value = RawNode> {
                 u,
                 f,
                 l,
-                o,
+                o: o.into_iter()
+                    .map(|t| Choice {
+                        t,
+                        ..Choice::default()
+                    })
+                    .collect(),
+                on: None,
+                tt: None,
                 withheld: None,
                 remote: None,
             }

@@ -184,6 +184,10 @@ impl SessionLog {
                     .and_then(Value::as_str)
                     .and_then(|r| inner.refs.get(r))
                 {
+                    // A clickable text or a label has no ARIA role to find it by: its text.
+                    Some((role, name)) if matches!(role.as_str(), "clickable" | "label") => {
+                        json!([{ "by": "text", "value": name }])
+                    }
                     Some((role, name)) => json!([{ "by": "role", "value": [role, name] }]),
                     None => json!([]),
                 }
@@ -348,9 +352,36 @@ mod tests {
             "",
             6,
         );
+        log.record(
+            "browser_snapshot",
+            json!({}),
+            "ok",
+            " label \"Buy milk\" [ref=e3]\n clickable \"Open card\" [ref=e4]",
+            7,
+        );
+        log.record(
+            "browser_click",
+            json!({"ref": "e3", "doubleClick": true}),
+            "ok",
+            "",
+            8,
+        );
+        log.record("browser_click", json!({"ref": "e4"}), "ok", "", 9);
         let s = log.as_scenario();
         let methods: Vec<&str> = s.chain.iter().map(|c| c.method.as_str()).collect();
-        assert_eq!(methods, ["navigate", "type", "type", "click"]);
+        assert_eq!(
+            methods,
+            ["navigate", "type", "type", "click", "click", "click"]
+        );
+        // Text with a ref but no ARIA role is found by its text.
+        assert_eq!(
+            s.chain[4].params["locators"],
+            json!([{"by": "text", "value": "Buy milk"}])
+        );
+        assert_eq!(
+            s.chain[5].params["locators"],
+            json!([{"by": "text", "value": "Open card"}])
+        );
         assert_eq!(
             s.chain[1].params["locators"],
             json!([{"by": "role", "value": ["textbox", "User"]}])

@@ -12,13 +12,15 @@ mod export; // a recorded login exported as a script that runs under puppeteer-c
 mod faults; // cancels, worker kills, debugger drops, frames removed, kapture and browser restarts, idle
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
 mod load; // a thousand calls at once, ten tabs side by side, oversized pages
+mod names; // roles and names beside Chrome's accessibility tree on real apps; refs on text that takes a click
 mod navigation; // actions that load a page: named, answered on the new page; snapshots never stale or unexplained
 mod oopif; // cross-site frames Chrome runs in another process: read or said, denied ones withheld
 mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
 mod panel; // the Kapture panel driven like a person, with screenshots
 mod policy; // deny, safe mode, approvals in the Kapture window, origin binding, redirects
+mod real_apps;
 mod recorder; // a recorded flow saved as a scenario with sealed secrets
 mod scenarios; // the widget records a login; the shop checkout replays with dependencies from a fresh browser
 mod security; // the bridge refuses strangers; the token never leaks
 mod stdio; // MCP over stdio: bad input answered per JSON-RPC, the process survives, EOF ends it
-mod tools; // every tool on real pages
+mod tools; // every tool on real pages // the real-app corpus (TodoMVC ×9, Django admin) driven by an agent-like script

@@ -164,6 +164,24 @@ impl DjangoAdmin {
         }
     }
 
+    /// Run Python in the project's shell (`manage.py shell -v 0 -c`, no banner) and answer what it printed:
+    /// the database's own word, for checks that trust neither the page nor the browser.
+    pub fn shell(&self, code: &str) -> String {
+        let python = corpus_dir().join("venv").join("bin").join("python");
+        let out = Command::new(python)
+            .args(["manage.py", "shell", "-v", "0", "-c", code])
+            .current_dir(self._dir.path())
+            .env("DJANGO_SETTINGS_MODULE", "site_admin.settings")
+            .output()
+            .expect("run manage.py shell");
+        assert!(
+            out.status.success(),
+            "manage.py shell failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     /// An address on the admin's site, e.g. `url("/admin/")`.
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{}", self.port, path)

@@ -23,9 +23,11 @@ pub const RESOLVER_RULES: &str = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUD
 pub const OOP_TEST_RULES: &str =
     "--chromium-arg=--host-resolver-rules=MAP oop.test 127.0.0.1 , MAP * ~NOTFOUND , EXCLUDE 127.0.0.1";
 
+pub mod agent;
 pub mod cdp;
 pub mod corpus;
 pub mod panel;
+pub mod tasks;
 pub mod widget;
 pub mod x11;
 

@@ -2,19 +2,26 @@
 //! bound to 127.0.0.1 on a free port, for tests and benches. It stops when the [`Site`] is
 //! dropped.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The folder of the pages.
 pub fn pages_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("pages")
 }
 
-/// A running page server.
+/// A running page server: one thread accepts, each connection is answered on a thread of
+/// its own and closed after one response. (A pooled server left a browser's sixth parallel
+/// connection queued behind idle keep-alive ones, and pages with many scripts never
+/// finished loading.)
 pub struct Site {
-    server: Arc<tiny_http::Server>,
     port: u16,
+    stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -26,26 +33,26 @@ impl Site {
 
     /// Serve the files of `root` (nothing above it) on 127.0.0.1 with a port the OS picks.
     pub fn serve_folder(root: PathBuf) -> std::io::Result<Site> {
-        let server = tiny_http::Server::http("127.0.0.1:0").map_err(std::io::Error::other)?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .map(|a| a.port())
-            .ok_or_else(|| std::io::Error::other("no ip address"))?;
-        let server = Arc::new(server);
-        let worker = server.clone();
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let root = Arc::new(root);
         let thread = std::thread::spawn(move || {
-            for request in worker.incoming_requests() {
-                // One thread a request: a delayed answer (`?delay=`) holds up no other.
+            for stream in listener.incoming() {
+                if stopping.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
                 let root = root.clone();
                 std::thread::spawn(move || {
-                    let _ = respond(request, &root);
+                    let _ = serve(stream, &root);
                 });
             }
         });
         Ok(Site {
-            server,
             port,
+            stop,
             thread: Some(thread),
         })
     }
@@ -66,11 +73,69 @@ impl Site {
 
 impl Drop for Site {
     fn drop(&mut self) {
-        self.server.unblock();
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accepting thread so that it sees the flag.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
+}
+
+/// Longest request head read, and longest body read (and dropped).
+const HEAD_MAX: usize = 64 * 1024;
+const BODY_MAX: u64 = 16 * 1024 * 1024;
+
+/// One request on `stream`, one response, then the connection closes.
+fn serve(stream: TcpStream, root: &Path) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(30)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut head = Vec::new();
+    let mut content_length = 0u64;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || head.len() + line.len() > HEAD_MAX {
+            return Ok(());
+        }
+        if line == "\r\n" || line == "\n" {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                content_length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        head.push(line);
+    }
+    // The body is read whole (a form's fields), so that closing does not reset the
+    // connection.
+    let mut form = Vec::new();
+    reader
+        .by_ref()
+        .take(content_length.min(BODY_MAX))
+        .read_to_end(&mut form)?;
+    let mut words = head
+        .first()
+        .map(|l| l.split_whitespace())
+        .into_iter()
+        .flatten();
+    let method = words.next().unwrap_or("GET").to_string();
+    let target = words.next().unwrap_or("/").to_string();
+    let (status, headers, body) = respond(&method, &target, &form, root);
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str("\r\n");
+    let mut stream = stream;
+    stream.write_all(out.as_bytes())?;
+    stream.write_all(&body)?;
+    stream.flush()?;
+    stream.shutdown(std::net::Shutdown::Write)
 }
 
 fn content_type(path: &Path) -> &'static str {
@@ -112,18 +177,12 @@ fn resolve(url: &str, root: &Path) -> Option<PathBuf> {
     full.is_file().then_some(full)
 }
 
-fn header(name: &str, value: &str) -> std::io::Result<tiny_http::Header> {
-    tiny_http::Header::from_bytes(name, value).map_err(|_| std::io::Error::other("header"))
-}
-
 /// Longest `?delay=` honoured, in milliseconds.
 const MAX_DELAY_MS: u64 = 10_000;
 
 /// The pairs of a query string or form body, decoded.
-fn form_pairs(s: &str) -> Vec<(String, String)> {
-    url::form_urlencoded::parse(s.as_bytes())
-        .into_owned()
-        .collect()
+fn form_pairs(s: &[u8]) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(s).into_owned().collect()
 }
 
 /// Text safe inside HTML content and attribute values.
@@ -162,85 +221,86 @@ fn result_page(pairs: &[(String, String)]) -> String {
 }
 
 /// The `delay` of a request (query or form body), capped.
-fn delay_of(pairs: &[(String, String)]) -> Option<std::time::Duration> {
+fn delay_of(pairs: &[(String, String)]) -> Option<Duration> {
     pairs
         .iter()
         .find(|(k, _)| k == "delay")
         .and_then(|(_, v)| v.parse::<u64>().ok())
-        .map(|ms| std::time::Duration::from_millis(ms.min(MAX_DELAY_MS)))
+        .map(|ms| Duration::from_millis(ms.min(MAX_DELAY_MS)))
 }
 
-fn respond(mut request: tiny_http::Request, root: &Path) -> std::io::Result<()> {
-    let (path, query) = match request.url().split_once('?') {
-        Some((p, q)) => (p.to_string(), q.to_string()),
-        None => (request.url().to_string(), String::new()),
-    };
-    let mut pairs = form_pairs(&query);
-    // `POST /submit`: the form's fields, answered (after `delay` ms) with a 303 to the
-    // result page, the way a server-rendered app answers a saved form.
-    if path == "/submit" && *request.method() == tiny_http::Method::Post {
-        let mut body = String::new();
-        std::io::Read::read_to_string(&mut request.as_reader(), &mut body)?;
-        pairs.extend(form_pairs(&body));
-        if let Some(d) = delay_of(&pairs) {
-            std::thread::sleep(d);
-        }
-        let kept: Vec<String> = body
-            .split('&')
-            .filter(|p| !p.is_empty() && !p.starts_with("delay="))
-            .map(str::to_string)
-            .collect();
-        let location = format!("/result?from=post&{}", kept.join("&"));
-        let response = tiny_http::Response::from_string("see other")
-            .with_status_code(303)
-            .with_header(header("Location", &location)?);
-        return request.respond(response);
+/// What a response is: status line, headers, body.
+type Response = (&'static str, Vec<(&'static str, String)>, Vec<u8>);
+
+/// The response to `method url` with the request's body `form`. Any request may be
+/// answered late (`?delay=<ms>`, capped, also as a form field).
+fn respond(method: &str, url: &str, form: &[u8], root: &Path) -> Response {
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut pairs = form_pairs(query.as_bytes());
+    if method == "POST" {
+        pairs.extend(form_pairs(form));
     }
-    // Anything else may be answered late: `?delay=<ms>` (capped).
     if let Some(d) = delay_of(&pairs) {
         std::thread::sleep(d);
     }
+    // `POST /submit`: the form's fields, answered with a 303 to the result page, the way a
+    // server-rendered app answers a saved form.
+    if path == "/submit" && method == "POST" {
+        let kept: Vec<&str> = std::str::from_utf8(form)
+            .unwrap_or("")
+            .split('&')
+            .filter(|p| !p.is_empty() && !p.starts_with("delay="))
+            .collect();
+        let location = format!("/result?from=post&{}", kept.join("&"));
+        return (
+            "303 See Other",
+            vec![("Location", location)],
+            b"see other".to_vec(),
+        );
+    }
     // `/nocontent`: a 204, which a browser answers by staying on the page.
     if path == "/nocontent" {
-        return request.respond(tiny_http::Response::empty(204));
+        return ("204 No Content", Vec::new(), Vec::new());
     }
     if path == "/result" {
-        let response = tiny_http::Response::from_string(result_page(&pairs))
-            .with_header(header("Content-Type", "text/html; charset=utf-8")?);
-        return request.respond(response);
+        return (
+            "200 OK",
+            vec![("Content-Type", "text/html; charset=utf-8".into())],
+            result_page(&pairs).into_bytes(),
+        );
     }
     // `/attachment/<name>`: a generated file served as a download (Content-Disposition).
-    if let Some(name) = request.url().strip_prefix("/attachment/") {
+    if let Some(name) = url.strip_prefix("/attachment/") {
         let name: String = name
             .chars()
             .filter(|c| c.is_ascii_alphanumeric() || ".-_".contains(*c))
             .collect();
         let body = format!("attachment body of {name}\n");
-        let response = tiny_http::Response::from_string(body)
-            .with_header(header("Content-Type", "application/octet-stream")?)
-            .with_header(header(
-                "Content-Disposition",
-                &format!("attachment; filename=\"{name}\""),
-            )?);
-        return request.respond(response);
+        return (
+            "200 OK",
+            vec![
+                ("Content-Type", "application/octet-stream".into()),
+                (
+                    "Content-Disposition",
+                    format!("attachment; filename=\"{name}\""),
+                ),
+            ],
+            body.into_bytes(),
+        );
     }
     // `/redirect?to=<url>`: a 302 to another address (policy tests follow it).
-    if let Some(to) = request.url().strip_prefix("/redirect?to=") {
-        let to = to.to_string();
-        let response = tiny_http::Response::from_string("moved")
-            .with_status_code(302)
-            .with_header(header("Location", &to)?);
-        return request.respond(response);
+    if let Some(to) = url.strip_prefix("/redirect?to=") {
+        // A header value never carries a line break.
+        let to: String = to.chars().filter(|c| !c.is_control()).collect();
+        return ("302 Found", vec![("Location", to)], b"moved".to_vec());
     }
-    match resolve(request.url(), root) {
-        Some(path) => {
-            let body = std::fs::read(&path)?;
-            let content_type = header("Content-Type", content_type(&path))?;
-            request.respond(tiny_http::Response::from_data(body).with_header(content_type))
-        }
-        None => {
-            request.respond(tiny_http::Response::from_string("not found").with_status_code(404))
-        }
+    match resolve(url, root).and_then(|path| Some((std::fs::read(&path).ok()?, path))) {
+        Some((body, path)) => (
+            "200 OK",
+            vec![("Content-Type", content_type(&path).into())],
+            body,
+        ),
+        None => ("404 Not Found", Vec::new(), b"not found".to_vec()),
     }
 }
 
@@ -258,20 +318,29 @@ mod tests {
         assert!(resolve("/nope.html", &root).is_none());
     }
 
+    /// One raw request; answers the status line and the body.
+    fn get(site: &Site, request: &str) -> (String, String) {
+        let mut stream = TcpStream::connect(("127.0.0.1", site.port())).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        (head.lines().next().unwrap().to_string(), body.to_string())
+    }
+
     #[test]
-    fn form_bodies_decode_and_results_escape() {
-        let pairs = form_pairs("name=Ada+L%C3%B6we&q=%3Cb%3E&bad=%zz&delay=300");
-        assert_eq!(pairs[0], ("name".into(), "Ada Löwe".into()));
-        assert_eq!(pairs[1].1, "<b>");
-        assert_eq!(pairs[2].1, "%zz");
-        assert_eq!(
-            delay_of(&pairs),
-            Some(std::time::Duration::from_millis(300))
+    fn answers_files_redirects_and_misses_then_closes() {
+        let site = Site::start().unwrap();
+        let (status, body) = get(&site, "GET /form.html HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        assert!(body.contains("<form"));
+        let (status, _) = get(&site, "GET /nope.html HTTP/1.1\r\n\r\n");
+        assert_eq!(status, "HTTP/1.1 404 Not Found");
+        let (status, _) = get(
+            &site,
+            "POST /redirect?to=/form.html HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
         );
-        let page = result_page(&pairs);
-        assert!(page.contains("<title>Result Ada Löwe</title>"), "{page}");
-        assert!(page.contains("&lt;b&gt;") && !page.contains("<b>"));
-        assert!(!page.contains("delay"), "the delay is not content");
+        assert_eq!(status, "HTTP/1.1 302 Found");
     }
 
     #[test]

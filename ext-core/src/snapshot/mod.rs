@@ -31,6 +31,10 @@ pub struct RawNode {
     /// Placeholder, when there is no value.
     #[serde(default)]
     pub p: Option<String>,
+    /// The tooltip inside a nameless link or button (an icon's `title`): shown beside it,
+    /// not as its name (Chrome names such an element nothing).
+    #[serde(default)]
+    pub tt: Option<String>,
     /// Registry id in the frame's isolated world.
     #[serde(default)]
     pub i: Option<u32>,
@@ -43,9 +47,12 @@ pub struct RawNode {
     /// Heading level.
     #[serde(default)]
     pub l: Option<u8>,
-    /// Choices of a select.
+    /// Choices of a select (the first ones, up to the walker's cap).
     #[serde(default)]
-    pub o: Vec<String>,
+    pub o: Vec<Choice>,
+    /// How many choices the select has, when more than `o` holds.
+    #[serde(default)]
+    pub on: Option<u32>,
     /// Set by Kapture, never read from a walk: this node stands for a frame whose content
     /// is withheld, for this reason (the rule that denies reading its origin).
     #[serde(skip)]
@@ -54,6 +61,19 @@ pub struct RawNode {
     /// another process whose content was not read, with that frame's origin.
     #[serde(skip)]
     pub remote: Option<String>,
+}
+
+/// One choice of a select.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Choice {
+    /// Its label.
+    pub t: String,
+    /// Disabled.
+    #[serde(default)]
+    pub d: bool,
+    /// Selected (told only for a select of many choices; one choice is the select's value).
+    #[serde(default)]
+    pub s: bool,
 }
 
 /// What one walk of one frame returned.

@@ -2,7 +2,7 @@
 //! level, refs on what an agent can act on, repeated items folded and the whole cut to a
 //! budget, every omission marked with the call that shows it.
 
-use super::{Node, Page, RefTable};
+use super::{Node, Page, RawNode, RefTable};
 use crate::escape;
 
 /// Roles an agent acts on: they always carry a ref.
@@ -192,8 +192,13 @@ impl Ctx<'_> {
                 name = Some(t.clone());
             }
         }
-        // A name that only repeats the children's text is said once, by the children.
-        if name.is_some() && !n.children.is_empty() && self.inline_child_text(idx).is_none() {
+        // A name that only repeats the children's text is said once, by the children; an
+        // element with a ref keeps its name on its own line (what the ref is called).
+        if name.is_some()
+            && !is_actionable(n)
+            && !n.children.is_empty()
+            && self.inline_child_text(idx).is_none()
+        {
             let mut parts = Vec::new();
             for &c in &n.children {
                 self.flat_text(c, &mut parts, 0);
@@ -226,18 +231,13 @@ impl Ctx<'_> {
         } else if let Some(p) = &raw.p {
             s.push_str(&format!(" placeholder {}", quote(p)));
         }
+        if let Some(t) = &raw.tt {
+            s.push_str(&format!(" title {}", cut_text(t, TEXT_MAX)));
+        }
         // A line keeps to a size a page cannot blow up: options and link targets are cut.
         if !raw.o.is_empty() {
-            let mut options: Vec<String> = raw
-                .o
-                .iter()
-                .take(OPTIONS_MAX)
-                .map(|o| escape::inline_cut(o, TEXT_MAX))
-                .collect();
-            if raw.o.len() > OPTIONS_MAX {
-                options.push(format!("… {} more", raw.o.len() - OPTIONS_MAX));
-            }
-            s.push_str(&format!(" options: {}", options.join(" | ")));
+            s.push_str(" options: ");
+            s.push_str(&options(raw));
         }
         if let Some(u) = raw.u.as_ref().filter(|u| !u.is_empty()) {
             s.push_str(" -> ");
@@ -466,6 +466,33 @@ impl Ctx<'_> {
     }
 }
 
+/// The choices of a select, each quoted (a label may hold `|`, `,` or quotes and stays one
+/// choice), marked when disabled or selected, cut to [`OPTIONS_MAX`] with the count left.
+fn options(raw: &RawNode) -> String {
+    let mut out: Vec<String> = raw
+        .o
+        .iter()
+        .take(OPTIONS_MAX)
+        .map(|o| {
+            let mut item = cut_text(&o.t, TEXT_MAX);
+            if o.d {
+                item.push_str(" (disabled)");
+            }
+            if o.s {
+                item.push_str(" (selected)");
+            }
+            item
+        })
+        .collect();
+    let total = raw
+        .on
+        .map_or(raw.o.len(), |n| (n as usize).max(raw.o.len()));
+    if total > out.len() {
+        out.push(format!("… {} more", total - out.len()));
+    }
+    out.join(", ")
+}
+
 fn mostly_same_role(page: &Page, kids: &[usize]) -> bool {
     let Some(first) = kids.first().and_then(|k| page.nodes[*k].raw.r.as_ref()) else {
         return false;
@@ -483,9 +510,11 @@ fn cut_marker(max_chars: usize, how: &str) -> String {
 }
 
 fn item_name(page: &Page, rest: &[usize]) -> String {
+    // The role is the page's word: only a plain role word is repeated, like on a node line.
     let role = rest
         .first()
-        .and_then(|k| page.nodes[*k].raw.r.clone())
+        .and_then(|k| page.nodes[*k].raw.r.as_deref())
+        .map(|r| word(r).unwrap_or_else(|| "element".into()))
         .unwrap_or_else(|| "item".into());
     if rest.len() == 1 {
         role
@@ -617,6 +646,7 @@ pub fn find(page: &Page, refs: &mut RefTable, query: &str, max: usize) -> (Vec<S
             raw.t.as_deref(),
             raw.v.as_deref(),
             raw.u.as_deref(),
+            raw.tt.as_deref(),
         ];
         let hit = hay.iter().flatten().any(|h| h.to_lowercase().contains(&q));
         // A text node whose parent already matched on the same text adds nothing.

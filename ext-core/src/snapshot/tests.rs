@@ -50,7 +50,7 @@ fn a_form_renders_compactly_with_refs_on_what_can_be_acted_on() {
         {"d": 0, "r": "form", "n": "Sign up form", "i": 2},
         {"d": 1, "r": "textbox", "n": "Name", "v": "Ada", "i": 3},
         {"d": 1, "r": "textbox", "n": "Email", "p": "you@example.com", "f": ["required"], "i": 4},
-        {"d": 1, "r": "combobox", "n": "Plan", "v": "Free", "o": ["Free", "Pro", "Team (disabled)"], "i": 9},
+        {"d": 1, "r": "combobox", "n": "Plan", "v": "Free", "o": [{"t": "Free"}, {"t": "Pro"}, {"t": "Team", "d": true}], "i": 9},
         {"d": 1, "r": "checkbox", "n": "I agree", "f": ["checked"], "i": 5},
         {"d": 1, "r": "button", "n": "Create", "f": ["disabled"], "i": 6},
         {"d": 0, "r": "paragraph", "i": 7},
@@ -64,7 +64,7 @@ h1 \"Sign up\"
 form \"Sign up form\"
  textbox \"Name\" [ref=e1]: Ada
  textbox \"Email\" [required] [ref=e2] placeholder \"you@example.com\"
- combobox \"Plan\" [ref=e3]: Free options: Free | Pro | Team (disabled)
+ combobox \"Plan\" [ref=e3]: Free options: \"Free\", \"Pro\", \"Team\" (disabled)
  checkbox \"I agree\" [checked] [ref=e4]
  button \"Create\" [disabled] [ref=e5]
 paragraph
@@ -400,4 +400,101 @@ fn a_diff_answer_keeps_to_its_budget_and_says_what_it_left_out() {
     let all = diff_text(&changes[..2], 2_000);
     assert!(!all.contains("not shown"), "{all}");
     assert_eq!(diff_text(&[], 2_000), "No changes since the last snapshot.");
+}
+
+#[test]
+fn each_option_stays_one_quoted_item_whatever_its_label_holds() {
+    let p = page(json!([
+        {"d": 0, "r": "listbox", "n": "Permissions", "i": 1, "o": [
+            {"t": "Administration | log entry | Can add log entry"},
+            {"t": "Say \"hi\", then [ref=e1]", "s": true},
+            {"t": "Gone", "d": true},
+        ], "on": 65},
+        {"d": 0, "r": "combobox", "n": "Plan", "v": "A, B", "i": 2, "o": [{"t": "A, B"}, {"t": "C"}]},
+    ]));
+    let out = render(&p, None, &mut refs(), &RenderOptions::default());
+    assert_eq!(
+        out.lines,
+        [
+            "listbox \"Permissions\" [ref=e1] options: \"Administration | log entry | Can add log entry\", \"Say \\\"hi\\\", then [ref\\=e1]\" (selected), \"Gone\" (disabled), … 62 more",
+            "combobox \"Plan\" [ref=e2]: A, B options: \"A, B\", \"C\"",
+        ]
+    );
+}
+
+#[test]
+fn options_beyond_the_cap_are_counted_not_shown() {
+    let o: Vec<_> = (0..70).map(|k| json!({"t": format!("o{k}")})).collect();
+    let p = page(json!([{"d": 0, "r": "combobox", "n": "Many", "i": 1, "o": o}]));
+    let out = render(&p, None, &mut refs(), &RenderOptions::default());
+    let line = &out.lines[0];
+    assert!(line.contains("\"o59\", … 10 more"), "{line}");
+    assert!(!line.contains("\"o60\""), "{line}");
+}
+
+#[test]
+fn a_nameless_links_tooltip_is_told_beside_it_and_found() {
+    let p = page(json!([
+        {"d": 0, "r": "link", "tt": "Choose a Date", "u": "#", "i": 1},
+        {"d": 0, "r": "label", "n": "Buy milk", "f": ["clickable"], "i": 2},
+        {"d": 0, "r": "generic", "n": "Card title Card body", "f": ["clickable"], "i": 3},
+    ]));
+    let mut table = refs();
+    let out = render(&p, None, &mut table, &RenderOptions::default());
+    assert_eq!(
+        out.lines,
+        [
+            "link [ref=e1] title \"Choose a Date\" -> #",
+            "label \"Buy milk\" [ref=e2]",
+            "clickable \"Card title Card body\" [ref=e3]",
+        ]
+    );
+    let (found, total) = find(&p, &mut table, "choose a date", 10);
+    assert_eq!((found.len(), total), (1, 1), "{found:?}");
+    assert!(found[0].contains("[ref=e1]"), "{found:?}");
+}
+
+#[test]
+fn a_ref_keeps_its_name_even_when_its_children_repeat_it() {
+    let p = page(json!([
+        {"d": 0, "r": "link", "n": "Go", "u": "/go", "i": 1},
+        {"d": 1, "r": "button", "n": "Go", "i": 2},
+        {"d": 0, "r": "region", "n": "Box", "i": 3},
+        {"d": 1, "r": "heading", "n": "Box", "l": 2, "i": 4},
+    ]));
+    let out = render(&p, None, &mut refs(), &RenderOptions::default());
+    assert_eq!(
+        out.lines,
+        [
+            "link \"Go\" [ref=e1] -> /go",
+            " button \"Go\" [ref=e2]",
+            "region",
+            " h2 \"Box\"",
+        ]
+    );
+}
+
+#[test]
+fn a_fold_marker_repeats_only_a_plain_role_word() {
+    // A page's own `role` attribute is free text: the fold marker names the folded items
+    // by it, so a role with line breaks or bidi marks must not reach the line.
+    let mut nodes = vec![json!({"d": 0, "r": "list", "i": 1})];
+    for k in 0..60u32 {
+        nodes.push(
+            json!({"d": 1, "r": "x\u{2028}Hint: \u{202e}evil", "n": format!("n{k}"), "i": 10 + k}),
+        );
+    }
+    let out = render(
+        &page(json!(nodes)),
+        None,
+        &mut refs(),
+        &RenderOptions::default(),
+    );
+    let marker = out
+        .lines
+        .iter()
+        .find(|l| l.contains(" more "))
+        .expect("fold marker");
+    assert!(marker.contains("more elements:"), "{marker}");
+    assert!(!out.text.contains("Hint:"), "{}", out.text);
 }

@@ -32,6 +32,8 @@ async (rootTarget, maxNodes) => {
     radio: 'radio', range: 'slider', number: 'spinbutton', search: 'searchbox', hidden: null, file: 'button',
     color: 'button', date: 'textbox', 'datetime-local': 'textbox', month: 'textbox', time: 'textbox', week: 'textbox' };
   const clean = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  // Most choices of one select the model lists (the renderer shows as many).
+  const OPTIONS_MAX = 60;
   const vw = innerWidth, vh = innerHeight;
 
   const roleOf = (el) => {
@@ -57,49 +59,175 @@ async (rootTarget, maxNodes) => {
     return TAG_ROLES[tag] || null;
   };
 
-  // Text of a subtree for names; a label's own controls are not part of its text.
-  const CONTROLS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON']);
-  const textOf = (el, depth = 0, skipControls = false) => {
-    if (depth > 12) return '';
-    let s = '';
-    for (const n of (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes)) {
-      if (n.nodeType === 3) s += n.data;
-      else if (n.nodeType === 1) {
-        if (SKIP_TAGS.has(n.tagName) || n.getAttribute('aria-hidden') === 'true' || n.hidden) continue;
-        if (skipControls && CONTROLS.has(n.tagName)) continue;
-        if (n.tagName === 'IMG') s += ' ' + (n.getAttribute('alt') || '') + ' ';
-        else if (n.tagName === 'INPUT') s += ' ' + (n.value || '') + ' ';
-        else s += ' ' + textOf(n, depth + 1, skipControls) + ' ';
-      }
-    }
-    return s;
+  // ---- Accessible names: accname 1.2 as Chrome computes it (HTML-AAM for native elements).
+  // One computed style per element and walk; names from content are remembered per element.
+  const styles = new Map();
+  const css = (el) => { let st = styles.get(el); if (!st) { st = getComputedStyle(el); styles.set(el, st); } return st; };
+  const contents = new Map();
+  // Hidden from names: display:none, aria-hidden; visibility:hidden hides an element's own
+  // text (a visible child still counts), as in Chrome.
+  const gone = (el) => el.getAttribute('aria-hidden') === 'true' || css(el).display === 'none';
+  const visible = (el) => { const v = css(el).visibility; return v !== 'hidden' && v !== 'collapse'; };
+  // Parts of a name are run together only across plain inline elements; blocks, inline
+  // blocks and replaced elements (images, controls) are spaced apart, as Chrome does.
+  const REPLACED = new Set(['IMG', 'INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'SVG', 'svg', 'IFRAME', 'VIDEO', 'CANVAS', 'OBJECT', 'EMBED']);
+  const inline = (el) => { const dsp = css(el).display; return (dsp === 'inline' || dsp === 'contents') && !REPLACED.has(el.tagName); };
+  const TEXT_TRANSFORMS = {
+    uppercase: (t) => t.toUpperCase(),
+    lowercase: (t) => t.toLowerCase(),
+    // Words start after spaces, hyphens and opening punctuation, not after an apostrophe.
+    capitalize: (t) => t.replace(/(^|[\s\-\u2010-\u2015/([{"\u201c\u00ab])(\p{L})/gu, (m, a, b) => a + b.toUpperCase()),
   };
-
-  function nameOf(el, role) {
+  // Asking every element for its pseudo-elements' style is a third of a walk: only elements
+  // a rule may give generated content are asked (the base selectors of the `::before` and
+  // `::after` rules with a `content`); null: ask every element (a sheet not readable here).
+  const pseudoSelector = (() => {
+    const bases = [];
+    const scan = (rules) => {
+      for (const r of rules) {
+        if (r.styleSheet) { scan(r.styleSheet.cssRules); continue; }
+        if (r.cssRules) scan(r.cssRules);
+        const sel = r.selectorText;
+        if (!sel || !/:(before|after)/i.test(sel) || !r.style || !r.style.content) continue;
+        for (const part of sel.split(',')) {
+          if (/:(before|after)/i.test(part)) bases.push(part.replace(/::?(before|after)/gi, '').trim() || '*');
+        }
+      }
+    };
+    try {
+      for (const sheet of document.styleSheets) scan(sheet.cssRules);
+      for (const sheet of document.adoptedStyleSheets || []) scan(sheet.cssRules);
+      if (!bases.length) return '';
+      const sel = bases.join(',');
+      document.documentElement.matches(sel);
+      return sel;
+    } catch (e) { return null; }
+  })();
+  // Shadow trees bring sheets of their own: their elements are always asked.
+  const mayGenerate = (el) => pseudoSelector === null || (pseudoSelector !== '' && el.matches(pseudoSelector)) || el.getRootNode() !== document;
+  // CSS generated content (`::before`/`::after`): its strings; counters, attr() and images are
+  // left out.
+  const generated = (el, which) => {
+    const c = getComputedStyle(el, which).content;
+    if (!c || c === 'none' || c === 'normal') return '';
+    let out = '';
+    for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"/g)) out += m[1].replace(/\\(.)/g, '$1');
+    return out;
+  };
+  // The value an embedded control gives a name it is part of (null: not such a control).
+  const TEXTLIKE = new Set(['text', 'search', 'email', 'tel', 'url', 'password', 'number', '']);
+  function controlValue(el) {
+    const tag = el.tagName;
+    if (tag === 'INPUT') {
+      const t = (el.getAttribute('type') || '').toLowerCase();
+      if (TEXTLIKE.has(t) || t === 'range') return el.value;
+      return null;
+    }
+    if (tag === 'TEXTAREA') return el.value;
+    if (tag === 'SELECT') return [...el.selectedOptions].map((o) => o.label).join(' ');
+    const role = el.getAttribute('role');
+    if (role === 'textbox' || role === 'searchbox') return el.textContent;
+    if (role === 'slider' || role === 'spinbutton') return el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow') || '';
+    return null;
+  }
+  function labelledBy(el) {
     const by = el.getAttribute('aria-labelledby');
-    if (by) {
-      const t = clean(by.split(/\s+/).map((id) => { const r = document.getElementById(id); return r ? textOf(r) : ''; }).join(' '));
+    if (!by) return '';
+    const root = el.getRootNode();
+    const parts = [];
+    for (const id of by.split(/\s+/)) {
+      const r = id && (root.getElementById ? root.getElementById(id) : document.getElementById(id));
+      // A referenced node counts even when hidden (then its hidden content counts too).
+      if (r) parts.push(textAlt(r, { labelledby: true, hiddenOk: gone(r) || !visible(r), skip: null }, 0));
+    }
+    return clean(parts.join(' '));
+  }
+  // One node of a name traversal (accname step 2, in recursion). `mode`: inside an
+  // aria-labelledby traversal, hidden nodes allowed (a hidden target), the control being
+  // named (not part of its own label).
+  const NATIVE_ALT = new Set(['INPUT', 'TEXTAREA', 'SELECT', 'IMG', 'AREA', 'svg', 'SVG']);
+  function textAlt(el, mode, depth) {
+    if (depth > 40) return '';
+    if (!mode.hiddenOk && gone(el)) return '';
+    if (SKIP_TAGS.has(el.tagName) || el === mode.skip) return '';
+    // Most nodes of a name (a cell's span, a link's b) carry no attribute: their content is
+    // all they give.
+    if (el.attributes.length === 0 && !NATIVE_ALT.has(el.tagName)) return fromContent(el, mode, depth);
+    if (!mode.labelledby && el.hasAttribute('aria-labelledby')) {
+      const t = labelledBy(el);
       if (t) return t;
     }
+    // Embedded controls give their value, even over their aria-label.
+    if (depth > 0) { const v = controlValue(el); if (v !== null) return v; }
     const aria = clean(el.getAttribute('aria-label'));
     if (aria) return aria;
     const tag = el.tagName;
-    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'METER' || tag === 'PROGRESS') {
+    if (tag === 'IMG' || tag === 'AREA') return el.getAttribute('alt') ?? el.getAttribute('title') ?? '';
+    if (tag === 'INPUT') {
       const t = el.type;
-      if (tag === 'INPUT' && (t === 'button' || t === 'submit' || t === 'reset')) return clean(el.value) || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '');
-      if (tag === 'INPUT' && t === 'image') return clean(el.alt) || 'Submit';
-      const labels = el.labels ? [...el.labels].map((l) => clean(textOf(l, 0, true))).filter(Boolean).join(' ') : '';
-      if (labels) return labels;
-      return clean(el.getAttribute('title')) || clean(el.getAttribute('placeholder'));
+      if (t === 'button' || t === 'submit' || t === 'reset') return el.value || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '');
+      if (t === 'image') return el.alt || 'Submit';
+      return el.getAttribute('title') || '';
     }
-    if (tag === 'IMG' || tag === 'AREA') return clean(el.getAttribute('alt')) || clean(el.getAttribute('title'));
-    if (tag === 'IFRAME' || tag === 'FRAME') return clean(el.getAttribute('title')) || clean(el.getAttribute('name'));
-    if (tag === 'FIELDSET') { const l = el.querySelector(':scope > legend'); if (l) return clean(textOf(l)); }
-    if (tag === 'TABLE') { const c = el.querySelector(':scope > caption'); if (c) return clean(textOf(c)); }
-    if (tag === 'FIGURE') { const c = el.querySelector(':scope > figcaption'); if (c) return clean(textOf(c)); }
-    if (role && FROM_CONTENT.has(role)) { const t = clean(textOf(el)); if (t) return t; }
-    if (role === 'svg' || tag.toLowerCase() === 'svg') { const t = el.querySelector('title'); if (t) return clean(t.textContent); }
-    return clean(el.getAttribute('title'));
+    if (tag === 'svg' || tag === 'SVG') { const ti = el.querySelector('title'); return ti ? ti.textContent : (el.getAttribute('title') || ''); }
+    const t = fromContent(el, mode, depth);
+    if (clean(t)) return t;
+    // A tooltip names the node itself, or an image inside; Chrome reads no other
+    // descendant's title into a name.
+    return depth === 0 || el.getAttribute('role') === 'img' ? (el.getAttribute('title') || '') : '';
+  }
+  // The text of an element's content (children and generated content), block-level parts
+  // spaced apart.
+  function fromContent(el, mode, depth) {
+    const plain = !mode.labelledby && !mode.hiddenOk && !mode.skip;
+    if (plain && contents.has(el)) return contents.get(el);
+    const pseudo = mayGenerate(el);
+    let s = pseudo ? generated(el, '::before') : '';
+    const own = mode.hiddenOk || visible(el);
+    const transform = TEXT_TRANSFORMS[css(el).textTransform];
+    const kids = el.tagName === 'SLOT' ? el.assignedNodes({ flatten: true }) : (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes);
+    for (const n of kids) {
+      if (n.nodeType === 3) { if (own) s += transform ? transform(n.data) : n.data; }
+      else if (n.nodeType === 1) {
+        if (n.tagName === 'BR') { s += ' '; continue; }
+        const part = textAlt(n, mode, depth + 1);
+        if (part) s += inline(n) ? part : ' ' + part + ' ';
+      }
+    }
+    if (pseudo) s += generated(el, '::after');
+    if (plain) contents.set(el, s);
+    return s;
+  }
+  const content = (el) => clean(fromContent(el, { labelledby: false, hiddenOk: false, skip: null }, 0));
+  // A label rendered nowhere (display:none on it or above) gives no text, as in Chrome.
+  const rendered = (l) => (l.checkVisibility ? l.checkVisibility() : l.getClientRects().length > 0);
+
+  function nameOf(el, role) {
+    const by = labelledBy(el);
+    if (by) return by;
+    const aria = clean(el.getAttribute('aria-label'));
+    if (aria) return aria;
+    const tag = el.tagName;
+    const title = () => clean(el.getAttribute('title'));
+    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'METER' || tag === 'PROGRESS' || tag === 'OUTPUT') {
+      const t = el.type;
+      if (tag === 'INPUT' && (t === 'button' || t === 'submit' || t === 'reset')) return clean(el.value) || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : title());
+      if (tag === 'INPUT' && t === 'image') return clean(el.alt) || clean(el.value) || title() || 'Submit';
+      // A control with labels is named by them alone, even when they say nothing (Chrome
+      // then falls back to neither title nor placeholder).
+      if (el.labels && el.labels.length) {
+        return [...el.labels].filter(rendered).map((l) => clean(fromContent(l, { labelledby: false, hiddenOk: false, skip: el }, 0))).filter(Boolean).join(' ');
+      }
+      return title() || clean(el.getAttribute('placeholder')) || clean(el.getAttribute('aria-placeholder'));
+    }
+    if (tag === 'IMG' || tag === 'AREA') return clean(el.getAttribute('alt')) || title();
+    if (tag === 'IFRAME' || tag === 'FRAME') return title();
+    if (tag === 'FIELDSET') { const l = el.querySelector(':scope > legend'); if (l) { const t = content(l); if (t) return t; } }
+    if (tag === 'TABLE') { const c = el.querySelector(':scope > caption'); if (c) { const t = content(c); if (t) return t; } }
+    if (tag === 'FIGURE') { const c = el.querySelector(':scope > figcaption'); if (c) { const t = content(c); if (t) return t; } }
+    if (tag === 'svg' || tag === 'SVG') { const t = el.querySelector('title'); if (t) return clean(t.textContent); }
+    if (role && FROM_CONTENT.has(role)) { const t = content(el); if (t) return t; }
+    return title();
   }
 
   // Hidden for everyone: not emitted. Visually hidden but exposed: flagged.
@@ -116,14 +244,24 @@ async (rootTarget, maxNodes) => {
   const emit = (d, fields) => { out.push(Object.assign({ d }, fields)); };
   let truncated = false;
 
-  function visitChildren(el, d, hiddenFlag) {
+  // `pointer`: the parent shows a pointer cursor (its children inherit it: only the outermost
+  // pointer element takes a ref); `acting`: inside an element an agent acts on already.
+  function visitChildren(el, d, hiddenFlag, pointer, acting) {
     const kids = el.tagName === 'SLOT' ? el.assignedNodes({ flatten: true }) : (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes);
     let kidsList = kids;
     if (el.tagName === 'SLOT' && kids.length === 0) kidsList = el.childNodes;
-    for (const n of kidsList) visit(n, d, hiddenFlag);
+    for (const n of kidsList) visit(n, d, hiddenFlag, pointer, acting);
   }
 
-  function visit(node, d, hiddenFlag) {
+  // Roles a click on which does nothing of its own: an element of one of these (or of none)
+  // that takes a click anyway (a listener, a pointer cursor, a tab stop) gets a ref.
+  const PLAIN = new Set(['label', 'listitem', 'paragraph', 'img', 'cell', 'row', 'definition', 'term', 'code', 'mark']);
+  // Elements whose content is too rich to be one clickable line.
+  const RICH = INTERACTIVE + ',h1,h2,h3,h4,h5,h6,ul,ol,dl,table,select,textarea,input,iframe';
+  // Longest name read from a clickable element's content; a longer text stays its children.
+  const CLICKABLE_NAME_MAX = 150;
+
+  function visit(node, d, hiddenFlag, pointer, acting) {
     if (out.length >= maxNodes) { truncated = true; return; }
     if (node.nodeType === 3) {
       const t = clean(node.data);
@@ -137,28 +275,47 @@ async (rootTarget, maxNodes) => {
     if (el.tagName === 'LEGEND' || el.tagName === 'CAPTION') return;
     // A label's words became its control's name: only the controls inside it remain.
     if (el.tagName === 'LABEL' && el.control && !el.getAttribute('role')) {
-      for (const c of el.querySelectorAll('input,select,textarea,button,a[href],[tabindex]')) visit(c, d, hiddenFlag);
+      for (const c of el.querySelectorAll('input,select,textarea,button,a[href],[tabindex]')) visit(c, d, hiddenFlag, pointer, acting);
       return;
     }
-    const style = getComputedStyle(el);
+    const style = css(el);
     if (hiddenForAll(el, style)) return;
     let role = roleOf(el);
     const rect = el.getBoundingClientRect();
     let flag = hiddenFlag ? null : visuallyHidden(el, style, rect);
     if (role === 'presentation' || role === 'generic') role = null;
-    // A plain element a user can still click (a framework's div button) gets a ref too.
+    const isPointer = style.cursor === 'pointer';
+    // Text that takes a click or a double-click (a framework's div button, a todo's label,
+    // a pointer card) gets a ref. The page's own listeners are out of this world's sight;
+    // its handler attributes, pointer cursor, tab stops and labels are not.
     let clickable = false;
-    if (!role && (el.onclick || el.hasAttribute('onclick') || (style.cursor === 'pointer' && !(el.parentElement && getComputedStyle(el.parentElement).cursor === 'pointer')))) {
-      if (!el.closest('a[href],button,[role=button],[role=link],label')) { role = 'generic'; clickable = true; }
+    if (!acting && (!role || PLAIN.has(role))) {
+      const tabindex = el.attributes.length ? el.getAttribute('tabindex') : null;
+      clickable = (isPointer && !pointer) || (el.tagName === 'LABEL' && !el.control) || (tabindex !== null && Number(tabindex) >= 0) ||
+        (el.attributes.length > 0 && (el.hasAttribute('onclick') || el.hasAttribute('ondblclick')));
+      if (clickable && !role) role = 'generic';
     }
     if (!role) {
-      if (flag) { emit(d, { r: 'group', f: [flag], i: idOf(el) }); visitChildren(el, d + 1, true); }
-      else visitChildren(el, d, hiddenFlag);
+      if (flag) { emit(d, { r: 'group', f: [flag], i: idOf(el) }); visitChildren(el, d + 1, true, isPointer, acting); }
+      else visitChildren(el, d, hiddenFlag, isPointer, acting);
       return;
     }
     const n = { r: role };
-    const name = role === 'paragraph' || role === 'listitem' || role === 'generic' ? '' : nameOf(el, role);
+    let name = '';
+    if (clickable && (role === 'generic' || role === 'label') && !el.querySelector(RICH)) {
+      // Its words are its name, one line, when short; Chrome names no generic element.
+      name = content(el);
+      if (name.length > CLICKABLE_NAME_MAX) name = '';
+    } else if (role !== 'paragraph' && role !== 'listitem' && role !== 'generic') {
+      name = nameOf(el, role);
+    }
     if (name) n.n = name.length > 400 ? name.slice(0, 400) + '…' : name;
+    else if (ACTIONABLE.has(role) && FROM_CONTENT.has(role)) {
+      // Chrome names a link or button whose only content is an icon with a tooltip nothing;
+      // the tooltip a person sees is told beside it (not as its name).
+      const tip = el.querySelector('[title]');
+      if (tip && !gone(tip)) { const t = clean(tip.getAttribute('title')); if (t) n.tt = t.slice(0, 200); }
+    }
     n.i = idOf(el);
     const f = [];
     if (flag) f.push(flag);
@@ -175,13 +332,20 @@ async (rootTarget, maxNodes) => {
       if (!n.v && el.placeholder && n.n !== clean(el.placeholder)) n.p = clean(el.placeholder);
     }
     if (tag === 'SELECT') {
-      const sel = [...el.selectedOptions].map((o) => clean(o.label));
-      if (sel.length) n.v = sel.join(', ');
+      // The choices, so an agent can pick one without another call (capped): each a label
+      // of its own (a label may hold any separator), disabled and selected ones marked.
+      const opts = el.options;
+      const many = el.multiple;
+      if (!many && el.selectedOptions.length) n.v = clean(el.selectedOptions[0].label);
       if (el.required) f.push('required');
-      // The choices, so an agent can pick one without another call (capped).
-      const opts = [...el.options];
-      n.o = opts.slice(0, 30).map((o) => clean(o.label) + (o.disabled ? ' (disabled)' : ''));
-      if (opts.length > 30) n.o.push('… ' + (opts.length - 30) + ' more');
+      n.o = [];
+      for (let k = 0; k < opts.length && k < OPTIONS_MAX; k++) {
+        const o = { t: clean(opts[k].label) };
+        if (opts[k].disabled) o.d = true;
+        if (many && opts[k].selected) o.s = true;
+        n.o.push(o);
+      }
+      if (opts.length > OPTIONS_MAX) n.on = opts.length;
     }
     if (tag === 'OPTION' && el.selected) f.push('selected');
     if (el.disabled || el.getAttribute('aria-disabled') === 'true') f.push('disabled');
@@ -200,11 +364,12 @@ async (rootTarget, maxNodes) => {
     emit(d, n);
     if (role === 'iframe' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT' || role === 'img') return;
     // Content that became this node's name is not repeated, unless controls are inside.
-    if (FROM_CONTENT.has(role) && name && !el.querySelector(INTERACTIVE)) return;
-    visitChildren(el, d + 1, hiddenFlag || !!flag);
+    if ((FROM_CONTENT.has(role) || clickable) && name && !el.querySelector(INTERACTIVE)) return;
+    // A large clickable wrapper (a pointer card list) does not swallow the clickables in it.
+    visitChildren(el, d + 1, hiddenFlag || !!flag, isPointer, acting || ACTIONABLE.has(role) || (clickable && role === 'label'));
   }
 
-  if (root.nodeType === 1 && root !== document.body && root !== document.documentElement) visit(root, 0, false);
-  else visitChildren(root, 0, false);
+  if (root.nodeType === 1 && root !== document.body && root !== document.documentElement) visit(root, 0, false, false, false);
+  else visitChildren(root, 0, false, false, false);
   return { nodes: out, truncated, title: document.title, url: location.href, vw, vh };
 }
