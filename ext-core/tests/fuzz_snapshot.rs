@@ -95,6 +95,7 @@ fn raw_node(ids: u32) -> impl Strategy<Value = RawNode> {
                 on: None,
                 tt: None,
                 withheld: None,
+                remote: None,
             }
         }
     })

@@ -351,9 +351,7 @@ async fn booleans_and_numbers_are_accepted_as_text_and_schema_errors_name_the_fi
 async fn a_ref_into_a_frame_that_went_away_is_ref_stale() {
     let site = Site::start().unwrap();
     let mut start = Start::default();
-    start
-        .args
-        .push("--chromium-arg=--host-resolver-rules=MAP oop.test 127.0.0.1".into());
+    start.args.push(kapture_e2e::OOP_TEST_RULES.into());
     let k = Kapture::start(start).await;
     let elsewhere = site.url("page-a.html").replace("127.0.0.1", "oop.test");
     let title = "() => document.getElementById('same').contentDocument?.title ?? 'elsewhere'";

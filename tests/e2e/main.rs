@@ -14,6 +14,7 @@ mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
 mod load; // a thousand calls at once, ten tabs side by side, oversized pages
 mod names; // roles and names beside Chrome's accessibility tree on real apps; refs on text that takes a click
 mod navigation; // actions that load a page: named, answered on the new page; snapshots never stale or unexplained
+mod oopif; // cross-site frames Chrome runs in another process: read or said, denied ones withheld
 mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
 mod panel; // the Kapture panel driven like a person, with screenshots
 mod policy; // deny, safe mode, approvals in the Kapture window, origin binding, redirects

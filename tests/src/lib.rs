@@ -17,6 +17,12 @@ use serde_json::{json, Value};
 /// Chromium must resolve nothing but loopback in tests.
 pub const RESOLVER_RULES: &str = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1";
 
+/// [`RESOLVER_RULES`] plus `oop.test` resolved to 127.0.0.1: a site of its own on the test
+/// server, so Chrome runs its frames in another process. A test's own rules come after
+/// the default ones on the command line, and Chromium takes the last.
+pub const OOP_TEST_RULES: &str =
+    "--chromium-arg=--host-resolver-rules=MAP oop.test 127.0.0.1 , MAP * ~NOTFOUND , EXCLUDE 127.0.0.1";
+
 pub mod agent;
 pub mod cdp;
 pub mod corpus;
@@ -271,12 +277,12 @@ impl Kapture {
             .unwrap_or_else(|| scratch.path().join("data"));
         let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
         let mut cmd = tokio::process::Command::new(kapture_bin());
-        cmd.args(&opts.args)
+        cmd.arg(format!("--chromium-arg={RESOLVER_RULES}"))
+            .args(&opts.args)
             .arg("--port")
             .arg("0")
             .arg("--runtime-dir")
             .arg(&runtime)
-            .arg(format!("--chromium-arg={RESOLVER_RULES}"))
             .arg("--audit-dir")
             .arg(scratch.path().join("audit"))
             .arg("--data-dir")

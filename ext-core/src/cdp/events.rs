@@ -9,6 +9,19 @@ use serde_json::Value;
 use crate::methods::{ConsoleLevel, ConsoleMessage};
 use crate::snapshot::RefTable;
 
+/// An out-of-process iframe of the tab, as `Target.attachedToTarget` reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteFrame {
+    /// The flat session Chrome opened on it.
+    pub session: Option<String>,
+    /// The frame holding its iframe element, when Chrome says.
+    pub parent: Option<String>,
+    /// Its document's URL.
+    pub url: String,
+    /// Its document's origin (its URL's), what it is judged on.
+    pub origin: Option<String>,
+}
+
 /// Console messages kept per tab; older ones are dropped first.
 pub const CONSOLE_CAPACITY: usize = 1000;
 /// Longest text kept for one console message.
@@ -94,6 +107,15 @@ pub struct TabEvents {
     context_origins: HashMap<String, (i64, String)>,
     /// Every child frame's parent (its creator, for documents of an opaque origin).
     frame_parents: HashMap<String, String>,
+    /// Frames Chrome runs in another process (out-of-process iframes), by frame id (which
+    /// is their target id), as auto-attach reports them: the tab's own session cannot walk
+    /// them, so reads must say so instead of showing them empty.
+    remote_frames: HashMap<String, RemoteFrame>,
+    /// The child session every frame of an out-of-process iframe's tree is reached
+    /// through (frames of the tab's own process have none).
+    frame_sessions: HashMap<String, String>,
+    /// Child sessions already asked to auto-attach their own out-of-process frames.
+    sessions_seen: std::collections::HashSet<String>,
     /// The rules the running command is held to (set by the worker while it runs): frames,
     /// requests and documents it reaches beyond its page are judged on them.
     pub judge: Option<crate::policy::Judge>,
@@ -172,6 +194,9 @@ impl TabEvents {
             frame_origins: HashMap::new(),
             context_origins: HashMap::new(),
             frame_parents: HashMap::new(),
+            remote_frames: HashMap::new(),
+            frame_sessions: HashMap::new(),
+            sessions_seen: Default::default(),
             judge: None,
             rules_seen: None,
             worlds: HashMap::new(),
@@ -247,6 +272,82 @@ impl TabEvents {
             self.frame_parents
                 .insert(frame_id.to_string(), p.to_string());
         }
+    }
+
+    /// An iframe target Chrome attached (or whose URL changed): its frame runs in another
+    /// process. Its URL's origin is what it is judged on (an out-of-process frame has a
+    /// site of its own, so its origin is its URL's), its parent what it hangs under.
+    fn on_remote_frame(&mut self, params: &Value) {
+        let Some(info) = params.get("targetInfo") else {
+            return;
+        };
+        if info.get("type").and_then(Value::as_str) != Some("iframe") {
+            return;
+        }
+        let Some(id) = info.get("targetId").and_then(Value::as_str) else {
+            return;
+        };
+        let url = info
+            .get("url")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let parent = info
+            .get("parentFrameId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let origin = url::Url::parse(&url)
+            .ok()
+            .map(|u| u.origin())
+            .filter(url::Origin::is_tuple)
+            .map(|o| o.ascii_serialization());
+        let entry = self
+            .remote_frames
+            .entry(id.to_string())
+            .or_insert_with(|| RemoteFrame {
+                session: None,
+                parent: None,
+                url: String::new(),
+                origin: None,
+            });
+        if let Some(session) = params.get("sessionId").and_then(Value::as_str) {
+            entry.session = Some(session.to_string());
+        }
+        if parent.is_some() {
+            entry.parent = parent.clone();
+        }
+        entry.url = url.clone();
+        entry.origin = origin.clone();
+        self.frame_urls.insert(id.to_string(), url);
+        self.frame_origins.remove(id);
+        self.set_frame_origin(id, origin.as_deref(), parent.as_deref());
+    }
+
+    /// The child session `frame` is reached through, if it runs in another process.
+    pub fn session_of(&self, frame: &str) -> Option<String> {
+        self.frame_sessions.get(frame).cloned()
+    }
+
+    /// True the first time `session` is asked about (then it is remembered).
+    pub fn first_sight_of_session(&mut self, session: &str) -> bool {
+        self.sessions_seen.insert(session.to_string())
+    }
+
+    /// `frame` (of an out-of-process iframe's tree) is reached through `session`.
+    pub fn set_frame_session(&mut self, frame: &str, session: &str) {
+        self.frame_sessions
+            .insert(frame.to_string(), session.to_string());
+    }
+
+    /// The tab's out-of-process frames, by frame id.
+    pub fn remote_frames(&self) -> Vec<(String, RemoteFrame)> {
+        let mut v: Vec<_> = self
+            .remote_frames
+            .iter()
+            .map(|(id, r)| (id.clone(), r.clone()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
     }
 
     /// What a command acting there is judged on: the frame of the ref it names, else the
@@ -431,6 +532,44 @@ impl TabEvents {
                 }
             }
             "Runtime.bindingCalled" => self.on_recorded(params),
+            "Target.attachedToTarget" | "Target.targetInfoChanged" => {
+                self.on_remote_frame(params);
+            }
+            "Target.detachedFromTarget" => {
+                let gone = params.get("targetId").and_then(Value::as_str).map_or_else(
+                    || {
+                        let session = params.get("sessionId").and_then(Value::as_str);
+                        self.remote_frames
+                            .iter()
+                            .find(|(_, r)| r.session.as_deref() == session)
+                            .map(|(id, _)| id.clone())
+                    },
+                    |t| Some(t.to_string()),
+                );
+                if let Some(id) = gone {
+                    // Gone, or back in the tab's process (where its own events and frame
+                    // tree say more): nothing learnt through its session stays.
+                    let session = self.remote_frames.remove(&id).and_then(|r| r.session);
+                    if let Some(gone) = &session {
+                        self.sessions_seen.remove(gone);
+                    }
+                    let mut lost: Vec<String> = self
+                        .frame_sessions
+                        .iter()
+                        .filter(|(_, s)| Some(*s) == session.as_ref())
+                        .map(|(f, _)| f.clone())
+                        .collect();
+                    lost.push(id);
+                    for f in lost {
+                        self.frame_sessions.remove(&f);
+                        self.frames.remove(&f);
+                        self.frame_urls.remove(&f);
+                        self.frame_origins.remove(&f);
+                        self.frame_parents.remove(&f);
+                        self.worlds.remove(&f);
+                    }
+                }
+            }
             "Page.frameNavigated" => {
                 if params.pointer("/frame/parentId").is_none() {
                     if let (Some(rec), Some(url)) = (
@@ -472,10 +611,14 @@ impl TabEvents {
             "Page.frameDetached" => {
                 if let Some(id) = params.get("frameId").and_then(Value::as_str) {
                     self.frames.remove(id);
-                    self.frame_urls.remove(id);
-                    self.frame_origins.remove(id);
+                    // A frame swapped into another process lives on there: what it is
+                    // judged on stays (auto-attach reported it, or will).
+                    if !self.remote_frames.contains_key(id) {
+                        self.frame_urls.remove(id);
+                        self.frame_origins.remove(id);
+                        self.frame_parents.remove(id);
+                    }
                     self.context_origins.remove(id);
-                    self.frame_parents.remove(id);
                     self.worlds.remove(id);
                     self.refs.forget_frame_documents(id, None);
                 }

@@ -26,6 +26,9 @@ pub(crate) async fn point<S: CdpSession>(s: &S, target: &Located) -> Result<(f64
         let y = at.get("y").and_then(Value::as_f64).unwrap_or(0.0);
         return Ok((x, y));
     }
+    if let Some(at) = world::remote_center(s, target).await? {
+        return Ok(at);
+    }
     // Inside a frame the page's coordinates are the frame's; the browser knows the offset.
     let object = world::element_object(s, target).await?;
     world::element_center(s, &object).await

@@ -51,6 +51,23 @@ pub trait CdpSession {
     fn tab_id(&self) -> TabId;
     /// Send one CDP command; failures are already classified into wire errors.
     async fn send(&self, method: &str, params: Value) -> Result<Value, WireError>;
+    /// Send one CDP command to a child session of the tab (a flat session Chrome opened on
+    /// an out-of-process iframe under auto-attach), or to the tab itself for `None`. A
+    /// transport without child sessions keeps this default.
+    async fn send_in(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, WireError> {
+        match session {
+            None => self.send(method, params).await,
+            Some(_) => Err(WireError::new(
+                ErrorCode::RefStale,
+                "the frame runs in another process this connection cannot reach",
+            )),
+        }
+    }
     /// The tab's event bookkeeping, fed by the session's event source.
     fn events(&self) -> &RefCell<TabEvents>;
 }
@@ -241,6 +258,15 @@ pub async fn prepare<S: CdpSession>(s: &S) -> Result<(), WireError> {
     )
     .await?;
     s.send("Inspector.enable", json!({})).await?;
+    // Out-of-process iframes are other targets: auto-attach makes Chrome report them (and
+    // open a flat session on each), so reads can tell they are there. Best effort: a
+    // transport that refuses it still drives the tab.
+    let _ = s
+        .send(
+            "Target.setAutoAttach",
+            json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
+        )
+        .await;
     // File choosers opened by the page are reported to the agent instead of a native dialog.
     s.send(
         "Page.setInterceptFileChooserDialog",
@@ -262,11 +288,21 @@ pub async fn eval_in<S: CdpSession>(
     context: Option<i64>,
     expression: &str,
 ) -> Result<Option<Value>, WireError> {
+    eval_in_session(s, None, context, expression).await
+}
+
+/// [`eval_in`] on a child session (an out-of-process frame's), or the tab's for `None`.
+pub async fn eval_in_session<S: CdpSession>(
+    s: &S,
+    session: Option<&str>,
+    context: Option<i64>,
+    expression: &str,
+) -> Result<Option<Value>, WireError> {
     let mut params = json!({"expression": expression, "returnByValue": true, "awaitPromise": true});
     if let Some(ctx) = context {
         params["contextId"] = json!(ctx);
     }
-    let res = s.send("Runtime.evaluate", params).await?;
+    let res = s.send_in(session, "Runtime.evaluate", params).await?;
     remote_value(res)
 }
 

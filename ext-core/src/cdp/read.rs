@@ -74,7 +74,9 @@ async fn observe<S: CdpSession>(
 ) -> Result<(Page, Option<usize>), WireError> {
     let tree = world::refresh_frames(s).await?;
     let main = tree[0].id.clone();
-    let frame = root.map(|r| r.frame.clone()).unwrap_or(main);
+    let frame = root
+        .map(|r| r.frame.clone())
+        .unwrap_or_else(|| main.clone());
     let key = |frame: &str| FrameKey {
         frame_id: frame.to_string(),
         loader_id: s.events().borrow().frame_loader(frame).unwrap_or_default(),
@@ -121,6 +123,32 @@ async fn observe<S: CdpSession>(
             page.attach_frame(node, child_walk, key(&child.id));
             pending.push(page.frames.len() - 1);
         }
+        // Frames Chrome runs in another process are not in this session's frame tree:
+        // each is one line saying so and naming its origin (or withheld), never an empty
+        // iframe that looks like the whole truth.
+        let remote = s.events().borrow().remote_frames();
+        for (id, r) in remote {
+            if r.parent.as_deref().unwrap_or(main.as_str()) != parent_id
+                || page.frames.iter().any(|f| f.frame_id == id)
+            {
+                continue;
+            }
+            let Some(local) = owner_id(s, &parent_id, &id).await else {
+                continue;
+            };
+            let Some(&(node, _)) = iframes.iter().find(|(_, l)| *l == local) else {
+                continue;
+            };
+            let refused = s
+                .events()
+                .borrow()
+                .frame_refusal(&id, crate::policy::Category::Read);
+            let walk = match refused {
+                Some(r) => withheld_walk(&r),
+                None => remote_walk(r.origin.as_deref().unwrap_or(r.url.as_str())),
+            };
+            page.attach_frame(node, walk, key(&id));
+        }
     }
     Ok((page, root_idx))
 }
@@ -140,16 +168,35 @@ fn withheld_walk(r: &crate::policy::Refusal) -> Walk {
     }
 }
 
+/// What stands for a frame Chrome runs in another process, whose content was not read:
+/// one node of Kapture's own naming the frame's origin.
+fn remote_walk(origin: &str) -> Walk {
+    Walk {
+        nodes: vec![crate::snapshot::RawNode {
+            // Role and value keep the node from being folded away; its line is `remote`'s.
+            r: Some("frame content".into()),
+            v: Some(origin.to_string()),
+            remote: Some(origin.to_string()),
+            ..Default::default()
+        }],
+        ..Walk::default()
+    }
+}
+
 /// The registry id, in the parent frame's world, of the iframe element holding `child`.
 async fn owner_id<S: CdpSession>(s: &S, parent: &str, child: &str) -> Option<u32> {
+    // The iframe element lives in the parent's document, reached through its session.
+    let session = s.events().borrow().session_of(parent);
+    let session = session.as_deref();
     let owner = s
-        .send("DOM.getFrameOwner", json!({"frameId": child}))
+        .send_in(session, "DOM.getFrameOwner", json!({"frameId": child}))
         .await
         .ok()?;
     let backend = owner.get("backendNodeId")?.as_i64()?;
     let ctx = world::world(s, parent).await.ok()?;
     let node = s
-        .send(
+        .send_in(
+            session,
             "DOM.resolveNode",
             json!({"backendNodeId": backend, "executionContextId": ctx}),
         )
@@ -157,7 +204,7 @@ async fn owner_id<S: CdpSession>(s: &S, parent: &str, child: &str) -> Option<u32
         .ok()?;
     let object = node.pointer("/object/objectId")?.as_str()?;
     let res = s
-        .send("Runtime.callFunctionOn", json!({"objectId": object, "functionDeclaration": js::ID_OF_THIS, "returnByValue": true}))
+        .send_in(session, "Runtime.callFunctionOn", json!({"objectId": object, "functionDeclaration": js::ID_OF_THIS, "returnByValue": true}))
         .await
         .ok()?;
     res.pointer("/result/value")?

@@ -12,6 +12,8 @@ use crate::methods::{Click, ElementTarget, Evaluate, Hover, Modifier, MouseButto
 /// Answers commands from a script keyed by method, records everything sent.
 struct FakeSession {
     sent: RefCell<Vec<(String, Value)>>,
+    /// The child session each command went to (`None`: the tab's), in sending order.
+    via: RefCell<Vec<Option<String>>>,
     answers: RefCell<VecDeque<(String, Result<Value, WireError>)>>,
     events: RefCell<TabEvents>,
 }
@@ -20,6 +22,7 @@ impl FakeSession {
     fn new(answers: Vec<(&str, Result<Value, WireError>)>) -> Self {
         Self {
             sent: RefCell::default(),
+            via: RefCell::default(),
             answers: RefCell::new(
                 answers
                     .into_iter()
@@ -41,6 +44,15 @@ impl CdpSession for FakeSession {
     }
 
     async fn send(&self, method: &str, params: Value) -> Result<Value, WireError> {
+        self.send_in(None, method, params).await
+    }
+
+    async fn send_in(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, WireError> {
         // The wait for a quiet page after an action is answered as a page already quiet,
         // outside the script (tests that care look for it in `sent`).
         let settle = method == "Runtime.evaluate"
@@ -48,6 +60,7 @@ impl CdpSession for FakeSession {
                 .as_str()
                 .is_some_and(|e| e.contains(js::SETTLE_DOM));
         self.sent.borrow_mut().push((method.to_string(), params));
+        self.via.borrow_mut().push(session.map(str::to_string));
         if settle {
             return value(json!({"quiet": 500, "waited": 0}));
         }
@@ -55,6 +68,10 @@ impl CdpSession for FakeSession {
         match answers.iter().position(|(m, _)| m == method) {
             Some(i) => answers.remove(i).map(|(_, a)| a).unwrap_or(Ok(json!({}))),
             None => Ok(match method {
+                // An out-of-process frame's own tree, in its child session.
+                "Page.getFrameTree" if session.is_some() => {
+                    json!({"frameTree": {"frame": {"id": "O", "loaderId": "LO", "url": "http://oop.test/pay", "securityOrigin": "http://oop.test"}}})
+                }
                 "Page.getFrameTree" => {
                     json!({"frameTree": {"frame": {"id": "M", "loaderId": "L"}}})
                 }
@@ -582,4 +599,56 @@ fn notes_about_the_page_go_under_the_header() {
         super::read::with_note("+ button \"A\"".into(), note),
         format!("{note}\n+ button \"A\"")
     );
+}
+
+#[test]
+fn an_out_of_process_frame_is_reached_through_its_own_session_and_judged_on_its_origin() {
+    let s = FakeSession::new(vec![("Runtime.evaluate", value(json!("walked")))]);
+    let attached = json!({"sessionId": "S1", "targetInfo": {"targetId": "O", "type": "iframe",
+        "url": "http://oop.test/pay", "parentFrameId": "M"}});
+    s.events
+        .borrow_mut()
+        .on_event("Target.attachedToTarget", &attached);
+    // The frame left the tab's process: what it is judged on stays.
+    s.events.borrow_mut().on_event(
+        "Page.frameDetached",
+        &json!({"frameId": "O", "reason": "swap"}),
+    );
+    assert_eq!(s.events.borrow().judged("O"), ["http://oop.test"]);
+    let frames = block_on(world::refresh_frames(&s)).unwrap();
+    let ids: Vec<(&str, Option<&str>)> = frames
+        .iter()
+        .map(|f| (f.id.as_str(), f.parent.as_deref()))
+        .collect();
+    assert_eq!(ids, [("M", None), ("O", Some("M"))]);
+    assert_eq!(s.events.borrow().session_of("O").as_deref(), Some("S1"));
+    assert_eq!(
+        block_on(world::run(&s, "O", "() => 1", &[])).unwrap(),
+        json!("walked")
+    );
+    let routed: Vec<(Option<String>, String)> =
+        s.via.borrow().iter().cloned().zip(s.methods()).collect();
+    let s1 = Some("S1".to_string());
+    for (session, method) in [
+        (None, "Page.getFrameTree"),
+        (s1.clone(), "Page.getFrameTree"),
+        (s1.clone(), "Page.createIsolatedWorld"),
+        (s1.clone(), "Runtime.evaluate"),
+    ] {
+        assert!(
+            routed.contains(&(session.clone(), method.to_string())),
+            "{method} via {session:?}: {routed:?}"
+        );
+    }
+    assert!(
+        !routed.contains(&(None, "Page.createIsolatedWorld".to_string())),
+        "{routed:?}"
+    );
+    // Gone with its session: nothing learnt through it stays.
+    s.events.borrow_mut().on_event(
+        "Target.detachedFromTarget",
+        &json!({"sessionId": "S1", "targetId": "O"}),
+    );
+    assert_eq!(s.events.borrow().session_of("O"), None);
+    assert!(s.events.borrow().judged("O").is_empty());
 }

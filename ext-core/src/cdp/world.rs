@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::{context_gone, eval_in, CdpSession};
+use super::{context_gone, eval_in_session, CdpSession};
 use crate::methods::ElementTarget;
 use crate::protocol::{ErrorCode, WireError};
 
@@ -76,7 +76,48 @@ pub async fn refresh_frames<S: CdpSession>(s: &S) -> Result<Vec<FrameInfo>, Wire
         None,
         &mut frames,
     );
+    // Out-of-process iframes are not in the tab's tree: each has a tree of its own in its
+    // child session, hung under the frame holding its iframe element.
+    let remote = s.events().borrow().remote_frames();
+    let mut sessions = Vec::new();
+    for (id, r) in remote {
+        let Some(session) = r.session else { continue };
+        if frames.iter().any(|f| f.id == id) {
+            continue;
+        }
+        let Ok(child) = s
+            .send_in(Some(&session), "Page.getFrameTree", json!({}))
+            .await
+        else {
+            continue;
+        };
+        // Cross-site frames inside it are targets of their own again: have Chrome report
+        // them too (once per session; best effort).
+        if s.events().borrow_mut().first_sight_of_session(&session) {
+            let _ = s
+                .send_in(
+                    Some(&session),
+                    "Target.setAutoAttach",
+                    json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
+                )
+                .await;
+        }
+        let from = frames.len();
+        walk(
+            child.get("frameTree").unwrap_or(&Value::Null),
+            r.parent.as_deref(),
+            &mut frames,
+        );
+        sessions.extend(
+            frames[from..]
+                .iter()
+                .map(|f| (f.id.clone(), session.clone())),
+        );
+    }
     let mut state = s.events().borrow_mut();
+    for (frame, session) in &sessions {
+        state.set_frame_session(frame, session);
+    }
     if let Some(url) = tree.pointer("/frameTree/frame/url").and_then(Value::as_str) {
         state.main_url = Some(url.to_string());
     }
@@ -201,8 +242,10 @@ pub async fn judge_focus<S: CdpSession>(s: &S) -> Result<(), WireError> {
     for _ in 0..crate::policy::frames::MAX_FRAME_DEPTH {
         judge_frame_fresh(s, &frame).await?;
         let ctx = world(s, &frame).await?;
+        let session = s.events().borrow().session_of(&frame);
         let focused = s
-            .send(
+            .send_in(
+                session.as_deref(),
                 "Runtime.evaluate",
                 json!({"expression": "document.activeElement", "contextId": ctx}),
             )
@@ -211,7 +254,11 @@ pub async fn judge_focus<S: CdpSession>(s: &S) -> Result<(), WireError> {
             return Ok(());
         };
         let node = s
-            .send("DOM.describeNode", json!({"objectId": object}))
+            .send_in(
+                session.as_deref(),
+                "DOM.describeNode",
+                json!({"objectId": object}),
+            )
             .await?;
         match node.pointer("/node/frameId").and_then(Value::as_str) {
             Some(inner) => frame = inner.to_string(),
@@ -257,8 +304,10 @@ async fn world_of<S: CdpSession>(s: &S, frame: &str, judged: bool) -> Result<i64
             WireError::new(ErrorCode::RefStale, "the frame of that element is gone")
         })?;
         judge(s)?;
+        let session = s.events().borrow().session_of(frame);
         let res = s
-            .send(
+            .send_in(
+                session.as_deref(),
                 "Page.createIsolatedWorld",
                 json!({"frameId": frame, "worldName": WORLD_NAME, "grantUniveralAccess": false}),
             )
@@ -329,7 +378,8 @@ async fn run_in<S: CdpSession>(
     let mut retried = false;
     loop {
         let ctx = world_of(s, frame, judged).await?;
-        match eval_in(s, Some(ctx), &expression).await {
+        let session = s.events().borrow().session_of(frame);
+        match eval_in_session(s, session.as_deref(), Some(ctx), &expression).await {
             Err(e) if context_gone(&e) && !retried => {
                 s.events().borrow_mut().drop_world(ctx);
                 // The document was replaced: learn the new one (and its origin) before a
@@ -366,8 +416,10 @@ pub async fn element_object<S: CdpSession>(s: &S, target: &Located) -> Result<St
         "async (t) => { const f = await resolve(t, 0); return f.error ? JSON.stringify(f) : f.el; }",
         std::slice::from_ref(&target.js),
     );
+    let session = s.events().borrow().session_of(&target.frame);
     let res = s
-        .send(
+        .send_in(
+            session.as_deref(),
             "Runtime.evaluate",
             json!({"expression": expression, "contextId": ctx, "awaitPromise": true}),
         )
@@ -400,14 +452,96 @@ pub async fn element_center<S: CdpSession>(
     Ok((x + w / 2.0, y + h / 2.0))
 }
 
+/// Centre of `target` in top-level viewport CSS pixels when its frame runs in another
+/// process (`None` when it does not): its box in that process's viewport, moved by where
+/// the out-of-process iframe's content box sits in the tab (the browser routes input at
+/// that point into the frame).
+pub async fn remote_center<S: CdpSession>(
+    s: &S,
+    target: &Located,
+) -> Result<Option<(f64, f64)>, WireError> {
+    let Some(session) = s.events().borrow().session_of(&target.frame) else {
+        return Ok(None);
+    };
+    let object = element_object(s, target).await?;
+    let (x, y, w, h) = element_box_in(s, Some(&session), &object).await?;
+    let (mut cx, mut cy) = (x + w / 2.0, y + h / 2.0);
+    // Out through each process's root frame to the tab: each root's iframe content box,
+    // in its parent's viewport, moves the point (nested out-of-process frames too).
+    let mut session = Some(session);
+    for _ in 0..crate::policy::frames::MAX_FRAME_DEPTH {
+        let Some(current) = session else {
+            return Ok(Some((cx, cy)));
+        };
+        let root = s
+            .events()
+            .borrow()
+            .remote_frames()
+            .into_iter()
+            .find(|(_, r)| r.session.as_deref() == Some(current.as_str()));
+        let Some((root, r)) = root else {
+            return Err(WireError::new(
+                ErrorCode::RefStale,
+                "the frame of that element is gone",
+            ));
+        };
+        let parent_session = r
+            .parent
+            .as_deref()
+            .and_then(|p| s.events().borrow().session_of(p));
+        let owner = s
+            .send_in(
+                parent_session.as_deref(),
+                "DOM.getFrameOwner",
+                json!({"frameId": root}),
+            )
+            .await?;
+        let model = s
+            .send_in(
+                parent_session.as_deref(),
+                "DOM.getBoxModel",
+                json!({"backendNodeId": owner.get("backendNodeId")}),
+            )
+            .await?;
+        let ox = model.pointer("/model/content/0").and_then(Value::as_f64);
+        let oy = model.pointer("/model/content/1").and_then(Value::as_f64);
+        let (Some(ox), Some(oy)) = (ox, oy) else {
+            return Err(WireError::new(
+                ErrorCode::NotInteractable,
+                "the frame holding the element has no box on screen",
+            ));
+        };
+        (cx, cy) = (cx + ox, cy + oy);
+        session = parent_session;
+    }
+    Err(WireError::new(
+        ErrorCode::NotInteractable,
+        "the element is too deep in nested frames to reach",
+    ))
+}
+
 /// Bounding box `(x, y, width, height)` of an element's content quads, in top-level
 /// viewport CSS pixels (frames' offsets included).
 pub async fn element_box<S: CdpSession>(
     s: &S,
     object_id: &str,
 ) -> Result<(f64, f64, f64, f64), WireError> {
+    element_box_in(s, None, object_id).await
+}
+
+/// [`element_box`] of an element reached through a child session: in that session's own
+/// viewport (an out-of-process frame's), not the tab's.
+async fn element_box_in<S: CdpSession>(
+    s: &S,
+    session: Option<&str>,
+    object_id: &str,
+) -> Result<(f64, f64, f64, f64), WireError> {
     let res = s
-        .send("DOM.getContentQuads", json!({"objectId": object_id}))
+        .send_in(
+            session,
+            "DOM.getContentQuads",
+            json!({"objectId": object_id}),
+        )
         .await?;
     let quad = res
         .pointer("/quads/0")

@@ -51,3 +51,23 @@ pub async fn send_command(tab_id: TabId, method: &str, params: &Value) -> Result
     }
     from_js(res)
 }
+
+/// [`send_command`] on a child session of the tab (flat sessions of auto-attached targets).
+pub async fn send_command_in(
+    tab_id: TabId,
+    session: &str,
+    method: &str,
+    params: &Value,
+) -> Result<Value, WireError> {
+    let res = send_command_js(
+        to_js(&json!({ "tabId": tab_id, "sessionId": session })),
+        method,
+        to_js(params),
+    )
+    .await
+    .map_err(wire_error)?;
+    if res.is_undefined() || res.is_null() {
+        return Ok(Value::Object(Default::default()));
+    }
+    from_js(res)
+}

@@ -57,6 +57,10 @@ pub struct RawNode {
     /// is withheld, for this reason (the rule that denies reading its origin).
     #[serde(skip)]
     pub withheld: Option<String>,
+    /// Set by Kapture, never read from a walk: this node stands for a frame Chrome runs in
+    /// another process whose content was not read, with that frame's origin.
+    #[serde(skip)]
+    pub remote: Option<String>,
 }
 
 /// One choice of a select.

@@ -167,6 +167,12 @@ impl Ctx<'_> {
         if let Some(why) = &raw.withheld {
             return format!("content withheld: {}", escape::inline(why));
         }
+        if let Some(origin) = &raw.remote {
+            return format!(
+                "(content in another process: {}; not read)",
+                escape::inline(origin)
+            );
+        }
         if let Some(t) = &raw.t {
             return cut_text(t, TEXT_MAX);
         }

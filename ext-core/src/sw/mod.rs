@@ -409,7 +409,19 @@ impl Worker {
         bridge::wake(&self.app);
     }
 
-    pub fn on_debugger_event(&self, tab_id: Option<i32>, method: String, params: JsValue) {
+    pub fn on_debugger_event(
+        &self,
+        tab_id: Option<i32>,
+        session_id: Option<String>,
+        method: String,
+        params: JsValue,
+    ) {
+        // Events of a child session (an out-of-process iframe Chrome auto-attached) are not
+        // the tab's own: its navigations and contexts must not be taken for the page's.
+        // Only its own auto-attached frames (nested out-of-process iframes) are kept.
+        if session_id.is_some() && !method.starts_with("Target.") {
+            return;
+        }
         if let Some(tab_id) = tab_id {
             let params: Value = chrome::from_js(params).unwrap_or(Value::Null);
             let asked = self.app.tabs.on_event(tab_id, &method, &params);

@@ -68,6 +68,26 @@ impl CdpSession for DebuggerSession<'_> {
         chrome::debugger::send_command(self.slot.tab_id, method, &params).await
     }
 
+    async fn send_in(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, WireError> {
+        match session {
+            None => self.send(method, params).await,
+            Some(session) => {
+                if self.slot.closed.get() {
+                    return Err(WireError::new(
+                        ErrorCode::TabClosed,
+                        format!("tab {} was closed", self.slot.tab_id),
+                    ));
+                }
+                chrome::debugger::send_command_in(self.slot.tab_id, session, method, &params).await
+            }
+        }
+    }
+
     fn events(&self) -> &RefCell<TabEvents> {
         &self.slot.events
     }
