@@ -194,9 +194,30 @@ async fn ext_core_drives_a_page_over_the_native_transport() {
         Some(json!(42))
     );
 
-    // A killed browser fails the next call at once, with NO_BROWSER.
+    // A killed browser fails a waiting call and the next one at once, with NO_BROWSER.
+    let waiting = tokio::spawn({
+        let engine = engine.clone();
+        async move {
+            let never = "() => new Promise(() => { window.waiting = true; })";
+            eval(&engine, tab, never).await
+        }
+    });
+    eventually("the call in the page", Duration::from_secs(10), || {
+        let engine = engine.clone();
+        async move {
+            let v = eval(&engine, tab, "() => window.waiting === true").await;
+            (v.ok()? == Some(json!(true))).then_some(())
+        }
+    })
+    .await;
     browser.kill();
     let started = Instant::now();
+    let err = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("a call waiting on a dead browser hangs")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::NoBrowser, "{err:?}");
     let err = tokio::time::timeout(Duration::from_secs(5), eval(&engine, tab, "() => 1"))
         .await
         .expect("a call on a dead browser hangs")
@@ -351,11 +372,16 @@ async fn round_trips_beside_raw_cdp(engine: &Engine, tab: TabId, profile: &Path,
         tool_eval.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let mut tool_click = Vec::new();
+    let mut click_commands = 0;
     for _ in 0..REPS {
         let p: Click = args(json!({ "selector": "#terms" }));
         let t = Instant::now();
-        engine
-            .run(tab, move |page| async move { cdp::click(&*page, &p).await })
+        click_commands = engine
+            .run(tab, move |page| async move {
+                let before = page.commands_sent();
+                cdp::click(&*page, &p).await?;
+                Ok(page.commands_sent() - before)
+            })
             .await
             .unwrap();
         tool_click.push(t.elapsed().as_secs_f64() * 1e3);
@@ -365,7 +391,8 @@ async fn round_trips_beside_raw_cdp(engine: &Engine, tab: TabId, profile: &Path,
     eprintln!("  evaluate 1+1  raw CDP {re:.2} ms | transport send {:.2} ms | cdp::evaluate {:.2} ms (goal {:.2} ms)",
         median(transport_eval), median(tool_eval), 1.5 * re + 1.0);
     eprintln!(
-        "  click         raw CDP {rc:.2} ms | cdp::click {:.2} ms (goal {:.2} ms)",
+        "  click         raw CDP {rc:.2} ms (3 commands) | cdp::click {:.2} ms ({click_commands} commands, \
+         the wait for a navigation or a quiet DOM after it included) (goal {:.2} ms)",
         median(tool_click),
         1.5 * rc + 1.0
     );

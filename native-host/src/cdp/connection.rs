@@ -669,31 +669,4 @@ fn fail(waiting: Waiting, why: WireError) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_page_ending_ends_its_children_and_says_so_to_late_calls() {
-        let mut s = Sessions::default();
-        let (tx, _rx) = mpsc::channel(1);
-        s.pages.insert("P".into(), tx);
-        s.children.insert("C".into(), "P".into());
-        s.children.insert("G".into(), "P".into());
-        assert_eq!(s.page_of("G"), Some("P"));
-        assert_eq!(s.page_of("X"), None);
-        let ended = s.end_page("P");
-        assert_eq!(ended.len(), 3);
-        assert!(s.pages.is_empty() && s.children.is_empty());
-        assert_eq!(s.gone["P"].code, ErrorCode::TabClosed);
-        assert_eq!(s.gone["C"].code, ErrorCode::TabClosed);
-    }
-
-    #[test]
-    fn a_child_ending_is_a_frame_gone() {
-        let mut s = Sessions::default();
-        s.children.insert("C".into(), "P".into());
-        assert!(s.end_child("C"));
-        assert!(!s.end_child("C"));
-        assert_eq!(s.gone["C"].code, ErrorCode::RefStale);
-    }
-}
+mod tests;

@@ -23,6 +23,8 @@ pub struct PageSession {
     events: RefCell<TabEvents>,
     /// The session ended (target closed or detached): calls fail at once.
     closed: Cell<bool>,
+    /// CDP commands sent so far (round trips an action costs, for measurements).
+    sent: Cell<u64>,
 }
 
 impl PageSession {
@@ -48,6 +50,7 @@ impl PageSession {
             browser: browser.clone(),
             events: RefCell::new(TabEvents::new()),
             closed: Cell::new(false),
+            sent: Cell::new(0),
         });
         tokio::task::spawn_local(pump(Rc::downgrade(&page), attached.route));
         ext_core::cdp::prepare(&*page).await?;
@@ -66,6 +69,11 @@ impl PageSession {
     /// Whether the page's session has ended (closed tab, detached, browser gone).
     pub fn is_closed(&self) -> bool {
         self.closed.get() || self.browser.is_closed()
+    }
+
+    /// CDP commands sent through this page so far (its child sessions' included).
+    pub fn commands_sent(&self) -> u64 {
+        self.sent.get()
     }
 
     /// Close the tab (its target); later calls answer `TAB_CLOSED`.
@@ -149,6 +157,7 @@ impl CdpSession for PageSession {
             return Err(self.closed_error());
         }
         let on = session.unwrap_or(&self.session);
+        self.sent.set(self.sent.get() + 1);
         match self.browser.call(Some(on), method, params).await {
             // Whatever a closing tab made the command see, it is said as the tab closing.
             Err(e) if session.is_none() && self.is_closed() => Err(match e.code {
