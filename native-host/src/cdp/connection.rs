@@ -14,7 +14,7 @@ use ext_core::protocol::{ErrorCode, WireError};
 use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -39,6 +39,8 @@ const PROBE_AFTER: Duration = Duration::from_secs(10);
 const PROBE_LIMIT: Duration = Duration::from_secs(10);
 /// How often the owner looks at deadlines.
 const TICK: Duration = Duration::from_secs(1);
+/// Browser-level events kept for a slow subscriber before it misses the oldest.
+const BROWSER_EVENTS: usize = 256;
 /// Sessions remembered as ended (their late calls answered at once), at most.
 const GONE_MEMORY: usize = 4096;
 /// The largest message accepted from the browser (full-page screenshots, big pages' HTML).
@@ -117,6 +119,7 @@ enum Msg {
 #[derive(Clone, Debug)]
 pub struct Browser {
     calls: mpsc::Sender<Msg>,
+    browser_events: broadcast::Sender<Event>,
 }
 
 impl Browser {
@@ -143,8 +146,18 @@ impl Browser {
                 why: format!("no connection within {CONNECT_LIMIT:?}"),
             })??;
         let (tx, rx) = mpsc::channel(CALL_QUEUE);
-        tokio::spawn(Owner::new(ws).run(rx));
-        Ok(Browser { calls: tx })
+        let (browser_events, _) = broadcast::channel(BROWSER_EVENTS);
+        tokio::spawn(Owner::new(ws, browser_events.clone()).run(rx));
+        Ok(Browser {
+            calls: tx,
+            browser_events,
+        })
+    }
+
+    /// The browser session's own events from now on (`Target.targetCreated`… once
+    /// `Target.setDiscoverTargets` is on); a subscriber that falls behind misses the oldest.
+    pub fn browser_events(&self) -> broadcast::Receiver<Event> {
+        self.browser_events.subscribe()
     }
 
     /// Whether the connection is gone (every later call fails with `NO_BROWSER`).
@@ -349,12 +362,14 @@ struct Owner {
     pending: HashMap<u64, Pending>,
     sessions: Sessions,
     last_heard: Instant,
+    browser_events: broadcast::Sender<Event>,
 }
 
 impl Owner {
-    fn new(ws: Ws) -> Self {
+    fn new(ws: Ws, browser_events: broadcast::Sender<Event>) -> Self {
         Owner {
             ws,
+            browser_events,
             next_id: 0,
             pending: HashMap::new(),
             sessions: Sessions::default(),
@@ -536,14 +551,17 @@ impl Owner {
 
     async fn on_event(&mut self, event: Event) {
         let Some(on) = event.session.clone() else {
-            // The browser's own session: a page session ending is all that matters here.
+            // The browser's own session: a page session ending matters here; all of it
+            // goes to whoever listens (nobody may: that is no error).
             if event.method == "Target.detachedFromTarget" {
                 if let Some(s) = event.params.get("sessionId").and_then(Value::as_str) {
                     if self.sessions.pages.contains_key(s) {
-                        self.end_page(s);
+                        let page = s.to_string();
+                        self.end_page(&page);
                     }
                 }
             }
+            let _ = self.browser_events.send(event);
             return;
         };
         let Some(page) = self.sessions.page_of(&on).map(str::to_string) else {

@@ -90,7 +90,9 @@ impl Engine {
     }
 
     /// Run `job` on tab `tab`'s page session, on the engine thread; answers its result.
-    /// Dropping the returned future stops the job where it is.
+    /// Dropping the returned future stops the job where it is. Jobs run concurrently, on
+    /// one tab too: one command at a time per tab is the caller's queue to keep (as the
+    /// extension's per-tab queues do), and so are command deadlines.
     pub async fn run<T, F, Fut>(&self, tab: TabId, job: F) -> Result<T, WireError>
     where
         F: FnOnce(Rc<PageSession>) -> Fut + Send + 'static,

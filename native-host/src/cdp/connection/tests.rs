@@ -206,7 +206,9 @@ async fn a_closed_page_fails_its_waiting_and_later_calls_with_tab_closed() {
     let on_child = call(&browser, Some("C"), "Runtime.evaluate");
     script.recv().await;
     script.recv().await;
-    // The browser's own session says the page's session ended (tab closed).
+    // The browser's own session says the page's session ended (tab closed); whoever
+    // listens to the browser's events hears it too.
+    let mut heard = browser.browser_events();
     script
         .send(json!({"method": "Target.detachedFromTarget", "params": {"sessionId": "P", "targetId": "T"}}))
         .await;
@@ -221,6 +223,12 @@ async fn a_closed_page_fails_its_waiting_and_later_calls_with_tab_closed() {
     assert!(next(&mut route).await.is_none(), "the route ends");
     let late = call(&browser, Some("P"), "Runtime.evaluate").await.unwrap();
     assert_eq!(late.unwrap_err().code, ErrorCode::TabClosed);
+    let event = tokio::time::timeout(Duration::from_secs(5), heard.recv()).await;
+    let event = event.expect("the browser event").unwrap();
+    assert_eq!(
+        (event.session, event.method.as_str()),
+        (None, "Target.detachedFromTarget")
+    );
     assert!(!browser.is_closed());
 }
 
