@@ -53,7 +53,11 @@ impl PageSession {
             sent: Cell::new(0),
         });
         tokio::task::spawn_local(pump(Rc::downgrade(&page), attached.route));
-        ext_core::cdp::prepare(&*page).await?;
+        if let Err(e) = ext_core::cdp::prepare(&*page).await {
+            // Not left attached half-prepared: the next attempt starts afresh.
+            let _ = page.detach().await;
+            return Err(e);
+        }
         Ok(page)
     }
 
