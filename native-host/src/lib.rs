@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod bridge;
 pub mod browser;
+pub mod cdp;
 pub mod cli;
 pub mod doctor;
 pub mod extension;

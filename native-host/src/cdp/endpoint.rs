@@ -1,0 +1,247 @@
+//! Where a browser's DevTools WebSocket is: a `ws://` URL is taken as it is; for
+//! `http://host:port` the browser is asked (`GET /json/version`, its `webSocketDebuggerUrl`).
+//! The HTTP side is one bounded GET on a plain socket; no client library needed for it.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use url::Url;
+
+use super::CdpError;
+
+/// How long asking `/json/version` may take in all (connect, send, answer).
+pub const VERSION_LIMIT: Duration = Duration::from_secs(10);
+/// The largest `/json/version` answer read (a browser's is well under 1 KiB).
+const MAX_ANSWER: usize = 64 * 1024;
+
+/// A DevTools endpoint as given on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// The browser's (or a pool's) HTTP side: ask it for the WebSocket URL.
+    Http(Url),
+    /// The WebSocket URL itself.
+    Ws(Url),
+}
+
+/// Read an endpoint: `http://host:port[/path][?query]` or `ws://…`. TLS endpoints are
+/// refused for now (this build has no TLS stack), said plainly.
+pub fn parse(endpoint: &str) -> Result<Endpoint, CdpError> {
+    let bad = |why: &str| CdpError::BadEndpoint(endpoint.to_string(), why.to_string());
+    let url = Url::parse(endpoint.trim()).map_err(|e| bad(&e.to_string()))?;
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("it names no host"));
+    }
+    match url.scheme() {
+        "http" => Ok(Endpoint::Http(url)),
+        "ws" => Ok(Endpoint::Ws(url)),
+        "https" | "wss" => Err(bad(
+            "TLS endpoints (https://, wss://) are not supported yet; use http:// or ws://",
+        )),
+        other => Err(bad(&format!(
+            "the scheme {other}: is not one; write http://host:port or ws://host:port/devtools/browser/…"
+        ))),
+    }
+}
+
+/// The browser's WebSocket URL for `endpoint`.
+pub async fn websocket_url(endpoint: &str) -> Result<Url, CdpError> {
+    match parse(endpoint)? {
+        Endpoint::Ws(url) => Ok(url),
+        Endpoint::Http(base) => {
+            let unreachable = |why: String| CdpError::Unreachable {
+                endpoint: endpoint.to_string(),
+                why,
+            };
+            let answer = tokio::time::timeout(VERSION_LIMIT, get(&version_url(&base)))
+                .await
+                .map_err(|_| unreachable(format!("no answer within {VERSION_LIMIT:?}")))?
+                .map_err(unreachable)?;
+            let ws = websocket_of(&answer).map_err(|why| CdpError::NotABrowser {
+                endpoint: endpoint.to_string(),
+                why,
+            })?;
+            Url::parse(&ws).map_err(|e| CdpError::NotABrowser {
+                endpoint: endpoint.to_string(),
+                why: format!("its webSocketDebuggerUrl {ws:?} is not a URL: {e}"),
+            })
+        }
+    }
+}
+
+/// `/json/version` under the endpoint's path, its query kept (pools put tokens there).
+fn version_url(base: &Url) -> Url {
+    let mut url = base.clone();
+    let path = format!("{}/json/version", base.path().trim_end_matches('/'));
+    url.set_path(&path);
+    url
+}
+
+/// One `GET` over a plain socket; answers the body of a `200`.
+async fn get(url: &Url) -> Result<Vec<u8>, String> {
+    let host = url.host_str().unwrap_or_default();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let mut stream = tokio::net::TcpStream::connect((host.trim_matches(['[', ']']), port))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut target = url.path().to_string();
+    if let Some(q) = url.query() {
+        target = format!("{target}?{q}");
+    }
+    let host_header = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    };
+    let request = format!(
+        "GET {target} HTTP/1.1\r\nHost: {host_header}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    );
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = stream.read(&mut buf).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+        if raw.len() > MAX_ANSWER {
+            return Err(format!("its answer is over {MAX_ANSWER} bytes"));
+        }
+        if let Ok(Some(body)) = http_body(&raw, false) {
+            return Ok(body);
+        }
+    }
+    http_body(&raw, true)?.ok_or_else(|| "the answer ended early".to_string())
+}
+
+/// The body of a complete HTTP answer in `raw` (`None`: not complete yet; `at_eof`: the
+/// connection ended there); anything but a `200` is an error carrying the status line.
+fn http_body(raw: &[u8], at_eof: bool) -> Result<Option<Vec<u8>>, String> {
+    let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return Ok(None);
+    };
+    let head = String::from_utf8_lossy(&raw[..end]);
+    let body = &raw[end + 4..];
+    let mut lines = head.lines();
+    let status = lines.next().unwrap_or_default();
+    if status.split_whitespace().nth(1) != Some("200") {
+        return Err(format!("it answered {status:?}"));
+    }
+    let header = |name: &str| {
+        head.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
+        })
+    };
+    if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        return Ok(dechunk(body));
+    }
+    match header("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        Some(len) if body.len() >= len => Ok(Some(body[..len].to_vec())),
+        Some(_) => Ok(None),
+        // No length: the body runs to the end of the connection (asked with `close`).
+        None => Ok(at_eof.then(|| body.to_vec())),
+    }
+}
+
+/// A chunked body, once its last chunk is in.
+fn dechunk(mut body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    // Bounded: each round consumes a chunk header.
+    for _ in 0..MAX_ANSWER {
+        let line_end = body.windows(2).position(|w| w == b"\r\n")?;
+        let size_text = std::str::from_utf8(&body[..line_end]).ok()?;
+        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+        body = &body[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        if body.len() < size + 2 {
+            return None;
+        }
+        out.extend_from_slice(&body[..size]);
+        body = &body[size + 2..];
+    }
+    None
+}
+
+/// `webSocketDebuggerUrl` of a `/json/version` answer.
+fn websocket_of(body: &[u8]) -> Result<String, String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
+    v.get("webSocketDebuggerUrl")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| "its /json/version has no webSocketDebuggerUrl".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_are_read_and_tls_is_refused_plainly() {
+        assert!(matches!(
+            parse("http://127.0.0.1:9222"),
+            Ok(Endpoint::Http(_))
+        ));
+        assert!(matches!(
+            parse("ws://127.0.0.1:9222/devtools/browser/abc"),
+            Ok(Endpoint::Ws(_))
+        ));
+        for bad in [
+            "wss://pool.example/x",
+            "https://h:1",
+            "ftp://h",
+            "9222",
+            "http://",
+        ] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(err.contains("is not a DevTools endpoint"), "{bad}: {err}");
+        }
+        assert!(parse("wss://x/y").unwrap_err().to_string().contains("TLS"));
+    }
+
+    #[test]
+    fn the_version_url_keeps_the_path_and_the_query() {
+        let base = Url::parse("http://h:3000/pool/?token=t").unwrap();
+        assert_eq!(
+            version_url(&base).as_str(),
+            "http://h:3000/pool/json/version?token=t"
+        );
+        let base = Url::parse("http://127.0.0.1:9222").unwrap();
+        assert_eq!(
+            version_url(&base).as_str(),
+            "http://127.0.0.1:9222/json/version"
+        );
+    }
+
+    #[test]
+    fn http_answers_are_read_by_length_or_chunks() {
+        let body = br#"{"webSocketDebuggerUrl":"ws://127.0.0.1:1/devtools/browser/x"}"#;
+        let mut raw =
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+        assert_eq!(http_body(&raw, false).unwrap(), None);
+        raw.extend_from_slice(body);
+        let got = http_body(&raw, false).unwrap().unwrap();
+        assert_eq!(
+            websocket_of(&got).unwrap(),
+            "ws://127.0.0.1:1/devtools/browser/x"
+        );
+        let chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n2\r\n1}\r\n0\r\n\r\n";
+        assert_eq!(http_body(chunked, false).unwrap().unwrap(), b"{\"a\":1}");
+        let unsized_body = b"HTTP/1.1 200 OK\r\n\r\n{}";
+        assert_eq!(http_body(unsized_body, false).unwrap(), None);
+        assert_eq!(http_body(unsized_body, true).unwrap().unwrap(), b"{}");
+        let refused =
+            b"HTTP/1.1 500 Host header is specified and is not an IP address or localhost.\r\n\r\n";
+        assert!(http_body(refused, false).unwrap_err().contains("500"));
+        assert!(websocket_of(b"{}")
+            .unwrap_err()
+            .contains("webSocketDebuggerUrl"));
+    }
+}
