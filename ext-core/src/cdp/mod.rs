@@ -141,6 +141,12 @@ pub const FAILURES: &[(&str, ErrorCode, &str)] = &[
         "the element's frame is gone: the page changed",
     ),
     (
+        // A child session (an out-of-process frame's) Chrome closed before we heard of it.
+        "session with given id not found",
+        ErrorCode::RefStale,
+        "the element's frame is gone: the page changed",
+    ),
+    (
         "frame with the given id was not found",
         ErrorCode::RefStale,
         "the element's frame is gone: the page changed",

@@ -284,6 +284,11 @@ fn cdp_failures_that_mean_something_is_gone_get_the_code_that_fits() {
             "the element's frame is gone: the page changed (No frame for given id found)",
         ),
         (
+            r#"{"code":-32001,"message":"Session with given id not found."}"#,
+            ErrorCode::RefStale,
+            "the element's frame is gone",
+        ),
+        (
             r#"{"code":-32000,"message":"Cannot find context with specified id"}"#,
             ErrorCode::RefStale,
             "the element's document is gone",
