@@ -27,6 +27,7 @@ pub mod agent;
 pub mod cdp;
 pub mod corpus;
 pub mod panel;
+pub mod pool;
 pub mod tasks;
 pub mod widget;
 pub mod x11;
