@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::App;
 use crate::chrome;
+use crate::methods::Command;
 use crate::platform;
 use crate::policy::{self, Category, Origin, Policy, Verdict};
 use crate::protocol::{ErrorCode, TabId, WireError};
@@ -29,8 +30,8 @@ pub struct Guard {
 
 impl Guard {
     /// The rules the command is held to while it runs, with every approval it carries.
-    pub fn judge(&self, method: &str, params: &Value) -> Option<policy::Judge> {
-        let category = policy::category_of(method, params)?;
+    pub fn judge(&self, command: &Command) -> Option<policy::Judge> {
+        let category = command.category()?;
         Some(policy::Judge {
             policy: self.policy.clone(),
             category,
@@ -109,26 +110,27 @@ impl Approvals {
 
 /// What a command is judged on: where it lands (a navigation's destination, the page
 /// back/forward goes to, the URL a download fetches), else the document it acts in.
-async fn target_urls(
-    app: &App,
-    tab: TabId,
-    method: &str,
-    params: &Value,
-) -> Result<Vec<String>, WireError> {
-    let url = params.get("url").and_then(Value::as_str);
-    match (method, url) {
-        ("navigate", _) => return Ok(vec![url.unwrap_or_default().to_string()]),
-        ("download", Some(url)) => return Ok(vec![url.to_string()]),
-        // A link clicked to download: where its href points, and the frame it is in.
-        ("download", None) => {
-            let mut urls = page_urls(app, tab, params).await?;
-            if let Some(href) = app.tabs.link_href(tab, params).await {
-                urls.insert(0, href);
+async fn target_urls(app: &App, tab: TabId, command: &Command) -> Result<Vec<String>, WireError> {
+    let params = command.params();
+    match command {
+        Command::Navigate(p) => return Ok(vec![p.url.clone()]),
+        Command::Download(p) => match &p.url {
+            Some(url) => return Ok(vec![url.clone()]),
+            // A link clicked to download: where its href points, and the frame it is in.
+            None => {
+                let mut urls = page_urls(app, tab, &params).await?;
+                if let Some(href) = app.tabs.link_href(tab, p).await {
+                    urls.insert(0, href);
+                }
+                return Ok(urls);
             }
-            return Ok(urls);
-        }
-        ("go_back" | "go_forward", _) if app.tabs.is_open(tab) => {
-            let delta = if method == "go_back" { -1 } else { 1 };
+        },
+        Command::GoBack(_) | Command::GoForward(_) if app.tabs.is_open(tab) => {
+            let delta = if matches!(command, Command::GoBack(_)) {
+                -1
+            } else {
+                1
+            };
             if let Ok(hist) =
                 chrome::debugger::send_command(tab, "Page.getNavigationHistory", &Value::Null).await
             {
@@ -139,7 +141,7 @@ async fn target_urls(
         }
         _ => {}
     }
-    page_urls(app, tab, params).await
+    page_urls(app, tab, &params).await
 }
 
 /// The URL of the history entry `delta` steps from the current one.
@@ -181,22 +183,23 @@ fn refuse_extension_page(url: &str) -> Result<(), WireError> {
 pub async fn check(
     app: &App,
     tab: TabId,
-    method: &str,
-    params: &Value,
+    command: &Command,
     policy: Rc<Policy>,
     approval_ms: u64,
 ) -> Result<Option<Guard>, WireError> {
-    let Some(category) = policy::category_of(method, params) else {
+    let Some(category) = command.category() else {
         return Ok(None);
     };
-    let urls = target_urls(app, tab, method, params).await?;
-    if method == "navigate" {
+    let urls = target_urls(app, tab, command).await?;
+    if let Command::Navigate(p) = command {
         // A malformed destination is bad input, not something the policy judges.
-        crate::cdp::check_url(&urls[0])?;
+        crate::cdp::check_url(&p.url)?;
     }
-    let here = match method {
+    let here = match command {
         // Navigating away from the approval window would close it under a person.
-        "navigate" | "go_back" | "go_forward" => page_urls(app, tab, &Value::Null).await?,
+        Command::Navigate(_) | Command::GoBack(_) | Command::GoForward(_) => {
+            page_urls(app, tab, &Value::Null).await?
+        }
         _ => Vec::new(),
     };
     for u in urls.iter().chain(&here) {
@@ -227,7 +230,7 @@ pub async fn check(
                 .iter()
                 .any(|(c, o)| *c == category && *o == origin)
             {
-                ask(app, tab, method, params, category, &origin, approval_ms).await?;
+                ask(app, tab, command, category, &origin, approval_ms).await?;
             }
             Some((category, origin))
         }
@@ -256,12 +259,12 @@ fn describe_target(app: &App, tab: TabId, params: &Value) -> Option<String> {
 async fn ask(
     app: &App,
     tab: TabId,
-    method: &str,
-    params: &Value,
+    command: &Command,
     category: Category,
     origin: &Origin,
     approval_ms: u64,
 ) -> Result<(), WireError> {
+    let (method, params) = (command.name(), &command.params());
     let id = app.approvals.next.get() + 1;
     app.approvals.next.set(id);
     let view = ApprovalView {
@@ -330,17 +333,17 @@ async fn ask(
 /// to another origin since the approval (or the check) is refused.
 pub fn recheck(
     guard: &Guard,
-    method: &str,
-    params: &Value,
+    command: &Command,
     judged_now: Option<&[String]>,
 ) -> Result<(), WireError> {
-    let Some(category) = policy::category_of(method, params) else {
+    let Some(category) = command.category() else {
         return Ok(());
     };
-    let urls: Vec<String> = match (method, params.get("url").and_then(Value::as_str)) {
-        ("navigate", Some(u)) | ("download", Some(u)) => vec![u.to_string()],
+    let urls: Vec<String> = match command {
+        Command::Navigate(p) => vec![p.url.clone()],
+        Command::Download(p) if p.url.is_some() => vec![p.url.clone().unwrap_or_default()],
         // Judged on the destination when it runs (`cdp::history`), with this guard's rules.
-        ("go_back" | "go_forward", _) => return Ok(()),
+        Command::GoBack(_) | Command::GoForward(_) => return Ok(()),
         _ => match judged_now {
             Some(j) => j.to_vec(),
             None => return Ok(()),

@@ -15,13 +15,10 @@ use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome;
-use crate::methods::{
-    Click, Closed, DownloadArgs, Downloaded, Method, Navigate, TabsClose, TabsList, TabsNew,
-    TabsSelect,
-};
+use crate::methods::{Click, Closed, Command, DownloadArgs, Downloaded, Navigate};
 use crate::platform;
 use crate::protocol::{BrowserEvent, ErrorCode, ExtensionFrame, ExtensionInfo, TabId, WireError};
-use crate::router::{self, Route};
+use crate::router::Route;
 
 /// Name of the periodic wake-up alarm.
 const WAKE_ALARM: &str = "kapture-wake";
@@ -64,17 +61,13 @@ impl App {
         rules: (Rc<crate::policy::Policy>, u64),
     ) -> Result<Value, WireError> {
         let deadline_ms = platform::now_ms() + timeout_ms as f64;
-        match router::route(method)? {
+        // Decoded once: bad arguments are `BAD_ARGS` before any tab is touched.
+        let cmd = Command::decode(method, params)?;
+        match cmd.route() {
             Route::Browser => {
                 // A browser method may wait for an approval before its own work.
                 let limit = timeout_ms + rules.1;
-                let run = self.browser_method(
-                    tab_id,
-                    method,
-                    params,
-                    deadline_ms + rules.1 as f64,
-                    rules,
-                );
+                let run = self.browser_method(tab_id, cmd, deadline_ms + rules.1 as f64, rules);
                 platform::timeout(std::time::Duration::from_millis(limit), run)
                     .await
                     .unwrap_or_else(|| {
@@ -99,10 +92,10 @@ impl App {
                     }
                     None => tabs::default_tab().await?,
                 };
-                let guard = gate::check(self, tab_id, method, &params, rules.0, rules.1).await?;
+                let guard = gate::check(self, tab_id, &cmd, rules.0, rules.1).await?;
                 // The command's clock starts once it is allowed (a person may have taken a while).
                 let deadline_ms = platform::now_ms() + timeout_ms as f64;
-                self.queue(tab_id, method, params, deadline_ms, guard).await
+                self.queue(tab_id, cmd, deadline_ms, guard).await
             }
         }
     }
@@ -111,18 +104,16 @@ impl App {
     async fn on_tab(
         &self,
         tab_id: TabId,
-        method: &str,
-        params: Value,
+        command: Command,
         deadline_ms: f64,
     ) -> Result<Value, WireError> {
-        self.queue(tab_id, method, params, deadline_ms, None).await
+        self.queue(tab_id, command, deadline_ms, None).await
     }
 
     async fn queue(
         &self,
         tab_id: TabId,
-        method: &str,
-        params: Value,
+        command: Command,
         deadline_ms: f64,
         guard: Option<gate::Guard>,
     ) -> Result<Value, WireError> {
@@ -130,8 +121,7 @@ impl App {
         self.tabs.enqueue(
             tab_id,
             tabs::Job {
-                method: method.to_string(),
-                params,
+                command,
                 deadline_ms,
                 reply,
                 guard,
@@ -148,79 +138,58 @@ impl App {
     async fn browser_method(
         &self,
         tab_id: Option<TabId>,
-        method: &str,
-        params: Value,
+        cmd: Command,
         deadline_ms: f64,
         rules: (Rc<crate::policy::Policy>, u64),
     ) -> Result<Value, WireError> {
         let need_tab = || {
             tab_id.ok_or_else(|| {
-                WireError::new(ErrorCode::BadArgs, format!("{method} needs a tab id"))
+                WireError::new(ErrorCode::BadArgs, format!("{} needs a tab id", cmd.name()))
             })
         };
-        let value = match method {
-            TabsList::NAME => {
+        let value = match &cmd {
+            Command::TabsList(_) => {
                 let tabs = chrome::tabs::query(&json!({})).await?;
                 json!(tabs
                     .into_iter()
                     .map(|t| shown_tab(&rules.0, t))
                     .collect::<Vec<_>>())
             }
-            TabsNew::NAME => {
-                let p: TabsNew = router::params(params)?;
+            Command::TabsNew(p) => {
                 let tab = chrome::tabs::create("about:blank").await?;
-                if let Some(url) = p.url {
-                    let nav = serde_json::to_value(Navigate { url }).unwrap_or_default();
-                    let guard = gate::check(
-                        self,
-                        tab.tab_id,
-                        Navigate::NAME,
-                        &nav,
-                        rules.0.clone(),
-                        rules.1,
-                    )
-                    .await?;
-                    self.queue(tab.tab_id, Navigate::NAME, nav, deadline_ms, guard)
-                        .await?;
+                if let Some(url) = p.url.clone() {
+                    let nav = Command::Navigate(Navigate { url });
+                    let guard =
+                        gate::check(self, tab.tab_id, &nav, rules.0.clone(), rules.1).await?;
+                    self.queue(tab.tab_id, nav, deadline_ms, guard).await?;
                 }
                 json!(shown_tab(&rules.0, chrome::tabs::get(tab.tab_id).await?))
             }
-            TabsSelect::NAME => {
+            Command::TabsSelect(_) => {
                 let tab = chrome::tabs::activate(need_tab()?).await?;
                 let _ = chrome::windows::focus(tab.window_id).await;
                 json!(shown_tab(&rules.0, tab))
             }
-            TabsClose::NAME => {
+            Command::TabsClose(_) => {
                 let id = need_tab()?;
                 // Closing a tab changes the person's browser (unsaved work goes with it):
                 // judged like any interaction with that tab's page.
-                gate::check(self, id, TabsClose::NAME, &params, rules.0.clone(), rules.1).await?;
+                gate::check(self, id, &cmd, rules.0.clone(), rules.1).await?;
                 chrome::tabs::remove(id).await?;
                 json!(Closed { tab_id: id })
             }
-            DownloadArgs::NAME => {
+            Command::Download(p) => {
                 let tab = match tab_id {
                     Some(t) => t,
                     None => tabs::default_tab().await?,
                 };
-                gate::check(
-                    self,
-                    tab,
-                    DownloadArgs::NAME,
-                    &params,
-                    rules.0.clone(),
-                    rules.1,
-                )
-                .await?;
-                json!(
-                    self.download(Some(tab), router::params(params)?, deadline_ms)
-                        .await?
-                )
+                gate::check(self, tab, &cmd, rules.0.clone(), rules.1).await?;
+                json!(self.download(Some(tab), p.clone(), deadline_ms).await?)
             }
             other => {
                 return Err(WireError::new(
                     ErrorCode::Internal,
-                    format!("{other} is not a browser method"),
+                    format!("{} is not a browser method", other.name()),
                 ))
             }
         };
@@ -291,14 +260,13 @@ impl App {
                     .await?
                     .map(|d| d.id)
                     .unwrap_or(-1);
-                let click = serde_json::to_value(Click {
+                let click = Command::Click(Click {
                     target,
                     button: Default::default(),
                     double_click: false,
                     modifiers: vec![],
-                })
-                .unwrap_or_default();
-                self.on_tab(tab, Click::NAME, click, deadline_ms).await?;
+                });
+                self.on_tab(tab, click, deadline_ms).await?;
                 loop {
                     match chrome::downloads::latest().await? {
                         Some(d) if d.id > before => break d.id,

@@ -13,6 +13,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use crate::cdp::{self, CdpSession, TabEvents};
 use crate::chrome;
+use crate::methods::{Command, DownloadArgs};
 use crate::platform;
 use crate::protocol::{ErrorCode, TabId, WireError};
 use crate::router;
@@ -22,8 +23,7 @@ const QUEUE_DEPTH: usize = 64;
 
 /// One queued command and where its answer goes.
 pub struct Job {
-    pub method: String,
-    pub params: Value,
+    pub command: Command,
     /// Absolute deadline, ms since epoch: time spent queued counts against the timeout.
     pub deadline_ms: f64,
     pub reply: oneshot::Sender<Result<Value, WireError>>,
@@ -156,15 +156,12 @@ impl Tabs {
 
     /// The absolute URL of the link a `download` by ref or selector would click, if the
     /// element is (inside) a link: what the download fetches, judged where it lands.
-    pub async fn link_href(&self, tab_id: TabId, params: &Value) -> Option<String> {
+    pub async fn link_href(&self, tab_id: TabId, download: &DownloadArgs) -> Option<String> {
         let slot = self.slots.borrow().get(&tab_id).cloned()?;
         if !slot.attached.get() || slot.closed.get() {
             return None;
         }
-        let target = router::params::<crate::methods::DownloadArgs>(params.clone())
-            .ok()?
-            .target
-            .get()?;
+        let target = download.target.get()?;
         let session = DebuggerSession { slot: &slot };
         let located = cdp::world::locate_target(&session, &target).await.ok()?;
         let href = cdp::world::run(
@@ -290,11 +287,12 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
                 ErrorCode::Timeout,
                 format!(
                     "{} timed out while waiting for earlier commands on tab {}",
-                    job.method, slot.tab_id
+                    job.command.name(),
+                    slot.tab_id
                 ),
             ))
         } else {
-            let run = execute(&slot, &job.method, job.params, job.guard.as_ref());
+            let run = execute(&slot, &job.command, job.guard.as_ref());
             let timed = platform::timeout(Duration::from_millis(remaining as u64), run);
             // A cancelled command stops where it is; the next job runs at once.
             let cancelled = job.reply.cancellation();
@@ -313,7 +311,8 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
                             ErrorCode::Timeout,
                             format!(
                                 "{} did not finish within its timeout on tab {}",
-                                job.method, slot.tab_id
+                                job.command.name(),
+                                slot.tab_id
                             ),
                         ),
                     })
@@ -331,7 +330,7 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
                     Err(slot
                         .attachment
                         .borrow()
-                        .lost_error(slot.tab_id, &job.method))
+                        .lost_error(slot.tab_id, job.command.name()))
                 } else {
                     Err(closed(slot.tab_id))
                 }
@@ -344,8 +343,7 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
 
 async fn execute(
     slot: &TabSlot,
-    method: &str,
-    params: Value,
+    command: &Command,
     guard: Option<&super::gate::Guard>,
 ) -> Result<Value, WireError> {
     let session = DebuggerSession { slot };
@@ -354,17 +352,17 @@ async fn execute(
         cdp::prepare(&session).await?;
     }
     if let Some(guard) = guard {
-        let now = slot.events.borrow().judged_for(&params);
-        super::gate::recheck(guard, method, &params, now.as_deref())?;
+        let now = slot.events.borrow().judged_for(&command.params());
+        super::gate::recheck(guard, command, now.as_deref())?;
     }
     // Whatever the command reaches beyond where it was judged (frames, requests, the
     // document a wait ends on) is judged on the same rules while it runs.
-    let judge = guard.and_then(|g| g.judge(method, &params));
+    let judge = guard.and_then(|g| g.judge(command));
     if judge.is_some() {
         slot.events.borrow_mut().rules_seen = judge.clone();
     }
     slot.events.borrow_mut().judge = judge;
-    let result = router::run_on_tab(&session, method, params).await;
+    let result = router::run(&session, command).await;
     slot.events.borrow_mut().judge = None;
     result
 }
