@@ -10,6 +10,7 @@ use crate::protocol::{ErrorCode, WireError};
 
 pub mod bound;
 pub mod frames;
+pub mod gate;
 pub use frames::{judged_urls, strictest, Judge, Refusal};
 
 /// What an action does, for the policy.

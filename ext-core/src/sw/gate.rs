@@ -15,35 +15,12 @@ use super::App;
 use crate::chrome;
 use crate::methods::Command;
 use crate::platform;
-use crate::policy::{self, Category, Origin, Policy, Verdict};
-use crate::protocol::{ErrorCode, TabId, WireError};
+use crate::policy::{Category, Origin, Policy};
+use crate::protocol::{TabId, WireError};
 use crate::ui::{self, ApprovalView};
 
-/// What a command carries into its tab queue: the rules and any approval it got.
-#[derive(Clone)]
-pub struct Guard {
-    pub policy: Rc<Policy>,
-    pub approved: Option<(Category, Origin)>,
-    /// What people allowed for the whole session when the command was admitted.
-    pub granted: Vec<(Category, Origin)>,
-}
-
-impl Guard {
-    /// The rules the command is held to while it runs, with every approval it carries.
-    pub fn judge(&self, command: &Command) -> Option<policy::Judge> {
-        let category = command.category()?;
-        Some(policy::Judge {
-            policy: self.policy.clone(),
-            category,
-            approved: self
-                .granted
-                .iter()
-                .chain(self.approved.iter())
-                .cloned()
-                .collect(),
-        })
-    }
-}
+pub use crate::policy::gate::Guard;
+use crate::policy::gate::{self as pure, Admission, Answer, Target};
 
 struct Pending {
     view: ApprovalView,
@@ -112,29 +89,21 @@ impl Approvals {
 /// back/forward goes to, the URL a download fetches), else the document it acts in.
 async fn target_urls(app: &App, tab: TabId, command: &Command) -> Result<Vec<String>, WireError> {
     let params = command.params();
-    match command {
-        Command::Navigate(p) => return Ok(vec![p.url.clone()]),
-        Command::Download(p) => match &p.url {
-            Some(url) => return Ok(vec![url.clone()]),
-            // A link clicked to download: where its href points, and the frame it is in.
-            None => {
-                let mut urls = page_urls(app, tab, &params).await?;
-                if let Some(href) = app.tabs.link_href(tab, p).await {
-                    urls.insert(0, href);
-                }
-                return Ok(urls);
+    match (pure::target(command), command) {
+        (Target::Url(url), _) => return Ok(vec![url]),
+        // A link clicked to download: where its href points, and the frame it is in.
+        (Target::Link(_), Command::Download(p)) => {
+            let mut urls = page_urls(app, tab, &params).await?;
+            if let Some(href) = app.tabs.link_href(tab, p).await {
+                urls.insert(0, href);
             }
-        },
-        Command::GoBack(_) | Command::GoForward(_) if app.tabs.is_open(tab) => {
-            let delta = if matches!(command, Command::GoBack(_)) {
-                -1
-            } else {
-                1
-            };
+            return Ok(urls);
+        }
+        (Target::History(delta), _) if app.tabs.is_open(tab) => {
             if let Ok(hist) =
                 chrome::debugger::send_command(tab, "Page.getNavigationHistory", &Value::Null).await
             {
-                if let Some(dest) = history_entry(&hist, delta) {
+                if let Some(dest) = pure::history_entry(&hist, delta) {
                     return Ok(vec![dest]);
                 }
             }
@@ -144,39 +113,12 @@ async fn target_urls(app: &App, tab: TabId, command: &Command) -> Result<Vec<Str
     page_urls(app, tab, &params).await
 }
 
-/// The URL of the history entry `delta` steps from the current one.
-pub fn history_entry(hist: &Value, delta: i64) -> Option<String> {
-    let current = hist.get("currentIndex")?.as_i64()?;
-    let i = usize::try_from(current + delta).ok()?;
-    Some(
-        hist.pointer(&format!("/entries/{i}/url"))?
-            .as_str()?
-            .to_string(),
-    )
-}
-
 /// Where the tab is: the frame of the ref `params` name, else the main frame.
 async fn page_urls(app: &App, tab: TabId, params: &Value) -> Result<Vec<String>, WireError> {
     if let Some(urls) = app.tabs.judged_for(tab, params) {
         return Ok(urls);
     }
     Ok(vec![chrome::tabs::get(tab).await?.url])
-}
-
-/// Extension pages are never driven: the approval window is one, and an agent must never
-/// answer its own approvals.
-fn refuse_extension_page(url: &str) -> Result<(), WireError> {
-    let lower = url.trim_start().to_ascii_lowercase();
-    if ["chrome-extension://", "devtools://"]
-        .iter()
-        .any(|p| lower.starts_with(p))
-    {
-        return Err(WireError::new(
-            ErrorCode::PolicyDenied,
-            format!("{url} is an extension's own page; agents cannot drive it"),
-        ));
-    }
-    Ok(())
 }
 
 /// Judge a command before it is queued; an `ask` waits (bounded) for a person.
@@ -195,43 +137,24 @@ pub async fn check(
         // A malformed destination is bad input, not something the policy judges.
         crate::cdp::check_url(&p.url)?;
     }
-    let here = match command {
-        // Navigating away from the approval window would close it under a person.
-        Command::Navigate(_) | Command::GoBack(_) | Command::GoForward(_) => {
-            page_urls(app, tab, &Value::Null).await?
-        }
-        _ => Vec::new(),
+    let here = if pure::leaves_page(command) {
+        page_urls(app, tab, &Value::Null).await?
+    } else {
+        Vec::new()
     };
-    for u in urls.iter().chain(&here) {
-        refuse_extension_page(u)?;
-    }
-    if category.writes() && safe_mode(app).await {
-        return Err(WireError::new(
-            ErrorCode::PolicyDenied,
-            format!(
-                "{} is refused: safe mode is on in the Kapture panel (turn it off there to allow changes)",
-                category.name()
-            ),
-        ));
-    }
-    let (url, decision) = policy::strictest(&policy, category, &urls);
-    let origin = policy::origin_of(&url);
-    let approved = match decision.verdict {
-        Verdict::Allow => None,
-        Verdict::Deny => return Err(Policy::denied(category, &url, &decision)),
-        Verdict::Ask => {
-            let Some(origin) = origin else {
-                return Err(Policy::denied(category, &url, &decision));
-            };
-            if !app
-                .approvals
-                .granted
-                .borrow()
-                .iter()
-                .any(|(c, o)| *c == category && *o == origin)
-            {
-                ask(app, tab, command, category, &origin, approval_ms).await?;
-            }
+    let granted = app.approvals.granted.borrow().clone();
+    let approved = match pure::admit(
+        &policy,
+        category,
+        &urls,
+        &here,
+        safe_mode(app).await,
+        &granted,
+    )? {
+        Admission::Allowed => None,
+        Admission::Granted(origin) => Some((category, origin)),
+        Admission::Ask(origin) => {
+            ask(app, tab, command, category, &origin, approval_ms).await?;
             Some((category, origin))
         }
     };
@@ -305,73 +228,18 @@ async fn ask(
                 answer: said,
             },
         });
-    let denied = |why: &str| {
-        WireError::new(
-            ErrorCode::ApprovalDenied,
-            format!("{} on {origin} was not approved: {why}", category.name()),
-        )
+    let answer = match answer {
+        Some(Ok(a)) => Answer::parse(&a),
+        Some(Err(_)) => Answer::Withdrawn,
+        None => Answer::NoAnswer,
     };
-    match answer {
-        Some(Ok(a)) if a == "once" => Ok(()),
-        Some(Ok(a)) if a == "origin" => {
-            app.approvals
-                .granted
-                .borrow_mut()
-                .push((category, origin.clone()));
-            Ok(())
-        }
-        Some(Ok(_)) => Err(denied("a person denied it")),
-        Some(Err(_)) => Err(denied("the approval was withdrawn")),
-        None => Err(denied(&format!(
-            "nobody answered within {} s",
-            approval_ms / 1000
-        ))),
+    if answer == Answer::Origin {
+        app.approvals
+            .granted
+            .borrow_mut()
+            .push((category, origin.clone()));
     }
+    answer.verdict(category, origin, approval_ms)
 }
 
-/// Judge again right before execution, against the page as it is now: a page that moved
-/// to another origin since the approval (or the check) is refused.
-pub fn recheck(
-    guard: &Guard,
-    command: &Command,
-    judged_now: Option<&[String]>,
-) -> Result<(), WireError> {
-    let Some(category) = command.category() else {
-        return Ok(());
-    };
-    let urls: Vec<String> = match command {
-        Command::Navigate(p) => vec![p.url.clone()],
-        Command::Download(p) if p.url.is_some() => vec![p.url.clone().unwrap_or_default()],
-        // Judged on the destination when it runs (`cdp::history`), with this guard's rules.
-        Command::GoBack(_) | Command::GoForward(_) => return Ok(()),
-        _ => match judged_now {
-            Some(j) => j.to_vec(),
-            None => return Ok(()),
-        },
-    };
-    for u in &urls {
-        refuse_extension_page(u)?;
-    }
-    let (url, decision) = policy::strictest(&guard.policy, category, &urls);
-    let url = url.as_str();
-    // An approval binds to the origin it was given for, whatever the rules say elsewhere.
-    if let Some((c, o)) = &guard.approved {
-        return match policy::origin_of(url) {
-            Some(now) if *c == category && *o == now => Ok(()),
-            _ => Err(WireError::new(
-                ErrorCode::ApprovalDenied,
-                format!(
-                    "the page is now on {url}, not on {o} where the approval was given; ask again"
-                ),
-            )),
-        };
-    }
-    match decision.verdict {
-        Verdict::Allow => Ok(()),
-        Verdict::Deny => Err(Policy::denied(category, url, &decision)),
-        Verdict::Ask => Err(WireError::new(
-            ErrorCode::ApprovalDenied,
-            format!("the page moved to {url}, which needs an approval; ask again"),
-        )),
-    }
-}
+pub use crate::policy::gate::recheck;
