@@ -20,10 +20,15 @@ pub const AUTO_CONNECT_GRACE: Duration = Duration::from_millis(1500);
 enum State {
     WaitingForExtension,
     Launching,
-    Launched { pid: Option<u32>, path: String },
+    Launched {
+        pid: Option<u32>,
+        path: String,
+    },
     LaunchFailed(String),
     Exited(String),
     UsingConnected,
+    /// `--browser cdp`: the native engine drives the browser at this endpoint.
+    Native,
 }
 
 /// Shared view of the browser situation.
@@ -44,6 +49,10 @@ impl BrowserAccess {
 
     /// Wait (bounded) until an extension is connected, or say why none is.
     pub async fn ready(&self, bridge: &BridgeHandle) -> Result<(), WireError> {
+        // The native engine says itself why there is no browser (and which endpoint).
+        if let Some(engine) = bridge.native() {
+            return engine.ready().await;
+        }
         if let State::LaunchFailed(why) = self.get() {
             return Err(WireError::new(
                 ErrorCode::NoBrowser,
@@ -56,7 +65,7 @@ impl BrowserAccess {
         let why = match self.get() {
             State::LaunchFailed(why) => format!("kapture could not launch a browser: {why}"),
             State::Exited(why) => format!("the browser kapture launched has exited ({why})"),
-            State::WaitingForExtension | State::UsingConnected => format!(
+            State::WaitingForExtension | State::UsingConnected | State::Native => format!(
                 "no browser with the Kapture extension connected within {} s",
                 self.wait.as_secs()
             ),
@@ -84,6 +93,7 @@ impl BrowserAccess {
             State::LaunchFailed(why) => format!("launch failed: {why}"),
             State::Exited(why) => format!("the launched browser exited: {why}"),
             State::UsingConnected => "using a browser whose extension connected".into(),
+            State::Native => "driving a browser through its DevTools endpoint".into(),
         }
     }
 }
@@ -99,6 +109,7 @@ pub fn supervise(
 ) -> (BrowserAccess, JoinHandle<()>) {
     let initial = match mode {
         BrowserMode::Connect => State::WaitingForExtension,
+        BrowserMode::Cdp => State::Native,
         _ => State::Launching,
     };
     let access = BrowserAccess {
@@ -109,7 +120,8 @@ pub fn supervise(
     let task = tokio::spawn(async move {
         let access = task_access;
         match mode {
-            BrowserMode::Connect => return shutdown.cancelled().await,
+            // Never launched, never closed by kapture: the browser is someone else's.
+            BrowserMode::Connect | BrowserMode::Cdp => return shutdown.cancelled().await,
             BrowserMode::Auto => {
                 let connected = tokio::select! {
                     c = bridge.wait_connected(AUTO_CONNECT_GRACE) => c,

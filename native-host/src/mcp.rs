@@ -837,13 +837,24 @@ impl KaptureServer {
                 "kapture {} (protocol v{}, pid {})",
                 self.facts.version, self.facts.protocol, self.facts.pid
             ),
-            format!("bridge: ws://127.0.0.1:{}", bridge.port),
+            match &bridge.engine {
+                Some(_) => "bridge: none (the native CDP engine runs the commands)".into(),
+                None => format!("bridge: ws://127.0.0.1:{}", bridge.port),
+            },
             format!(
                 "browser mode: {}; {}",
                 self.facts.mode,
                 self.browser.describe()
             ),
         ];
+        if let Some(engine) = &bridge.engine {
+            lines.push(format!("engine: {engine}"));
+            match self.bridge.call::<TabsList>(None, &TabsList {}).await {
+                Ok(tabs) => lines.push(format!("tabs:\n{}", self.format_tabs(&tabs, 0))),
+                Err(e) => lines.push(format!("tabs: unavailable ({})", e.into_wire())),
+            }
+            return lines.join("\n");
+        }
         match &bridge.extension {
             Some(ext) => {
                 lines.push(format!(

@@ -26,6 +26,7 @@ pub const OOP_TEST_RULES: &str =
 pub mod agent;
 pub mod cdp;
 pub mod corpus;
+pub mod devtools;
 pub mod panel;
 pub mod pool;
 pub mod tasks;
@@ -221,6 +222,19 @@ impl Default for Start {
 }
 
 impl Start {
+    /// The native engine (`--browser cdp`) on a browser the test runs at `endpoint`.
+    pub fn cdp(endpoint: &str) -> Start {
+        Start {
+            args: vec![
+                "--browser".into(),
+                "cdp".into(),
+                "--cdp-endpoint".into(),
+                endpoint.to_string(),
+            ],
+            ..Start::default()
+        }
+    }
+
     /// The default start, with the launched browser open to raw CDP (`raw_cdp`).
     pub fn debuggable() -> Start {
         let mut start = Start::default();
