@@ -203,6 +203,24 @@ impl<H: Host> Tabs<H> {
             .map(|l| l.trim().to_string())
     }
 
+    /// A CDP event from a tab's debugger, `session` naming the child session it came from
+    /// (`None`: the tab's own). Events of a child session (an out-of-process iframe the
+    /// browser auto-attached) are not the tab's: its navigations and contexts must not be
+    /// taken for the page's; only its own auto-attached frames (`Target.*`) are kept.
+    /// Answers what the recorder widget asked, if anything.
+    pub fn on_cdp_event(
+        &self,
+        tab_id: TabId,
+        session: Option<&str>,
+        method: &str,
+        params: &Value,
+    ) -> Vec<Value> {
+        if session.is_some() && !method.starts_with("Target.") {
+            return Vec::new();
+        }
+        self.on_event(tab_id, method, params)
+    }
+
     /// A CDP event of a tab we control; answers what the recorder widget asked, if anything.
     pub fn on_event(&self, tab_id: TabId, method: &str, params: &Value) -> Vec<Value> {
         let Some(slot) = self.get(tab_id) else {

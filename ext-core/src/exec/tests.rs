@@ -315,8 +315,21 @@ fn a_page_that_moved_while_the_command_waited_is_refused_by_the_recheck() {
             let mv = async {
                 // …then the page moves to another origin before its turn.
                 platform::sleep(Duration::from_millis(20)).await;
-                exec.tabs.on_event(
+                // A child session's navigation is not the page's: nothing changes.
+                exec.tabs.on_cdp_event(
                     1,
+                    Some("oopif"),
+                    "Page.frameNavigated",
+                    &json!({"frame": {"id": "M", "loaderId": "L9", "url": "http://child.test/",
+                        "securityOrigin": "http://child.test"}}),
+                );
+                assert_eq!(
+                    exec.tabs.main_url(1).as_deref(),
+                    Some("http://allowed.test/")
+                );
+                exec.tabs.on_cdp_event(
+                    1,
+                    None,
                     "Page.frameNavigated",
                     &json!({"frame": {"id": "M", "loaderId": "L2", "url": "http://elsewhere.test/",
                         "securityOrigin": "http://elsewhere.test"}}),

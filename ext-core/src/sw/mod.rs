@@ -149,15 +149,13 @@ impl Worker {
         method: String,
         params: JsValue,
     ) {
-        // Events of a child session (an out-of-process iframe Chrome auto-attached) are not
-        // the tab's own: its navigations and contexts must not be taken for the page's.
-        // Only its own auto-attached frames (nested out-of-process iframes) are kept.
-        if session_id.is_some() && !method.starts_with("Target.") {
-            return;
-        }
         if let Some(tab_id) = tab_id {
             let params: Value = chrome::from_js(params).unwrap_or(Value::Null);
-            let asked = self.app.exec.tabs.on_event(tab_id, &method, &params);
+            let asked =
+                self.app
+                    .exec
+                    .tabs
+                    .on_cdp_event(tab_id, session_id.as_deref(), &method, &params);
             recorder::on_widget_requests(&self.app, tab_id, asked);
         }
     }

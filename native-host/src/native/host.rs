@@ -199,8 +199,7 @@ pub async fn browser_pump(host: Weak<NativeHost>, mut events: broadcast::Receive
 }
 
 /// One tab's flat session: hand answers to their callers, feed its events to the executor
-/// (a child session's only when they are `Target.*` news, as the extension does), and say
-/// when it ends.
+/// (which keeps a child session's apart, as for the extension), and say when it ends.
 async fn session_pump(
     host: Weak<NativeHost>,
     tab: TabId,
@@ -211,16 +210,16 @@ async fn session_pump(
         let Some(event) = item.deliver() else {
             continue;
         };
-        if event.session.as_deref() != Some(session.as_str())
-            && !event.method.starts_with("Target.")
-        {
-            continue;
-        }
         let Some(exec) = host.upgrade().and_then(|h| h.exec()) else {
             return;
         };
+        // A child session's events are told apart by the executor (the tab's own come on
+        // the flat session itself).
+        let child = event.session.as_deref().filter(|s| *s != session);
         // The recorder widget is the extension's; what it asks is not answered natively.
-        let _ = exec.tabs.on_event(tab, &event.method, &event.params);
+        let _ = exec
+            .tabs
+            .on_cdp_event(tab, child, &event.method, &event.params);
     }
     let Some(host) = host.upgrade() else { return };
     let ours = host.sessions.borrow().get(&tab) == Some(&session);
