@@ -143,6 +143,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     // The native engine needs no bridge server: no extension is to connect.
     let (bridge, handshake, port) = match (&args.browser, &args.cdp_endpoint) {
         (BrowserMode::Cdp, Some(endpoint)) => {
+            // A malformed endpoint is said once, at start, not on every tool call.
+            cdp::endpoint::parse(endpoint).map_err(|e| ServeError::Setup(e.to_string()))?;
             let bridge = bridge::start_native(endpoint.clone(), bridge_config, shutdown.clone());
             (bridge, None, 0)
         }
