@@ -36,8 +36,9 @@ pub struct NativeHost {
     targets: RefCell<HashMap<TabId, String>>,
     /// Each attached tab's flat session.
     sessions: RefCell<HashMap<TabId, String>>,
-    /// Tabs closed during this connection (a later command on one is `TAB_CLOSED`).
-    closed: RefCell<HashSet<TabId>>,
+    /// Targets closed during this connection: the browser may list one for a moment after
+    /// `Target.closeTarget` answered, a closed tab is never shown again.
+    closed: RefCell<HashSet<String>>,
     next_tab: Arc<AtomicI32>,
     sink: EventSink,
 }
@@ -65,9 +66,12 @@ impl NativeHost {
         self.exec.borrow().upgrade()
     }
 
-    /// Whether `tab` was a tab of this browser that has been closed.
-    pub fn was_closed(&self, tab: TabId) -> bool {
-        self.closed.borrow().contains(&tab)
+    /// The browser's open pages, in its order.
+    async fn pages(&self) -> Result<Vec<TargetInfo>, WireError> {
+        let mut pages = self.browser.pages().await?;
+        let closed = self.closed.borrow();
+        pages.retain(|p| !closed.contains(&p.target_id));
+        Ok(pages)
     }
 
     fn id_for(&self, target_id: &str) -> TabId {
@@ -84,14 +88,10 @@ impl NativeHost {
         if let Some(t) = self.targets.borrow().get(&tab) {
             return Ok(t.clone());
         }
-        Err(if self.was_closed(tab) {
-            WireError::new(ErrorCode::TabClosed, format!("tab {tab} was closed"))
-        } else {
-            WireError::new(
-                ErrorCode::TabNotFound,
-                format!("there is no tab with id {tab}"),
-            )
-        })
+        Err(WireError::new(
+            ErrorCode::TabNotFound,
+            format!("there is no tab with id {tab}"),
+        ))
     }
 
     fn info(&self, index: usize, t: &TargetInfo) -> TabInfo {
@@ -113,7 +113,10 @@ impl NativeHost {
         };
         self.targets.borrow_mut().remove(&tab);
         self.sessions.borrow_mut().remove(&tab);
-        self.closed.borrow_mut().insert(tab);
+        if self.closed.borrow().len() >= 4096 {
+            self.closed.borrow_mut().clear();
+        }
+        self.closed.borrow_mut().insert(target_id.to_string());
         if let Some(exec) = self.exec() {
             exec.tabs.on_removed(tab);
         }
@@ -234,7 +237,7 @@ async fn session_pump(
 impl Host for NativeHost {
     async fn tab(&self, tab: TabId) -> Result<TabInfo, WireError> {
         let target = self.target_of(tab)?;
-        let pages = self.browser.pages().await?;
+        let pages = self.pages().await?;
         pages
             .iter()
             .enumerate()
@@ -244,7 +247,7 @@ impl Host for NativeHost {
     }
 
     async fn list_tabs(&self) -> Result<Vec<TabInfo>, WireError> {
-        let pages = self.browser.pages().await?;
+        let pages = self.pages().await?;
         Ok(pages
             .iter()
             .enumerate()
@@ -253,7 +256,7 @@ impl Host for NativeHost {
     }
 
     async fn default_tab(&self) -> Result<TabId, WireError> {
-        match self.browser.pages().await?.first() {
+        match self.pages().await?.first() {
             Some(t) => Ok(self.id_for(&t.target_id)),
             None => Ok(self.create_tab("about:blank").await?.tab_id),
         }

@@ -189,7 +189,7 @@ impl NativeEngine {
                     // The caller gave up (its MCP request was cancelled): stop here.
                     () = reply.closed() => return,
                 };
-                let result = result.map_err(|e| explain(exec.host(), tab_id, e));
+                let result = result.map_err(explain);
                 // Where the tab is now, ahead of the answer, for the journal.
                 let ran_on = result
                     .as_ref()
@@ -230,22 +230,14 @@ fn gone(endpoint: &str) -> WireError {
     )
 }
 
-/// Say natively what the extension would say differently: a closed tab's id, an approval
-/// nobody can give here.
-fn explain(host: &Rc<NativeHost>, tab: Option<TabId>, mut e: WireError) -> WireError {
-    match e.code {
-        ErrorCode::TabNotFound if tab.is_some_and(|t| host.was_closed(t)) => {
-            let tab = tab.unwrap_or_default();
-            WireError::new(ErrorCode::TabClosed, format!("tab {tab} was closed"))
-        }
-        ErrorCode::ApprovalDenied => {
-            e.message = e
-                .message
-                .replace("the approval was withdrawn", NO_APPROVALS);
-            e
-        }
-        _ => e,
+/// Say natively what the extension says through its UI: an approval nobody can give here.
+fn explain(mut e: WireError) -> WireError {
+    if e.code == ErrorCode::ApprovalDenied {
+        e.message = e
+            .message
+            .replace("the approval was withdrawn", NO_APPROVALS);
     }
+    e
 }
 
 /// The executor thread: connect, then run jobs until the browser or every handle is gone.
