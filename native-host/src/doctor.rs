@@ -27,11 +27,14 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
     )?;
     let env = Env::current();
     match launcher::find_browser_in(args.chromium.as_deref(), &env, &RealFiles) {
-        Ok(b) => check(
-            out,
-            true,
-            format!("browser to launch: {} ({})", b.path.display(), b.label()),
-        )?,
+        Ok(b) => {
+            let b = match b.version {
+                Some(_) => b,
+                None => b.with_version(&env, &RealFiles),
+            };
+            let text = format!("browser to launch: {} ({})", b.path.display(), b.label());
+            check(out, true, text)?
+        }
         Err(e) => check(out, false, format!("browser to launch: {e}"))?,
     }
     let found: Vec<Found> = find::installed(&env, &RealFiles)

@@ -336,7 +336,6 @@ pub fn diagnose(lines: &[String], facts: &LaunchFacts) -> String {
         "No usable sandbox",
         "setuid sandbox",
         "Failed to move to new namespace",
-        "zygote_host_impl_linux",
     ]) {
         return "its sandbox cannot start here (a container without user namespaces?): pass --chromium-arg=--no-sandbox, or allow unprivileged user namespaces".into();
     }
@@ -389,7 +388,8 @@ impl Death {
         let said = if self.quoted.is_empty() {
             "it wrote nothing to stderr".to_string()
         } else {
-            format!("its last stderr lines: {}", self.quoted.join(" | "))
+            let quoted: Vec<String> = self.quoted.iter().map(|l| format!("\"{l}\"")).collect();
+            format!("its last stderr lines: {}", quoted.join(", "))
         };
         format!(
             "the browser kapture launched ({}) exited ({}) {when}; {said}. Likely fix: {}",

@@ -205,6 +205,7 @@ async fn a_browser_that_dies_at_once_is_reported_at_once_with_its_stderr_and_a_f
         .call("browser_navigate", json!({"url": "http://127.0.0.1:1/"}))
         .await;
     let took = started.elapsed();
+    eprintln!("answered in {took:?}: {}", out.text);
     assert_eq!(
         out.code().as_deref(),
         Some("BROWSER_EXITED"),
@@ -264,10 +265,42 @@ async fn without_a_display_the_launched_browser_runs_headless_on_its_own() {
     );
     let said = k.stderr();
     assert_eq!(
-        said.matches("no display (DISPLAY and WAYLAND_DISPLAY are unset)")
-            .count(),
+        said.matches(
+            "no display (DISPLAY and WAYLAND_DISPLAY are unset): the browser runs headless"
+        )
+        .count(),
         1,
         "said once on stderr: {said}"
+    );
+    k.stop().await;
+}
+
+/// The case issue 16 met: a real Chromium told to open a window where there is no X server
+/// exits at once; the first tool call says so with Chromium's own words, in seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_chromium_without_its_display_is_reported_at_once() {
+    let k = Kapture::start(Start {
+        args: vec!["--browser".into(), "launch".into()],
+        // Named, so kapture opens a window; no X server listens on display 987.
+        env: vec![("DISPLAY".into(), ":987".into())],
+        ..Start::default()
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let out = k.call("browser_tabs", json!({"action": "list"})).await;
+    let took = started.elapsed();
+    eprintln!("answered in {took:?}: {}", out.text);
+    assert_eq!(
+        out.code().as_deref(),
+        Some("BROWSER_EXITED"),
+        "{}",
+        out.text
+    );
+    assert!(took < Duration::from_secs(10), "answered after {took:?}");
+    assert!(
+        out.text.contains("Missing X server") && out.text.contains("--headless"),
+        "{}",
+        out.text
     );
     k.stop().await;
 }
