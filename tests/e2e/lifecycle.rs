@@ -304,3 +304,47 @@ async fn a_real_chromium_without_its_display_is_reported_at_once() {
     );
     k.stop().await;
 }
+
+/// Google Chrome 137+ ignores `--load-extension`: kapture does not launch it to wait 30 s for
+/// an extension that never comes; the first call says why at once and what to use instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_google_chrome_that_ignores_load_extension_is_refused_at_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let chrome = dir.path().join("google-chrome");
+    let launched = dir.path().join("launched");
+    std::fs::write(
+        &chrome,
+        format!(
+            "#!/bin/sh\n\
+             if [ \"$1\" = --version ]; then echo 'Google Chrome 140.0.7339.80 '; exit 0; fi\n\
+             touch '{}'\n",
+            launched.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&chrome, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let k = Kapture::start(Start {
+        args: vec!["--browser".into(), "launch".into(), "--headless".into()],
+        env: vec![("KAPTURE_CHROMIUM".into(), chrome.display().to_string())],
+        ..Start::default()
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let out = k.call("browser_tabs", json!({"action": "list"})).await;
+    assert_eq!(out.code().as_deref(), Some("NO_BROWSER"), "{}", out.text);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    for expected in [
+        "Google Chrome 140 ignores --load-extension",
+        "Chrome for Testing",
+        "--browser connect",
+    ] {
+        assert!(
+            out.text.contains(expected),
+            "{expected:?} missing: {}",
+            out.text
+        );
+    }
+    assert!(!launched.exists(), "it was never started as a browser");
+    k.stop().await;
+}
