@@ -106,14 +106,16 @@ impl BrowserAccess {
             }
             err = ended => return Err(err),
         }
+        let now = self.get();
+        if let Some(err) = now.error() {
+            return Err(err);
+        }
         let secs = self.wait.as_secs();
-        let why = match self.get() {
-            s @ (State::LaunchFailed(_) | State::Exited(_)) => {
-                return Err(s
-                    .error()
-                    .unwrap_or_else(|| WireError::new(ErrorCode::NoBrowser, "")))
-            }
-            State::WaitingForExtension | State::UsingConnected => {
+        let why = match now {
+            State::LaunchFailed(_)
+            | State::Exited(_)
+            | State::WaitingForExtension
+            | State::UsingConnected => {
                 format!("no browser with the Kapture extension connected within {secs} s")
             }
             State::Launching => {
@@ -124,7 +126,7 @@ impl BrowserAccess {
                     "the extension in the launched browser ({}) did not connect within {secs} s",
                     l.path
                 );
-                if matches!(l.kind, Kind::Unknown | Kind::Chrome) {
+                if l.kind == Kind::Unknown {
                     why.push_str("; if it is Google Chrome 137 or later, it ignores --load-extension: use Chromium or Chrome for Testing (--chromium PATH)");
                 }
                 why
