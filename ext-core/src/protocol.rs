@@ -297,11 +297,14 @@ pub enum ErrorCode {
     /// The answer is larger than a bridge frame may be (or than a script result may be).
     AnswerTooLarge,
     Internal,
+    /// The browser kapture launched exited; its last stderr lines and a likely fix are in
+    /// the message.
+    BrowserExited,
 }
 
 impl ErrorCode {
     /// Every code (the wire-spelling test and the fuzzers go through all of them).
-    pub const ALL: [ErrorCode; 25] = [
+    pub const ALL: [ErrorCode; 26] = [
         ErrorCode::TabNotFound,
         ErrorCode::TabClosed,
         ErrorCode::NoBrowser,
@@ -327,6 +330,7 @@ impl ErrorCode {
         ErrorCode::DownloadFailed,
         ErrorCode::AnswerTooLarge,
         ErrorCode::Internal,
+        ErrorCode::BrowserExited,
     ];
 
     /// The wire spelling (`TAB_NOT_FOUND`…).
@@ -357,6 +361,7 @@ impl ErrorCode {
             Self::DownloadFailed => "DOWNLOAD_FAILED",
             Self::AnswerTooLarge => "ANSWER_TOO_LARGE",
             Self::Internal => "INTERNAL",
+            Self::BrowserExited => "BROWSER_EXITED",
         }
     }
 
@@ -388,6 +393,7 @@ impl ErrorCode {
             Self::DownloadFailed => "The download did not complete; check the URL or the server and retry.",
             Self::AnswerTooLarge => "Ask for less: a smaller maxChars or max, a narrower ref or selector, a screenshot of the viewport or one element (type jpeg, a smaller scale), or a script that returns only what you need (a slice, a count, a few fields).",
             Self::Internal => "Kapture hit an internal error; retry, and report it if it persists.",
+            Self::BrowserExited => "The browser kapture launched has exited; retrying will not bring it back. The message quotes its last error lines and the likely fix: tell the person, who fixes it and restarts kapture.",
         }
     }
 }
@@ -745,6 +751,7 @@ mod tests {
                 ErrorCode::DownloadFailed => 22,
                 ErrorCode::AnswerTooLarge => 23,
                 ErrorCode::Internal => 24,
+                ErrorCode::BrowserExited => 25,
             }
         };
         for (i, code) in ErrorCode::ALL.into_iter().enumerate() {

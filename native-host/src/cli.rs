@@ -53,11 +53,13 @@ pub struct ServeArgs {
     /// Which browser to drive.
     #[arg(long, value_enum, default_value_t = BrowserMode::Auto)]
     pub browser: BrowserMode,
-    /// Run a launched browser without a window.
+    /// Run a launched browser without a window (chosen on its own on Linux when DISPLAY and
+    /// WAYLAND_DISPLAY are unset).
     #[arg(long)]
     pub headless: bool,
-    /// The browser executable to launch (default: $KAPTURE_CHROMIUM, else chromium,
-    /// google-chrome, chrome, brave or edge on PATH).
+    /// The browser executable to launch (default: $KAPTURE_CHROMIUM, else the first of
+    /// Chromium, Chrome for Testing, Brave, Edge found on PATH or in the usual install
+    /// folders; Google Chrome 137+ ignores --load-extension and is not launched).
     #[arg(long, value_name = "PATH")]
     pub chromium: Option<PathBuf>,
     /// Profile folder of a launched browser (default: a fresh temporary one, deleted on exit).

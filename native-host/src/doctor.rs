@@ -1,10 +1,13 @@
 //! `kapture doctor`: look at the setup and say, in plain words, what works and what is
-//! missing (browser, built extension, host registration, live servers, the port, the
-//! folders files are uploaded from and saved into).
+//! missing (the browsers found and how each would be driven, headless or not, built
+//! extension, host registration, live servers, the port, the folders files are uploaded
+//! from and saved into).
 
 use std::io::Write;
 
 use crate::cli::{DoctorArgs, DEFAULT_PORT};
+use crate::launcher::find::{self, Env, Found, RealFiles};
+use crate::launcher::Headless;
 use crate::{extension, install, launcher, pairing};
 
 /// Print the diagnosis; returns how many problems were found.
@@ -22,9 +25,28 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
         env!("CARGO_PKG_VERSION"),
         ext_core::protocol::PROTOCOL_VERSION
     )?;
-    match launcher::find_browser(args.chromium.as_deref()) {
-        Ok(path) => check(out, true, format!("browser to launch: {}", path.display()))?,
+    let env = Env::current();
+    match launcher::find_browser_in(args.chromium.as_deref(), &env, &RealFiles) {
+        Ok(b) => {
+            let b = match b.version {
+                Some(_) => b,
+                None => b.with_version(&env, &RealFiles),
+            };
+            let text = format!("browser to launch: {} ({})", b.path.display(), b.label());
+            check(out, true, text)?
+        }
         Err(e) => check(out, false, format!("browser to launch: {e}"))?,
+    }
+    let found: Vec<Found> = find::installed(&env, &RealFiles)
+        .into_iter()
+        .map(|f| f.with_version(&env, &RealFiles))
+        .collect();
+    for line in browser_lines(
+        &found,
+        Headless::choose(false, &env),
+        launcher::running_as_root(),
+    ) {
+        writeln!(out, "{line}")?;
     }
     match extension::locate(args.extension_dir.as_deref()) {
         Ok(dir) => check(out, true, format!("extension built: {}", dir.display()))?,
@@ -144,6 +166,30 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
     Ok(problems)
 }
 
+/// The browsers found, each with the engine kapture would drive it with and why; whether a
+/// launched browser would run headless.
+fn browser_lines(found: &[Found], headless: Headless, as_root: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    if found.is_empty() {
+        lines.push("info browsers found on PATH and in the usual install folders: none".into());
+    } else {
+        lines.push("info browsers found (kapture tries them in this order):".into());
+        lines.extend(
+            found
+                .iter()
+                .map(|f| format!("       {}: {}; {}", f.path.display(), f.label(), f.engine())),
+        );
+    }
+    lines.push(match headless {
+        Headless::NoDisplay => "info display: none (DISPLAY and WAYLAND_DISPLAY are unset): a launched browser runs headless".into(),
+        _ => "info display: available: a launched browser opens a window unless --headless is given".into(),
+    });
+    if as_root {
+        lines.push("info running as root: a launched browser gets --no-sandbox".into());
+    }
+    lines
+}
+
 /// The runtime folder: private or not, and the handshake files discovery leaves alone.
 fn runtime_facts(
     runtime: &std::path::Path,
@@ -204,6 +250,47 @@ fn upload_folders_text(policy: &std::path::Path) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::launcher::find::{Kind, Version};
+
+    #[test]
+    fn each_browser_found_says_which_engine_would_drive_it() {
+        let chromium = Found::at("/usr/bin/chromium".into());
+        let chrome = Found {
+            version: Some(Version {
+                kind: Kind::Chrome,
+                major: 140,
+                text: "Google Chrome 140.0.1.2".into(),
+            }),
+            ..Found::at("/opt/google/chrome/google-chrome".into())
+        };
+        let lines = browser_lines(&[chromium, chrome], Headless::NoDisplay, true).join("\n");
+        assert!(
+            lines.contains(
+                "/usr/bin/chromium: Chromium; extension engine: it loads the Kapture extension"
+            ),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("google-chrome: Google Chrome 140.0.1.2; not usable by --browser launch yet: Google Chrome 140 ignores --load-extension"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("native CDP engine that will drive it is not wired in yet"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("a launched browser runs headless"),
+            "{lines}"
+        );
+        assert!(lines.contains("--no-sandbox"), "{lines}");
+        let none = browser_lines(&[], Headless::No, false).join("\n");
+        assert!(
+            none.contains("none") && none.contains("opens a window"),
+            "{none}"
+        );
+    }
+
     #[test]
     fn the_upload_folders_are_named() {
         let dir = tempfile::tempdir().unwrap();

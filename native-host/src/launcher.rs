@@ -1,20 +1,36 @@
 //! Starting a Chromium-family browser with the Kapture extension loaded and the native
 //! host registered in its profile, so it pairs with this server without a human step.
-//! The browser is ours: it dies with kapture, and a temporary profile is deleted.
+//! The browser is ours: it dies with kapture, and a temporary profile is deleted. Its stderr
+//! is kept (the last lines), so a browser that dies is reported with its own words.
 
+pub mod find;
+
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use ext_core::protocol::NATIVE_HOST_NAME;
+use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+
+use find::{Env, Files, Found, Kind, LoadsExtension};
+
+/// What to do instead of a browser that cannot load the extension.
+const USE_ANOTHER: &str = "use Chromium or Chrome for Testing (--chromium PATH; `npx @puppeteer/browsers install chrome@stable` installs the latter), or add the extension to this browser by hand (kapture install) and use --browser connect; the native CDP engine that will drive it without the extension is not wired in yet";
 
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
-    #[error("no Chromium-family browser found (looked for {0} on PATH); install Chromium or pass --chromium PATH / set KAPTURE_CHROMIUM")]
-    NoBrowser(String),
+    #[error("no Chromium-family browser found (looked on PATH and in the usual install folders); install Chromium or Chrome for Testing (`npx @puppeteer/browsers install chrome@stable`), or pass --chromium PATH / set KAPTURE_CHROMIUM")]
+    NoBrowser,
     #[error("the browser {0} does not exist")]
     Missing(PathBuf),
+    #[error("{path}: {why}, so the Kapture extension cannot be loaded into it; {USE_ANOTHER}")]
+    IgnoresExtension { path: PathBuf, why: String },
+    #[error("only browsers that ignore --load-extension were found ({0}); {USE_ANOTHER}")]
+    OnlyIgnoring(String),
     #[error("cannot prepare the browser profile {path}: {source}")]
     Profile {
         path: PathBuf,
@@ -26,19 +42,6 @@ pub enum LaunchError {
         source: std::io::Error,
     },
 }
-
-/// Executables tried, in order, when no browser is named.
-pub const BROWSER_NAMES: &[&str] = &[
-    "chromium",
-    "chromium-browser",
-    "google-chrome",
-    "google-chrome-stable",
-    "chrome",
-    "brave-browser",
-    "brave",
-    "microsoft-edge",
-    "microsoft-edge-stable",
-];
 
 /// Flags that keep a launched browser quiet and unprompted, also on a closed network.
 pub const QUIET_FLAGS: &[&str] = &[
@@ -57,31 +60,65 @@ pub const QUIET_FLAGS: &[&str] = &[
     "--silent-debugger-extension-api",
 ];
 
-/// Find the browser: `explicit`, else `$KAPTURE_CHROMIUM`, else the first known name on PATH.
-pub fn find_browser(explicit: Option<&Path>) -> Result<PathBuf, LaunchError> {
-    let named = explicit.map(Path::to_path_buf).or_else(|| {
-        std::env::var_os("KAPTURE_CHROMIUM")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    });
-    if let Some(path) = named {
-        if path.components().count() == 1 {
-            return which::which(&path).map_err(|_| LaunchError::Missing(path));
-        }
-        return if path.exists() {
-            Ok(path)
+/// Find the browser: `explicit`, else `$KAPTURE_CHROMIUM`, else the best one installed
+/// (PATH and the usual install folders) that loads the extension.
+pub fn find_browser(explicit: Option<&Path>) -> Result<Found, LaunchError> {
+    find_browser_in(explicit, &Env::current(), &find::RealFiles)
+}
+
+/// [`find_browser`] in a given environment.
+pub fn find_browser_in(
+    explicit: Option<&Path>,
+    env: &Env,
+    files: &impl Files,
+) -> Result<Found, LaunchError> {
+    let learn = |f: Found| {
+        if f.needs_version() {
+            f.with_version(env, files)
         } else {
-            Err(LaunchError::Missing(path))
+            f
+        }
+    };
+    let named = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| env.var("KAPTURE_CHROMIUM").map(PathBuf::from));
+    if let Some(path) = named {
+        let text = path.to_string_lossy();
+        let windows = env.os == find::Os::Windows;
+        let bare = !(text.contains('/') || windows && text.contains('\\'));
+        let path = if bare {
+            which::which(&path).map_err(|_| LaunchError::Missing(path))?
+        } else if files.is_file(&path) {
+            path
+        } else {
+            return Err(LaunchError::Missing(path));
         };
+        let found = learn(Found::at(path));
+        if found.loads_extension() == LoadsExtension::No {
+            return Err(LaunchError::IgnoresExtension {
+                why: find::chrome_refusal(found.version.as_ref().map(|v| v.major)),
+                path: found.path,
+            });
+        }
+        return Ok(found);
     }
-    BROWSER_NAMES
-        .iter()
-        .find_map(|name| which::which(name).ok())
-        .ok_or_else(|| LaunchError::NoBrowser(BROWSER_NAMES.join(", ")))
+    let mut ignoring = Vec::new();
+    for found in find::installed(env, files) {
+        let found = learn(found);
+        if found.loads_extension() != LoadsExtension::No {
+            return Ok(found);
+        }
+        ignoring.push(format!("{} ({})", found.path.display(), found.label()));
+    }
+    Err(if ignoring.is_empty() {
+        LaunchError::NoBrowser
+    } else {
+        LaunchError::OnlyIgnoring(ignoring.join(", "))
+    })
 }
 
 /// Is this process root (Chromium then needs --no-sandbox)?
-fn running_as_root() -> bool {
+pub fn running_as_root() -> bool {
     #[cfg(unix)]
     {
         nix::unistd::geteuid().is_root()
@@ -129,15 +166,55 @@ fn write_download_preferences(profile: &Path, dir: &Path) -> std::io::Result<()>
     crate::pairing::write_private_atomic(&default.join("Preferences"), prefs.to_string().as_bytes())
 }
 
+/// Whether a launched browser runs without a window, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Headless {
+    No,
+    /// `--headless` was given.
+    Asked,
+    /// There is no display (Linux without `DISPLAY` or `WAYLAND_DISPLAY`): chosen on its own.
+    NoDisplay,
+}
+
+impl Headless {
+    /// Headless when asked, or when a window could not open.
+    pub fn choose(asked: bool, env: &Env) -> Headless {
+        if asked {
+            Headless::Asked
+        } else if !find::has_display(env) {
+            Headless::NoDisplay
+        } else {
+            Headless::No
+        }
+    }
+
+    pub fn on(self) -> bool {
+        self != Headless::No
+    }
+
+    /// How `browser_status` and stderr say it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Headless::No => "with a window",
+            Headless::Asked => "headless (--headless)",
+            Headless::NoDisplay => {
+                "headless, chosen because there is no display (DISPLAY and WAYLAND_DISPLAY are unset)"
+            }
+        }
+    }
+}
+
 /// What to launch.
 #[derive(Debug, Clone)]
 pub struct LaunchSpec {
     pub browser: PathBuf,
+    /// What kind of browser it is (for the hint when it dies).
+    pub kind: Kind,
     pub extension_dir: PathBuf,
     pub extension_id: String,
     /// `None`: a fresh temporary profile, deleted on exit.
     pub user_data_dir: Option<PathBuf>,
-    pub headless: bool,
+    pub headless: Headless,
     pub extra_args: Vec<String>,
     /// Passed to the browser (and so to the native host it starts) as `KAPTURE_RUNTIME_DIR`.
     pub runtime_dir: PathBuf,
@@ -154,7 +231,7 @@ pub fn browser_args(spec: &LaunchSpec, profile: &Path, as_root: bool) -> Vec<Str
         format!("--load-extension={}", spec.extension_dir.display()),
     ];
     args.extend(QUIET_FLAGS.iter().map(|f| f.to_string()));
-    if spec.headless {
+    if spec.headless.on() {
         args.push("--headless=new".into());
     }
     if as_root {
@@ -165,6 +242,164 @@ pub fn browser_args(spec: &LaunchSpec, profile: &Path, as_root: bool) -> Vec<Str
     args
 }
 
+/// Lines of the browser's stderr kept, and how long each may be.
+const STDERR_KEPT: usize = 64;
+const STDERR_LINE_MAX: usize = 300;
+/// Lines quoted when it dies.
+const STDERR_QUOTED: usize = 5;
+/// After the browser exits, how long its stderr may take to end (helpers still hold it).
+const STDERR_DRAIN: Duration = Duration::from_millis(500);
+
+/// The last lines of the browser's stderr.
+type Tail = Arc<Mutex<VecDeque<String>>>;
+
+/// Read the browser's stderr to its end (a pipe nobody reads would stall the browser), keep
+/// the last lines, and pass them on to kapture's stderr when asked to.
+fn keep_stderr(stderr: tokio::process::ChildStderr, tail: Tail, show: bool) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut reader = tokio::io::BufReader::new(stderr);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end();
+            if show {
+                eprintln!("{text}");
+            }
+            if text.trim().is_empty() {
+                continue;
+            }
+            let cut: String = text.chars().take(STDERR_LINE_MAX).collect();
+            let mut kept = tail.lock().unwrap_or_else(|p| p.into_inner());
+            if kept.len() == STDERR_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(cut);
+        }
+    })
+}
+
+/// Chromium's everyday complaints in containers and CI: not why it died.
+fn is_noise(line: &str) -> bool {
+    [
+        "dbus",
+        "D-Bus",
+        "Fontconfig",
+        "Floss",
+        "Failed to connect to the bus",
+        "gcm",
+        "google_apis",
+        "DevTools listening",
+    ]
+    .iter()
+    .any(|n| line.contains(n))
+}
+
+/// The lines worth quoting: the last few that are not noise (else the last few).
+pub fn quoted_lines(lines: &[String]) -> Vec<String> {
+    let telling: Vec<&String> = lines.iter().filter(|l| !is_noise(l)).collect();
+    let pick: Vec<&String> = if telling.is_empty() {
+        lines.iter().collect()
+    } else {
+        telling
+    };
+    pick[pick.len().saturating_sub(STDERR_QUOTED)..]
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
+}
+
+/// What a launch was, for telling why it died.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchFacts {
+    pub kind: Kind,
+    pub headless: Headless,
+}
+
+/// The likely cause of a death and its fix, from the browser's stderr and the launch.
+pub fn diagnose(lines: &[String], facts: &LaunchFacts) -> String {
+    let any = |needles: &[&str]| lines.iter().any(|l| needles.iter().any(|n| l.contains(n)));
+    if let Some(lib) = lines.iter().find_map(|l| {
+        let rest = l.split("error while loading shared libraries: ").nth(1)?;
+        Some(rest.split(':').next().unwrap_or(rest).trim().to_string())
+    }) {
+        return format!("a system library is missing ({lib}): install the browser's dependencies with the system's package manager (installing the distribution's chromium package pulls them in)");
+    }
+    if any(&["Running as root without --no-sandbox"]) {
+        return "the browser refuses to run as root with its sandbox on: run kapture as an ordinary user, or pass --chromium-arg=--no-sandbox".into();
+    }
+    if any(&[
+        "No usable sandbox",
+        "setuid sandbox",
+        "Failed to move to new namespace",
+    ]) {
+        return "its sandbox cannot start here (a container without user namespaces?): pass --chromium-arg=--no-sandbox, or allow unprivileged user namespaces".into();
+    }
+    if any(&[
+        "profile appears to be in use",
+        "ProcessSingleton",
+        "SingletonLock",
+        "Opening in existing browser session",
+    ]) {
+        return "its profile folder is used by another browser: close that browser, or pass another --user-data-dir (without one, kapture uses a fresh profile)".into();
+    }
+    if any(&[
+        "Missing X server",
+        "$DISPLAY",
+        "cannot open display",
+        "Failed to connect to Wayland display",
+        "platform failed to initialize",
+    ]) {
+        return if facts.headless.on() {
+            "it found no usable display although it ran headless: check the --chromium-arg flags (an --ozone-platform one?)".into()
+        } else {
+            "no usable display: start kapture with --headless (chosen on its own when DISPLAY and WAYLAND_DISPLAY are unset), or give it a display (e.g. xvfb-run)".into()
+        };
+    }
+    "run the browser by hand with the same flags to see why, or start kapture with KAPTURE_BROWSER_LOG=1 to see all of the browser's output on kapture's stderr".into()
+}
+
+/// A launched browser that exited on its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Death {
+    pub browser: PathBuf,
+    /// `exit status: 1`, `signal: 9 (SIGKILL)`…
+    pub status: String,
+    pub after: Duration,
+    /// Its last stderr lines worth quoting.
+    pub quoted: Vec<String>,
+    /// The likely cause and its fix.
+    pub hint: String,
+}
+
+impl Death {
+    /// One paragraph for the agent and for kapture's stderr. The stderr lines are the
+    /// browser's (a page's console text may be among them): whoever answers escapes them.
+    pub fn message(&self) -> String {
+        let when = if self.after < Duration::from_secs(10) {
+            format!("{:.1} s after it started", self.after.as_secs_f64())
+        } else {
+            format!("after {} s", self.after.as_secs())
+        };
+        let said = if self.quoted.is_empty() {
+            "it wrote nothing to stderr".to_string()
+        } else {
+            let quoted: Vec<String> = self.quoted.iter().map(|l| format!("\"{l}\"")).collect();
+            format!("its last stderr lines: {}", quoted.join(", "))
+        };
+        format!(
+            "the browser kapture launched ({}) exited ({}) {when}; {said}. Likely fix: {}",
+            self.browser.display(),
+            self.status,
+            self.hint
+        )
+    }
+}
+
 /// A browser kapture started. Dropping it kills the browser and removes a temporary profile.
 #[derive(Debug)]
 pub struct LaunchedBrowser {
@@ -172,6 +407,10 @@ pub struct LaunchedBrowser {
     pub pid: Option<u32>,
     pub browser: PathBuf,
     pub profile: PathBuf,
+    pub facts: LaunchFacts,
+    started: Instant,
+    tail: Tail,
+    stderr_task: Option<JoinHandle<()>>,
     // Declared last: the profile is deleted after the child is gone.
     _temp_profile: Option<tempfile::TempDir>,
 }
@@ -212,7 +451,8 @@ impl LaunchedBrowser {
                 }
             })?;
         }
-        let args = browser_args(spec, &profile, running_as_root());
+        let as_root = running_as_root();
+        let args = browser_args(spec, &profile, as_root);
         let show_logs = std::env::var_os("KAPTURE_BROWSER_LOG").is_some_and(|v| v == "1");
         let mut command = Command::new(&spec.browser);
         command
@@ -225,30 +465,59 @@ impl LaunchedBrowser {
             .stdin(Stdio::null())
             // stdout belongs to MCP: the browser must never write there.
             .stdout(Stdio::null())
-            .stderr(if show_logs {
-                Stdio::inherit()
-            } else {
-                Stdio::null()
-            })
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let child = command.spawn().map_err(|source| LaunchError::Spawn {
+        let mut child = command.spawn().map_err(|source| LaunchError::Spawn {
             path: spec.browser.clone(),
             source,
         })?;
+        let tail = Tail::default();
+        let stderr_task = child
+            .stderr
+            .take()
+            .map(|e| keep_stderr(e, tail.clone(), show_logs));
         let pid = child.id();
-        tracing::info!(browser = %spec.browser.display(), pid, profile = %profile.display(), headless = spec.headless, "launched browser");
+        tracing::info!(browser = %spec.browser.display(), kind = spec.kind.name(), pid, profile = %profile.display(), headless = spec.headless.describe(), "launched browser");
         Ok(Self {
             child,
             pid,
             browser: spec.browser.clone(),
             profile,
+            facts: LaunchFacts {
+                kind: spec.kind,
+                headless: spec.headless,
+            },
+            started: Instant::now(),
+            tail,
+            stderr_task,
             _temp_profile: temp_profile,
         })
     }
 
-    /// Wait for the browser to exit on its own.
-    pub async fn wait(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.wait().await.ok()
+    /// Wait for the browser to exit on its own; then say how, with its last stderr lines.
+    pub async fn died(&mut self) -> Death {
+        let status = self.child.wait().await;
+        let after = self.started.elapsed();
+        if let Some(task) = self.stderr_task.take() {
+            // Its last words may still be in the pipe; helpers may hold it open a moment.
+            let _ = tokio::time::timeout(STDERR_DRAIN, task).await;
+        }
+        let lines: Vec<String> = self
+            .tail
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        Death {
+            browser: self.browser.clone(),
+            status: status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|e| format!("unknown status: {e}")),
+            after,
+            quoted: quoted_lines(&lines),
+            hint: diagnose(&lines, &self.facts),
+        }
     }
 
     /// Stop the browser, wait for it, then remove a temporary profile.
@@ -286,10 +555,11 @@ mod tests {
     fn spec() -> LaunchSpec {
         LaunchSpec {
             browser: "/usr/bin/chromium".into(),
+            kind: Kind::Chromium,
             extension_dir: "/x/extension".into(),
             extension_id: "abc".into(),
             user_data_dir: None,
-            headless: true,
+            headless: Headless::Asked,
             extra_args: vec!["--host-resolver-rules=MAP * ~NOTFOUND".into()],
             runtime_dir: "/run/k".into(),
             host_binary: "/bin/kapture".into(),
@@ -316,7 +586,7 @@ mod tests {
         assert_eq!(args.last().unwrap(), "about:blank");
         let args = browser_args(
             &LaunchSpec {
-                headless: false,
+                headless: Headless::No,
                 ..spec()
             },
             Path::new("/p"),
@@ -345,5 +615,163 @@ mod tests {
             find_browser(Some(Path::new("/nope/chromium"))),
             Err(LaunchError::Missing(_))
         ));
+    }
+
+    /// Files that exist, for `find_browser_in`.
+    struct Present(Vec<&'static str>);
+
+    impl Files for Present {
+        fn is_file(&self, p: &Path) -> bool {
+            self.0.iter().any(|f| Path::new(f) == p)
+        }
+        /// Windows paths (tested on any system): children by `\\`.
+        fn children(&self, dir: &Path) -> Vec<PathBuf> {
+            let prefix = format!("{}\\", dir.display());
+            self.0
+                .iter()
+                .filter_map(|f| f.strip_prefix(&prefix)?.split('\\').next())
+                .map(|name| PathBuf::from(format!("{prefix}{name}")))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn the_browser_picked_is_one_that_loads_the_extension() {
+        let windows = |vars: &[(&str, &str)]| {
+            let mut all = vec![("ProgramFiles", r"C:\P"), ("LOCALAPPDATA", r"C:\L")];
+            all.extend_from_slice(vars);
+            Env::new(find::Os::Windows, None, &all)
+        };
+        let chrome = r"C:\P\Google\Chrome\Application\chrome.exe";
+        let edge = r"C:\P\Microsoft\Edge\Application\msedge.exe";
+        let files = Present(vec![
+            chrome,
+            r"C:\P\Google\Chrome\Application\140.0.1.2\x",
+            edge,
+        ]);
+        let picked = find_browser_in(None, &windows(&[]), &files).unwrap();
+        assert_eq!(
+            (picked.path.to_str(), picked.kind),
+            (Some(edge), Kind::Edge)
+        );
+        // Only a current Google Chrome: refused at once, with what to do instead.
+        let only_chrome = Present(vec![chrome, r"C:\P\Google\Chrome\Application\140.0.1.2\x"]);
+        let err = find_browser_in(None, &windows(&[]), &only_chrome).unwrap_err();
+        assert!(matches!(err, LaunchError::OnlyIgnoring(_)), "{err}");
+        assert!(
+            err.to_string().contains("Google Chrome 140")
+                && err.to_string().contains("Chrome for Testing"),
+            "{err}"
+        );
+        // Named explicitly (or by KAPTURE_CHROMIUM): the same refusal, naming it.
+        let err = find_browser_in(
+            None,
+            &windows(&[("KAPTURE_CHROMIUM", chrome)]),
+            &only_chrome,
+        )
+        .unwrap_err();
+        assert!(matches!(err, LaunchError::IgnoresExtension { .. }), "{err}");
+        // An old Chrome still loads it.
+        let old = Present(vec![chrome, r"C:\P\Google\Chrome\Application\136.0.1.2\x"]);
+        assert_eq!(
+            find_browser_in(None, &windows(&[]), &old).unwrap().kind,
+            Kind::Chrome
+        );
+        assert!(matches!(
+            find_browser_in(None, &windows(&[]), &Present(vec![])),
+            Err(LaunchError::NoBrowser)
+        ));
+    }
+
+    fn facts(headless: Headless) -> LaunchFacts {
+        LaunchFacts {
+            kind: Kind::Chromium,
+            headless,
+        }
+    }
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_death_is_explained_by_its_cause() {
+        let display = lines("[1:1:ERROR:bus.cc(407)] Failed to connect to the bus: no dbus\n[1:1:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY\n[1:1:ERROR:env.cc(257)] The platform failed to initialize.  Exiting.");
+        let hint = diagnose(&display, &facts(Headless::No));
+        assert!(hint.contains("--headless"), "{hint}");
+        assert!(diagnose(&display, &facts(Headless::Asked)).contains("although it ran headless"));
+        for (text, expected) in [
+            ("[1:1:FATAL:zygote_host_impl_linux.cc(127)] Running as root without --no-sandbox is not supported.", "--no-sandbox"),
+            ("[1:1:FATAL:zygote_host_impl_linux.cc(201)] No usable sandbox! ...", "user namespaces"),
+            ("[1:1:ERROR:process_singleton_posix.cc(358)] The profile appears to be in use by another Chromium process", "--user-data-dir"),
+            ("Opening in existing browser session.", "--user-data-dir"),
+            ("/usr/lib/chromium/chromium: error while loading shared libraries: libnss3.so: cannot open shared object file", "libnss3.so"),
+            ("something else", "KAPTURE_BROWSER_LOG=1"),
+        ] {
+            let hint = diagnose(&lines(text), &facts(Headless::No));
+            assert!(hint.contains(expected), "{text} → {hint}");
+        }
+    }
+
+    #[test]
+    fn the_quoted_lines_skip_the_everyday_noise() {
+        let mut all = vec!["[x] the real cause".to_string()];
+        all.extend((0..10).map(|i| format!("[{i}:ERROR:bus.cc] Failed to connect to the bus")));
+        assert_eq!(quoted_lines(&all), ["[x] the real cause"]);
+        let noise_only: Vec<String> = (0..8).map(|i| format!("dbus {i}")).collect();
+        assert_eq!(quoted_lines(&noise_only).len(), STDERR_QUOTED);
+        assert!(quoted_lines(&[]).is_empty());
+    }
+
+    #[test]
+    fn headless_is_chosen_without_a_display() {
+        let env = |vars: &[(&str, &str)]| Env::new(find::Os::Linux, None, vars);
+        assert_eq!(Headless::choose(false, &env(&[])), Headless::NoDisplay);
+        assert_eq!(Headless::choose(true, &env(&[])), Headless::Asked);
+        assert_eq!(
+            Headless::choose(false, &env(&[("DISPLAY", ":0")])),
+            Headless::No
+        );
+        let mac = Env::new(find::Os::MacOs, None, &[]);
+        assert_eq!(Headless::choose(false, &mac), Headless::No);
+        assert!(Headless::NoDisplay.describe().contains("no display"));
+    }
+
+    /// A real process that dies at once: its stderr's last lines and the fitting hint come back.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_browser_that_dies_is_reported_with_its_stderr() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("fake-chromium");
+        std::fs::write(
+            &fake,
+            "#!/bin/sh\necho '[9:9:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY' >&2\nexit 1\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let spec = LaunchSpec {
+            browser: fake.clone(),
+            kind: Kind::Unknown,
+            headless: Headless::No,
+            runtime_dir: dir.path().join("run"),
+            download_dir: dir.path().join("downloads"),
+            ..spec()
+        };
+        let mut browser = LaunchedBrowser::start(&spec).unwrap();
+        let death = tokio::time::timeout(Duration::from_secs(10), browser.died())
+            .await
+            .expect("the death is seen");
+        assert_eq!(death.status, "exit status: 1");
+        assert_eq!(
+            death.quoted,
+            ["[9:9:ERROR:ozone_platform_x11.cc(240)] Missing X server or $DISPLAY"]
+        );
+        let message = death.message();
+        assert!(
+            message.contains("Missing X server") && message.contains("--headless"),
+            "{message}"
+        );
+        browser.stop().await;
     }
 }

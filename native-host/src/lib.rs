@@ -72,13 +72,18 @@ fn launch_spec(
     extension_id: &str,
     runtime_dir: &std::path::Path,
 ) -> Result<LaunchSpec, String> {
+    let env = launcher::find::Env::current();
+    let found =
+        launcher::find_browser_in(args.chromium.as_deref(), &env, &launcher::find::RealFiles)
+            .map_err(|e| e.to_string())?;
     Ok(LaunchSpec {
-        browser: launcher::find_browser(args.chromium.as_deref()).map_err(|e| e.to_string())?,
+        browser: found.path,
+        kind: found.kind,
         extension_dir: extension::locate(args.extension_dir.as_deref())
             .map_err(|e| e.to_string())?,
         extension_id: extension_id.to_string(),
         user_data_dir: args.user_data_dir.clone(),
-        headless: args.headless,
+        headless: launcher::Headless::choose(args.headless, &env),
         extra_args: args.chromium_args.clone(),
         runtime_dir: runtime_dir.to_path_buf(),
         host_binary: std::env::current_exe()
@@ -166,9 +171,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     };
     tracing::info!(port, runtime = %runtime_dir.display(), mode = ?args.browser, "kapture started");
 
-    let spec = match args.browser {
-        BrowserMode::Connect | BrowserMode::Cdp => Err("not launching in this mode".into()),
-        _ => launch_spec(&args, &extension_id, &runtime_dir),
+    let spec = {
+        let (args, extension_id, runtime_dir) =
+            (args.clone(), extension_id.clone(), runtime_dir.clone());
+        move || match args.browser {
+            BrowserMode::Connect | BrowserMode::Cdp => Err("not launching in this mode".into()),
+            _ => launch_spec(&args, &extension_id, &runtime_dir),
+        }
     };
     let (access, browser_task) = browser::supervise(
         args.browser,
