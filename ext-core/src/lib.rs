@@ -1,4 +1,4 @@
-//! Kapture's browser-side brain. Pure modules (`protocol`, `methods`, `cdp`, `router`) run
+//! Kapture's browser-side brain. Pure modules (`protocol`, `methods`, `cdp`, `router`, `exec`) run
 //! natively under `cargo test`; `chrome` bindings and the service worker (`sw`) exist only
 //! on wasm32, where this crate is the extension.
 
@@ -6,6 +6,7 @@ pub mod attachment;
 pub mod backoff;
 pub mod cdp;
 pub mod escape;
+pub mod exec;
 pub mod export;
 pub mod handshake;
 pub mod methods;

@@ -7,54 +7,255 @@
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::protocol::TabId;
+use crate::policy::Category;
+use crate::protocol::{ErrorCode, TabId, WireError};
 
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
-/// A command of the bridge: `NAME` on the wire, `Self` as params, `Response` as the answer.
+/// A command of the bridge: `NAME` on the wire, `Self` as params, `Response` as the answer,
+/// and every fact the worker, the gate and kapture need about it. A new command is a struct
+/// with this impl, a line in the [`commands!`] table, its CDP function and its adapter; the
+/// compiler catches a missing category (`CATEGORY` has no default) or dispatch arm.
 pub trait Method: Serialize + DeserializeOwned {
     const NAME: &'static str;
     /// Default per-command timeout in milliseconds.
     const TIMEOUT_MS: u64 = 30_000;
     type Response: Serialize + DeserializeOwned;
+    /// Where it runs: in a tab's queue (default) or at once in the browser.
+    const ROUTE: Route = Route::Tab;
+    /// What the policy judges it as, for its default arguments (`category` refines it by
+    /// the arguments); `None` only for browser methods that touch no page.
+    const CATEGORY: Option<Category>;
+    /// Running it twice does no harm (it only looks at the page or the tabs): the bridge
+    /// sends it again when it cannot tell whether a lost worker ran it.
+    const REPEATABLE: bool = false;
+    /// It runs while a JavaScript dialog blocks the page (it answers the dialog or reads
+    /// kept state only).
+    const DURING_DIALOG: bool = false;
+    /// It runs on a crashed page (it replaces the page).
+    const ON_CRASHED_PAGE: bool = false;
+    /// Its answer carries page text, where a password field's value could show up.
+    const CARRIES_PAGE_TEXT: bool = false;
+    /// The MCP tool that is exactly this command (same arguments, less the tab and timeout):
+    /// the panel offers these to run by hand.
+    const TOOL: Option<&'static str> = None;
+
+    /// The policy category of these arguments.
+    fn category(&self) -> Option<Category> {
+        Self::CATEGORY
+    }
 }
 
-/// Whether running `method` twice does no harm (it only looks at the page or the tabs): the
-/// bridge sends such a command again when it cannot tell whether a lost worker ran it.
+/// Where a method runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Needs no tab (or names one in its params): runs at once, concurrently.
+    Browser,
+    /// Runs on one tab, in that tab's queue, after attaching the debugger.
+    Tab,
+}
+
+/// A method's facts as data, for lookups by wire name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Facts {
+    pub name: &'static str,
+    pub route: Route,
+    pub category: Option<Category>,
+    pub timeout_ms: u64,
+    pub repeatable: bool,
+    pub during_dialog: bool,
+    pub on_crashed_page: bool,
+    pub carries_page_text: bool,
+    pub tool: Option<&'static str>,
+}
+
+impl Facts {
+    pub const fn of<M: Method>() -> Facts {
+        Facts {
+            name: M::NAME,
+            route: M::ROUTE,
+            category: M::CATEGORY,
+            timeout_ms: M::TIMEOUT_MS,
+            repeatable: M::REPEATABLE,
+            during_dialog: M::DURING_DIALOG,
+            on_crashed_page: M::ON_CRASHED_PAGE,
+            carries_page_text: M::CARRIES_PAGE_TEXT,
+            tool: M::TOOL,
+        }
+    }
+}
+
+/// The facts of the method named `name` on the wire.
+pub fn facts(name: &str) -> Option<&'static Facts> {
+    METHODS.iter().find(|f| f.name == name)
+}
+
+/// Whether running `method` twice does no harm (see [`Method::REPEATABLE`]).
 pub fn repeatable(method: &str) -> bool {
-    [
-        TabsList::NAME,
-        Snapshot::NAME,
-        Find::NAME,
-        GetText::NAME,
-        GetHtml::NAME,
-        ReadMarkdown::NAME,
-        ExtractLinks::NAME,
-        Screenshot::NAME,
-        ConsoleMessages::NAME,
-        NetworkRequests::NAME,
-        NetworkRequest::NAME,
-        WaitFor::NAME,
-    ]
-    .contains(&method)
+    facts(method).is_some_and(|f| f.repeatable)
 }
 
-macro_rules! method {
-    ($ty:ty, $name:literal, $resp:ty) => {
-        impl Method for $ty {
-            const NAME: &'static str = $name;
-            type Response = $resp;
-        }
+/// Params as a method's struct, or `BAD_ARGS` naming the method; absent params are no
+/// arguments.
+pub fn decode_params<M: Method>(params: Value) -> Result<M, WireError> {
+    let params = if params.is_null() {
+        Value::Object(Default::default())
+    } else {
+        params
     };
-    ($ty:ty, $name:literal, $resp:ty, $timeout:expr) => {
-        impl Method for $ty {
-            const NAME: &'static str = $name;
-            const TIMEOUT_MS: u64 = $timeout;
-            type Response = $resp;
+    serde_json::from_value(params).map_err(|e| {
+        WireError::new(
+            ErrorCode::BadArgs,
+            format!("bad arguments for {}: {e}", M::NAME),
+        )
+    })
+}
+
+/// The one table of commands: generates [`Command`] (one variant per method, decoded once
+/// from `method` + `params`, encoded back to the same JSON) and [`METHODS`].
+macro_rules! commands {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        /// A command decoded from the wire: `method` picks the variant, `params` is its struct.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Command {
+            $($variant($ty)),*
+        }
+
+        /// Every method the extension serves, with its facts.
+        pub const METHODS: &[Facts] = &[$(Facts::of::<$ty>()),*];
+
+        impl Command {
+            /// Decode `params` as `method`'s struct: `BAD_ARGS` for an unknown method or
+            /// arguments of the wrong shape, before anything runs.
+            pub fn decode(method: &str, params: Value) -> Result<Command, WireError> {
+                match method {
+                    $(<$ty as Method>::NAME => Ok(Command::$variant(decode_params::<$ty>(params)?)),)*
+                    other => Err(unknown_method(other)),
+                }
+            }
+
+            pub fn facts(&self) -> Facts {
+                match self {
+                    $(Command::$variant(_) => Facts::of::<$ty>()),*
+                }
+            }
+
+            /// What the policy judges these arguments as.
+            pub fn category(&self) -> Option<Category> {
+                match self {
+                    $(Command::$variant(m) => m.category()),*
+                }
+            }
+
+            /// The params as they go on the wire.
+            pub fn params(&self) -> Value {
+                let value = match self {
+                    $(Command::$variant(m) => serde_json::to_value(m)),*
+                };
+                value.unwrap_or_default()
+            }
         }
     };
 }
+
+impl Command {
+    pub fn name(&self) -> &'static str {
+        self.facts().name
+    }
+
+    pub fn route(&self) -> Route {
+        self.facts().route
+    }
+}
+
+/// `BAD_ARGS` for a method this extension does not know.
+pub fn unknown_method(method: &str) -> WireError {
+    WireError::new(
+        ErrorCode::BadArgs,
+        format!("unknown method {method:?}; the extension may be older than kapture"),
+    )
+}
+
+commands! {
+    TabsList(TabsList),
+    TabsNew(TabsNew),
+    TabsSelect(TabsSelect),
+    TabsClose(TabsClose),
+    Navigate(Navigate),
+    GoBack(GoBack),
+    GoForward(GoForward),
+    Reload(Reload),
+    Click(Click),
+    Hover(Hover),
+    Type(Type),
+    SelectOption(SelectOption),
+    PressKey(PressKey),
+    Evaluate(Evaluate),
+    Screenshot(Screenshot),
+    ConsoleMessages(ConsoleMessages),
+    Snapshot(Snapshot),
+    Find(Find),
+    GetText(GetText),
+    GetHtml(GetHtml),
+    ReadMarkdown(ReadMarkdown),
+    ExtractLinks(ExtractLinks),
+    WaitFor(WaitFor),
+    FillForm(FillForm),
+    HandleDialog(HandleDialog),
+    FileUpload(FileUpload),
+    Download(DownloadArgs),
+    NetworkRequests(NetworkRequests),
+    NetworkRequest(NetworkRequest),
+    Cookies(Cookies),
+    Storage(Storage),
+    Resize(Resize),
+    Emulate(Emulate),
+    Drag(Drag),
+    Scroll(Scroll),
+    MouseClickXy(MouseClickXy),
+    MouseMoveXy(MouseMoveXy),
+    PrintPdf(PrintPdf),
+    Highlight(Highlight),
+    Recorder(Recorder),
+}
+
+// Every tab command is judged: one without a category would pass the gate unjudged.
+const _: () = {
+    let mut i = 0;
+    while i < METHODS.len() {
+        assert!(
+            !matches!(METHODS[i].route, Route::Tab) || METHODS[i].category.is_some(),
+            "a tab method without a policy category"
+        );
+        i += 1;
+    }
+};
+
+/// One method's impl: name, response, category, then any facts that differ from the
+/// defaults (`timeout`, `browser`, `repeatable`, `during_dialog`, `on_crash`, `page_text`,
+/// `tool`).
+macro_rules! method {
+    ($ty:ty, $name:literal, $resp:ty, $cat:expr $(, $key:ident $(= $val:expr)?)* $(,)?) => {
+        impl Method for $ty {
+            const NAME: &'static str = $name;
+            type Response = $resp;
+            const CATEGORY: Option<Category> = $cat;
+            $(method!(@fact $key $($val)?);)*
+        }
+    };
+    (@fact timeout $v:expr) => { const TIMEOUT_MS: u64 = $v; };
+    (@fact browser) => { const ROUTE: Route = Route::Browser; };
+    (@fact repeatable) => { const REPEATABLE: bool = true; };
+    (@fact during_dialog) => { const DURING_DIALOG: bool = true; };
+    (@fact on_crash) => { const ON_CRASHED_PAGE: bool = true; };
+    (@fact page_text) => { const CARRIES_PAGE_TEXT: bool = true; };
+    (@fact tool $v:expr) => { const TOOL: Option<&'static str> = Some($v); };
+}
+
+const NAVIGATE: Option<Category> = Some(Category::Navigate);
+const READ: Option<Category> = Some(Category::Read);
+const INTERACT: Option<Category> = Some(Category::Interact);
 
 /// The element a tool acts on: exactly one of `ref` (from a snapshot) or `selector`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -219,22 +420,52 @@ pub struct Navigate {
     /// The URL to load (http, https, file, about:blank or data:).
     pub url: String,
 }
-method!(Navigate, "navigate", PageInfo, LONG_TIMEOUT_MS);
+method!(
+    Navigate,
+    "navigate",
+    PageInfo,
+    NAVIGATE,
+    timeout = LONG_TIMEOUT_MS,
+    on_crash,
+    tool = "browser_navigate"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct GoBack {}
-method!(GoBack, "go_back", PageInfo, LONG_TIMEOUT_MS);
+method!(
+    GoBack,
+    "go_back",
+    PageInfo,
+    NAVIGATE,
+    timeout = LONG_TIMEOUT_MS,
+    tool = "browser_navigate_back"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct GoForward {}
-method!(GoForward, "go_forward", PageInfo, LONG_TIMEOUT_MS);
+method!(
+    GoForward,
+    "go_forward",
+    PageInfo,
+    NAVIGATE,
+    timeout = LONG_TIMEOUT_MS,
+    tool = "browser_navigate_forward"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct Reload {}
-method!(Reload, "reload", PageInfo, LONG_TIMEOUT_MS);
+method!(
+    Reload,
+    "reload",
+    PageInfo,
+    NAVIGATE,
+    timeout = LONG_TIMEOUT_MS,
+    on_crash,
+    tool = "browser_reload"
+);
 
 /// One tab as the browser reports it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -249,24 +480,38 @@ pub struct TabInfo {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TabsList {}
-method!(TabsList, "tabs.list", Vec<TabInfo>);
+method!(
+    TabsList,
+    "tabs.list",
+    Vec<TabInfo>,
+    None,
+    browser,
+    repeatable
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TabsNew {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
 }
-method!(TabsNew, "tabs.new", TabInfo, LONG_TIMEOUT_MS);
+method!(
+    TabsNew,
+    "tabs.new",
+    TabInfo,
+    None,
+    browser,
+    timeout = LONG_TIMEOUT_MS
+);
 
 /// Bring the command's tab to the front.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TabsSelect {}
-method!(TabsSelect, "tabs.select", TabInfo);
+method!(TabsSelect, "tabs.select", TabInfo, None, browser);
 
 /// Close the command's tab.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TabsClose {}
-method!(TabsClose, "tabs.close", Closed);
+method!(TabsClose, "tabs.close", Closed, INTERACT, browser);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Closed {
@@ -311,7 +556,13 @@ pub struct Click {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modifiers: Vec<Modifier>,
 }
-method!(Click, "click", ActionOutcome);
+method!(
+    Click,
+    "click",
+    ActionOutcome,
+    INTERACT,
+    tool = "browser_click"
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -319,7 +570,13 @@ pub struct Hover {
     #[serde(flatten)]
     pub target: ElementTarget,
 }
-method!(Hover, "hover", ActionOutcome);
+method!(
+    Hover,
+    "hover",
+    ActionOutcome,
+    INTERACT,
+    tool = "browser_hover"
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -343,7 +600,19 @@ pub struct Type {
     #[cfg_attr(feature = "schema", schemars(skip))]
     pub only_on: Option<String>,
 }
-method!(Type, "type", ActionOutcome);
+impl Method for Type {
+    const NAME: &'static str = "type";
+    type Response = ActionOutcome;
+    const CATEGORY: Option<Category> = INTERACT;
+    const TOOL: Option<&'static str> = Some("browser_type");
+    fn category(&self) -> Option<Category> {
+        Some(if self.submit {
+            Category::Submit
+        } else {
+            Category::Interact
+        })
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -355,7 +624,13 @@ pub struct SelectOption {
     #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::texts_schema"))]
     pub values: Vec<String>,
 }
-method!(SelectOption, "select_option", Selected);
+method!(
+    SelectOption,
+    "select_option",
+    Selected,
+    INTERACT,
+    tool = "browser_select_option"
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Selected {
@@ -372,7 +647,13 @@ pub struct PressKey {
     #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::text_schema"))]
     pub key: String,
 }
-method!(PressKey, "press_key", ActionOutcome);
+method!(
+    PressKey,
+    "press_key",
+    ActionOutcome,
+    INTERACT,
+    tool = "browser_press_key"
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -383,7 +664,14 @@ pub struct Evaluate {
     #[serde(flatten)]
     pub target: ElementTarget,
 }
-method!(Evaluate, "evaluate", Evaluated);
+method!(
+    Evaluate,
+    "evaluate",
+    Evaluated,
+    Some(Category::Eval),
+    page_text,
+    tool = "browser_evaluate"
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evaluated {
@@ -420,7 +708,15 @@ pub struct Screenshot {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
 }
-method!(Screenshot, "screenshot", Captured, LONG_TIMEOUT_MS);
+method!(
+    Screenshot,
+    "screenshot",
+    Captured,
+    READ,
+    timeout = LONG_TIMEOUT_MS,
+    repeatable,
+    tool = "browser_take_screenshot"
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Captured {
@@ -460,7 +756,16 @@ pub struct ConsoleMessages {
     #[serde(flatten)]
     pub budget: Budget,
 }
-method!(ConsoleMessages, "console_messages", ConsoleLog);
+method!(
+    ConsoleMessages,
+    "console_messages",
+    ConsoleLog,
+    READ,
+    repeatable,
+    during_dialog,
+    page_text,
+    tool = "browser_console_messages"
+);
 
 /// One console message (or uncaught exception) of a page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -515,7 +820,15 @@ pub struct Snapshot {
     #[serde(flatten)]
     pub budget: Budget,
 }
-method!(Snapshot, "snapshot", Text);
+method!(
+    Snapshot,
+    "snapshot",
+    Text,
+    READ,
+    repeatable,
+    page_text,
+    tool = "browser_snapshot"
+);
 
 /// A text answer, possibly cut to its budget (the text then says how to get the rest).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -541,7 +854,15 @@ pub struct Find {
     #[serde(flatten)]
     pub budget: Budget,
 }
-method!(Find, "find", Text);
+method!(
+    Find,
+    "find",
+    Text,
+    READ,
+    repeatable,
+    page_text,
+    tool = "browser_find"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -552,7 +873,15 @@ pub struct GetText {
     #[serde(flatten)]
     pub budget: Budget,
 }
-method!(GetText, "get_text", Text);
+method!(
+    GetText,
+    "get_text",
+    Text,
+    READ,
+    repeatable,
+    page_text,
+    tool = "browser_get_text"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -566,7 +895,15 @@ pub struct GetHtml {
     #[serde(flatten)]
     pub budget: Budget,
 }
-method!(GetHtml, "get_html", Text);
+method!(
+    GetHtml,
+    "get_html",
+    Text,
+    READ,
+    repeatable,
+    page_text,
+    tool = "browser_get_html"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -577,7 +914,15 @@ pub struct ReadMarkdown {
     #[serde(flatten)]
     pub budget: Budget,
 }
-method!(ReadMarkdown, "read_markdown", Text);
+method!(
+    ReadMarkdown,
+    "read_markdown",
+    Text,
+    READ,
+    repeatable,
+    page_text,
+    tool = "browser_read_markdown"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -598,7 +943,15 @@ pub struct ExtractLinks {
     #[serde(flatten)]
     pub budget: Budget,
 }
-method!(ExtractLinks, "extract_links", Text);
+method!(
+    ExtractLinks,
+    "extract_links",
+    Text,
+    READ,
+    repeatable,
+    page_text,
+    tool = "browser_extract_links"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -624,7 +977,15 @@ pub struct WaitFor {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<f64>,
 }
-method!(WaitFor, "wait_for", Waited, LONG_TIMEOUT_MS);
+method!(
+    WaitFor,
+    "wait_for",
+    Waited,
+    READ,
+    timeout = LONG_TIMEOUT_MS,
+    repeatable,
+    tool = "browser_wait_for"
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Waited {
@@ -655,7 +1016,19 @@ pub struct FillForm {
     #[serde(default)]
     pub submit: bool,
 }
-method!(FillForm, "fill_form", ActionOutcome);
+impl Method for FillForm {
+    const NAME: &'static str = "fill_form";
+    type Response = ActionOutcome;
+    const CATEGORY: Option<Category> = INTERACT;
+    const TOOL: Option<&'static str> = Some("browser_fill_form");
+    fn category(&self) -> Option<Category> {
+        Some(if self.submit {
+            Category::Submit
+        } else {
+            Category::Interact
+        })
+    }
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -669,7 +1042,14 @@ pub struct HandleDialog {
     #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::opt_text_schema"))]
     pub prompt_text: Option<String>,
 }
-method!(HandleDialog, "handle_dialog", Text);
+method!(
+    HandleDialog,
+    "handle_dialog",
+    Text,
+    INTERACT,
+    during_dialog,
+    tool = "browser_handle_dialog"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -681,7 +1061,7 @@ pub struct FileUpload {
     /// inside a folder the person allowed (`--upload-dir`).
     pub paths: Vec<String>,
 }
-method!(FileUpload, "file_upload", Text);
+method!(FileUpload, "file_upload", Text, Some(Category::Upload));
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -693,7 +1073,15 @@ pub struct DownloadArgs {
     pub target: ElementTarget,
 }
 
-method!(DownloadArgs, "download", Downloaded, LONG_TIMEOUT_MS);
+method!(
+    DownloadArgs,
+    "download",
+    Downloaded,
+    Some(Category::Download),
+    browser,
+    timeout = LONG_TIMEOUT_MS,
+    tool = "browser_download"
+);
 
 /// A finished download, where the browser wrote it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -719,7 +1107,16 @@ pub struct NetworkRequests {
     #[serde(flatten)]
     pub budget: Budget,
 }
-method!(NetworkRequests, "network_requests", Text);
+method!(
+    NetworkRequests,
+    "network_requests",
+    Text,
+    READ,
+    repeatable,
+    during_dialog,
+    page_text,
+    tool = "browser_network_requests"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -737,7 +1134,16 @@ pub struct NetworkRequest {
     #[cfg_attr(feature = "schema", schemars(skip))]
     pub reveal_sensitive: bool,
 }
-method!(NetworkRequest, "network_request", Text);
+method!(
+    NetworkRequest,
+    "network_request",
+    Text,
+    READ,
+    repeatable,
+    during_dialog,
+    page_text,
+    tool = "browser_network_request"
+);
 
 /// What to do with cookies or storage entries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -778,7 +1184,13 @@ pub struct Cookies {
     #[serde(flatten)]
     pub budget: Budget,
 }
-method!(Cookies, "cookies", Text);
+method!(
+    Cookies,
+    "cookies",
+    Text,
+    Some(Category::Storage),
+    tool = "browser_cookies"
+);
 
 /// Which Web Storage area.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -808,7 +1220,13 @@ pub struct Storage {
     #[serde(flatten)]
     pub budget: Budget,
 }
-method!(Storage, "storage", Text);
+method!(
+    Storage,
+    "storage",
+    Text,
+    Some(Category::Storage),
+    tool = "browser_storage"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -818,7 +1236,7 @@ pub struct Resize {
     /// Viewport height in CSS pixels.
     pub height: u32,
 }
-method!(Resize, "resize", Text);
+method!(Resize, "resize", Text, INTERACT, tool = "browser_resize");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -857,7 +1275,7 @@ pub struct Emulate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub color_scheme: Option<ColorScheme>,
 }
-method!(Emulate, "emulate", Text);
+method!(Emulate, "emulate", Text, INTERACT, tool = "browser_emulate");
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -876,7 +1294,7 @@ pub struct Drag {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_selector: Option<String>,
 }
-method!(Drag, "drag", ActionOutcome);
+method!(Drag, "drag", ActionOutcome, INTERACT, tool = "browser_drag");
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -892,7 +1310,13 @@ pub struct Scroll {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_y: Option<f64>,
 }
-method!(Scroll, "scroll", ActionOutcome);
+method!(
+    Scroll,
+    "scroll",
+    ActionOutcome,
+    INTERACT,
+    tool = "browser_scroll"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -907,7 +1331,13 @@ pub struct MouseClickXy {
     #[serde(default)]
     pub double_click: bool,
 }
-method!(MouseClickXy, "mouse_click_xy", ActionOutcome);
+method!(
+    MouseClickXy,
+    "mouse_click_xy",
+    ActionOutcome,
+    INTERACT,
+    tool = "browser_mouse_click_xy"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -917,7 +1347,13 @@ pub struct MouseMoveXy {
     /// Viewport y in CSS pixels.
     pub y: f64,
 }
-method!(MouseMoveXy, "mouse_move_xy", ActionOutcome);
+method!(
+    MouseMoveXy,
+    "mouse_move_xy",
+    ActionOutcome,
+    INTERACT,
+    tool = "browser_mouse_move_xy"
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -931,7 +1367,13 @@ pub struct PdfSave {
 /// The bridge command of a PDF: only the page; kapture writes the file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PrintPdf {}
-method!(PrintPdf, "print_pdf", Pdf, LONG_TIMEOUT_MS);
+method!(
+    PrintPdf,
+    "print_pdf",
+    Pdf,
+    Some(Category::Download),
+    timeout = LONG_TIMEOUT_MS
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pdf {
@@ -948,7 +1390,7 @@ pub struct Highlight {
     #[serde(flatten)]
     pub target: ElementTarget,
 }
-method!(Highlight, "highlight", Text);
+method!(Highlight, "highlight", Text, READ);
 
 /// What the recorder should do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -986,7 +1428,19 @@ pub struct Recorder {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependencies: Vec<String>,
 }
-method!(Recorder, "recorder", RecorderState);
+impl Method for Recorder {
+    const NAME: &'static str = "recorder";
+    type Response = RecorderState;
+    const CATEGORY: Option<Category> = READ;
+    /// Whether it records is a read; recording a person (or showing the widget that does)
+    /// is its own category, a keylogger otherwise.
+    fn category(&self) -> Option<Category> {
+        Some(match self.action {
+            RecorderAction::Status => Category::Read,
+            _ => Category::Record,
+        })
+    }
+}
 
 /// The recorder on a tab; `steps` is filled by `stop`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -6,120 +6,48 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cdp::{self, CdpSession};
-use crate::methods::{
-    Click, ConsoleMessages, Cookies, DownloadArgs, Drag, Emulate, Evaluate, ExtractLinks,
-    FileUpload, FillForm, Find, GetHtml, GetText, GoBack, GoForward, HandleDialog, Highlight,
-    Hover, Method, MouseClickXy, MouseMoveXy, Navigate, NetworkRequest, NetworkRequests, PressKey,
-    PrintPdf, ReadMarkdown, Reload, Resize, Screenshot, Scroll, SelectOption, Snapshot, Storage,
-    TabsClose, TabsList, TabsNew, TabsSelect, Type, WaitFor,
-};
+use crate::methods::Method;
+pub use crate::methods::{Command, Route, METHODS};
 use crate::protocol::{ErrorCode, WireError};
-
-/// Where a method runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
-    /// Needs no tab (or names one in its params): runs at once, concurrently.
-    Browser,
-    /// Runs on one tab, in that tab's queue, after attaching the debugger.
-    Tab,
-}
-
-/// Every method the extension serves, with its route.
-pub const METHODS: &[(&str, Route)] = &[
-    (TabsList::NAME, Route::Browser),
-    (TabsNew::NAME, Route::Browser),
-    (TabsSelect::NAME, Route::Browser),
-    (TabsClose::NAME, Route::Browser),
-    (Navigate::NAME, Route::Tab),
-    (GoBack::NAME, Route::Tab),
-    (GoForward::NAME, Route::Tab),
-    (Reload::NAME, Route::Tab),
-    (Click::NAME, Route::Tab),
-    (Hover::NAME, Route::Tab),
-    (Type::NAME, Route::Tab),
-    (SelectOption::NAME, Route::Tab),
-    (PressKey::NAME, Route::Tab),
-    (Evaluate::NAME, Route::Tab),
-    (Screenshot::NAME, Route::Tab),
-    (ConsoleMessages::NAME, Route::Tab),
-    (Snapshot::NAME, Route::Tab),
-    (Find::NAME, Route::Tab),
-    (GetText::NAME, Route::Tab),
-    (GetHtml::NAME, Route::Tab),
-    (ReadMarkdown::NAME, Route::Tab),
-    (ExtractLinks::NAME, Route::Tab),
-    (WaitFor::NAME, Route::Tab),
-    (FillForm::NAME, Route::Tab),
-    (HandleDialog::NAME, Route::Tab),
-    (FileUpload::NAME, Route::Tab),
-    (DownloadArgs::NAME, Route::Browser),
-    (NetworkRequests::NAME, Route::Tab),
-    (NetworkRequest::NAME, Route::Tab),
-    (Cookies::NAME, Route::Tab),
-    (Storage::NAME, Route::Tab),
-    (Resize::NAME, Route::Tab),
-    (Emulate::NAME, Route::Tab),
-    (Drag::NAME, Route::Tab),
-    (Scroll::NAME, Route::Tab),
-    (MouseClickXy::NAME, Route::Tab),
-    (MouseMoveXy::NAME, Route::Tab),
-    (PrintPdf::NAME, Route::Tab),
-    (Highlight::NAME, Route::Tab),
-    (crate::methods::Recorder::NAME, Route::Tab),
-];
 
 /// The route of `method`, or `BAD_ARGS` for a method this extension does not know.
 pub fn route(method: &str) -> Result<Route, WireError> {
-    METHODS
-        .iter()
-        .find(|(name, _)| *name == method)
-        .map(|(_, r)| *r)
-        .ok_or_else(|| {
-            WireError::new(
-                ErrorCode::BadArgs,
-                format!("unknown method {method:?}; the extension may be older than kapture"),
-            )
-        })
+    crate::methods::facts(method)
+        .map(|f| f.route)
+        .ok_or_else(|| crate::methods::unknown_method(method))
 }
 
 /// Decode a method's params, naming the method in the error.
 pub fn params<M: Method>(params: Value) -> Result<M, WireError> {
-    let params = if params.is_null() {
-        Value::Object(Default::default())
-    } else {
-        params
-    };
-    serde_json::from_value(params).map_err(|e| {
-        WireError::new(
-            ErrorCode::BadArgs,
-            format!("bad arguments for {}: {e}", M::NAME),
-        )
-    })
+    crate::methods::decode_params(params)
 }
 
 fn to_value<T: Serialize>(v: T) -> Result<Value, WireError> {
     serde_json::to_value(v).map_err(|e| WireError::new(ErrorCode::Internal, e.to_string()))
 }
 
-/// Run a tab-routed method on an attached tab. A JavaScript dialog blocks the page: a
-/// command meeting one (open before, or opening while it runs) ends with `DIALOG_OPEN`
-/// instead of hanging; only `handle_dialog` and reads of kept state go through.
+/// Decode `method` + `raw` and run it on an attached tab (see [`run`]): bad arguments fail
+/// with `BAD_ARGS` before any CDP traffic.
 pub async fn run_on_tab<S: CdpSession>(
     s: &S,
     method: &str,
     raw: Value,
 ) -> Result<Value, WireError> {
+    run(s, &Command::decode(method, raw)?).await
+}
+
+/// Run a tab-routed method on an attached tab. A JavaScript dialog blocks the page: a
+/// command meeting one (open before, or opening while it runs) ends with `DIALOG_OPEN`
+/// instead of hanging; only `handle_dialog` and reads of kept state go through.
+pub async fn run<S: CdpSession>(s: &S, cmd: &Command) -> Result<Value, WireError> {
+    let facts = cmd.facts();
     // A crashed page can only be navigated away from (or reloaded).
-    if s.events().borrow().crashed && !matches!(method, Navigate::NAME | Reload::NAME) {
+    if s.events().borrow().crashed && !facts.on_crashed_page {
         return Err(crashed(s));
     }
-    let unblocked = matches!(
-        method,
-        HandleDialog::NAME | ConsoleMessages::NAME | NetworkRequests::NAME | NetworkRequest::NAME
-    );
-    if unblocked {
-        let mut res = dispatch(s, method, raw).await;
-        if let (Ok(value), true) = (&mut res, method != HandleDialog::NAME) {
+    if facts.during_dialog {
+        let mut res = dispatch(s, cmd).await;
+        if let (Ok(value), true) = (&mut res, facts.carries_page_text) {
             mask_passwords(s, value).await;
         }
         return res;
@@ -131,9 +59,9 @@ pub async fn run_on_tab<S: CdpSession>(
         .events()
         .borrow_mut()
         .wait_for(|m, _| m == "Page.javascriptDialogOpening" || m == "Inspector.targetCrashed");
-    let run = std::pin::pin!(dispatch(s, method, raw));
+    let run = std::pin::pin!(dispatch(s, cmd));
     match futures::future::select(run, stopper).await {
-        Either::Left((res, _)) if reads_page_text(method) => match res {
+        Either::Left((res, _)) if facts.carries_page_text => match res {
             Ok(mut value) => {
                 mask_passwords(s, &mut value).await;
                 Ok(value)
@@ -154,20 +82,6 @@ pub async fn run_on_tab<S: CdpSession>(
             format!("tab {} went away", s.tab_id()),
         )),
     }
-}
-
-/// Methods whose answers carry page text, where a password could show up.
-fn reads_page_text(method: &str) -> bool {
-    matches!(
-        method,
-        Evaluate::NAME
-            | GetText::NAME
-            | GetHtml::NAME
-            | ReadMarkdown::NAME
-            | Snapshot::NAME
-            | Find::NAME
-            | ExtractLinks::NAME
-    )
 }
 
 /// What the page's password fields hold never leaves in an answer, wherever the page
@@ -217,57 +131,51 @@ fn crashed<S: CdpSession>(s: &S) -> WireError {
     )
 }
 
-async fn dispatch<S: CdpSession>(s: &S, method: &str, raw: Value) -> Result<Value, WireError> {
-    match method {
-        Navigate::NAME => to_value(cdp::navigate(s, &params::<Navigate>(raw)?.url).await?),
-        // Methods without arguments still refuse arguments of the wrong shape (`BAD_ARGS`
-        // before any CDP traffic, like every other method).
-        GoBack::NAME => {
-            params::<GoBack>(raw)?;
-            to_value(cdp::history(s, -1).await?)
+/// Run one tab command: one arm per command, so a new one cannot be forgotten.
+async fn dispatch<S: CdpSession>(s: &S, cmd: &Command) -> Result<Value, WireError> {
+    use Command as C;
+    match cmd {
+        C::Navigate(p) => to_value(cdp::navigate(s, &p.url).await?),
+        C::GoBack(_) => to_value(cdp::history(s, -1).await?),
+        C::GoForward(_) => to_value(cdp::history(s, 1).await?),
+        C::Reload(_) => to_value(cdp::reload(s).await?),
+        C::Click(p) => to_value(cdp::click(s, p).await?),
+        C::Hover(p) => to_value(cdp::hover(s, p).await?),
+        C::Type(p) => to_value(cdp::type_text(s, p).await?),
+        C::SelectOption(p) => to_value(cdp::select_option(s, p).await?),
+        C::PressKey(p) => to_value(cdp::press_key(s, p).await?),
+        C::Evaluate(p) => to_value(cdp::evaluate(s, p).await?),
+        C::Screenshot(p) => to_value(cdp::screenshot(s, p).await?),
+        C::ConsoleMessages(p) => to_value(cdp::console_messages(s, p)),
+        C::Snapshot(p) => to_value(cdp::snapshot(s, p).await?),
+        C::Find(p) => to_value(cdp::find(s, p).await?),
+        C::GetText(p) => to_value(cdp::get_text(s, p).await?),
+        C::GetHtml(p) => to_value(cdp::get_html(s, p).await?),
+        C::ReadMarkdown(p) => to_value(cdp::read_markdown(s, p).await?),
+        C::ExtractLinks(p) => to_value(cdp::extract_links(s, p).await?),
+        C::WaitFor(p) => to_value(cdp::wait_for(s, p).await?),
+        C::FillForm(p) => to_value(cdp::fill_form(s, p).await?),
+        C::HandleDialog(p) => to_value(cdp::handle_dialog(s, p).await?),
+        C::FileUpload(p) => to_value(cdp::file_upload(s, p).await?),
+        C::NetworkRequests(p) => to_value(cdp::network_requests(s, p)),
+        C::NetworkRequest(p) => to_value(cdp::network_request(s, p).await?),
+        C::Cookies(p) => to_value(cdp::cookies(s, p).await?),
+        C::Storage(p) => to_value(cdp::storage(s, p).await?),
+        C::Resize(p) => to_value(cdp::resize(s, p).await?),
+        C::Emulate(p) => to_value(cdp::emulate(s, p).await?),
+        C::Drag(p) => to_value(cdp::drag(s, p).await?),
+        C::Scroll(p) => to_value(cdp::scroll(s, p).await?),
+        C::MouseClickXy(p) => to_value(cdp::mouse_click_xy(s, p).await?),
+        C::MouseMoveXy(p) => to_value(cdp::mouse_move_xy(s, p).await?),
+        C::PrintPdf(p) => to_value(cdp::print_pdf(s, p).await?),
+        C::Highlight(p) => to_value(cdp::highlight(s, p).await?),
+        C::Recorder(p) => to_value(cdp::recorder(s, p).await?),
+        C::TabsList(_) | C::TabsNew(_) | C::TabsSelect(_) | C::TabsClose(_) | C::Download(_) => {
+            Err(WireError::new(
+                ErrorCode::Internal,
+                format!("{} is not a tab method", cmd.name()),
+            ))
         }
-        GoForward::NAME => {
-            params::<GoForward>(raw)?;
-            to_value(cdp::history(s, 1).await?)
-        }
-        Reload::NAME => {
-            params::<Reload>(raw)?;
-            to_value(cdp::reload(s).await?)
-        }
-        Click::NAME => to_value(cdp::click(s, &params(raw)?).await?),
-        Hover::NAME => to_value(cdp::hover(s, &params(raw)?).await?),
-        Type::NAME => to_value(cdp::type_text(s, &params(raw)?).await?),
-        SelectOption::NAME => to_value(cdp::select_option(s, &params(raw)?).await?),
-        PressKey::NAME => to_value(cdp::press_key(s, &params(raw)?).await?),
-        Evaluate::NAME => to_value(cdp::evaluate(s, &params(raw)?).await?),
-        Screenshot::NAME => to_value(cdp::screenshot(s, &params(raw)?).await?),
-        ConsoleMessages::NAME => to_value(cdp::console_messages(s, &params(raw)?)),
-        Snapshot::NAME => to_value(cdp::snapshot(s, &params(raw)?).await?),
-        Find::NAME => to_value(cdp::find(s, &params(raw)?).await?),
-        GetText::NAME => to_value(cdp::get_text(s, &params(raw)?).await?),
-        GetHtml::NAME => to_value(cdp::get_html(s, &params(raw)?).await?),
-        ReadMarkdown::NAME => to_value(cdp::read_markdown(s, &params(raw)?).await?),
-        ExtractLinks::NAME => to_value(cdp::extract_links(s, &params(raw)?).await?),
-        WaitFor::NAME => to_value(cdp::wait_for(s, &params(raw)?).await?),
-        FillForm::NAME => to_value(cdp::fill_form(s, &params(raw)?).await?),
-        HandleDialog::NAME => to_value(cdp::handle_dialog(s, &params(raw)?).await?),
-        FileUpload::NAME => to_value(cdp::file_upload(s, &params(raw)?).await?),
-        NetworkRequests::NAME => to_value(cdp::network_requests(s, &params(raw)?)),
-        NetworkRequest::NAME => to_value(cdp::network_request(s, &params(raw)?).await?),
-        Cookies::NAME => to_value(cdp::cookies(s, &params(raw)?).await?),
-        Storage::NAME => to_value(cdp::storage(s, &params(raw)?).await?),
-        Resize::NAME => to_value(cdp::resize(s, &params(raw)?).await?),
-        Emulate::NAME => to_value(cdp::emulate(s, &params(raw)?).await?),
-        Drag::NAME => to_value(cdp::drag(s, &params(raw)?).await?),
-        Scroll::NAME => to_value(cdp::scroll(s, &params(raw)?).await?),
-        MouseClickXy::NAME => to_value(cdp::mouse_click_xy(s, &params(raw)?).await?),
-        MouseMoveXy::NAME => to_value(cdp::mouse_move_xy(s, &params(raw)?).await?),
-        PrintPdf::NAME => to_value(cdp::print_pdf(s, &params(raw)?).await?),
-        Highlight::NAME => to_value(cdp::highlight(s, &params(raw)?).await?),
-        crate::methods::Recorder::NAME => to_value(cdp::recorder(s, &params(raw)?).await?),
-        other => Err(route(other).err().unwrap_or_else(|| {
-            WireError::new(ErrorCode::Internal, format!("{other} is not a tab method"))
-        })),
     }
 }
 
@@ -276,14 +184,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::methods::{Click, GoBack, GoForward, Reload, SelectOption};
 
     #[test]
     fn every_method_has_one_route() {
-        for (name, _) in METHODS {
+        for f in METHODS {
             assert_eq!(
-                METHODS.iter().filter(|(n, _)| n == name).count(),
+                METHODS.iter().filter(|g| g.name == f.name).count(),
                 1,
-                "{name}"
+                "{}",
+                f.name
             );
         }
         assert_eq!(route("click").unwrap(), Route::Tab);

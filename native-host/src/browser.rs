@@ -26,6 +26,8 @@ enum State {
     LaunchFailed(String),
     Exited(Box<Death>),
     UsingConnected,
+    /// `--browser cdp`: the native engine drives the browser at this endpoint.
+    Native,
 }
 
 /// The browser kapture launched, as `browser_status` tells it.
@@ -75,6 +77,10 @@ impl BrowserAccess {
     /// Wait (bounded) until an extension is connected, or say why none is. A launched
     /// browser that died, or a launch that failed, ends the wait at once.
     pub async fn ready(&self, bridge: &BridgeHandle) -> Result<(), WireError> {
+        // The native engine says itself why there is no browser (and which endpoint).
+        if let Some(engine) = bridge.native() {
+            return engine.ready().await;
+        }
         let mut state = self.state.subscribe();
         let settled = state.borrow_and_update().error();
         if let Some(err) = settled {
@@ -115,7 +121,8 @@ impl BrowserAccess {
             State::LaunchFailed(_)
             | State::Exited(_)
             | State::WaitingForExtension
-            | State::UsingConnected => {
+            | State::UsingConnected
+            | State::Native => {
                 format!("no browser with the Kapture extension connected within {secs} s")
             }
             State::Launching => {
@@ -160,6 +167,7 @@ impl BrowserAccess {
             State::LaunchFailed(why) => format!("launch failed: {why}"),
             State::Exited(death) => death.message(),
             State::UsingConnected => "using a browser whose extension connected".into(),
+            State::Native => "driving a browser through its DevTools endpoint".into(),
         }
     }
 }
@@ -175,6 +183,7 @@ pub fn supervise(
 ) -> (BrowserAccess, JoinHandle<()>) {
     let initial = match mode {
         BrowserMode::Connect => State::WaitingForExtension,
+        BrowserMode::Cdp => State::Native,
         _ => State::Launching,
     };
     let access = BrowserAccess {
@@ -185,7 +194,8 @@ pub fn supervise(
     let task = tokio::spawn(async move {
         let access = task_access;
         match mode {
-            BrowserMode::Connect => return shutdown.cancelled().await,
+            // Never launched, never closed by kapture: the browser is someone else's.
+            BrowserMode::Connect | BrowserMode::Cdp => return shutdown.cancelled().await,
             BrowserMode::Auto => {
                 let connected = tokio::select! {
                     c = bridge.wait_connected(AUTO_CONNECT_GRACE) => c,

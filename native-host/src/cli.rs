@@ -43,6 +43,9 @@ pub enum BrowserMode {
     Launch,
     /// Only drive a browser whose Kapture extension connects (your own browser).
     Connect,
+    /// Drive a running browser (or a remote pool) through its DevTools endpoint with the
+    /// native engine, no extension: needs `--cdp-endpoint`.
+    Cdp,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -133,6 +136,11 @@ pub struct ServeArgs {
     /// How long an `ask` waits for a person before it is denied.
     #[arg(long, value_name = "MS", default_value_t = 60_000)]
     pub approval_timeout_ms: u64,
+    /// The DevTools endpoint `--browser cdp` drives: `http://host:port` (as given by
+    /// `--remote-debugging-port`) or a `ws://…` browser URL (browserless, a Selenium Grid
+    /// node's `se:cdp`, a hosted provider).
+    #[arg(long, value_name = "URL", required_if_eq("browser", "cdp"))]
+    pub cdp_endpoint: Option<String>,
 }
 
 /// Who answers JavaScript dialogs.

@@ -13,6 +13,7 @@ pub mod files;
 pub mod install;
 pub mod launcher;
 pub mod mcp;
+pub mod native;
 pub mod native_messaging;
 pub mod pairing;
 pub mod policy_config;
@@ -136,17 +137,7 @@ async fn stop_signal() {
 pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let shutdown = CancellationToken::new();
     let extension_id = extension::extension_id()?;
-    let listener = bind_bridge(args.port).await?;
-    let port = listener
-        .local_addr()
-        .map_err(|source| ServeError::Bind {
-            port: args.port,
-            source,
-        })?
-        .port();
-    let token = pairing::Token::generate()?;
     let runtime_dir = pairing::runtime_dir(args.runtime_dir.as_deref())?;
-    let handshake = pairing::HandshakeFile::create(&runtime_dir, port, &token)?;
     let policy = policy_config::PolicyConfig::load(&args).map_err(ServeError::Setup)?;
     let bridge_config = BridgeConfig {
         launched_policy: policy.policy(true),
@@ -154,15 +145,37 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         approval_timeout: std::time::Duration::from_millis(args.approval_timeout_ms),
         ..BridgeConfig::new(extension::origin(&extension_id))
     };
-    let bridge = bridge::start(listener, token, bridge_config, shutdown.clone())
-        .map_err(|source| ServeError::Bind { port, source })?;
+    // The native engine needs no bridge server: no extension is to connect.
+    let (bridge, handshake, port) = match (&args.browser, &args.cdp_endpoint) {
+        (BrowserMode::Cdp, Some(endpoint)) => {
+            // A malformed endpoint is said once, at start, not on every tool call.
+            cdp::endpoint::parse(endpoint).map_err(|e| ServeError::Setup(e.to_string()))?;
+            let bridge = bridge::start_native(endpoint.clone(), bridge_config, shutdown.clone());
+            (bridge, None, 0)
+        }
+        _ => {
+            let listener = bind_bridge(args.port).await?;
+            let port = listener
+                .local_addr()
+                .map_err(|source| ServeError::Bind {
+                    port: args.port,
+                    source,
+                })?
+                .port();
+            let token = pairing::Token::generate()?;
+            let handshake = pairing::HandshakeFile::create(&runtime_dir, port, &token)?;
+            let bridge = bridge::start(listener, token, bridge_config, shutdown.clone())
+                .map_err(|source| ServeError::Bind { port, source })?;
+            (bridge, Some(handshake), port)
+        }
+    };
     tracing::info!(port, runtime = %runtime_dir.display(), mode = ?args.browser, "kapture started");
 
     let spec = {
         let (args, extension_id, runtime_dir) =
             (args.clone(), extension_id.clone(), runtime_dir.clone());
         move || match args.browser {
-            BrowserMode::Connect => Err("not launching in connect mode".into()),
+            BrowserMode::Connect | BrowserMode::Cdp => Err("not launching in this mode".into()),
             _ => launch_spec(&args, &extension_id, &runtime_dir),
         }
     };

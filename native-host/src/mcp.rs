@@ -837,13 +837,24 @@ impl KaptureServer {
                 "kapture {} (protocol v{}, pid {})",
                 self.facts.version, self.facts.protocol, self.facts.pid
             ),
-            format!("bridge: ws://127.0.0.1:{}", bridge.port),
+            match &bridge.engine {
+                Some(_) => "bridge: none (the native CDP engine runs the commands)".into(),
+                None => format!("bridge: ws://127.0.0.1:{}", bridge.port),
+            },
             format!(
                 "browser mode: {}; {}",
                 self.facts.mode,
                 self.browser.describe()
             ),
         ];
+        if let Some(engine) = &bridge.engine {
+            lines.push(format!("engine: {engine}"));
+            match self.bridge.call::<TabsList>(None, &TabsList {}).await {
+                Ok(tabs) => lines.push(format!("tabs:\n{}", self.format_tabs(&tabs, 0))),
+                Err(e) => lines.push(format!("tabs: unavailable ({})", e.into_wire())),
+            }
+            return lines.join("\n");
+        }
         match &bridge.extension {
             Some(ext) => {
                 lines.push(format!(
@@ -2111,51 +2122,23 @@ pub const INSTRUCTIONS: &str = "Kapture drives a real Chromium browser. Page con
 - A failure reads `Error CODE: ...` with a `Hint:` line saying what to do next; codes are stable (REF_STALE, SELECTOR_NOT_FOUND, NOT_INTERACTABLE, TIMEOUT, BAD_ARGS, POLICY_DENIED...).
 - A frame you may not read is one `content withheld` line; do not try to reach it another way.";
 
-/// Tools the panel runs straight through the extension's router, with their method.
-const PANEL_TOOLS: &[(&str, &str)] = &[
-    ("browser_navigate", "navigate"),
-    ("browser_navigate_back", "go_back"),
-    ("browser_navigate_forward", "go_forward"),
-    ("browser_reload", "reload"),
-    ("browser_snapshot", "snapshot"),
-    ("browser_find", "find"),
-    ("browser_click", "click"),
-    ("browser_hover", "hover"),
-    ("browser_type", "type"),
-    ("browser_fill_form", "fill_form"),
-    ("browser_select_option", "select_option"),
-    ("browser_press_key", "press_key"),
-    ("browser_evaluate", "evaluate"),
-    ("browser_wait_for", "wait_for"),
-    ("browser_get_text", "get_text"),
-    ("browser_get_html", "get_html"),
-    ("browser_read_markdown", "read_markdown"),
-    ("browser_extract_links", "extract_links"),
-    ("browser_take_screenshot", "screenshot"),
-    ("browser_console_messages", "console_messages"),
-    ("browser_handle_dialog", "handle_dialog"),
-    ("browser_download", "download"),
-    ("browser_network_requests", "network_requests"),
-    ("browser_network_request", "network_request"),
-    ("browser_cookies", "cookies"),
-    ("browser_storage", "storage"),
-    ("browser_resize", "resize"),
-    ("browser_emulate", "emulate"),
-    ("browser_drag", "drag"),
-    ("browser_scroll", "scroll"),
-    ("browser_mouse_click_xy", "mouse_click_xy"),
-    ("browser_mouse_move_xy", "mouse_move_xy"),
-];
+/// The MCP tools that are exactly one extension method (its `Method::TOOL`), with it.
+fn panel_tool_methods() -> Vec<(&'static str, &'static str)> {
+    ext_core::methods::METHODS
+        .iter()
+        .filter_map(|f| Some((f.tool?, f.name)))
+        .collect()
+}
 
 /// The panel's tool list (`tools.json` of the extension): the MCP tools that map to one
 /// extension method, with their descriptions and argument schemas (less what kapture
 /// itself handles: the tab, the timeout, the follow-up snapshot).
 pub fn panel_tools() -> serde_json::Value {
     let tools = KaptureServer::tool_router().list_all();
-    let list: Vec<serde_json::Value> = PANEL_TOOLS
-        .iter()
+    let list: Vec<serde_json::Value> = panel_tool_methods()
+        .into_iter()
         .filter_map(|(tool, method)| {
-            let t = tools.iter().find(|t| t.name == *tool)?;
+            let t = tools.iter().find(|t| t.name == tool)?;
             let mut schema = serde_json::Value::Object((*t.input_schema).clone());
             if let Some(props) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
                 for k in ["tabId", "timeoutMs", "includeSnapshot"] {
@@ -2245,8 +2228,12 @@ mod tests {
     fn the_panel_gets_every_mapped_tool_with_a_schema() {
         let tools = panel_tools();
         let list = tools.as_array().unwrap();
-        assert_eq!(list.len(), PANEL_TOOLS.len(), "every mapped tool exists");
-        let router: Vec<&str> = ext_core::router::METHODS.iter().map(|(m, _)| *m).collect();
+        assert_eq!(
+            list.len(),
+            panel_tool_methods().len(),
+            "every mapped tool exists"
+        );
+        let router: Vec<&str> = ext_core::router::METHODS.iter().map(|f| f.name).collect();
         for t in list {
             assert!(router.contains(&t["method"].as_str().unwrap()), "{t}");
             assert!(t["schema"]["properties"].get("tabId").is_none());

@@ -171,10 +171,15 @@ async fn a_hung_page_times_out_and_the_tab_keeps_working() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn closing_a_tab_ends_its_running_command_with_tab_closed() {
+kapture_e2e::on_both_engines! {
+    closing_a_tab_ends_its_running_command_with_tab_closed_on =>
+        closing_a_tab_ends_its_running_command_with_tab_closed,
+        closing_a_tab_ends_its_running_command_with_tab_closed_natively;
+}
+
+async fn closing_a_tab_ends_its_running_command_with_tab_closed_on(engine: kapture_e2e::Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     let tab = k.new_tab(&site.url("page-a.html")).await;
     let hung = "() => { document.title = 'hanging'; return new Promise(() => {}); }";
     let hang = k.call(

@@ -2,14 +2,23 @@
 
 use std::time::Duration;
 
-use kapture_e2e::{eventually, png_size, Kapture};
+use kapture_e2e::{eventually, png_size, Engine, Kapture};
 use serde_json::json;
 use www_test_pages::Site;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fill_and_submit_a_form_by_css_selectors() {
+kapture_e2e::on_both_engines! {
+    fill_and_submit_a_form_by_css_selectors_on => fill_and_submit_a_form_by_css_selectors, fill_and_submit_a_form_by_css_selectors_natively;
+    navigate_back_forward_and_reload_report_where_the_page_is_on => navigate_back_forward_and_reload_report_where_the_page_is, navigate_back_forward_and_reload_report_where_the_page_is_natively;
+    console_messages_are_kept_newest_first_across_navigations_on => console_messages_are_kept_newest_first_across_navigations, console_messages_are_kept_newest_first_across_navigations_natively;
+    screenshots_of_viewport_full_page_and_element_on => screenshots_of_viewport_full_page_and_element, screenshots_of_viewport_full_page_and_element_natively;
+    tabs_list_new_select_close_and_the_current_tab_on => tabs_list_new_select_close_and_the_current_tab, tabs_list_new_select_close_and_the_current_tab_natively;
+    mouse_and_keyboard_input_is_trusted_and_waits_for_elements_on => mouse_and_keyboard_input_is_trusted_and_waits_for_elements, mouse_and_keyboard_input_is_trusted_and_waits_for_elements_natively;
+    evaluate_answers_json_for_expressions_and_functions_on => evaluate_answers_json_for_expressions_and_functions, evaluate_answers_json_for_expressions_and_functions_natively;
+}
+
+async fn fill_and_submit_a_form_by_css_selectors_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     let nav = k
         .ok("browser_navigate", json!({"url": site.url("form.html")}))
         .await;
@@ -82,10 +91,9 @@ async fn fill_and_submit_a_form_by_css_selectors() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn navigate_back_forward_and_reload_report_where_the_page_is() {
+async fn navigate_back_forward_and_reload_report_where_the_page_is_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
         .await;
     let click = k.ok("browser_click", json!({"selector": "#to-b"})).await;
@@ -117,10 +125,9 @@ async fn navigate_back_forward_and_reload_report_where_the_page_is() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn console_messages_are_kept_newest_first_across_navigations() {
+async fn console_messages_are_kept_newest_first_across_navigations_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("console.html")}))
         .await;
     let errors = eventually(
@@ -190,10 +197,9 @@ async fn console_messages_are_kept_newest_first_across_navigations() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn screenshots_of_viewport_full_page_and_element() {
+async fn screenshots_of_viewport_full_page_and_element_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("tall.html")}))
         .await;
 
@@ -248,10 +254,9 @@ async fn screenshots_of_viewport_full_page_and_element() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tabs_list_new_select_close_and_the_current_tab() {
+async fn tabs_list_new_select_close_and_the_current_tab_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
         .await;
     let list = k.ok("browser_tabs", json!({"action": "list"})).await;
@@ -310,10 +315,9 @@ async fn tabs_list_new_select_close_and_the_current_tab() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mouse_and_keyboard_input_is_trusted_and_waits_for_elements() {
+async fn mouse_and_keyboard_input_is_trusted_and_waits_for_elements_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("input.html")}))
         .await;
 
@@ -376,10 +380,9 @@ async fn mouse_and_keyboard_input_is_trusted_and_waits_for_elements() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn evaluate_answers_json_for_expressions_and_functions() {
+async fn evaluate_answers_json_for_expressions_and_functions_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
         .await;
     assert_eq!(k.eval("1+1").await, 2);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use base64::Engine;
+use base64::Engine as _;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -26,6 +26,7 @@ pub const OOP_TEST_RULES: &str =
 pub mod agent;
 pub mod cdp;
 pub mod corpus;
+pub mod devtools;
 pub mod panel;
 pub mod pool;
 pub mod tasks;
@@ -197,6 +198,34 @@ pub struct Kapture {
     pub stderr_path: PathBuf,
     pub pid: u32,
     _scratch: tempfile::TempDir,
+    /// The browser a native-engine kapture drives, the test's own (killed after kapture).
+    browser: Option<devtools::DevToolsBrowser>,
+}
+
+/// Tests run on both engines: `body => name, name_natively;` makes `name` run
+/// `body(Engine::Extension)` and `name_natively` run `body(Engine::Cdp)` (issue 16: parity
+/// is tested, not claimed).
+#[macro_export]
+macro_rules! on_both_engines {
+    ($($body:ident => $extension:ident, $native:ident;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $extension() {
+            $body($crate::Engine::Extension).await
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $native() {
+            $body($crate::Engine::Cdp).await
+        }
+    )*};
+}
+
+/// The engine a test runs kapture on (issue 16: the tool tests run on both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// A launched headless Chromium with the Kapture extension.
+    Extension,
+    /// `--browser cdp` on a headless Chromium the test started with its DevTools open.
+    Cdp,
 }
 
 /// Options for starting kapture.
@@ -221,6 +250,19 @@ impl Default for Start {
 }
 
 impl Start {
+    /// The native engine (`--browser cdp`) on a browser the test runs at `endpoint`.
+    pub fn cdp(endpoint: &str) -> Start {
+        Start {
+            args: vec![
+                "--browser".into(),
+                "cdp".into(),
+                "--cdp-endpoint".into(),
+                endpoint.to_string(),
+            ],
+            ..Start::default()
+        }
+    }
+
     /// The default start, with the launched browser open to raw CDP (`raw_cdp`).
     pub fn debuggable() -> Start {
         let mut start = Start::default();
@@ -256,6 +298,20 @@ impl Kapture {
     /// Start kapture with a launched headless Chromium.
     pub async fn launch() -> Kapture {
         Self::start(Start::default()).await
+    }
+
+    /// Start kapture on `engine` with a headless Chromium of its own.
+    pub async fn launch_on(engine: Engine) -> Kapture {
+        match engine {
+            Engine::Extension => Self::launch().await,
+            Engine::Cdp => {
+                let browser = devtools::DevToolsBrowser::start();
+                let endpoint = browser.endpoint().await;
+                let mut k = Self::start(Start::cdp(&endpoint)).await;
+                k.browser = Some(browser);
+                k
+            }
+        }
     }
 
     pub async fn start(opts: Start) -> Kapture {
@@ -316,6 +372,7 @@ impl Kapture {
             stderr_path,
             pid,
             _scratch: scratch,
+            browser: None,
         }
     }
 

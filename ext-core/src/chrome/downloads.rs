@@ -1,7 +1,6 @@
 //! `chrome.downloads`: start downloads and follow them to completion.
 //! https://developer.chrome.com/docs/extensions/reference/api/downloads
 
-use serde::Deserialize;
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
@@ -16,28 +15,8 @@ extern "C" {
     async fn search_js(query: JsValue) -> Result<JsValue, JsValue>;
 }
 
-/// The fields of a `DownloadItem` Kapture reads.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Item {
-    pub id: i32,
-    #[serde(default)]
-    pub url: String,
-    #[serde(default)]
-    pub final_url: String,
-    /// Absolute path of the file (empty until the name is decided).
-    #[serde(default)]
-    pub filename: String,
-    #[serde(default)]
-    pub mime: String,
-    /// in_progress, interrupted or complete.
-    #[serde(default)]
-    pub state: String,
-    #[serde(default)]
-    pub file_size: f64,
-    #[serde(default)]
-    pub error: Option<String>,
-}
+/// The fields of a `DownloadItem` Kapture reads (the executor's type).
+pub use crate::exec::DownloadItem as Item;
 
 /// Start downloading `url` without asking where to save it.
 pub async fn start(url: &str) -> Result<i32, WireError> {

@@ -10,6 +10,7 @@ use crate::protocol::{ErrorCode, WireError};
 
 pub mod bound;
 pub mod frames;
+pub mod gate;
 pub use frames::{judged_urls, strictest, Judge, Refusal};
 
 /// What an action does, for the policy.
@@ -375,43 +376,6 @@ impl Policy {
             ),
         )
     }
-}
-
-/// The policy category of an extension method, from its arguments.
-pub fn category_of(method: &str, params: &serde_json::Value) -> Option<Category> {
-    let flag = |k: &str| {
-        params
-            .get(k)
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false)
-    };
-    Some(match method {
-        "navigate" | "go_back" | "go_forward" | "reload" => Category::Navigate,
-        "snapshot" | "find" | "get_text" | "get_html" | "read_markdown" | "extract_links"
-        | "screenshot" | "console_messages" | "network_requests" | "network_request"
-        | "wait_for" | "highlight" => Category::Read,
-        // Whether it records is a read; recording a person (or showing the widget that
-        // does) is its own category, a keylogger otherwise.
-        "recorder"
-            if matches!(
-                params.get("action").and_then(serde_json::Value::as_str),
-                None | Some("status")
-            ) =>
-        {
-            Category::Read
-        }
-        "recorder" => Category::Record,
-        "type" if flag("submit") => Category::Submit,
-        "fill_form" if flag("submit") => Category::Submit,
-        "click" | "hover" | "type" | "select_option" | "press_key" | "drag" | "scroll"
-        | "mouse_click_xy" | "mouse_move_xy" | "fill_form" | "handle_dialog" | "resize"
-        | "emulate" | "tabs.close" => Category::Interact,
-        "evaluate" => Category::Eval,
-        "file_upload" => Category::Upload,
-        "download" | "print_pdf" => Category::Download,
-        "cookies" | "storage" => Category::Storage,
-        _ => return None,
-    })
 }
 
 #[cfg(test)]

@@ -177,36 +177,39 @@ fn flags_and_safe_mode_apply_last() {
     );
 }
 
+/// The category of a command as the gate sees it: decoded, then judged.
+fn category_of(method: &str, params: serde_json::Value) -> Option<Category> {
+    crate::methods::Command::decode(method, params)
+        .unwrap()
+        .category()
+}
+
 #[test]
 fn methods_have_categories() {
+    use serde_json::json;
+    assert_eq!(category_of("click", json!({})), Some(Category::Interact));
     assert_eq!(
-        category_of("click", &serde_json::json!({})),
-        Some(Category::Interact)
-    );
-    assert_eq!(
-        category_of("type", &serde_json::json!({"submit": true})),
+        category_of("type", json!({"text": "a", "submit": true})),
         Some(Category::Submit)
     );
     assert_eq!(
-        category_of("evaluate", &serde_json::json!({})),
-        Some(Category::Eval)
-    );
-    assert_eq!(
-        category_of("snapshot", &serde_json::json!({})),
-        Some(Category::Read)
-    );
-    assert_eq!(category_of("tabs.list", &serde_json::json!({})), None);
-    // Closing a tab changes the person's browser: an interaction with that tab's page.
-    assert_eq!(
-        category_of("tabs.close", &serde_json::json!({})),
+        category_of("type", json!({"text": "a"})),
         Some(Category::Interact)
     );
-    for (name, route) in crate::router::METHODS {
-        if *route == crate::router::Route::Tab {
-            assert!(
-                category_of(name, &serde_json::json!({})).is_some(),
-                "{name} has no category"
-            );
+    assert_eq!(
+        category_of("evaluate", json!({"function": "1"})),
+        Some(Category::Eval)
+    );
+    assert_eq!(category_of("snapshot", json!({})), Some(Category::Read));
+    assert_eq!(category_of("tabs.list", json!({})), None);
+    // Closing a tab changes the person's browser: an interaction with that tab's page.
+    assert_eq!(
+        category_of("tabs.close", json!({})),
+        Some(Category::Interact)
+    );
+    for f in crate::methods::METHODS {
+        if f.route == crate::methods::Route::Tab {
+            assert!(f.category.is_some(), "{} has no category", f.name);
         }
     }
 }
@@ -352,15 +355,11 @@ mod properties {
 
 #[test]
 fn recording_a_person_is_its_own_category_that_writes() {
-    let rec = |action: &str| category_of("recorder", &serde_json::json!({ "action": action }));
+    let rec = |action: &str| category_of("recorder", serde_json::json!({ "action": action }));
     for action in ["start", "stop", "enable"] {
         assert_eq!(rec(action), Some(Category::Record), "{action}");
     }
     assert_eq!(rec("status"), Some(Category::Read));
-    assert_eq!(
-        category_of("recorder", &serde_json::json!({})),
-        Some(Category::Read)
-    );
     let url = "https://bank.example/";
     assert_eq!(
         Policy::connected_default()

@@ -378,7 +378,7 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
         });
         // The last kapture went away: nobody drives the tabs now.
         if app.bridge.connected_ports().is_empty() {
-            app.tabs.release_all();
+            app.exec.tabs.release_all();
         }
         if let ConnState::Rejected(_) = &*conn.state.borrow() {
             app.bridge
@@ -547,7 +547,9 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 // Checked against the bridge's frame cap: too large is a coded error.
                 let frame = crate::protocol::answer_frame(id, result);
                 // Where the tab is now, ahead of the answer, so the server's journal has it.
-                if let Some((tab_id, url)) = ran_on.and_then(|t| Some((t, app.tabs.main_url(t)?))) {
+                if let Some((tab_id, url)) =
+                    ran_on.and_then(|t| Some((t, app.exec.tabs.main_url(t)?)))
+                {
                     if let Some(origin) = crate::policy::origin_of(&url) {
                         conn.send(&ExtensionFrame::Event {
                             event: crate::protocol::BrowserEvent::PageAt {

@@ -3,25 +3,20 @@
 
 mod bridge;
 mod gate;
+mod host;
 mod panel;
 mod recorder;
-mod tabs;
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use futures::channel::oneshot;
-use serde_json::{json, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::chrome;
-use crate::methods::{
-    Click, Closed, DownloadArgs, Downloaded, Method, Navigate, TabsClose, TabsList, TabsNew,
-    TabsSelect,
-};
+use crate::exec::Exec;
 use crate::platform;
-use crate::protocol::{BrowserEvent, ErrorCode, ExtensionFrame, ExtensionInfo, TabId, WireError};
-use crate::router::{self, Route};
+use crate::protocol::{BrowserEvent, ExtensionFrame, ExtensionInfo, TabId, WireError};
 
 /// Name of the periodic wake-up alarm.
 const WAKE_ALARM: &str = "kapture-wake";
@@ -33,7 +28,8 @@ const WAKE_PERIOD_MIN: f64 = 0.1;
 pub struct App {
     ext: RefCell<ExtensionInfo>,
     bridge: bridge::Bridge,
-    tabs: tabs::Tabs,
+    /// The executor core: every command's gate, tab queue and dispatch.
+    exec: Exec<host::ChromeHost>,
     panels: panel::Panels,
     /// Per-tab command history, in memory; written to storage in bursts.
     history: RefCell<std::collections::HashMap<TabId, Vec<crate::ui::HistoryEntry>>>,
@@ -61,183 +57,12 @@ impl App {
         method: &str,
         params: Value,
         timeout_ms: u64,
-        rules: (Rc<crate::policy::Policy>, u64),
+        rules: crate::exec::Rules,
     ) -> Result<Value, WireError> {
-        let deadline_ms = platform::now_ms() + timeout_ms as f64;
-        match router::route(method)? {
-            Route::Browser => {
-                // A browser method may wait for an approval before its own work.
-                let limit = timeout_ms + rules.1;
-                let run = self.browser_method(
-                    tab_id,
-                    method,
-                    params,
-                    deadline_ms + rules.1 as f64,
-                    rules,
-                );
-                platform::timeout(std::time::Duration::from_millis(limit), run)
-                    .await
-                    .unwrap_or_else(|| {
-                        Err(WireError::new(
-                            ErrorCode::Timeout,
-                            format!("{method} did not finish in {timeout_ms} ms"),
-                        ))
-                    })
-            }
-            Route::Tab => {
-                let tab_id = match tab_id {
-                    // A tab under control is known to exist (its removal is an event).
-                    Some(id) if self.tabs.is_open(id) => id,
-                    Some(id) => {
-                        chrome::tabs::get(id).await.map_err(|_| {
-                            WireError::new(
-                                ErrorCode::TabNotFound,
-                                format!("there is no tab with id {id}"),
-                            )
-                        })?;
-                        id
-                    }
-                    None => tabs::default_tab().await?,
-                };
-                let guard = gate::check(self, tab_id, method, &params, rules.0, rules.1).await?;
-                // The command's clock starts once it is allowed (a person may have taken a while).
-                let deadline_ms = platform::now_ms() + timeout_ms as f64;
-                self.queue(tab_id, method, params, deadline_ms, guard).await
-            }
-        }
+        self.exec
+            .run(tab_id, method, params, timeout_ms, rules)
+            .await
     }
-
-    /// Queue a command the browser methods make themselves (judged where they were asked).
-    async fn on_tab(
-        &self,
-        tab_id: TabId,
-        method: &str,
-        params: Value,
-        deadline_ms: f64,
-    ) -> Result<Value, WireError> {
-        self.queue(tab_id, method, params, deadline_ms, None).await
-    }
-
-    async fn queue(
-        &self,
-        tab_id: TabId,
-        method: &str,
-        params: Value,
-        deadline_ms: f64,
-        guard: Option<gate::Guard>,
-    ) -> Result<Value, WireError> {
-        let (reply, answer) = oneshot::channel();
-        self.tabs.enqueue(
-            tab_id,
-            tabs::Job {
-                method: method.to_string(),
-                params,
-                deadline_ms,
-                reply,
-                guard,
-            },
-        );
-        answer.await.unwrap_or_else(|_| {
-            Err(WireError::new(
-                ErrorCode::TabClosed,
-                format!("tab {tab_id} was closed"),
-            ))
-        })
-    }
-
-    async fn browser_method(
-        &self,
-        tab_id: Option<TabId>,
-        method: &str,
-        params: Value,
-        deadline_ms: f64,
-        rules: (Rc<crate::policy::Policy>, u64),
-    ) -> Result<Value, WireError> {
-        let need_tab = || {
-            tab_id.ok_or_else(|| {
-                WireError::new(ErrorCode::BadArgs, format!("{method} needs a tab id"))
-            })
-        };
-        let value = match method {
-            TabsList::NAME => {
-                let tabs = chrome::tabs::query(&json!({})).await?;
-                json!(tabs
-                    .into_iter()
-                    .map(|t| shown_tab(&rules.0, t))
-                    .collect::<Vec<_>>())
-            }
-            TabsNew::NAME => {
-                let p: TabsNew = router::params(params)?;
-                let tab = chrome::tabs::create("about:blank").await?;
-                if let Some(url) = p.url {
-                    let nav = serde_json::to_value(Navigate { url }).unwrap_or_default();
-                    let guard = gate::check(
-                        self,
-                        tab.tab_id,
-                        Navigate::NAME,
-                        &nav,
-                        rules.0.clone(),
-                        rules.1,
-                    )
-                    .await?;
-                    self.queue(tab.tab_id, Navigate::NAME, nav, deadline_ms, guard)
-                        .await?;
-                }
-                json!(shown_tab(&rules.0, chrome::tabs::get(tab.tab_id).await?))
-            }
-            TabsSelect::NAME => {
-                let tab = chrome::tabs::activate(need_tab()?).await?;
-                let _ = chrome::windows::focus(tab.window_id).await;
-                json!(shown_tab(&rules.0, tab))
-            }
-            TabsClose::NAME => {
-                let id = need_tab()?;
-                // Closing a tab changes the person's browser (unsaved work goes with it):
-                // judged like any interaction with that tab's page.
-                gate::check(self, id, TabsClose::NAME, &params, rules.0.clone(), rules.1).await?;
-                chrome::tabs::remove(id).await?;
-                json!(Closed { tab_id: id })
-            }
-            DownloadArgs::NAME => {
-                let tab = match tab_id {
-                    Some(t) => t,
-                    None => tabs::default_tab().await?,
-                };
-                gate::check(
-                    self,
-                    tab,
-                    DownloadArgs::NAME,
-                    &params,
-                    rules.0.clone(),
-                    rules.1,
-                )
-                .await?;
-                json!(
-                    self.download(Some(tab), router::params(params)?, deadline_ms)
-                        .await?
-                )
-            }
-            other => {
-                return Err(WireError::new(
-                    ErrorCode::Internal,
-                    format!("{other} is not a browser method"),
-                ))
-            }
-        };
-        Ok(value)
-    }
-}
-
-/// A tab as this server may see it: a tab whose origin it may not read shows only that
-/// origin and why, never its title or path.
-fn shown_tab(
-    policy: &crate::policy::Policy,
-    mut tab: crate::methods::TabInfo,
-) -> crate::methods::TabInfo {
-    let (url, title) = crate::policy::frames::tab_view(policy, &tab.url, &tab.title);
-    tab.url = url;
-    tab.title = title;
-    tab
 }
 
 /// This browser session's random id: kept in session storage so that a restarted service
@@ -259,98 +84,6 @@ async fn browser_instance() -> String {
     id
 }
 
-impl App {
-    /// Download a URL, or what clicking an element downloads, and wait until the file is
-    /// complete (polling `chrome.downloads`, bounded by the command's deadline).
-    async fn download(
-        &self,
-        tab_id: Option<TabId>,
-        p: DownloadArgs,
-        deadline_ms: f64,
-    ) -> Result<Downloaded, WireError> {
-        let tab = match tab_id {
-            Some(t) => t,
-            None => tabs::default_tab().await?,
-        };
-        let id = match (&p.url, p.target.get()) {
-            (Some(_), Some(_)) => {
-                return Err(WireError::new(
-                    ErrorCode::BadArgs,
-                    "give either url or the element to click, not both",
-                ))
-            }
-            (None, None) => {
-                return Err(WireError::new(
-                    ErrorCode::BadArgs,
-                    "give the url to download, or the ref/selector of a link to click",
-                ))
-            }
-            (Some(url), None) => chrome::downloads::start(url).await?,
-            (None, Some(target)) => {
-                let before = chrome::downloads::latest()
-                    .await?
-                    .map(|d| d.id)
-                    .unwrap_or(-1);
-                let click = serde_json::to_value(Click {
-                    target,
-                    button: Default::default(),
-                    double_click: false,
-                    modifiers: vec![],
-                })
-                .unwrap_or_default();
-                self.on_tab(tab, Click::NAME, click, deadline_ms).await?;
-                loop {
-                    match chrome::downloads::latest().await? {
-                        Some(d) if d.id > before => break d.id,
-                        _ if platform::now_ms() > deadline_ms => {
-                            return Err(WireError::new(
-                                ErrorCode::DownloadFailed,
-                                "the click started no download",
-                            ))
-                        }
-                        _ => platform::sleep(DOWNLOAD_POLL).await,
-                    }
-                }
-            }
-        };
-        loop {
-            let item = chrome::downloads::get(id).await?;
-            match item {
-                Some(d) if d.state == "complete" => {
-                    return Ok(Downloaded {
-                        tab_id: tab,
-                        path: d.filename,
-                        url: if d.final_url.is_empty() {
-                            d.url
-                        } else {
-                            d.final_url
-                        },
-                        bytes: d.file_size.max(0.0) as u64,
-                        mime_type: d.mime,
-                    })
-                }
-                Some(d) if d.state == "interrupted" => {
-                    let why = d.error.unwrap_or_else(|| "interrupted".into());
-                    return Err(WireError::new(
-                        ErrorCode::DownloadFailed,
-                        format!("the download of {} failed: {why}", d.url),
-                    ));
-                }
-                None => {
-                    return Err(WireError::new(
-                        ErrorCode::DownloadFailed,
-                        "the download disappeared",
-                    ))
-                }
-                _ => platform::sleep(DOWNLOAD_POLL).await,
-            }
-        }
-    }
-}
-
-/// Pause between two looks at a download's progress.
-const DOWNLOAD_POLL: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// The worker object the JS glue creates once and forwards every event to.
 #[wasm_bindgen]
 pub struct Worker {
@@ -371,10 +104,10 @@ impl Worker {
             browser_run: None,
         };
         Worker {
-            app: Rc::new(App {
+            app: Rc::new_cyclic(|app| App {
                 ext: RefCell::new(ext),
                 bridge: bridge::Bridge::default(),
-                tabs: tabs::Tabs::default(),
+                exec: Exec::new(Rc::new(host::ChromeHost { app: app.clone() })),
                 panels: Default::default(),
                 history: Default::default(),
                 history_dirty: Default::default(),
@@ -416,22 +149,20 @@ impl Worker {
         method: String,
         params: JsValue,
     ) {
-        // Events of a child session (an out-of-process iframe Chrome auto-attached) are not
-        // the tab's own: its navigations and contexts must not be taken for the page's.
-        // Only its own auto-attached frames (nested out-of-process iframes) are kept.
-        if session_id.is_some() && !method.starts_with("Target.") {
-            return;
-        }
         if let Some(tab_id) = tab_id {
             let params: Value = chrome::from_js(params).unwrap_or(Value::Null);
-            let asked = self.app.tabs.on_event(tab_id, &method, &params);
+            let asked =
+                self.app
+                    .exec
+                    .tabs
+                    .on_cdp_event(tab_id, session_id.as_deref(), &method, &params);
             recorder::on_widget_requests(&self.app, tab_id, asked);
         }
     }
 
     pub fn on_debugger_detach(&self, tab_id: Option<i32>, reason: String) {
         if let Some(tab_id) = tab_id {
-            self.app.tabs.on_detach(tab_id, &reason);
+            self.app.exec.tabs.on_detach(tab_id, &reason);
             self.app.bridge.broadcast(&ExtensionFrame::Event {
                 event: BrowserEvent::Detached { tab_id, reason },
             });
@@ -456,7 +187,7 @@ impl Worker {
                         Err(_) => break,
                     }
                 }
-                app.tabs.on_opened(opener, &url);
+                app.exec.tabs.on_opened(opener, &url);
             });
         }
         // A tab opened on an origin agents may not read is told by its origin only.
@@ -474,7 +205,7 @@ impl Worker {
     }
 
     pub fn on_tab_removed(&self, tab_id: i32) {
-        self.app.tabs.on_removed(tab_id);
+        self.app.exec.tabs.on_removed(tab_id);
         self.app.bridge.broadcast(&ExtensionFrame::Event {
             event: BrowserEvent::TabRemoved { tab_id },
         });

@@ -72,12 +72,12 @@ pub fn on_widget_requests(app: &Rc<App>, tab_id: TabId, requests: Vec<Value>) {
     spawn_local(async move {
         for request in requests {
             let known = app.scenarios.borrow().clone();
-            match app.tabs.widget_request(tab_id, &request, &known).await {
+            match app.exec.tabs.widget_request(tab_id, &request, &known).await {
                 Ok(WidgetOutcome::Save(save)) => keep_and_send(&app, tab_id, *save).await,
                 Ok(WidgetOutcome::Done) => {}
                 Err(e) => {
                     let view = json!({"mode": "message", "error": true, "text": e.message});
-                    app.tabs.widget_show(tab_id, &view).await;
+                    app.exec.tabs.widget_show(tab_id, &view).await;
                 }
             }
         }
@@ -114,7 +114,7 @@ async fn keep_and_send(app: &Rc<App>, tab_id: TabId, request: SaveRequest) {
     } else {
         json!({"mode": "kept", "text": format!("{name} is kept in this browser until kapture connects; it is saved then.")})
     };
-    app.tabs.widget_show(tab_id, &view).await;
+    app.exec.tabs.widget_show(tab_id, &view).await;
 }
 
 /// A kapture just welcomed us: ask for its scenarios and hand it what waits.
@@ -168,13 +168,14 @@ pub async fn on_saved(app: &Rc<App>, id: &str, ok: bool, message: &str) {
             let again =
                 json!({"action": "refused", "recording": request.recording, "text": message});
             if app
+                .exec
                 .tabs
                 .widget_request(tab_id, &again, &known)
                 .await
                 .is_err()
             {
                 let view = json!({"mode": "message", "error": true, "text": message});
-                app.tabs.widget_show(tab_id, &view).await;
+                app.exec.tabs.widget_show(tab_id, &view).await;
             }
         }
         None => {
@@ -183,7 +184,7 @@ pub async fn on_saved(app: &Rc<App>, id: &str, ok: bool, message: &str) {
             } else {
                 json!({"mode": "message", "error": true, "text": message})
             };
-            app.tabs.widget_show(tab_id, &view).await;
+            app.exec.tabs.widget_show(tab_id, &view).await;
         }
     }
 }

@@ -61,6 +61,9 @@ fn disconnected(message: &str) -> WireError {
 pub struct BridgeStatus {
     pub port: u16,
     pub extension: Option<ConnectedExtension>,
+    /// The native engine's state, when commands go to it instead of an extension.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -138,6 +141,10 @@ pub struct BridgeHandle {
     port: u16,
     /// Extra wait for an answer when the policy may make a person approve first.
     approval_grace: Duration,
+    /// The back end commands go to: the extension over the hub (`None`), or the native
+    /// engine running the same executor core in kapture (`--browser cdp`). The one seam
+    /// between the tools and an engine: everything above `call_raw` is shared.
+    native: Option<crate::native::NativeEngine>,
 }
 
 impl BridgeHandle {
@@ -156,6 +163,11 @@ impl BridgeHandle {
         self.events.subscribe()
     }
 
+    /// The native engine, when it is the back end.
+    pub fn native(&self) -> Option<&crate::native::NativeEngine> {
+        self.native.as_ref()
+    }
+
     /// Send a raw command and wait for its answer.
     pub async fn call_raw(
         &self,
@@ -164,6 +176,12 @@ impl BridgeHandle {
         params: Value,
         timeout_ms: u64,
     ) -> Result<Value, BridgeError> {
+        if let Some(engine) = &self.native {
+            return engine
+                .call(method, tab_id, params, timeout_ms)
+                .await
+                .map_err(BridgeError::Wire);
+        }
         let limit = Duration::from_millis(timeout_ms) + ANSWER_GRACE + self.approval_grace;
         let started = Instant::now();
         // A burst waits for room here, within its own time.
@@ -252,9 +270,14 @@ impl BridgeHandle {
             Ok(()) => rx.await.ok().flatten(),
             Err(_) => None,
         };
+        let engine = match &self.native {
+            Some(n) => Some(n.describe().await),
+            None => None,
+        };
         BridgeStatus {
             port: self.port,
             extension,
+            engine,
         }
     }
 
@@ -282,6 +305,12 @@ impl BridgeHandle {
 
     /// Wait up to `limit` for an extension to be connected; true if one is.
     pub async fn wait_connected(&self, limit: Duration) -> bool {
+        if let Some(engine) = &self.native {
+            return matches!(
+                tokio::time::timeout(limit, engine.ready()).await,
+                Ok(Ok(()))
+            );
+        }
         let (reply, rx) = oneshot::channel();
         if self
             .hub
@@ -313,6 +342,7 @@ pub fn start(
         in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
         port,
         approval_grace: config.approval_grace(),
+        native: None,
     };
     tokio::spawn(run_hub(
         hub_rx,
@@ -329,6 +359,41 @@ pub fn start(
         shutdown,
     ));
     Ok(handle)
+}
+
+/// A bridge whose commands go to the native engine at `endpoint` (`--browser cdp`): no
+/// WebSocket server, no extension; the hub only keeps what the browser's events say (where
+/// each tab is, for the journal) and fans them out. Judged on the launched-browser policy: a
+/// browser reached through its DevTools endpoint is one set up for automation.
+pub fn start_native(
+    endpoint: String,
+    config: BridgeConfig,
+    shutdown: CancellationToken,
+) -> BridgeHandle {
+    let (hub_tx, hub_rx) = mpsc::channel(HUB_QUEUE);
+    let (events, _) = broadcast::channel(64);
+    let (generation, generation_rx) = watch::channel(0);
+    let sink_hub = hub_tx.clone();
+    let sink: crate::native::EventSink = std::sync::Arc::new(move |event| {
+        let _ = sink_hub.try_send(HubMsg::Event(event));
+    });
+    let engine = crate::native::NativeEngine::new(
+        endpoint,
+        config.launched_policy.clone(),
+        config.approval_timeout.as_millis() as u64,
+        sink,
+    );
+    let handle = BridgeHandle {
+        hub: hub_tx,
+        events: events.clone(),
+        generation: generation_rx,
+        in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
+        port: 0,
+        approval_grace: config.approval_grace(),
+        native: Some(engine),
+    };
+    tokio::spawn(run_hub(hub_rx, events, generation, config, shutdown));
+    handle
 }
 
 /// kapture's own check of what it can judge before sending: a navigation's destination,

@@ -1,34 +1,35 @@
 //! Tabs under control: one queue task per tab (its commands run one at a time, in order;
-//! different tabs run concurrently), the `chrome.debugger` session, and per-command deadlines.
+//! different tabs run concurrently), the tab's debugger session through the [`Host`], its
+//! event bookkeeping, per-command deadlines, and a closed tab ending its commands.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
 use futures::channel::{mpsc, oneshot};
+use futures::future::Either;
 use futures::StreamExt;
-use serde_json::{json, Value};
-use wasm_bindgen_futures::spawn_local;
+use serde_json::Value;
 
+use super::{answer_of, Host, Slots};
 use crate::cdp::{self, CdpSession, TabEvents};
-use crate::chrome;
+use crate::methods::{Command, ElementTarget};
 use crate::platform;
+use crate::policy::gate::{self, Guard};
 use crate::protocol::{ErrorCode, TabId, WireError};
 use crate::router;
 
 /// Commands waiting per tab; a full queue answers at once instead of piling up.
-const QUEUE_DEPTH: usize = 64;
+pub const QUEUE_DEPTH: usize = 64;
 
 /// One queued command and where its answer goes.
-pub struct Job {
-    pub method: String,
-    pub params: Value,
+struct Job {
+    command: Command,
     /// Absolute deadline, ms since epoch: time spent queued counts against the timeout.
-    pub deadline_ms: f64,
-    pub reply: oneshot::Sender<Result<Value, WireError>>,
+    deadline_ms: f64,
+    reply: oneshot::Sender<Result<Value, WireError>>,
     /// The policy the command was admitted under, judged again right before it runs.
-    pub guard: Option<super::gate::Guard>,
+    guard: Option<Guard>,
 }
 
 /// Everything kept about one tab.
@@ -37,9 +38,11 @@ pub struct TabSlot {
     events: RefCell<TabEvents>,
     attached: Cell<bool>,
     closed: Cell<bool>,
-    /// Detaches Chrome made while the tab lived on: when (and whether) to re-attach.
+    /// Detaches the browser made while the tab lived on: when (and whether) to re-attach.
     attachment: RefCell<crate::attachment::Attachment>,
     queue: mpsc::Sender<Job>,
+    /// Told when the tab closes under the running command.
+    closing: RefCell<Option<oneshot::Sender<()>>>,
 }
 
 impl TabSlot {
@@ -48,24 +51,19 @@ impl TabSlot {
     }
 }
 
-/// `chrome.debugger` as a [`CdpSession`].
-struct DebuggerSession<'a> {
+/// A tab's debugger session through the host, as a [`CdpSession`].
+struct TabSession<'a, H: Host> {
+    host: &'a H,
     slot: &'a TabSlot,
 }
 
-impl CdpSession for DebuggerSession<'_> {
+impl<H: Host> CdpSession for TabSession<'_, H> {
     fn tab_id(&self) -> TabId {
         self.slot.tab_id
     }
 
     async fn send(&self, method: &str, params: Value) -> Result<Value, WireError> {
-        if self.slot.closed.get() {
-            return Err(WireError::new(
-                ErrorCode::TabClosed,
-                format!("tab {} was closed", self.slot.tab_id),
-            ));
-        }
-        chrome::debugger::send_command(self.slot.tab_id, method, &params).await
+        self.send_in(None, method, params).await
     }
 
     async fn send_in(
@@ -74,18 +72,12 @@ impl CdpSession for DebuggerSession<'_> {
         method: &str,
         params: Value,
     ) -> Result<Value, WireError> {
-        match session {
-            None => self.send(method, params).await,
-            Some(session) => {
-                if self.slot.closed.get() {
-                    return Err(WireError::new(
-                        ErrorCode::TabClosed,
-                        format!("tab {} was closed", self.slot.tab_id),
-                    ));
-                }
-                chrome::debugger::send_command_in(self.slot.tab_id, session, method, &params).await
-            }
+        if self.slot.closed.get() {
+            return Err(closed(self.slot.tab_id));
         }
+        self.host
+            .send(self.slot.tab_id, session, method, params)
+            .await
     }
 
     fn events(&self) -> &RefCell<TabEvents> {
@@ -94,16 +86,39 @@ impl CdpSession for DebuggerSession<'_> {
 }
 
 /// All controlled tabs.
-#[derive(Default)]
-pub struct Tabs {
-    slots: RefCell<HashMap<TabId, Rc<TabSlot>>>,
+pub struct Tabs<H: Host> {
+    host: Rc<H>,
+    slots: Slots,
 }
 
-impl Tabs {
-    /// Queue `job` on `tab_id`'s queue, creating the queue task on first use.
-    pub fn enqueue(&self, tab_id: TabId, job: Job) {
-        let slot = self.slot(tab_id);
-        let mut queue = slot.queue.clone();
+impl<H: Host> Tabs<H> {
+    pub(super) fn new(host: Rc<H>) -> Self {
+        Tabs {
+            host,
+            slots: RefCell::default(),
+        }
+    }
+
+    fn get(&self, tab_id: TabId) -> Option<Rc<TabSlot>> {
+        self.slots.borrow().get(&tab_id).cloned()
+    }
+
+    /// Run `command` in `tab_id`'s queue (created on first use) and wait for its answer.
+    pub async fn run(
+        &self,
+        tab_id: TabId,
+        command: Command,
+        deadline_ms: f64,
+        guard: Option<Guard>,
+    ) -> Result<Value, WireError> {
+        let (reply, answer) = oneshot::channel();
+        let job = Job {
+            command,
+            deadline_ms,
+            reply,
+            guard,
+        };
+        let mut queue = self.slot(tab_id).queue.clone();
         if let Err(err) = queue.try_send(job) {
             let job = err.into_inner();
             let _ = job.reply.send(Err(WireError::new(
@@ -111,11 +126,12 @@ impl Tabs {
                 format!("tab {tab_id} has {QUEUE_DEPTH} commands waiting; wait for them before sending more"),
             )));
         }
+        answer_of(answer, tab_id).await
     }
 
     fn slot(&self, tab_id: TabId) -> Rc<TabSlot> {
-        if let Some(slot) = self.slots.borrow().get(&tab_id) {
-            return slot.clone();
+        if let Some(slot) = self.get(tab_id) {
+            return slot;
         }
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         let slot = Rc::new(TabSlot {
@@ -125,48 +141,45 @@ impl Tabs {
             closed: Cell::new(false),
             attachment: RefCell::default(),
             queue: tx,
+            closing: RefCell::default(),
         });
         self.slots.borrow_mut().insert(tab_id, slot.clone());
-        spawn_local(run_queue(slot.clone(), rx));
+        self.host
+            .spawn(Box::pin(run_queue(self.host.clone(), slot.clone(), rx)));
         slot
     }
 
     /// Whether the tab is under control and open (its removal would have been seen).
     pub fn is_open(&self, tab_id: TabId) -> bool {
-        self.slots
-            .borrow()
-            .get(&tab_id)
+        self.get(tab_id)
             .is_some_and(|s| s.attached.get() && !s.closed.get())
     }
 
     /// The main frame's URL as last seen, for a tab under control.
     pub fn main_url(&self, tab_id: TabId) -> Option<String> {
-        let slot = self.slots.borrow().get(&tab_id).cloned()?;
-        let url = slot.events.borrow().main_url.clone();
+        let url = self.get(tab_id)?.events.borrow().main_url.clone();
         url
     }
 
     /// What a command is judged on (a ref's frame, else the main frame: the security
-    /// origin Chrome reports for that document), as last seen.
+    /// origin the browser reports for that document), as last seen.
     pub fn judged_for(&self, tab_id: TabId, params: &Value) -> Option<Vec<String>> {
-        let slot = self.slots.borrow().get(&tab_id).cloned()?;
-        let judged = slot.events.borrow().judged_for(params);
+        let judged = self.get(tab_id)?.events.borrow().judged_for(params);
         judged
     }
 
     /// The absolute URL of the link a `download` by ref or selector would click, if the
     /// element is (inside) a link: what the download fetches, judged where it lands.
-    pub async fn link_href(&self, tab_id: TabId, params: &Value) -> Option<String> {
-        let slot = self.slots.borrow().get(&tab_id).cloned()?;
+    pub async fn link_href(&self, tab_id: TabId, target: &ElementTarget) -> Option<String> {
+        let slot = self.get(tab_id)?;
         if !slot.attached.get() || slot.closed.get() {
             return None;
         }
-        let target = router::params::<crate::methods::DownloadArgs>(params.clone())
-            .ok()?
-            .target
-            .get()?;
-        let session = DebuggerSession { slot: &slot };
-        let located = cdp::world::locate_target(&session, &target).await.ok()?;
+        let session = TabSession {
+            host: &*self.host,
+            slot: &slot,
+        };
+        let located = cdp::world::locate_target(&session, target).await.ok()?;
         let href = cdp::world::run(
             &session,
             &located.frame,
@@ -180,7 +193,7 @@ impl Tabs {
 
     /// The line of the last snapshot that shows `reference` (`e5`), for approvals.
     pub fn ref_line(&self, tab_id: TabId, reference: &str) -> Option<String> {
-        let slot = self.slots.borrow().get(&tab_id).cloned()?;
+        let slot = self.get(tab_id)?;
         let needle = format!("[ref={reference}]");
         let events = slot.events.borrow();
         events
@@ -190,10 +203,27 @@ impl Tabs {
             .map(|l| l.trim().to_string())
     }
 
-    /// A CDP event for a tab we control; answers what the recorder widget asked, if anything.
+    /// A CDP event from a tab's debugger, `session` naming the child session it came from
+    /// (`None`: the tab's own). Events of a child session (an out-of-process iframe the
+    /// browser auto-attached) are not the tab's: its navigations and contexts must not be
+    /// taken for the page's; only its own auto-attached frames (`Target.*`) are kept.
+    /// Answers what the recorder widget asked, if anything.
+    pub fn on_cdp_event(
+        &self,
+        tab_id: TabId,
+        session: Option<&str>,
+        method: &str,
+        params: &Value,
+    ) -> Vec<Value> {
+        if session.is_some() && !method.starts_with("Target.") {
+            return Vec::new();
+        }
+        self.on_event(tab_id, method, params)
+    }
+
+    /// A CDP event of a tab we control; answers what the recorder widget asked, if anything.
     pub fn on_event(&self, tab_id: TabId, method: &str, params: &Value) -> Vec<Value> {
-        let slot = self.slots.borrow().get(&tab_id).cloned();
-        let Some(slot) = slot else {
+        let Some(slot) = self.get(tab_id) else {
             return Vec::new();
         };
         let mut events = slot.events.borrow_mut();
@@ -203,8 +233,7 @@ impl Tabs {
 
     /// `opener` opened a tab showing `url`: its recording, if any, notes it.
     pub fn on_opened(&self, opener: TabId, url: &str) {
-        let slot = self.slots.borrow().get(&opener).cloned();
-        if let Some(slot) = slot {
+        if let Some(slot) = self.get(opener) {
             slot.events.borrow_mut().record_new_tab(url);
         }
     }
@@ -216,24 +245,29 @@ impl Tabs {
         request: &Value,
         known: &[crate::scenario::ScenarioSummary],
     ) -> Result<cdp::WidgetOutcome, WireError> {
-        let slot = self.slots.borrow().get(&tab_id).cloned();
-        let slot = slot.ok_or_else(|| closed(tab_id))?;
-        cdp::widget_request(&DebuggerSession { slot: &slot }, request, known).await
+        let slot = self.get(tab_id).ok_or_else(|| closed(tab_id))?;
+        let session = TabSession {
+            host: &*self.host,
+            slot: &slot,
+        };
+        cdp::widget_request(&session, request, known).await
     }
 
     /// Show `view` in the tab's recorder widget, if the tab is still under control.
     pub async fn widget_show(&self, tab_id: TabId, view: &Value) {
-        let slot = self.slots.borrow().get(&tab_id).cloned();
-        if let Some(slot) = slot {
-            let _ = cdp::widget_show(&DebuggerSession { slot: &slot }, view).await;
+        if let Some(slot) = self.get(tab_id) {
+            let session = TabSession {
+                host: &*self.host,
+                slot: &slot,
+            };
+            let _ = cdp::widget_show(&session, view).await;
         }
     }
 
-    /// The debugger left the tab (closed, crashed, a page made Chrome drop it, or a person
-    /// cancelled the infobar): the next command re-attaches only if `attachment` allows.
+    /// The debugger left the tab (closed, crashed, a page made the browser drop it, or a
+    /// person cancelled it): the next command re-attaches only if `attachment` allows.
     pub fn on_detach(&self, tab_id: TabId, reason: &str) {
-        let slot = self.slots.borrow().get(&tab_id).cloned();
-        if let Some(slot) = slot {
+        if let Some(slot) = self.get(tab_id) {
             slot.attached.set(false);
             slot.attachment
                 .borrow_mut()
@@ -252,10 +286,10 @@ impl Tabs {
             }
             slot.attached.set(false);
             slot.fail_pending();
-            let tab_id = slot.tab_id;
-            spawn_local(async move {
-                let _ = chrome::debugger::detach(tab_id).await;
-            });
+            let (host, tab_id) = (self.host.clone(), slot.tab_id);
+            self.host.spawn(Box::pin(async move {
+                let _ = host.detach(tab_id).await;
+            }));
         }
     }
 
@@ -265,6 +299,9 @@ impl Tabs {
         if let Some(slot) = slot {
             slot.closed.set(true);
             slot.fail_pending();
+            if let Some(stop) = slot.closing.borrow_mut().take() {
+                let _ = stop.send(());
+            }
             // Ends the queue task once it has answered what is queued.
             slot.queue.clone().close_channel();
         }
@@ -276,12 +313,13 @@ fn closed(tab_id: TabId) -> WireError {
 }
 
 /// The queue task of one tab: runs its jobs strictly one after another.
-async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
+async fn run_queue<H: Host>(host: Rc<H>, slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
     while let Some(mut job) = rx.next().await {
         // Nobody waits for it any more (cancelled): skip it.
         if job.reply.is_canceled() {
             continue;
         }
+        let name = job.command.name();
         let remaining = job.deadline_ms - platform::now_ms();
         let result = if slot.closed.get() {
             Err(closed(slot.tab_id))
@@ -289,31 +327,40 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
             Err(WireError::new(
                 ErrorCode::Timeout,
                 format!(
-                    "{} timed out while waiting for earlier commands on tab {}",
-                    job.method, slot.tab_id
+                    "{name} timed out while waiting for earlier commands on tab {}",
+                    slot.tab_id
                 ),
             ))
         } else {
-            let run = execute(&slot, &job.method, job.params, job.guard.as_ref());
+            let (closing, closed_now) = oneshot::channel();
+            *slot.closing.borrow_mut() = Some(closing);
+            let run = execute(&*host, &slot, &job.command, job.guard.as_ref());
             let timed = platform::timeout(Duration::from_millis(remaining as u64), run);
-            // A cancelled command stops where it is; the next job runs at once.
+            // A cancelled command stops where it is; the next job runs at once. A closed
+            // tab ends it whatever the browser still owes it.
             let cancelled = job.reply.cancellation();
-            let outcome = match futures::future::select(std::pin::pin!(timed), cancelled).await {
-                futures::future::Either::Left((outcome, _)) => outcome,
-                futures::future::Either::Right(_) => continue,
+            let stop = futures::future::select(cancelled, closed_now);
+            let outcome = match futures::future::select(std::pin::pin!(timed), stop).await {
+                Either::Left((outcome, _)) => outcome,
+                Either::Right((Either::Left(_), _)) => {
+                    slot.closing.borrow_mut().take();
+                    continue;
+                }
+                Either::Right((Either::Right(_), _)) => Some(Err(closed(slot.tab_id))),
             };
+            slot.closing.borrow_mut().take();
             match outcome {
                 Some(result) => result,
                 None => {
                     // A dialog that opened meanwhile is what stopped the command.
                     let dialog = slot.events.borrow().dialog.clone();
                     Err(match dialog {
-                        Some(d) => crate::cdp::dialog_error(&d, slot.tab_id),
+                        Some(d) => cdp::dialog_error(&d, slot.tab_id),
                         None => WireError::new(
                             ErrorCode::Timeout,
                             format!(
-                                "{} did not finish within its timeout on tab {}",
-                                job.method, slot.tab_id
+                                "{name} did not finish within its timeout on tab {}",
+                                slot.tab_id
                             ),
                         ),
                     })
@@ -326,12 +373,9 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
         let result = match result {
             Err(_) if slot.closed.get() => Err(closed(slot.tab_id)),
             Err(e) if e.code == ErrorCode::TabClosed => {
-                if chrome::tabs::get(slot.tab_id).await.is_ok() {
+                if host.tab(slot.tab_id).await.is_ok() && !slot.closed.get() {
                     slot.attached.set(false);
-                    Err(slot
-                        .attachment
-                        .borrow()
-                        .lost_error(slot.tab_id, &job.method))
+                    Err(slot.attachment.borrow().lost_error(slot.tab_id, name))
                 } else {
                     Err(closed(slot.tab_id))
                 }
@@ -342,34 +386,34 @@ async fn run_queue(slot: Rc<TabSlot>, mut rx: mpsc::Receiver<Job>) {
     }
 }
 
-async fn execute(
+async fn execute<H: Host>(
+    host: &H,
     slot: &TabSlot,
-    method: &str,
-    params: Value,
-    guard: Option<&super::gate::Guard>,
+    command: &Command,
+    guard: Option<&Guard>,
 ) -> Result<Value, WireError> {
-    let session = DebuggerSession { slot };
+    let session = TabSession { host, slot };
     if !slot.attached.get() {
-        attach(slot).await?;
+        attach(host, slot).await?;
         cdp::prepare(&session).await?;
     }
     if let Some(guard) = guard {
-        let now = slot.events.borrow().judged_for(&params);
-        super::gate::recheck(guard, method, &params, now.as_deref())?;
+        let now = slot.events.borrow().judged_for(&command.params());
+        gate::recheck(guard, command, now.as_deref())?;
     }
     // Whatever the command reaches beyond where it was judged (frames, requests, the
     // document a wait ends on) is judged on the same rules while it runs.
-    let judge = guard.and_then(|g| g.judge(method, &params));
+    let judge = guard.and_then(|g| g.judge(command));
     if judge.is_some() {
         slot.events.borrow_mut().rules_seen = judge.clone();
     }
     slot.events.borrow_mut().judge = judge;
-    let result = router::run_on_tab(&session, method, params).await;
+    let result = router::run(&session, command).await;
     slot.events.borrow_mut().judge = None;
     result
 }
 
-async fn attach(slot: &TabSlot) -> Result<(), WireError> {
+async fn attach<H: Host>(host: &H, slot: &TabSlot) -> Result<(), WireError> {
     let wait_ms = slot
         .attachment
         .borrow()
@@ -377,41 +421,14 @@ async fn attach(slot: &TabSlot) -> Result<(), WireError> {
     if wait_ms > 0.0 {
         platform::sleep(Duration::from_millis(wait_ms as u64)).await;
     }
-    match chrome::debugger::attach(slot.tab_id).await {
-        Ok(()) => {}
-        // After a service-worker restart our own earlier session may still hold the tab:
-        // detaching succeeds only if it is ours, and then we attach afresh.
-        Err(e)
-            if e.code == ErrorCode::DebuggerConflict
-                && chrome::debugger::detach(slot.tab_id).await.is_ok() =>
-        {
-            chrome::debugger::attach(slot.tab_id).await?;
+    if let Err(mut e) = host.attach(slot.tab_id).await {
+        if e.code == ErrorCode::Internal {
+            e.code = ErrorCode::UnsupportedPage;
         }
-        Err(mut e) => {
-            if e.code == ErrorCode::Internal {
-                e.code = ErrorCode::UnsupportedPage;
-            }
-            e.message = format!("cannot control tab {}: {}", slot.tab_id, e.message);
-            return Err(e);
-        }
+        e.message = format!("cannot control tab {}: {}", slot.tab_id, e.message);
+        return Err(e);
     }
     slot.attached.set(true);
     slot.attachment.borrow_mut().attached(platform::now_ms());
     Ok(())
-}
-
-/// The tab a command without `tab_id` runs on: the active tab of the focused window,
-/// else any active tab, else any tab, else a new blank one.
-pub async fn default_tab() -> Result<TabId, WireError> {
-    // Only normal windows: never the approval window or another extension popup.
-    for filter in [
-        json!({"active": true, "lastFocusedWindow": true, "windowType": "normal"}),
-        json!({"active": true, "windowType": "normal"}),
-        json!({"windowType": "normal"}),
-    ] {
-        if let Some(tab) = chrome::tabs::query(&filter).await?.into_iter().next() {
-            return Ok(tab.tab_id);
-        }
-    }
-    Ok(chrome::tabs::create("about:blank").await?.tab_id)
 }

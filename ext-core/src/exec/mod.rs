@@ -1,0 +1,460 @@
+//! The executor core: what happens to one command from the moment it is received — decoded
+//! once, browser-level methods run at once, tab methods judged by the policy gate (a person
+//! asked when the rules say so), queued on their tab, re-checked, run through `router` on
+//! a debugger session with a deadline, answered exactly once. Target-independent: the
+//! extension runs it over `chrome.*` (`sw/host.rs`), a native engine over a CDP WebSocket;
+//! both implement [`Host`], and the tests a fake one.
+
+mod tabs;
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures::channel::oneshot;
+use futures::future::LocalBoxFuture;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::methods::{Click, Closed, Command, DownloadArgs, Downloaded, Navigate, TabInfo};
+use crate::platform;
+use crate::policy::gate::{self as pure, Admission, Answer, Guard, Target};
+use crate::policy::{Category, Origin, Policy};
+use crate::protocol::{ErrorCode, TabId, WireError};
+use crate::router::Route;
+use crate::ui::ApprovalView;
+
+pub use tabs::Tabs;
+
+/// The rules a command runs under: the sender's policy and how long an `ask` waits for a
+/// person (ms).
+pub type Rules = (Rc<Policy>, u64);
+
+/// A download as the browser reports it (the fields Kapture reads of `chrome.downloads`'
+/// `DownloadItem`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DownloadItem {
+    pub id: i32,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub final_url: String,
+    /// Absolute path of the file (empty until the name is decided).
+    #[serde(default)]
+    pub filename: String,
+    #[serde(default)]
+    pub mime: String,
+    /// in_progress, interrupted or complete.
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub file_size: f64,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// What only the host can do: the browser's tabs, a tab's debugger session, downloads,
+/// stored settings, asking a person, running a task. Time comes from `platform`.
+#[allow(async_fn_in_trait)] // single-threaded on wasm32; no Send bound wanted
+pub trait Host: 'static {
+    /// One tab; an error when there is no such tab.
+    async fn tab(&self, tab: TabId) -> Result<TabInfo, WireError>;
+    /// Every tab the agent may see.
+    async fn list_tabs(&self) -> Result<Vec<TabInfo>, WireError>;
+    /// The tab a command without a tab runs on: the focused window's active tab, else any
+    /// active tab, else any tab, else a new blank one (never an extension's window).
+    async fn default_tab(&self) -> Result<TabId, WireError>;
+    async fn create_tab(&self, url: &str) -> Result<TabInfo, WireError>;
+    /// Bring the tab to the front and focus its window.
+    async fn activate_tab(&self, tab: TabId) -> Result<TabInfo, WireError>;
+    async fn close_tab(&self, tab: TabId) -> Result<(), WireError>;
+    /// Open a debugger session on the tab (taking over a stale one of our own).
+    async fn attach(&self, tab: TabId) -> Result<(), WireError>;
+    async fn detach(&self, tab: TabId) -> Result<(), WireError>;
+    /// Send one CDP command to the tab (or to one of its child sessions).
+    async fn send(
+        &self,
+        tab: TabId,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, WireError>;
+    /// Whether safe mode is on (a person's switch the host keeps).
+    async fn safe_mode(&self) -> bool;
+    /// Ask a person to approve `request` (its `id` is the host's to set), waiting at most
+    /// `wait_ms`; the host journals the answer.
+    async fn ask(&self, request: ApprovalView, wait_ms: u64) -> Answer;
+    /// Start downloading `url`; the download's id.
+    async fn start_download(&self, url: &str) -> Result<i32, WireError>;
+    /// The most recent download, if any.
+    async fn latest_download(&self) -> Result<Option<DownloadItem>, WireError>;
+    /// One download by id (`None`: it disappeared).
+    async fn get_download(&self, id: i32) -> Result<Option<DownloadItem>, WireError>;
+    /// Run `task` concurrently on this thread (a tab's queue).
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>);
+}
+
+/// Pause between two looks at a download's progress.
+const DOWNLOAD_POLL: Duration = Duration::from_millis(100);
+
+/// The executor: the tabs under control and what people allowed for the session.
+pub struct Exec<H: Host> {
+    host: Rc<H>,
+    pub tabs: Tabs<H>,
+    /// What people allowed for the whole session (category on origin).
+    granted: RefCell<Vec<(Category, Origin)>>,
+}
+
+impl<H: Host> Exec<H> {
+    pub fn new(host: Rc<H>) -> Self {
+        Exec {
+            tabs: Tabs::new(host.clone()),
+            host,
+            granted: RefCell::default(),
+        }
+    }
+
+    pub fn host(&self) -> &Rc<H> {
+        &self.host
+    }
+
+    /// Run one command; the answer always comes back (never a hang).
+    pub async fn run(
+        &self,
+        tab_id: Option<TabId>,
+        method: &str,
+        params: Value,
+        timeout_ms: u64,
+        rules: Rules,
+    ) -> Result<Value, WireError> {
+        let deadline_ms = platform::now_ms() + timeout_ms as f64;
+        // Decoded once: bad arguments are `BAD_ARGS` before any tab is touched.
+        let cmd = Command::decode(method, params)?;
+        match cmd.route() {
+            Route::Browser => {
+                // A browser method may wait for an approval before its own work.
+                let limit = timeout_ms + rules.1;
+                let name = cmd.name();
+                let run = self.browser_method(tab_id, cmd, deadline_ms + rules.1 as f64, rules);
+                platform::timeout(Duration::from_millis(limit), run)
+                    .await
+                    .unwrap_or_else(|| {
+                        Err(WireError::new(
+                            ErrorCode::Timeout,
+                            format!("{name} did not finish in {timeout_ms} ms"),
+                        ))
+                    })
+            }
+            Route::Tab => {
+                let tab_id = match tab_id {
+                    // A tab under control is known to exist (its removal is an event).
+                    Some(id) if self.tabs.is_open(id) => id,
+                    Some(id) => {
+                        self.host.tab(id).await.map_err(|_| {
+                            WireError::new(
+                                ErrorCode::TabNotFound,
+                                format!("there is no tab with id {id}"),
+                            )
+                        })?;
+                        id
+                    }
+                    None => self.host.default_tab().await?,
+                };
+                let guard = self.check(tab_id, &cmd, rules).await?;
+                // The command's clock starts once it is allowed (a person may have taken a while).
+                let deadline_ms = platform::now_ms() + timeout_ms as f64;
+                self.tabs.run(tab_id, cmd, deadline_ms, guard).await
+            }
+        }
+    }
+
+    async fn browser_method(
+        &self,
+        tab_id: Option<TabId>,
+        cmd: Command,
+        deadline_ms: f64,
+        rules: Rules,
+    ) -> Result<Value, WireError> {
+        let need_tab = || {
+            tab_id.ok_or_else(|| {
+                WireError::new(ErrorCode::BadArgs, format!("{} needs a tab id", cmd.name()))
+            })
+        };
+        let value = match &cmd {
+            Command::TabsList(_) => {
+                let tabs = self.host.list_tabs().await?;
+                json!(tabs
+                    .into_iter()
+                    .map(|t| shown_tab(&rules.0, t))
+                    .collect::<Vec<_>>())
+            }
+            Command::TabsNew(p) => {
+                let tab = self.host.create_tab("about:blank").await?;
+                if let Some(url) = p.url.clone() {
+                    let nav = Command::Navigate(Navigate { url });
+                    let guard = self.check(tab.tab_id, &nav, rules.clone()).await?;
+                    self.tabs.run(tab.tab_id, nav, deadline_ms, guard).await?;
+                }
+                json!(shown_tab(&rules.0, self.host.tab(tab.tab_id).await?))
+            }
+            Command::TabsSelect(_) => {
+                let tab = self.host.activate_tab(need_tab()?).await?;
+                json!(shown_tab(&rules.0, tab))
+            }
+            Command::TabsClose(_) => {
+                let id = need_tab()?;
+                // Closing a tab changes the person's browser (unsaved work goes with it):
+                // judged like any interaction with that tab's page.
+                self.check(id, &cmd, rules.clone()).await?;
+                self.host.close_tab(id).await?;
+                json!(Closed { tab_id: id })
+            }
+            Command::Download(p) => {
+                let tab = match tab_id {
+                    Some(t) => t,
+                    None => self.host.default_tab().await?,
+                };
+                self.check(tab, &cmd, rules.clone()).await?;
+                json!(self.download(tab, p.clone(), deadline_ms).await?)
+            }
+            other => {
+                return Err(WireError::new(
+                    ErrorCode::Internal,
+                    format!("{} is not a browser method", other.name()),
+                ))
+            }
+        };
+        Ok(value)
+    }
+
+    /// Judge a command before it is queued; an `ask` waits (bounded) for a person. `None`:
+    /// the command has no category (nothing to judge, nothing to re-check).
+    pub async fn check(
+        &self,
+        tab: TabId,
+        command: &Command,
+        rules: Rules,
+    ) -> Result<Option<Guard>, WireError> {
+        let (policy, approval_ms) = rules;
+        let Some(category) = command.category() else {
+            return Ok(None);
+        };
+        if let Command::Navigate(p) = command {
+            // A malformed destination is bad input, not something the policy judges.
+            crate::cdp::check_url(&p.url)?;
+        }
+        let urls = self.target_urls(tab, command).await?;
+        let here = if pure::leaves_page(command) {
+            self.page_urls(tab, &Value::Null).await?
+        } else {
+            Vec::new()
+        };
+        let granted = self.granted.borrow().clone();
+        let safe_mode = self.host.safe_mode().await;
+        let approved = match pure::admit(&policy, category, &urls, &here, safe_mode, &granted)? {
+            Admission::Allowed => None,
+            Admission::Granted(origin) => Some((category, origin)),
+            Admission::Ask(origin) => {
+                self.ask(tab, command, category, &origin, approval_ms)
+                    .await?;
+                Some((category, origin))
+            }
+        };
+        let granted = self.granted.borrow().clone();
+        Ok(Some(Guard {
+            policy,
+            approved,
+            granted,
+        }))
+    }
+
+    /// What a command is judged on: where it lands (a navigation's destination, the page
+    /// back/forward goes to, the URL a download fetches), else the document it acts in.
+    async fn target_urls(&self, tab: TabId, command: &Command) -> Result<Vec<String>, WireError> {
+        let params = command.params();
+        match pure::target(command) {
+            Target::Url(url) => return Ok(vec![url]),
+            // A link clicked to download: where its href points, and the frame it is in.
+            Target::Link(link) => {
+                let mut urls = self.page_urls(tab, &params).await?;
+                if let Some(href) = self.tabs.link_href(tab, &link).await {
+                    urls.insert(0, href);
+                }
+                return Ok(urls);
+            }
+            Target::History(delta) if self.tabs.is_open(tab) => {
+                let hist = self
+                    .host
+                    .send(tab, None, "Page.getNavigationHistory", json!({}))
+                    .await;
+                if let Some(dest) = hist.ok().and_then(|h| pure::history_entry(&h, delta)) {
+                    return Ok(vec![dest]);
+                }
+            }
+            Target::History(_) | Target::Page => {}
+        }
+        self.page_urls(tab, &params).await
+    }
+
+    /// Where the tab is: the frame of the ref `params` name, else the main frame.
+    async fn page_urls(&self, tab: TabId, params: &Value) -> Result<Vec<String>, WireError> {
+        if let Some(urls) = self.tabs.judged_for(tab, params) {
+            return Ok(urls);
+        }
+        Ok(vec![self.host.tab(tab).await?.url])
+    }
+
+    async fn ask(
+        &self,
+        tab: TabId,
+        command: &Command,
+        category: Category,
+        origin: &Origin,
+        approval_ms: u64,
+    ) -> Result<(), WireError> {
+        let (method, params) = (command.name(), command.params());
+        let request = ApprovalView {
+            id: 0,
+            tab_id: tab,
+            method: method.to_string(),
+            category: category.name().to_string(),
+            origin: origin.to_string(),
+            args: crate::ui::mask_params(method, &params),
+            target: self.describe_target(tab, &params),
+            expires: platform::now_ms() + approval_ms as f64,
+        };
+        let answer = self.host.ask(request, approval_ms).await;
+        if answer == Answer::Origin {
+            self.granted.borrow_mut().push((category, origin.clone()));
+        }
+        answer.verdict(category, origin, approval_ms)
+    }
+
+    /// The element a command names, as a person can recognise it.
+    fn describe_target(&self, tab: TabId, params: &Value) -> Option<String> {
+        let text = |k: &str| params.get(k).and_then(Value::as_str);
+        if let Some(r) = text("ref") {
+            return Some(
+                self.tabs
+                    .ref_line(tab, r)
+                    .unwrap_or_else(|| format!("element {r} of the last snapshot")),
+            );
+        }
+        text("selector").map(|s| format!("the element matching {s}"))
+    }
+
+    /// Download a URL, or what clicking an element downloads, and wait until the file is
+    /// complete (polling the host, bounded by the command's deadline).
+    async fn download(
+        &self,
+        tab: TabId,
+        p: DownloadArgs,
+        deadline_ms: f64,
+    ) -> Result<Downloaded, WireError> {
+        let id = match (&p.url, p.target.get()) {
+            (Some(_), Some(_)) => {
+                return Err(WireError::new(
+                    ErrorCode::BadArgs,
+                    "give either url or the element to click, not both",
+                ))
+            }
+            (None, None) => {
+                return Err(WireError::new(
+                    ErrorCode::BadArgs,
+                    "give the url to download, or the ref/selector of a link to click",
+                ))
+            }
+            (Some(url), None) => self.host.start_download(url).await?,
+            (None, Some(target)) => {
+                let before = self
+                    .host
+                    .latest_download()
+                    .await?
+                    .map(|d| d.id)
+                    .unwrap_or(-1);
+                let click = Command::Click(Click {
+                    target,
+                    button: Default::default(),
+                    double_click: false,
+                    modifiers: vec![],
+                });
+                // Judged where it was asked (the download's own check).
+                self.tabs.run(tab, click, deadline_ms, None).await?;
+                loop {
+                    match self.host.latest_download().await? {
+                        Some(d) if d.id > before => break d.id,
+                        _ if platform::now_ms() > deadline_ms => {
+                            return Err(WireError::new(
+                                ErrorCode::DownloadFailed,
+                                "the click started no download",
+                            ))
+                        }
+                        _ => platform::sleep(DOWNLOAD_POLL).await,
+                    }
+                }
+            }
+        };
+        loop {
+            match self.host.get_download(id).await? {
+                Some(d) if d.state == "complete" => {
+                    return Ok(Downloaded {
+                        tab_id: tab,
+                        path: d.filename,
+                        url: if d.final_url.is_empty() {
+                            d.url
+                        } else {
+                            d.final_url
+                        },
+                        bytes: d.file_size.max(0.0) as u64,
+                        mime_type: d.mime,
+                    })
+                }
+                Some(d) if d.state == "interrupted" => {
+                    let why = d.error.unwrap_or_else(|| "interrupted".into());
+                    return Err(WireError::new(
+                        ErrorCode::DownloadFailed,
+                        format!("the download of {} failed: {why}", d.url),
+                    ));
+                }
+                None => {
+                    return Err(WireError::new(
+                        ErrorCode::DownloadFailed,
+                        "the download disappeared",
+                    ))
+                }
+                // Bounded by the command's deadline (the caller's timeout drops this wait).
+                _ => platform::sleep(DOWNLOAD_POLL).await,
+            }
+        }
+    }
+}
+
+/// A tab as this server may see it: a tab whose origin it may not read shows only that
+/// origin and why, never its title or path.
+pub fn shown_tab(policy: &Policy, mut tab: TabInfo) -> TabInfo {
+    let (url, title) = crate::policy::frames::tab_view(policy, &tab.url, &tab.title);
+    tab.url = url;
+    tab.title = title;
+    tab
+}
+
+/// Queue `command` on `tab`'s queue and wait for its answer (`TAB_CLOSED` if the queue
+/// went away without one).
+async fn answer_of(
+    answer: oneshot::Receiver<Result<Value, WireError>>,
+    tab_id: TabId,
+) -> Result<Value, WireError> {
+    answer.await.unwrap_or_else(|_| {
+        Err(WireError::new(
+            ErrorCode::TabClosed,
+            format!("tab {tab_id} was closed"),
+        ))
+    })
+}
+
+/// Slots by tab id.
+type Slots = RefCell<HashMap<TabId, Rc<tabs::TabSlot>>>;

@@ -1,0 +1,431 @@
+//! The executor core run natively against a fake host: tab queues, the gate before any CDP
+//! traffic, the re-check, deadlines and closed tabs, with the real `router` and `cdp` code.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures::executor::{LocalPool, LocalSpawner};
+use futures::future::{FutureExt, LocalBoxFuture, Shared};
+use futures::task::LocalSpawnExt;
+use serde_json::{json, Value};
+
+use super::*;
+use crate::policy::{OriginPattern, Rule, Verdict};
+
+/// A browser in memory: tabs with URLs, a CDP session per tab that answers from a small
+/// script, and a person who answers approvals as told. Scripts containing `HOLD` wait until
+/// the test releases them; `NEVER` never answer.
+struct FakeHost {
+    spawner: LocalSpawner,
+    tabs: RefCell<HashMap<TabId, String>>,
+    /// Every CDP command sent, with its tab.
+    sent: RefCell<Vec<(TabId, String, Value)>>,
+    attaches: Cell<usize>,
+    hold: RefCell<Option<Shared<oneshot::Receiver<()>>>>,
+    release: RefCell<Option<oneshot::Sender<()>>>,
+    answer: RefCell<Answer>,
+    asked: RefCell<Vec<ApprovalView>>,
+}
+
+impl FakeHost {
+    fn new(spawner: LocalSpawner) -> Rc<FakeHost> {
+        let (release, hold) = oneshot::channel();
+        Rc::new(FakeHost {
+            spawner,
+            tabs: RefCell::new(HashMap::from([
+                (1, "http://allowed.test/".to_string()),
+                (2, "http://allowed.test/two".to_string()),
+            ])),
+            sent: RefCell::default(),
+            attaches: Cell::new(0),
+            hold: RefCell::new(Some(hold.shared())),
+            release: RefCell::new(Some(release)),
+            answer: RefCell::new(Answer::Denied),
+            asked: RefCell::default(),
+        })
+    }
+
+    /// The scripts the page ran, in order, on `tab`.
+    fn scripts(&self, tab: TabId) -> Vec<String> {
+        self.sent
+            .borrow()
+            .iter()
+            .filter(|(t, m, _)| *t == tab && m == "Runtime.evaluate")
+            .filter_map(|(_, _, p)| p["expression"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    fn released(&self) {
+        if let Some(r) = self.release.borrow_mut().take() {
+            let _ = r.send(());
+        }
+    }
+
+    fn info(&self, tab: TabId) -> Result<TabInfo, WireError> {
+        let url = self.tabs.borrow().get(&tab).cloned().ok_or_else(|| {
+            WireError::new(ErrorCode::TabNotFound, format!("no tab with id {tab}"))
+        })?;
+        Ok(TabInfo {
+            tab_id: tab,
+            index: 0,
+            window_id: 1,
+            url,
+            title: "T".into(),
+            active: tab == 1,
+        })
+    }
+}
+
+fn origin(url: &str) -> String {
+    crate::policy::origin_of(url).unwrap().to_string()
+}
+
+impl Host for FakeHost {
+    async fn tab(&self, tab: TabId) -> Result<TabInfo, WireError> {
+        self.info(tab)
+    }
+    async fn list_tabs(&self) -> Result<Vec<TabInfo>, WireError> {
+        let ids: Vec<TabId> = self.tabs.borrow().keys().copied().collect();
+        ids.into_iter().map(|t| self.info(t)).collect()
+    }
+    async fn default_tab(&self) -> Result<TabId, WireError> {
+        Ok(1)
+    }
+    async fn create_tab(&self, _url: &str) -> Result<TabInfo, WireError> {
+        Err(WireError::new(ErrorCode::Internal, "not in this test"))
+    }
+    async fn activate_tab(&self, tab: TabId) -> Result<TabInfo, WireError> {
+        self.info(tab)
+    }
+    async fn close_tab(&self, tab: TabId) -> Result<(), WireError> {
+        self.tabs.borrow_mut().remove(&tab);
+        Ok(())
+    }
+    async fn attach(&self, tab: TabId) -> Result<(), WireError> {
+        self.info(tab)?;
+        self.attaches.set(self.attaches.get() + 1);
+        Ok(())
+    }
+    async fn detach(&self, _tab: TabId) -> Result<(), WireError> {
+        Ok(())
+    }
+    async fn send(
+        &self,
+        tab: TabId,
+        _session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, WireError> {
+        let url = self.info(tab)?.url;
+        let text = params.to_string();
+        self.sent
+            .borrow_mut()
+            .push((tab, method.to_string(), params));
+        if text.contains("NEVER") {
+            futures::future::pending::<()>().await;
+        }
+        if text.contains("HOLD") {
+            let hold = self.hold.borrow().clone();
+            if let Some(hold) = hold {
+                let _ = hold.await;
+            }
+        }
+        Ok(match method {
+            "Page.getFrameTree" => json!({"frameTree": {"frame": {
+                "id": "M", "loaderId": "L", "url": url, "securityOrigin": origin(&url)
+            }}}),
+            "Page.createIsolatedWorld" => json!({"executionContextId": 7}),
+            "Runtime.evaluate" => json!({"result": {"type": "number", "value": 1}}),
+            _ => json!({}),
+        })
+    }
+    async fn safe_mode(&self) -> bool {
+        false
+    }
+    async fn ask(&self, request: ApprovalView, _wait_ms: u64) -> Answer {
+        self.asked.borrow_mut().push(request);
+        self.answer.borrow().clone()
+    }
+    async fn start_download(&self, _url: &str) -> Result<i32, WireError> {
+        Err(WireError::new(ErrorCode::Internal, "not in this test"))
+    }
+    async fn latest_download(&self) -> Result<Option<DownloadItem>, WireError> {
+        Ok(None)
+    }
+    async fn get_download(&self, _id: i32) -> Result<Option<DownloadItem>, WireError> {
+        Ok(None)
+    }
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        self.spawner.spawn_local(task).expect("the pool runs");
+    }
+}
+
+fn setup() -> (LocalPool, Rc<FakeHost>, Exec<FakeHost>) {
+    let pool = LocalPool::new();
+    let host = FakeHost::new(pool.spawner());
+    let exec = Exec::new(host.clone());
+    (pool, host, exec)
+}
+
+/// Rules: deny by default; these categories allowed (`None`: all) or asked on these hosts.
+fn rules(list: &[(&str, Option<Category>, Verdict)]) -> Rules {
+    let policy = Policy {
+        rules: list
+            .iter()
+            .map(|(o, c, v)| Rule {
+                origin: OriginPattern::parse(o).unwrap(),
+                category: *c,
+                verdict: *v,
+                source: format!("test {o}"),
+            })
+            .collect(),
+    };
+    (Rc::new(policy), 1_000)
+}
+
+fn allowed() -> Rules {
+    rules(&[("allowed.test", None, Verdict::Allow)])
+}
+
+fn eval(script: &str) -> Value {
+    json!({ "function": script })
+}
+
+/// Poll `cond` every few ms, at most 2 s.
+async fn until(what: &str, cond: impl Fn() -> bool) {
+    for _ in 0..400 {
+        if cond() {
+            return;
+        }
+        platform::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("{what} did not happen within 2 s");
+}
+
+#[test]
+fn commands_of_one_tab_run_in_order_and_other_tabs_do_not_wait() {
+    let (mut pool, host, exec) = setup();
+    pool.run_until(async {
+        let first = exec.run(Some(1), "evaluate", eval("'HOLD'"), 5_000, allowed());
+        let second = exec.run(Some(1), "evaluate", eval("'second'"), 5_000, allowed());
+        let other = exec.run(Some(2), "evaluate", eval("'other tab'"), 5_000, allowed());
+        let drive = async {
+            until("the first command runs", || {
+                host.scripts(1).iter().any(|s| s.contains("HOLD"))
+            })
+            .await;
+            // Tab 2 answers while tab 1 is busy; tab 1's second command waits its turn.
+            until("the other tab runs", || !host.scripts(2).is_empty()).await;
+            assert!(!host.scripts(1).iter().any(|s| s.contains("second")));
+            host.released();
+        };
+        let (a, b, c, ()) = futures::join!(first, second, other, drive);
+        assert_eq!(a.unwrap()["value"], 1);
+        assert_eq!(b.unwrap()["value"], 1);
+        assert_eq!(c.unwrap()["tab_id"], 2);
+    });
+    let scripts = host.scripts(1);
+    let at = |needle: &str| scripts.iter().position(|s| s.contains(needle)).unwrap();
+    assert!(at("HOLD") < at("second"), "{scripts:?}");
+    // One attachment per tab, prepared once.
+    assert_eq!(host.attaches.get(), 2);
+    let enables = host
+        .sent
+        .borrow()
+        .iter()
+        .filter(|(t, m, _)| *t == 1 && m == "Page.enable")
+        .count();
+    assert_eq!(enables, 1);
+}
+
+#[test]
+fn a_denied_command_is_refused_before_any_cdp_traffic() {
+    let (mut pool, host, exec) = setup();
+    pool.run_until(async {
+        // Reads allowed on allowed.test, evaluation not: denied by default.
+        let reads = rules(&[("allowed.test", Some(Category::Read), Verdict::Allow)]);
+        let err = exec
+            .run(Some(1), "evaluate", eval("1"), 5_000, reads)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::PolicyDenied, "{}", err.message);
+        assert!(
+            err.message.contains("eval on http://allowed.test"),
+            "{}",
+            err.message
+        );
+        // Bad arguments are refused before the gate, and before any tab is looked at.
+        let err = exec
+            .run(Some(99), "click", json!({"selector": 5}), 5_000, allowed())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::BadArgs);
+    });
+    assert!(host.sent.borrow().is_empty(), "{:?}", host.sent.borrow());
+    assert_eq!(host.attaches.get(), 0);
+}
+
+#[test]
+fn an_ask_waits_for_a_person_and_an_origin_grant_holds_for_the_session() {
+    let (mut pool, host, exec) = setup();
+    let asks = rules(&[
+        ("allowed.test", None, Verdict::Allow),
+        ("allowed.test", Some(Category::Eval), Verdict::Ask),
+    ]);
+    pool.run_until(async {
+        let err = exec
+            .run(Some(1), "evaluate", eval("1"), 5_000, asks.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::ApprovalDenied);
+        assert!(host.sent.borrow().is_empty());
+        *host.answer.borrow_mut() = Answer::Origin;
+        exec.run(Some(1), "evaluate", eval("2"), 5_000, asks.clone())
+            .await
+            .unwrap();
+        *host.answer.borrow_mut() = Answer::Denied;
+        // Granted for the session: not asked again on that origin.
+        exec.run(Some(1), "evaluate", eval("3"), 5_000, asks.clone())
+            .await
+            .unwrap();
+    });
+    let asked = host.asked.borrow();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(
+        (asked[0].method.as_str(), asked[0].category.as_str()),
+        ("evaluate", "eval")
+    );
+    assert_eq!(asked[0].origin, "http://allowed.test:80");
+}
+
+#[test]
+fn a_page_that_moved_while_the_command_waited_is_refused_by_the_recheck() {
+    let (mut pool, host, exec) = setup();
+    pool.run_until(async {
+        let first = exec.run(Some(1), "evaluate", eval("'HOLD'"), 5_000, allowed());
+        let drive = async {
+            until("the first command runs", || {
+                host.scripts(1).iter().any(|s| s.contains("HOLD"))
+            })
+            .await;
+            // Admitted on allowed.test while the first command runs…
+            let second = exec.run(Some(1), "evaluate", eval("'second'"), 5_000, allowed());
+            let mv = async {
+                // …then the page moves to another origin before its turn.
+                platform::sleep(Duration::from_millis(20)).await;
+                // A child session's navigation is not the page's: nothing changes.
+                exec.tabs.on_cdp_event(
+                    1,
+                    Some("oopif"),
+                    "Page.frameNavigated",
+                    &json!({"frame": {"id": "M", "loaderId": "L9", "url": "http://child.test/",
+                        "securityOrigin": "http://child.test"}}),
+                );
+                assert_eq!(
+                    exec.tabs.main_url(1).as_deref(),
+                    Some("http://allowed.test/")
+                );
+                exec.tabs.on_cdp_event(
+                    1,
+                    None,
+                    "Page.frameNavigated",
+                    &json!({"frame": {"id": "M", "loaderId": "L2", "url": "http://elsewhere.test/",
+                        "securityOrigin": "http://elsewhere.test"}}),
+                );
+                host.released();
+            };
+            futures::join!(second, mv).0
+        };
+        let (a, b) = futures::join!(first, drive);
+        assert!(a.is_ok(), "{a:?}");
+        let err = b.unwrap_err();
+        assert_eq!(err.code, ErrorCode::PolicyDenied, "{}", err.message);
+        assert!(err.message.contains("elsewhere.test"), "{}", err.message);
+    });
+    assert!(!host.scripts(1).iter().any(|s| s.contains("second")));
+}
+
+#[test]
+fn deadlines_answer_timeout_running_or_waiting_in_the_queue() {
+    let (mut pool, host, exec) = setup();
+    pool.run_until(async {
+        let started = platform::now_ms();
+        let stuck = exec.run(Some(1), "evaluate", eval("'NEVER'"), 300, allowed());
+        let behind = exec.run(Some(1), "evaluate", eval("'behind'"), 100, allowed());
+        let (a, b) = futures::join!(stuck, behind);
+        let (a, b) = (a.unwrap_err(), b.unwrap_err());
+        assert_eq!(a.code, ErrorCode::Timeout);
+        assert!(
+            a.message.contains("did not finish within its timeout"),
+            "{}",
+            a.message
+        );
+        assert_eq!(b.code, ErrorCode::Timeout);
+        assert!(
+            b.message.contains("waiting for earlier commands"),
+            "{}",
+            b.message
+        );
+        // Ended by the 300 ms deadline (timers may fire a hair early), not later.
+        let took = platform::now_ms() - started;
+        assert!((250.0..2_000.0).contains(&took), "{took} ms");
+    });
+    assert!(!host.scripts(1).iter().any(|s| s.contains("behind")));
+}
+
+#[test]
+fn a_closed_tab_ends_its_running_and_queued_commands_with_tab_closed() {
+    let (mut pool, host, exec) = setup();
+    pool.run_until(async {
+        let started = platform::now_ms();
+        let stuck = exec.run(Some(1), "evaluate", eval("'NEVER'"), 10_000, allowed());
+        let queued = exec.run(Some(1), "evaluate", eval("'queued'"), 10_000, allowed());
+        let close = async {
+            until("the command runs", || {
+                host.scripts(1).iter().any(|s| s.contains("NEVER"))
+            })
+            .await;
+            host.tabs.borrow_mut().remove(&1);
+            exec.tabs.on_removed(1);
+        };
+        let (a, b, ()) = futures::join!(stuck, queued, close);
+        assert_eq!(a.unwrap_err().code, ErrorCode::TabClosed);
+        assert_eq!(b.unwrap_err().code, ErrorCode::TabClosed);
+        // Ended by the close, not by the 10 s deadline.
+        assert!(platform::now_ms() - started < 5_000.0);
+        // A command for the closed tab is told it is gone.
+        let err = exec
+            .run(Some(1), "evaluate", eval("1"), 1_000, allowed())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::TabNotFound);
+    });
+}
+
+#[test]
+fn browser_methods_run_at_once_and_hide_unreadable_tabs() {
+    let (mut pool, host, exec) = setup();
+    host.tabs
+        .borrow_mut()
+        .insert(3, "http://secret.test/account?id=7".into());
+    pool.run_until(async {
+        let list = exec
+            .run(None, "tabs.list", json!({}), 1_000, allowed())
+            .await
+            .unwrap();
+        let list: Vec<TabInfo> = serde_json::from_value(list).unwrap();
+        let secret = list.iter().find(|t| t.tab_id == 3).unwrap();
+        assert!(!secret.url.contains("account"), "{}", secret.url);
+        assert_ne!(secret.title, "T");
+        // Closing a tab is an interaction with its page, judged first.
+        let reads = rules(&[("allowed.test", Some(Category::Read), Verdict::Allow)]);
+        let err = exec
+            .run(Some(2), "tabs.close", json!({}), 1_000, reads)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::PolicyDenied);
+        assert!(host.tabs.borrow().contains_key(&2));
+    });
+}

@@ -1,0 +1,363 @@
+//! The executor core's [`Host`] over a CDP connection: tabs are the browser's page targets
+//! (numbered here, never reused), a tab's debugger session is a flat session of its target,
+//! its events feed the executor's tab bookkeeping as `chrome.debugger` events do in the
+//! extension. Lives on the native engine's thread (a tokio `LocalSet`).
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::{Rc, Weak};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+
+use ext_core::exec::{DownloadItem, Exec, Host};
+use ext_core::methods::TabInfo;
+use ext_core::policy::gate::Answer;
+use ext_core::protocol::{BrowserEvent, ErrorCode, TabId, WireError};
+use ext_core::ui::ApprovalView;
+use futures::future::LocalBoxFuture;
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::cdp::{Browser, Event, Routed, TargetInfo};
+
+/// Where browser events go (the hub: the journal, the tools' "tabs opened" news).
+pub type EventSink = Arc<dyn Fn(BrowserEvent) + Send + Sync>;
+
+/// What an `ask` answers natively, said in the refusal (see `NativeEngine::call`).
+pub const NO_APPROVALS: &str = "the native CDP engine has no approvals UI, so the rule's fallback applies: deny (allow the origin with --allow, or use the extension engine)";
+
+/// The native engine's host: one browser connection.
+pub struct NativeHost {
+    browser: Browser,
+    exec: RefCell<Weak<Exec<NativeHost>>>,
+    /// Tab ids by target id and back; ids come from a process-wide counter so that a
+    /// reconnected browser's tabs never take an old tab's number.
+    ids: RefCell<HashMap<String, TabId>>,
+    targets: RefCell<HashMap<TabId, String>>,
+    /// Each attached tab's flat session.
+    sessions: RefCell<HashMap<TabId, String>>,
+    /// Targets closed during this connection: the browser may list one for a moment after
+    /// `Target.closeTarget` answered, a closed tab is never shown again.
+    closed: RefCell<HashSet<String>>,
+    next_tab: Arc<AtomicI32>,
+    sink: EventSink,
+}
+
+impl NativeHost {
+    pub fn new(browser: Browser, next_tab: Arc<AtomicI32>, sink: EventSink) -> Rc<NativeHost> {
+        Rc::new(NativeHost {
+            browser,
+            exec: RefCell::default(),
+            ids: RefCell::default(),
+            targets: RefCell::default(),
+            sessions: RefCell::default(),
+            closed: RefCell::default(),
+            next_tab,
+            sink,
+        })
+    }
+
+    /// Link the executor that runs over this host (its tab bookkeeping takes our events).
+    pub fn set_exec(&self, exec: &Rc<Exec<NativeHost>>) {
+        *self.exec.borrow_mut() = Rc::downgrade(exec);
+    }
+
+    fn exec(&self) -> Option<Rc<Exec<NativeHost>>> {
+        self.exec.borrow().upgrade()
+    }
+
+    /// The browser's open pages, in its order.
+    async fn pages(&self) -> Result<Vec<TargetInfo>, WireError> {
+        let mut pages = self.browser.pages().await?;
+        let closed = self.closed.borrow();
+        pages.retain(|p| !closed.contains(&p.target_id));
+        Ok(pages)
+    }
+
+    fn id_for(&self, target_id: &str) -> TabId {
+        if let Some(id) = self.ids.borrow().get(target_id) {
+            return *id;
+        }
+        let id = self.next_tab.fetch_add(1, Ordering::Relaxed);
+        self.ids.borrow_mut().insert(target_id.to_string(), id);
+        self.targets.borrow_mut().insert(id, target_id.to_string());
+        id
+    }
+
+    fn target_of(&self, tab: TabId) -> Result<String, WireError> {
+        if let Some(t) = self.targets.borrow().get(&tab) {
+            return Ok(t.clone());
+        }
+        Err(WireError::new(
+            ErrorCode::TabNotFound,
+            format!("there is no tab with id {tab}"),
+        ))
+    }
+
+    fn info(&self, index: usize, t: &TargetInfo) -> TabInfo {
+        TabInfo {
+            tab_id: self.id_for(&t.target_id),
+            index: index as u32,
+            window_id: 1,
+            url: t.url.clone(),
+            title: t.title.clone(),
+            // CDP does not say which page has focus: the browser's first page stands for it.
+            active: index == 0,
+        }
+    }
+
+    /// The target is gone: the executor ends its commands, the hub hears of it.
+    fn on_destroyed(&self, target_id: &str) {
+        let Some(tab) = self.ids.borrow_mut().remove(target_id) else {
+            return;
+        };
+        self.targets.borrow_mut().remove(&tab);
+        self.sessions.borrow_mut().remove(&tab);
+        if self.closed.borrow().len() >= 4096 {
+            self.closed.borrow_mut().clear();
+        }
+        self.closed.borrow_mut().insert(target_id.to_string());
+        if let Some(exec) = self.exec() {
+            exec.tabs.on_removed(tab);
+        }
+        (self.sink)(BrowserEvent::TabRemoved { tab_id: tab });
+    }
+
+    /// A page opened another (`window.open`, a target=_blank link).
+    fn on_created(&self, info: &Value) {
+        if info.get("type").and_then(Value::as_str) != Some("page") {
+            return;
+        }
+        let (Some(target), Some(opener)) = (
+            info.get("targetId").and_then(Value::as_str),
+            info.get("openerId").and_then(Value::as_str),
+        ) else {
+            return;
+        };
+        let Some(opener) = self.ids.borrow().get(opener).copied() else {
+            return;
+        };
+        let tab = self.id_for(target);
+        let url = info
+            .get("url")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if let Some(exec) = self.exec() {
+            exec.tabs.on_opened(opener, &url);
+        }
+        (self.sink)(BrowserEvent::TabCreated {
+            tab_id: tab,
+            opener_tab_id: Some(opener),
+            url,
+        });
+    }
+}
+
+/// The browser's own events (targets created, destroyed, crashed) until it goes away.
+pub async fn browser_pump(host: Weak<NativeHost>, mut events: broadcast::Receiver<Event>) {
+    loop {
+        let event = match events.recv().await {
+            Ok(e) => e,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(missed = n, "browser events came faster than handled");
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(host) = host.upgrade() else { return };
+        let target = |p: &Value| {
+            p.get("targetId")
+                .or_else(|| p.pointer("/targetInfo/targetId"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        match event.method.as_str() {
+            "Target.targetDestroyed" => {
+                if let Some(t) = target(&event.params) {
+                    host.on_destroyed(&t);
+                }
+            }
+            "Target.targetCrashed" => {
+                if let Some(tab) =
+                    target(&event.params).and_then(|t| host.ids.borrow().get(&t).copied())
+                {
+                    if let Some(exec) = host.exec() {
+                        exec.tabs.on_detach(tab, "target_crashed");
+                    }
+                    (host.sink)(BrowserEvent::Detached {
+                        tab_id: tab,
+                        reason: "target_crashed".into(),
+                    });
+                }
+            }
+            "Target.targetCreated" => {
+                if let Some(info) = event.params.get("targetInfo") {
+                    host.on_created(info);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One tab's flat session: hand answers to their callers, feed its events to the executor
+/// (which keeps a child session's apart, as for the extension), and say when it ends.
+async fn session_pump(
+    host: Weak<NativeHost>,
+    tab: TabId,
+    session: String,
+    mut route: mpsc::Receiver<Routed>,
+) {
+    while let Some(item) = route.recv().await {
+        let Some(event) = item.deliver() else {
+            continue;
+        };
+        let Some(exec) = host.upgrade().and_then(|h| h.exec()) else {
+            return;
+        };
+        // A child session's events are told apart by the executor (the tab's own come on
+        // the flat session itself).
+        let child = event.session.as_deref().filter(|s| *s != session);
+        // The recorder widget is the extension's; what it asks is not answered natively.
+        let _ = exec
+            .tabs
+            .on_cdp_event(tab, child, &event.method, &event.params);
+    }
+    let Some(host) = host.upgrade() else { return };
+    let ours = host.sessions.borrow().get(&tab) == Some(&session);
+    if ours && !host.browser.is_closed() {
+        host.sessions.borrow_mut().remove(&tab);
+        if let Some(exec) = host.exec() {
+            exec.tabs.on_detach(tab, "target_closed");
+        }
+    }
+}
+
+impl Host for NativeHost {
+    async fn tab(&self, tab: TabId) -> Result<TabInfo, WireError> {
+        let target = self.target_of(tab)?;
+        let pages = self.pages().await?;
+        pages
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.target_id == target)
+            .map(|(i, t)| self.info(i, t))
+            .ok_or_else(|| WireError::new(ErrorCode::TabClosed, format!("tab {tab} was closed")))
+    }
+
+    async fn list_tabs(&self) -> Result<Vec<TabInfo>, WireError> {
+        let pages = self.pages().await?;
+        Ok(pages
+            .iter()
+            .enumerate()
+            .map(|(i, t)| self.info(i, t))
+            .collect())
+    }
+
+    async fn default_tab(&self) -> Result<TabId, WireError> {
+        match self.pages().await?.first() {
+            Some(t) => Ok(self.id_for(&t.target_id)),
+            None => Ok(self.create_tab("about:blank").await?.tab_id),
+        }
+    }
+
+    async fn create_tab(&self, url: &str) -> Result<TabInfo, WireError> {
+        let target = self.browser.create_page(url).await?;
+        let tab = self.id_for(&target);
+        self.tab(tab).await
+    }
+
+    async fn activate_tab(&self, tab: TabId) -> Result<TabInfo, WireError> {
+        let target = self.target_of(tab)?;
+        self.browser
+            .call(None, "Target.activateTarget", json!({"targetId": target}))
+            .await?;
+        self.tab(tab).await
+    }
+
+    async fn close_tab(&self, tab: TabId) -> Result<(), WireError> {
+        let target = self.target_of(tab)?;
+        self.browser.close_target(&target).await?;
+        // Said at once (the browser's news of it may come later).
+        self.on_destroyed(&target);
+        Ok(())
+    }
+
+    async fn attach(&self, tab: TabId) -> Result<(), WireError> {
+        let target = self.target_of(tab)?;
+        let old = self.sessions.borrow_mut().remove(&tab);
+        if let Some(old) = old {
+            let _ = self.browser.detach(&old).await;
+        }
+        let attached = self.browser.attach(&target).await?;
+        self.sessions
+            .borrow_mut()
+            .insert(tab, attached.session.clone());
+        let me = self
+            .exec()
+            .map(|e| Rc::downgrade(e.host()))
+            .unwrap_or_default();
+        tokio::task::spawn_local(session_pump(me, tab, attached.session, attached.route));
+        Ok(())
+    }
+
+    async fn detach(&self, tab: TabId) -> Result<(), WireError> {
+        let session = self.sessions.borrow_mut().remove(&tab);
+        match session {
+            Some(s) => self.browser.detach(&s).await,
+            None => Ok(()),
+        }
+    }
+
+    async fn send(
+        &self,
+        tab: TabId,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, WireError> {
+        let own = self.sessions.borrow().get(&tab).cloned();
+        let Some(own) = own else {
+            return Err(WireError::new(
+                ErrorCode::TabClosed,
+                format!("tab {tab} is not attached (closed, or its session ended)"),
+            ));
+        };
+        self.browser
+            .call(Some(session.unwrap_or(&own)), method, params)
+            .await
+    }
+
+    async fn safe_mode(&self) -> bool {
+        // Safe mode is the extension's switch; natively `--read-only` says it in the policy.
+        false
+    }
+
+    async fn ask(&self, _request: ApprovalView, _wait_ms: u64) -> Answer {
+        Answer::Withdrawn
+    }
+
+    async fn start_download(&self, _url: &str) -> Result<i32, WireError> {
+        Err(no_downloads())
+    }
+
+    async fn latest_download(&self) -> Result<Option<DownloadItem>, WireError> {
+        Err(no_downloads())
+    }
+
+    async fn get_download(&self, _id: i32) -> Result<Option<DownloadItem>, WireError> {
+        Err(no_downloads())
+    }
+
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        tokio::task::spawn_local(task);
+    }
+}
+
+fn no_downloads() -> WireError {
+    WireError::new(
+        ErrorCode::Unsupported,
+        "the native CDP engine does not do downloads yet; use the extension engine (--browser launch) for browser_download",
+    )
+}

@@ -1,0 +1,303 @@
+//! The native engine (`--browser cdp`): ext-core's executor core — policy gate, per-tab
+//! queues, deadlines, dispatch — run inside kapture over a CDP connection instead of in the
+//! extension. [`NativeEngine`] is the `Send` handle the bridge hands command frames to; the
+//! executor itself lives on a thread of its own (its futures are not `Send`). The browser is
+//! not ours: kapture connects, lets go on exit, and reconnects on the next call after the
+//! browser went away.
+
+mod host;
+
+use std::rc::Rc;
+use std::sync::atomic::AtomicI32;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ext_core::exec::Exec;
+use ext_core::policy::Policy;
+use ext_core::protocol::{BrowserEvent, ErrorCode, TabId, WireError};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+pub use host::{EventSink, NativeHost, NO_APPROVALS};
+
+use crate::cdp::Browser;
+
+/// How long connecting (thread start, WebSocket, discovery) may take.
+const CONNECT_LIMIT: Duration = Duration::from_secs(10);
+/// Extra time beyond a command's own timeout before the executor is declared stuck (it
+/// enforces the timeout itself and answers `TIMEOUT` first).
+const ANSWER_GRACE: Duration = Duration::from_secs(3);
+
+type Job = Box<dyn FnOnce(&Rc<Exec<NativeHost>>) + Send>;
+
+/// A live connection: its executor thread's queue and the browser handle.
+struct Conn {
+    jobs: mpsc::UnboundedSender<Job>,
+    browser: Browser,
+}
+
+struct Inner {
+    endpoint: String,
+    policy: Policy,
+    approval_ms: u64,
+    sink: EventSink,
+    next_tab: Arc<AtomicI32>,
+    conn: tokio::sync::Mutex<Option<Conn>>,
+    /// Why the last connection attempt failed (for `browser_status`).
+    last_error: Mutex<Option<String>>,
+}
+
+/// The native engine's handle; cheap to clone.
+#[derive(Clone)]
+pub struct NativeEngine {
+    inner: Arc<Inner>,
+}
+
+impl NativeEngine {
+    /// An engine for `endpoint` judging every command on `policy` (connects on first use).
+    pub fn new(endpoint: String, policy: Policy, approval_ms: u64, sink: EventSink) -> Self {
+        NativeEngine {
+            inner: Arc::new(Inner {
+                endpoint,
+                policy,
+                approval_ms,
+                sink,
+                next_tab: Arc::new(AtomicI32::new(1)),
+                conn: tokio::sync::Mutex::new(None),
+                last_error: Mutex::new(None),
+            }),
+        }
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.inner.endpoint
+    }
+
+    /// Connected now, or connect; `NO_BROWSER` naming the endpoint when it cannot be reached.
+    pub async fn ready(&self) -> Result<(), WireError> {
+        self.jobs().await.map(drop)
+    }
+
+    /// One line for `browser_status`.
+    pub async fn describe(&self) -> String {
+        let connected = self
+            .inner
+            .conn
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(|c| !c.browser.is_closed());
+        let endpoint = &self.inner.endpoint;
+        if connected {
+            return format!("native CDP engine, connected to {endpoint} (kapture did not start this browser and will not close it)");
+        }
+        let why = self
+            .inner
+            .last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match why {
+            Some(why) => format!("native CDP engine, not connected to {endpoint}: {why}"),
+            None => format!("native CDP engine for {endpoint}, not connected yet"),
+        }
+    }
+
+    /// The live connection's job queue, connecting first when there is none (or the browser
+    /// went away since).
+    async fn jobs(&self) -> Result<mpsc::UnboundedSender<Job>, WireError> {
+        let mut conn = self.inner.conn.lock().await;
+        if let Some(c) = conn
+            .as_ref()
+            .filter(|c| !c.browser.is_closed() && !c.jobs.is_closed())
+        {
+            return Ok(c.jobs.clone());
+        }
+        *conn = None;
+        let outcome = tokio::time::timeout(CONNECT_LIMIT, self.connect())
+            .await
+            .unwrap_or_else(|_| Err(format!("no connection within {CONNECT_LIMIT:?}")));
+        match outcome {
+            Ok(c) => {
+                let jobs = c.jobs.clone();
+                *conn = Some(c);
+                *self
+                    .inner
+                    .last_error
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = None;
+                tracing::info!(endpoint = %self.inner.endpoint, "native engine connected");
+                Ok(jobs)
+            }
+            Err(why) => {
+                *self
+                    .inner
+                    .last_error
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
+                Err(WireError::new(
+                    ErrorCode::NoBrowser,
+                    format!(
+                        "no browser at the DevTools endpoint {} ({why}); start a browser with --remote-debugging-port or point --cdp-endpoint at a running one",
+                        self.inner.endpoint
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// Start an executor thread connected to the endpoint.
+    async fn connect(&self) -> Result<Conn, String> {
+        let (ready_tx, ready) = oneshot::channel();
+        let (jobs, jobs_rx) = mpsc::unbounded_channel::<Job>();
+        let (endpoint, next_tab, sink) = (
+            self.inner.endpoint.clone(),
+            self.inner.next_tab.clone(),
+            self.inner.sink.clone(),
+        );
+        std::thread::Builder::new()
+            .name("kapture-native".into())
+            .spawn(move || executor_thread(&endpoint, next_tab, sink, ready_tx, jobs_rx))
+            .map_err(|e| format!("cannot start the engine thread: {e}"))?;
+        let browser = ready
+            .await
+            .map_err(|_| "the engine thread stopped".to_string())??;
+        Ok(Conn { jobs, browser })
+    }
+
+    /// Run one command frame through the executor: the answer always comes back.
+    pub async fn call(
+        &self,
+        method: &str,
+        tab_id: Option<TabId>,
+        params: Value,
+        timeout_ms: u64,
+    ) -> Result<Value, WireError> {
+        let jobs = self.jobs().await?;
+        let (reply, answer) = oneshot::channel();
+        let (policy, approval_ms) = (self.inner.policy.clone(), self.inner.approval_ms);
+        let sink = self.inner.sink.clone();
+        let method_owned = method.to_string();
+        let job: Job = Box::new(move |exec| {
+            let exec = exec.clone();
+            tokio::task::spawn_local(async move {
+                let mut reply = reply;
+                let rules = (Rc::new(policy), approval_ms);
+                let run = exec.run(tab_id, &method_owned, params, timeout_ms, rules);
+                let result = tokio::select! {
+                    r = run => r,
+                    // The caller gave up (its MCP request was cancelled): stop here.
+                    () = reply.closed() => return,
+                };
+                let result = result.map_err(explain);
+                // Where the tab is now, ahead of the answer, for the journal.
+                let ran_on = result
+                    .as_ref()
+                    .ok()
+                    .and_then(|d| d.get("tab_id").and_then(Value::as_i64))
+                    .map(|t| t as TabId)
+                    .or(tab_id);
+                if let Some((tab_id, url)) = ran_on.and_then(|t| Some((t, exec.tabs.main_url(t)?)))
+                {
+                    if let Some(origin) = ext_core::policy::origin_of(&url) {
+                        sink(BrowserEvent::PageAt {
+                            tab_id,
+                            origin: origin.to_string(),
+                        });
+                    }
+                }
+                let _ = reply.send(result);
+            });
+        });
+        jobs.send(job).map_err(|_| gone(&self.inner.endpoint))?;
+        let limit = Duration::from_millis(timeout_ms + approval_ms) + ANSWER_GRACE;
+        match tokio::time::timeout(limit, answer).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(gone(&self.inner.endpoint)),
+            Err(_) => Err(WireError::new(
+                ErrorCode::Timeout,
+                format!("the native engine did not answer {method} within {limit:?}"),
+            )),
+        }
+    }
+}
+
+/// The browser went away under a command.
+fn gone(endpoint: &str) -> WireError {
+    WireError::new(
+        ErrorCode::NoBrowser,
+        format!("the browser at {endpoint} went away (it exited or dropped the DevTools connection); the next call reconnects if it is back"),
+    )
+}
+
+/// Say natively what the extension says through its UI: an approval nobody can give here.
+fn explain(mut e: WireError) -> WireError {
+    if e.code == ErrorCode::ApprovalDenied {
+        e.message = e
+            .message
+            .replace("the approval was withdrawn", NO_APPROVALS);
+    }
+    e
+}
+
+/// The executor thread: connect, then run jobs until the browser or every handle is gone.
+fn executor_thread(
+    endpoint: &str,
+    next_tab: Arc<AtomicI32>,
+    sink: EventSink,
+    ready: oneshot::Sender<Result<Browser, String>>,
+    mut jobs: mpsc::UnboundedReceiver<Job>,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(e.to_string()));
+            return;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async move {
+        let browser = match Browser::connect(endpoint).await {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = ready.send(Err(e.to_string()));
+                return;
+            }
+        };
+        let events = browser.browser_events();
+        // Tabs closing and opening are news the executor needs.
+        if let Err(e) = browser
+            .call(
+                None,
+                "Target.setDiscoverTargets",
+                serde_json::json!({"discover": true}),
+            )
+            .await
+        {
+            let _ = ready.send(Err(e.to_string()));
+            return;
+        }
+        let host = NativeHost::new(browser.clone(), next_tab, sink);
+        let exec = Rc::new(Exec::new(host.clone()));
+        host.set_exec(&exec);
+        tokio::task::spawn_local(host::browser_pump(Rc::downgrade(&host), events));
+        if ready.send(Ok(browser.clone())).is_err() {
+            return;
+        }
+        loop {
+            tokio::select! {
+                job = jobs.recv() => match job {
+                    Some(job) => job(&exec),
+                    None => break,
+                },
+                () = browser.closed() => {
+                    tracing::warn!(%endpoint, "the browser went away");
+                    break;
+                }
+            }
+        }
+    });
+}

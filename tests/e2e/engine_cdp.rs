@@ -1,0 +1,179 @@
+//! The native engine (`--browser cdp --cdp-endpoint`): kapture runs the executor core itself
+//! over a browser's DevTools endpoint — a Chromium the test started, a browser that dies,
+//! an endpoint nobody answers, and browsers from a remote pool (browserless).
+
+use std::time::{Duration, Instant};
+
+use kapture_e2e::devtools::DevToolsBrowser;
+use kapture_e2e::pool::Pool;
+use kapture_e2e::{ref_on, Kapture, Start};
+use serde_json::json;
+use www_test_pages::Site;
+
+/// The tab id of a `browser_tabs {action: "new"}` answer.
+fn opened_tab(answer: &str) -> u64 {
+    answer
+        .split("Opened tab ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("a tab id in {answer}"))
+}
+
+fn cdp_with(endpoint: &str, extra: &[String]) -> Start {
+    let mut start = Start::cdp(endpoint);
+    start.args.extend(extra.iter().cloned());
+    start
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_native_engine_drives_a_devtools_browser_and_leaves_it_running() {
+    let site = Site::start().unwrap();
+    let elsewhere = Site::start().unwrap();
+    let mut browser = DevToolsBrowser::start();
+    let endpoint = browser.endpoint().await;
+    let k = Kapture::start(cdp_with(
+        &endpoint,
+        &[
+            "--deny".into(),
+            format!("navigate@127.0.0.1:{}", elsewhere.port()),
+        ],
+    ))
+    .await;
+
+    let status = k.ok("browser_status", json!({})).await;
+    assert!(status.contains("native CDP engine"), "{status}");
+    assert!(status.contains(&endpoint), "{status}");
+
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    assert!(nav.contains("form.html (200) \"Sign up\""), "{nav}");
+
+    // Refs from a snapshot drive typing and clicking, as with the extension.
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    let name = ref_on(&snap, "Name");
+    k.ok("browser_type", json!({"ref": name, "text": "Ada Lovelace"}))
+        .await;
+    let terms = ref_on(&snap, "I agree");
+    k.ok("browser_click", json!({"ref": terms})).await;
+    let form = k
+        .eval("() => [document.getElementById('name').value, document.getElementById('terms').checked]")
+        .await;
+    assert_eq!(form, json!(["Ada Lovelace", true]));
+
+    // Tabs are the browser's pages.
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-a.html")}),
+        )
+        .await;
+    let tab = opened_tab(&opened);
+    let list = k.ok("browser_tabs", json!({"action": "list"})).await;
+    assert!(
+        list.contains("Page A") && list.contains("Sign up"),
+        "{list}"
+    );
+    let title = k.eval_on(tab as i64, "() => document.title").await;
+    assert_eq!(title, json!("Page A"));
+    k.ok("browser_tabs", json!({"action": "close", "tabId": tab}))
+        .await;
+    let list = k.ok("browser_tabs", json!({"action": "list"})).await;
+    assert!(!list.contains("Page A"), "{list}");
+    let out = k.call("browser_snapshot", json!({"tabId": tab})).await;
+    // As with the extension: a closed tab's id names no tab (one closing under a command
+    // ends it with TAB_CLOSED: errors::closing_a_tab_ends_its_running_command_with_tab_closed_natively).
+    assert_eq!(out.code().as_deref(), Some("TAB_NOT_FOUND"), "{}", out.text);
+
+    // kapture's policy, same engine: a denied destination is refused, the page stays.
+    let out = k
+        .call(
+            "browser_navigate",
+            json!({"url": elsewhere.url("page-a.html")}),
+        )
+        .await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    let here = k.eval("() => location.pathname").await;
+    assert_eq!(here, json!("/form.html"));
+
+    // Leaving lets go of the browser and its pages: they are not kapture's to close.
+    k.stop().await;
+    assert!(
+        browser.alive(),
+        "kapture must not close a browser it did not start"
+    );
+    let again = Kapture::start(Start::cdp(&endpoint)).await;
+    let list = again.ok("browser_tabs", json!({"action": "list"})).await;
+    assert!(list.contains("Sign up"), "the page is still open: {list}");
+    again.stop().await;
+    assert!(browser.alive());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_browser_at_the_endpoint_or_a_browser_that_dies_is_no_browser_and_kapture_stays() {
+    // A port nobody listens on (picked by the OS, then let go).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let nowhere = format!("http://127.0.0.1:{port}");
+    let k = Kapture::start(Start::cdp(&nowhere)).await;
+    let started = Instant::now();
+    let out = k.call("browser_snapshot", json!({})).await;
+    assert_eq!(out.code().as_deref(), Some("NO_BROWSER"), "{}", out.text);
+    assert!(
+        out.text.contains(&nowhere),
+        "the hint names the endpoint: {}",
+        out.text
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered at once, not after a wait: {:?}",
+        started.elapsed()
+    );
+    let status = k.ok("browser_status", json!({})).await;
+    assert!(status.contains("not connected"), "{status}");
+    k.stop().await;
+
+    let site = Site::start().unwrap();
+    let mut browser = DevToolsBrowser::start();
+    let endpoint = browser.endpoint().await;
+    let k = Kapture::start(Start::cdp(&endpoint)).await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    browser.kill();
+    let out = k.call("browser_snapshot", json!({})).await;
+    assert_eq!(out.code().as_deref(), Some("NO_BROWSER"), "{}", out.text);
+    // kapture is still up and says what happened.
+    let status = k.ok("browser_status", json!({})).await;
+    assert!(status.contains(&endpoint), "{status}");
+    k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_kaptures_each_get_a_browser_of_their_own_from_a_pool() {
+    let site = Site::start().unwrap();
+    let pool = Pool::start().await;
+    let endpoint = pool.browser_endpoint();
+    let (a, b) = tokio::join!(
+        Kapture::start(Start::cdp(&endpoint)),
+        Kapture::start(Start::cdp(&endpoint))
+    );
+    let (na, nb) = tokio::join!(
+        a.ok("browser_navigate", json!({"url": site.url("page-a.html")})),
+        b.ok("browser_navigate", json!({"url": site.url("page-b.html")}))
+    );
+    assert!(na.contains("Page A") && nb.contains("Page B"), "{na}\n{nb}");
+    let (la, lb) = tokio::join!(
+        a.ok("browser_tabs", json!({"action": "list"})),
+        b.ok("browser_tabs", json!({"action": "list"}))
+    );
+    assert!(la.contains("Page A") && !la.contains("Page B"), "{la}");
+    assert!(lb.contains("Page B") && !lb.contains("Page A"), "{lb}");
+    let snap = b.ok("browser_snapshot", json!({})).await;
+    assert!(snap.contains("Page B"), "{snap}");
+    a.stop().await;
+    b.stop().await;
+}
