@@ -142,16 +142,36 @@ pub async fn click<S: CdpSession>(s: &S, p: &Click) -> Result<ActionOutcome, Wir
     let target = world::locate_target(s, &p.target).await?;
     let before = s.events().borrow().nav.mark();
     let at = point(s, &target).await?;
-    click_at(
-        s,
-        at,
-        p.button,
-        p.double_click,
-        keys::modifier_mask(&p.modifiers),
-    )
-    .await?;
+    let modifiers = keys::modifier_mask(&p.modifiers);
+    // The browser routes a click into an out-of-process frame by that frame's hit-test
+    // data, which can lag behind its layout on a busy machine: the click then lands on the
+    // parent's iframe element and is lost. Such a click is checked for having arrived, and
+    // sent again after the frame painted, so "Clicked" is only said of a click that landed.
+    let remote = s.events().borrow().session_of(&target.frame).is_some();
+    for attempt in 0..=CLICK_RESENDS {
+        let presses = if remote {
+            Some(world::run(s, &target.frame, js::PRESSES, &[]).await?)
+        } else {
+            None
+        };
+        click_at(s, at, p.button, p.double_click, modifiers).await?;
+        let Some(presses) = presses else { break };
+        if world::run(s, &target.frame, js::PRESSES, &[]).await? != presses {
+            break;
+        }
+        if attempt == CLICK_RESENDS {
+            return Err(WireError::new(
+                ErrorCode::NotInteractable,
+                "the click did not reach the element's frame (the browser routed it elsewhere)",
+            ));
+        }
+        world::run(s, &target.frame, js::NEXT_PAINT, &[]).await?;
+    }
     settle(s, before, super::navigation::GRACE_MS).await
 }
+
+/// How often a click into an out-of-process frame that did not arrive is sent again.
+const CLICK_RESENDS: usize = 3;
 
 /// Move the mouse over the element's centre.
 pub async fn hover<S: CdpSession>(s: &S, p: &Hover) -> Result<ActionOutcome, WireError> {

@@ -236,6 +236,13 @@ pub const SETTLE_DOM: &str = r#"async (minMs, quietMs, maxMs) => {
   }
 }"#;
 
+/// Trusted mouse presses the frame received so far (the prelude counts them).
+pub const PRESSES: &str = "() => K.presses";
+
+/// Resolves after the frame painted once more (its hit-test data is current by then), or
+/// after 100 ms in a frame that does not paint (hidden, throttled).
+pub const NEXT_PAINT: &str = "() => new Promise((res) => { requestAnimationFrame(() => setTimeout(() => res(true), 0)); setTimeout(() => res(false), 100); })";
+
 /// Resolves in a task queued after those already waiting (a `hashchange`, a `popstate`).
 pub const NEXT_TASK: &str = "() => new Promise((res) => setTimeout(() => res(true), 0))";
 

@@ -10,6 +10,12 @@ if (!K.watch) {
   });
   K.watch.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
 }
+// Trusted mouse presses this frame received: a click into an out-of-process frame is
+// checked for having arrived (the browser routes it by hit-test data that can lag).
+if (K.presses === undefined) {
+  K.presses = 0;
+  window.addEventListener('mousedown', (e) => { if (e.isTrusted) K.presses++; }, { capture: true });
+}
 const idOf = (el) => {
   let id = K.ids.get(el);
   if (!id) { id = K.next++; K.ids.set(el, id); K.els.set(id, new WeakRef(el)); }
