@@ -177,3 +177,74 @@ async fn two_kaptures_each_get_a_browser_of_their_own_from_a_pool() {
     a.stop().await;
     b.stop().await;
 }
+
+/// Hosted pools give `wss://` URLs: kapture reaches a browser behind TLS, by its WebSocket
+/// URL or by asking its `https://` side, trusting the system's roots (here a CA made for
+/// the run, named by SSL_CERT_FILE); an untrusted certificate is NO_BROWSER saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_behind_tls_is_reached_by_wss_and_https() {
+    let site = Site::start().unwrap();
+    let browser = DevToolsBrowser::start();
+    let endpoint = browser.endpoint().await;
+    let port: u16 = endpoint.rsplit(':').next().unwrap().parse().unwrap();
+    let front = kapture_e2e::tls::TlsFront::start(port).await;
+    let ws_path = browser_ws_path(port).await;
+    let trusted = |endpoint: String| {
+        let mut start = Start::cdp(&endpoint);
+        start
+            .env
+            .push(("SSL_CERT_FILE".into(), front.ca_file.display().to_string()));
+        start
+    };
+    for endpoint in [
+        format!("wss://127.0.0.1:{}{ws_path}", front.port),
+        format!("https://127.0.0.1:{}", front.port),
+    ] {
+        let k = Kapture::start(trusted(endpoint.clone())).await;
+        let nav = k
+            .ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+            .await;
+        assert!(nav.contains("Page A"), "{endpoint}: {nav}");
+        k.stop().await;
+    }
+    // Not trusted: the certificate is refused, said, and kapture stays.
+    let k = Kapture::start(Start::cdp(&format!(
+        "wss://127.0.0.1:{}{ws_path}",
+        front.port
+    )))
+    .await;
+    let out = k.call("browser_snapshot", json!({})).await;
+    assert_eq!(out.code().as_deref(), Some("NO_BROWSER"), "{}", out.text);
+    assert!(out.text.contains("certificate"), "{}", out.text);
+    k.ok("browser_status", json!({})).await;
+    k.stop().await;
+}
+
+/// The browser's WebSocket path (`/devtools/browser/…`), asked of its plain DevTools port.
+async fn browser_ws_path(port: u16) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    s.write_all(b"GET /json/version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    // Read until the JSON body is whole (the browser may keep the connection open).
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !String::from_utf8_lossy(&raw).trim_end().ends_with('}') {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let n = tokio::time::timeout(left, s.read(&mut buf))
+            .await
+            .expect("the browser's /json/version answer")
+            .unwrap();
+        assert!(n > 0, "the answer ended early");
+        raw.extend_from_slice(&buf[..n]);
+    }
+    let raw = String::from_utf8_lossy(&raw).to_string();
+    let at = raw
+        .find("/devtools/browser/")
+        .expect("a browser WebSocket URL");
+    raw[at..].split('"').next().unwrap().to_string()
+}

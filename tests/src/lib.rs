@@ -30,6 +30,7 @@ pub mod devtools;
 pub mod panel;
 pub mod pool;
 pub mod tasks;
+pub mod tls;
 pub mod widget;
 pub mod x11;
 

@@ -131,7 +131,17 @@ impl Browser {
             let config = WebSocketConfig::default()
                 .max_message_size(Some(MAX_MESSAGE))
                 .max_frame_size(Some(MAX_MESSAGE));
-            tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true)
+            // wss:// over kapture's own TLS configuration (system roots, ring).
+            let tls = match url.scheme() {
+                "wss" => Some(tokio_tungstenite::Connector::Rustls(
+                    super::tls::client_config().map_err(|why| CdpError::Unreachable {
+                        endpoint: endpoint.to_string(),
+                        why,
+                    })?,
+                )),
+                _ => None,
+            };
+            tokio_tungstenite::connect_async_tls_with_config(url.as_str(), Some(config), true, tls)
                 .await
                 .map(|(ws, _)| ws)
                 .map_err(|e| CdpError::Unreachable {

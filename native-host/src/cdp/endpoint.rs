@@ -1,6 +1,7 @@
-//! Where a browser's DevTools WebSocket is: a `ws://` URL is taken as it is; for
-//! `http://host:port` the browser is asked (`GET /json/version`, its `webSocketDebuggerUrl`).
-//! The HTTP side is one bounded GET on a plain socket; no client library needed for it.
+//! Where a browser's DevTools WebSocket is: a `ws://` or `wss://` URL is taken as it is;
+//! for `http(s)://host:port` the browser is asked (`GET /json/version`, its
+//! `webSocketDebuggerUrl`). The HTTP side is one bounded GET on a socket (TLS for https);
+//! no client library needed for it.
 
 use std::time::Duration;
 
@@ -24,8 +25,7 @@ pub enum Endpoint {
     Ws(Url),
 }
 
-/// Read an endpoint: `http://host:port[/path][?query]` or `ws://…`. TLS endpoints are
-/// refused for now (this build has no TLS stack), said plainly.
+/// Read an endpoint: `http(s)://host:port[/path][?query]` or `ws(s)://…`.
 pub fn parse(endpoint: &str) -> Result<Endpoint, CdpError> {
     let bad = |why: &str| CdpError::BadEndpoint(endpoint.to_string(), why.to_string());
     let url = Url::parse(endpoint.trim()).map_err(|e| bad(&e.to_string()))?;
@@ -33,13 +33,10 @@ pub fn parse(endpoint: &str) -> Result<Endpoint, CdpError> {
         return Err(bad("it names no host"));
     }
     match url.scheme() {
-        "http" => Ok(Endpoint::Http(url)),
-        "ws" => Ok(Endpoint::Ws(url)),
-        "https" | "wss" => Err(bad(
-            "TLS endpoints (https://, wss://) are not supported yet; use http:// or ws://",
-        )),
+        "http" | "https" => Ok(Endpoint::Http(url)),
+        "ws" | "wss" => Ok(Endpoint::Ws(url)),
         other => Err(bad(&format!(
-            "the scheme {other}: is not one; write http://host:port or ws://host:port/devtools/browser/…"
+            "the scheme {other}: is not one; write http(s)://host:port or ws(s)://host:port/devtools/browser/…"
         ))),
     }
 }
@@ -61,12 +58,24 @@ pub async fn websocket_url(endpoint: &str) -> Result<Url, CdpError> {
                 endpoint: endpoint.to_string(),
                 why,
             })?;
-            Url::parse(&ws).map_err(|e| CdpError::NotABrowser {
+            let ws = Url::parse(&ws).map_err(|e| CdpError::NotABrowser {
                 endpoint: endpoint.to_string(),
                 why: format!("its webSocketDebuggerUrl {ws:?} is not a URL: {e}"),
-            })
+            })?;
+            Ok(behind_tls(&base, ws))
         }
     }
+}
+
+/// A browser behind a TLS front names its WebSocket `ws://` on the front's own host and
+/// port (it builds the URL from the request's Host): that socket is the front's, so TLS.
+fn behind_tls(base: &Url, mut ws: Url) -> Url {
+    let same_place = ws.host_str() == base.host_str()
+        && ws.port_or_known_default() == base.port_or_known_default();
+    if base.scheme() == "https" && ws.scheme() == "ws" && same_place {
+        let _ = ws.set_scheme("wss");
+    }
+    ws
 }
 
 /// `/json/version` under the endpoint's path, its query kept (pools put tokens there).
@@ -77,13 +86,26 @@ fn version_url(base: &Url) -> Url {
     url
 }
 
-/// One `GET` over a plain socket; answers the body of a `200`.
+/// One `GET` (over TLS for `https`); answers the body of a `200`.
 async fn get(url: &Url) -> Result<Vec<u8>, String> {
     let host = url.host_str().unwrap_or_default();
     let port = url.port_or_known_default().unwrap_or(80);
-    let mut stream = tokio::net::TcpStream::connect((host.trim_matches(['[', ']']), port))
+    let tcp = tokio::net::TcpStream::connect((host.trim_matches(['[', ']']), port))
         .await
         .map_err(|e| e.to_string())?;
+    if url.scheme() == "https" {
+        get_over(url, super::tls::connect(host, tcp).await?).await
+    } else {
+        get_over(url, tcp).await
+    }
+}
+
+/// The GET itself on an open stream.
+async fn get_over(
+    url: &Url,
+    mut stream: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+) -> Result<Vec<u8>, String> {
+    let host = url.host_str().unwrap_or_default();
     let mut target = url.path().to_string();
     if let Some(q) = url.query() {
         target = format!("{target}?{q}");
@@ -184,26 +206,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn endpoints_are_read_and_tls_is_refused_plainly() {
+    fn endpoints_are_read_tls_ones_too() {
         assert!(matches!(
             parse("http://127.0.0.1:9222"),
+            Ok(Endpoint::Http(_))
+        ));
+        assert!(matches!(
+            parse("https://pool.example"),
             Ok(Endpoint::Http(_))
         ));
         assert!(matches!(
             parse("ws://127.0.0.1:9222/devtools/browser/abc"),
             Ok(Endpoint::Ws(_))
         ));
-        for bad in [
-            "wss://pool.example/x",
-            "https://h:1",
-            "ftp://h",
-            "9222",
-            "http://",
-        ] {
+        assert!(matches!(
+            parse("wss://pool.example/x?token=t"),
+            Ok(Endpoint::Ws(_))
+        ));
+        for bad in ["ftp://h", "9222", "http://"] {
             let err = parse(bad).unwrap_err().to_string();
             assert!(err.contains("is not a DevTools endpoint"), "{bad}: {err}");
         }
-        assert!(parse("wss://x/y").unwrap_err().to_string().contains("TLS"));
+    }
+
+    #[test]
+    fn a_browser_behind_a_tls_front_is_reached_over_tls() {
+        let ws = |u: &str| Url::parse(u).unwrap();
+        let front = ws("https://127.0.0.1:8443");
+        assert_eq!(
+            behind_tls(&front, ws("ws://127.0.0.1:8443/devtools/browser/a")).as_str(),
+            "wss://127.0.0.1:8443/devtools/browser/a"
+        );
+        // Elsewhere, or plain discovery: as the browser said.
+        assert_eq!(
+            behind_tls(&front, ws("ws://127.0.0.1:9222/devtools/browser/a")).as_str(),
+            "ws://127.0.0.1:9222/devtools/browser/a"
+        );
+        assert_eq!(
+            behind_tls(
+                &ws("http://127.0.0.1:8443"),
+                ws("ws://127.0.0.1:8443/devtools/browser/a")
+            )
+            .as_str(),
+            "ws://127.0.0.1:8443/devtools/browser/a"
+        );
     }
 
     #[test]
