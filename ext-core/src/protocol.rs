@@ -370,7 +370,7 @@ impl ErrorCode {
         match self {
             Self::TabNotFound => "List tabs with browser_tabs {action: \"list\"} and use one of their ids.",
             Self::TabClosed => "The tab is gone; pick another with browser_tabs or open one with browser_tabs {action: \"new\"}.",
-            Self::NoBrowser => "No browser is connected: start kapture with --browser launch, or open a browser with the Kapture extension (kapture install).",
+            Self::NoBrowser => "No browser to drive; the message says why (a launch that failed, an extension that did not connect, a DevTools endpoint that does not answer). Tell the person that cause (kapture doctor shows the set-up); kapture stays up and tries again on the next call.",
             Self::ExtensionDisconnected => "The extension dropped the connection; retry the call, it reconnects on its own.",
             Self::Timeout => "The page did not answer in time; check the page state (browser_take_screenshot) and retry, or pass a larger timeout.",
             Self::SelectorNotFound => "No element matches; check the selector against the page (browser_evaluate with document.querySelectorAll) or wait for the page to render.",
