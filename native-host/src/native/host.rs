@@ -18,13 +18,11 @@ use futures::future::LocalBoxFuture;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
+use super::ask::Asking;
 use crate::cdp::{Browser, Event, Routed, TargetInfo};
 
 /// Where browser events go (the hub: the journal, the tools' "tabs opened" news).
 pub type EventSink = Arc<dyn Fn(BrowserEvent) + Send + Sync>;
-
-/// What an `ask` answers natively, said in the refusal (see `NativeEngine::call`).
-pub const NO_APPROVALS: &str = "the native CDP engine has no approvals UI, so the rule's fallback applies: deny (allow the origin with --allow, or use the extension engine)";
 
 /// The native engine's host: one browser connection.
 pub struct NativeHost {
@@ -41,11 +39,19 @@ pub struct NativeHost {
     closed: RefCell<HashSet<String>>,
     next_tab: Arc<AtomicI32>,
     sink: EventSink,
+    /// Approvals: asked of the MCP client whose call triggered them.
+    asking: Asking,
 }
 
 impl NativeHost {
-    pub fn new(browser: Browser, next_tab: Arc<AtomicI32>, sink: EventSink) -> Rc<NativeHost> {
+    pub fn new(
+        browser: Browser,
+        next_tab: Arc<AtomicI32>,
+        sink: EventSink,
+        asking: Asking,
+    ) -> Rc<NativeHost> {
         Rc::new(NativeHost {
+            asking,
             browser,
             exec: RefCell::default(),
             ids: RefCell::default(),
@@ -334,8 +340,16 @@ impl Host for NativeHost {
         false
     }
 
-    async fn ask(&self, _request: ApprovalView, _wait_ms: u64) -> Answer {
-        Answer::Withdrawn
+    async fn ask(&self, request: ApprovalView, wait_ms: u64) -> Answer {
+        let answer = self.asking.ask(&request, wait_ms).await;
+        // Journaled as the extension journals a person's answer in its panel.
+        (self.sink)(BrowserEvent::Approval {
+            tab_id: request.tab_id,
+            method: request.method,
+            origin: request.origin,
+            answer: answer.name().into(),
+        });
+        answer
     }
 
     async fn start_download(&self, _url: &str) -> Result<i32, WireError> {
