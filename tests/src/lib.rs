@@ -398,6 +398,11 @@ impl Kapture {
         }
     }
 
+    /// Start kapture on `engine` with extra flags.
+    pub async fn launch_on_with(engine: Engine, flags: &[&str]) -> Kapture {
+        Self::launch_asking(engine, flags, None).await
+    }
+
     /// Start kapture on `engine` with extra flags, spoken to by a client that answers
     /// elicitation with `elicit` (`None`: a client without that capability).
     pub async fn launch_asking(engine: Engine, flags: &[&str], elicit: Option<Elicit>) -> Kapture {

@@ -6,6 +6,7 @@
 //! browser went away.
 
 pub mod ask;
+mod downloads;
 mod host;
 
 use std::rc::Rc;
@@ -285,7 +286,8 @@ fn executor_thread(
             let _ = ready.send(Err(e.to_string()));
             return;
         }
-        let host = NativeHost::new(browser.clone(), next_tab, sink, asking);
+        let downloads = save_downloads(&browser).await;
+        let host = NativeHost::new(browser.clone(), next_tab, sink, asking, downloads);
         let exec = Rc::new(Exec::new(host.clone()));
         host.set_exec(&exec);
         tokio::task::spawn_local(host::browser_pump(Rc::downgrade(&host), events));
@@ -305,4 +307,34 @@ fn executor_thread(
             }
         }
     });
+}
+
+/// Have the browser save downloads into a private staging folder of this connection and
+/// report them; `None` (browser_download is `UNSUPPORTED`) when it refuses.
+async fn save_downloads(browser: &Browser) -> Option<downloads::Downloads> {
+    let d = match downloads::Downloads::new() {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(error = %e, "no staging folder for downloads");
+            return None;
+        }
+    };
+    let told = browser
+        .call(
+            None,
+            "Browser.setDownloadBehavior",
+            serde_json::json!({
+                "behavior": "allowAndName",
+                "downloadPath": d.staging(),
+                "eventsEnabled": true,
+            }),
+        )
+        .await;
+    match told {
+        Ok(_) => Some(d),
+        Err(e) => {
+            tracing::warn!(error = %e.message, "the browser does not report downloads");
+            None
+        }
+    }
 }
