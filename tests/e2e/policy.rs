@@ -306,15 +306,16 @@ async fn unanswered_asks_time_out_denied_and_a_persons_own_browser_is_protected(
     launcher.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_redirect_to_a_denied_origin_is_refused_at_the_next_read() {
+kapture_e2e::on_both_engines! {
+    a_redirect_to_a_denied_origin_is_refused_at_the_next_read_on => a_redirect_to_a_denied_origin_is_refused_at_the_next_read, a_redirect_to_a_denied_origin_is_refused_at_the_next_read_natively;
+    an_action_inside_a_frame_is_judged_on_the_frames_origin_on => an_action_inside_a_frame_is_judged_on_the_frames_origin, an_action_inside_a_frame_is_judged_on_the_frames_origin_natively;
+}
+
+async fn a_redirect_to_a_denied_origin_is_refused_at_the_next_read_on(engine: Engine) {
     let site = Site::start().unwrap();
     let denied = Site::start().unwrap();
-    let k = Kapture::start(launched_with(&[
-        "--deny",
-        &format!("read@127.0.0.1:{}", denied.port()),
-    ]))
-    .await;
+    let rule = format!("read@127.0.0.1:{}", denied.port());
+    let k = Kapture::launch_on_with(engine, &["--deny", &rule]).await;
     k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
         .await;
     k.ok("browser_snapshot", json!({})).await;
@@ -400,15 +401,11 @@ async fn eventually_refused(k: &Kapture) -> String {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_action_inside_a_frame_is_judged_on_the_frames_origin() {
+async fn an_action_inside_a_frame_is_judged_on_the_frames_origin_on(engine: Engine) {
     let site = Site::start().unwrap();
     let other = Site::start().unwrap();
-    let k = Kapture::start(launched_with(&[
-        "--deny",
-        &format!("interact@127.0.0.1:{}", other.port()),
-    ]))
-    .await;
+    let rule = format!("interact@127.0.0.1:{}", other.port());
+    let k = Kapture::launch_on_with(engine, &["--deny", &rule]).await;
     let url = format!(
         "{}?cross={}",
         site.url("frames.html"),
