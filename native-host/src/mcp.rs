@@ -314,6 +314,7 @@ impl KaptureServer {
         let peer: Arc<Mutex<Option<rmcp::Peer<rmcp::RoleServer>>>> = Arc::new(Mutex::new(None));
         let (to_browser, data_dir, told) =
             (bridge.clone(), defaults.data_dir.clone(), peer.clone());
+        let native = bridge.native().is_some();
         tokio::spawn(async move {
             while let Ok(event) = events.recv().await {
                 match event {
@@ -341,7 +342,12 @@ impl KaptureServer {
                         answer,
                     } => journal.record(crate::audit::Entry {
                         time: ext_core::platform::now_ms() as u64,
-                        who: "person (approval in the browser)".into(),
+                        who: if native {
+                            "person (approval through the MCP client)"
+                        } else {
+                            "person (approval in the browser)"
+                        }
+                        .into(),
                         tool: method,
                         args: serde_json::json!({}),
                         page: Some(format!("tab {tab_id}")),
@@ -1922,6 +1928,8 @@ impl ServerHandler for KaptureServer {
             .unwrap_or_else(|| "mcp".into());
         *self.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(context.peer.clone());
         let cancelled = context.ct.clone();
+        // An approval this call triggers in the native engine is asked of this client.
+        let client = context.peer.clone();
         let scenario = tool
             .strip_prefix(crate::scenario_tools::PREFIX)
             .filter(|_| !self.tool_router.has_route(&tool))
@@ -1956,7 +1964,7 @@ impl ServerHandler for KaptureServer {
         // stop the command too. The adapters note what the journal must know (the call's
         // own notes, whatever else runs meanwhile).
         let (res, notes) = tokio::select! {
-            done = crate::session_log::CallNotes::scope(work) => done,
+            done = crate::native::ask::scope(client, crate::session_log::CallNotes::scope(work)) => done,
             () = cancelled.cancelled() => (Err(ErrorData::new(
                 rmcp::model::ErrorCode(-32800),
                 "the request was cancelled by the client",

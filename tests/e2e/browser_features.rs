@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kapture_e2e::{eventually, Kapture, Start};
+use kapture_e2e::{eventually, Engine, Kapture, Start};
 use serde_json::json;
 use www_test_pages::Site;
 
@@ -132,16 +132,15 @@ async fn uploads_set_real_files_and_answer_file_choosers() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn downloads_land_complete_in_kaptures_folder() {
+kapture_e2e::on_both_engines! {
+    downloads_land_complete_in_kaptures_folder_on => downloads_land_complete_in_kaptures_folder, downloads_land_complete_in_kaptures_folder_natively;
+}
+
+async fn downloads_land_complete_in_kaptures_folder_on(engine: Engine) {
     let site = Site::start().unwrap();
     let downloads = tempfile::tempdir().unwrap();
-    let mut opts = Start::default();
-    opts.args.extend([
-        "--download-dir".into(),
-        downloads.path().display().to_string(),
-    ]);
-    let k = Kapture::start(opts).await;
+    let dir = downloads.path().display().to_string();
+    let k = Kapture::launch_on_with(engine, &["--download-dir", &dir]).await;
     k.ok(
         "browser_navigate",
         json!({"url": site.url("download.html")}),
@@ -171,6 +170,28 @@ async fn downloads_land_complete_in_kaptures_folder() {
             .display()
             .to_string()
     ));
+
+    // A URL the server shows as a page (no attachment) is saved as a file too.
+    let shown = k
+        .ok(
+            "browser_download",
+            json!({"url": site.url("files/report.txt")}),
+        )
+        .await;
+    let shown_path = shown
+        .lines()
+        .find_map(|l| l.strip_prefix("path: "))
+        .expect("a path");
+    assert!(shown_path.ends_with(".txt"), "{shown}");
+    assert_eq!(
+        std::fs::read_to_string(shown_path).unwrap(),
+        "Quarterly report\nrevenue: 42\n"
+    );
+    let tabs = k.ok("browser_tabs", json!({"action": "list"})).await;
+    assert!(
+        !tabs.contains("report.txt"),
+        "no tab was left behind: {tabs}"
+    );
 
     let attachment = k
         .ok(

@@ -5,9 +5,19 @@
 
 use std::time::{Duration, Instant};
 
-use kapture_e2e::Kapture;
+use kapture_e2e::{Engine, Kapture};
 use serde_json::{json, Value};
 use www_test_pages::Site;
+
+kapture_e2e::on_both_engines! {
+    a_post_answered_with_a_303_is_named_and_the_next_snapshot_shows_its_page_on => a_post_answered_with_a_303_is_named_and_the_next_snapshot_shows_its_page, a_post_answered_with_a_303_is_named_and_the_next_snapshot_shows_its_page_natively;
+    a_get_form_submitted_with_enter_is_named_and_the_next_snapshot_shows_its_page_on => a_get_form_submitted_with_enter_is_named_and_the_next_snapshot_shows_its_page, a_get_form_submitted_with_enter_is_named_and_the_next_snapshot_shows_its_page_natively;
+    links_and_timers_that_navigate_are_named_and_the_next_snapshot_shows_their_page_on => links_and_timers_that_navigate_are_named_and_the_next_snapshot_shows_their_page, links_and_timers_that_navigate_are_named_and_the_next_snapshot_shows_their_page_natively;
+    client_side_routing_is_named_with_the_new_url_and_title_on => client_side_routing_is_named_with_the_new_url_and_title, client_side_routing_is_named_with_the_new_url_and_title_natively;
+    a_click_that_does_not_navigate_answers_fast_and_says_nothing_of_a_navigation_on => a_click_that_does_not_navigate_answers_fast_and_says_nothing_of_a_navigation, a_click_that_does_not_navigate_answers_fast_and_says_nothing_of_a_navigation_natively;
+    a_snapshot_while_a_page_loads_waits_for_it_or_says_it_is_loading_on => a_snapshot_while_a_page_loads_waits_for_it_or_says_it_is_loading, a_snapshot_while_a_page_loads_waits_for_it_or_says_it_is_loading_natively;
+    an_action_answers_once_the_page_has_rendered_its_effect_on => an_action_answers_once_the_page_has_rendered_its_effect, an_action_answers_once_the_page_has_rendered_its_effect_natively;
+}
 
 /// An answer slower than this is a fault (a missed event waited out), not a slow machine.
 const FAULT_MS: u128 = 5_000;
@@ -119,10 +129,11 @@ fn form(site: &Site, delay: u64) -> String {
 const OLD: &str = "Edit the record";
 const DELAYS: [u64; 3] = [0, 300, 1000];
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_post_answered_with_a_303_is_named_and_the_next_snapshot_shows_its_page() {
+async fn a_post_answered_with_a_303_is_named_and_the_next_snapshot_shows_its_page_on(
+    engine: Engine,
+) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     let mut tally = Tally::default();
     for i in 0..10 {
         for delay in DELAYS {
@@ -146,10 +157,11 @@ async fn a_post_answered_with_a_303_is_named_and_the_next_snapshot_shows_its_pag
     tally.judge("POST form, 303 to the result page");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_get_form_submitted_with_enter_is_named_and_the_next_snapshot_shows_its_page() {
+async fn a_get_form_submitted_with_enter_is_named_and_the_next_snapshot_shows_its_page_on(
+    engine: Engine,
+) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     let mut tally = Tally::default();
     for i in 0..5 {
         for delay in DELAYS {
@@ -191,10 +203,11 @@ async fn a_get_form_submitted_with_enter_is_named_and_the_next_snapshot_shows_it
     tally.judge("GET form submitted with Enter");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn links_and_timers_that_navigate_are_named_and_the_next_snapshot_shows_their_page() {
+async fn links_and_timers_that_navigate_are_named_and_the_next_snapshot_shows_their_page_on(
+    engine: Engine,
+) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     let mut tally = Tally::default();
     for i in 0..3 {
         for delay in DELAYS {
@@ -228,10 +241,9 @@ async fn links_and_timers_that_navigate_are_named_and_the_next_snapshot_shows_th
     tally.judge("links and timers");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn client_side_routing_is_named_with_the_new_url_and_title() {
+async fn client_side_routing_is_named_with_the_new_url_and_title_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     let mut tally = Tally::default();
     for i in 0..5 {
         k.ok("browser_navigate", json!({"url": site.url("nav-spa.html")}))
@@ -270,10 +282,11 @@ async fn client_side_routing_is_named_with_the_new_url_and_title() {
     tally.judge("client-side routing");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_click_that_does_not_navigate_answers_fast_and_says_nothing_of_a_navigation() {
+async fn a_click_that_does_not_navigate_answers_fast_and_says_nothing_of_a_navigation_on(
+    engine: Engine,
+) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": form(&site, 0)}))
         .await;
     let mut times = Vec::new();
@@ -314,10 +327,9 @@ async fn a_click_that_does_not_navigate_answers_fast_and_says_nothing_of_a_navig
     assert!(times[times.len() - 1] < 3_000, "{times:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_snapshot_while_a_page_loads_waits_for_it_or_says_it_is_loading() {
+async fn a_snapshot_while_a_page_loads_waits_for_it_or_says_it_is_loading_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     // A script submits the form; the evaluation answers before the server (1 s).
     k.ok("browser_navigate", json!({"url": form(&site, 1000)}))
         .await;
@@ -362,10 +374,9 @@ async fn a_snapshot_while_a_page_loads_waits_for_it_or_says_it_is_loading() {
     assert!(snap.contains("(empty page"), "{snap}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_action_answers_once_the_page_has_rendered_its_effect() {
+async fn an_action_answers_once_the_page_has_rendered_its_effect_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok(
         "browser_navigate",
         json!({"url": site.url("late-render.html")}),

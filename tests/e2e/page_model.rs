@@ -3,14 +3,27 @@
 
 use std::time::{Duration, Instant};
 
-use kapture_e2e::{jpeg_size, ref_on, Kapture};
+use kapture_e2e::{jpeg_size, ref_on, Engine, Kapture};
 use serde_json::json;
 use www_test_pages::Site;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_snapshot_is_compact_marks_untrusted_content_and_its_refs_drive_the_page() {
+kapture_e2e::on_both_engines! {
+    a_snapshot_is_compact_marks_untrusted_content_and_its_refs_drive_the_page_on => a_snapshot_is_compact_marks_untrusted_content_and_its_refs_drive_the_page, a_snapshot_is_compact_marks_untrusted_content_and_its_refs_drive_the_page_natively;
+    refs_reach_shadow_dom_and_go_stale_with_their_document_on => refs_reach_shadow_dom_and_go_stale_with_their_document, refs_reach_shadow_dom_and_go_stale_with_their_document_natively;
+    refs_work_inside_same_origin_and_cross_origin_frames_on => refs_work_inside_same_origin_and_cross_origin_frames, refs_work_inside_same_origin_and_cross_origin_frames_natively;
+    a_thousand_rows_fold_small_and_every_row_stays_reachable_on => a_thousand_rows_fold_small_and_every_row_stays_reachable, a_thousand_rows_fold_small_and_every_row_stays_reachable_natively;
+    hidden_text_is_flagged_and_invisible_text_left_out_on => hidden_text_is_flagged_and_invisible_text_left_out, hidden_text_is_flagged_and_invisible_text_left_out_natively;
+    reads_text_html_markdown_and_links_on => reads_text_html_markdown_and_links, reads_text_html_markdown_and_links_natively;
+    wait_for_text_elements_and_time_with_a_deadline_on => wait_for_text_elements_and_time_with_a_deadline, wait_for_text_elements_and_time_with_a_deadline_natively;
+    fill_form_handles_every_field_kind_in_one_call_on => fill_form_handles_every_field_kind_in_one_call, fill_form_handles_every_field_kind_in_one_call_natively;
+    screenshots_default_to_scaled_jpeg_and_full_pages_are_capped_on => screenshots_default_to_scaled_jpeg_and_full_pages_are_capped, screenshots_default_to_scaled_jpeg_and_full_pages_are_capped_natively;
+}
+
+async fn a_snapshot_is_compact_marks_untrusted_content_and_its_refs_drive_the_page_on(
+    engine: Engine,
+) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("form.html")}))
         .await;
     let snap = k.ok("browser_snapshot", json!({})).await;
@@ -77,10 +90,9 @@ async fn a_snapshot_is_compact_marks_untrusted_content_and_its_refs_drive_the_pa
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refs_reach_shadow_dom_and_go_stale_with_their_document() {
+async fn refs_reach_shadow_dom_and_go_stale_with_their_document_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("dialog.html")}))
         .await;
     let snap = k.ok("browser_snapshot", json!({})).await;
@@ -126,11 +138,10 @@ async fn refs_reach_shadow_dom_and_go_stale_with_their_document() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refs_work_inside_same_origin_and_cross_origin_frames() {
+async fn refs_work_inside_same_origin_and_cross_origin_frames_on(engine: Engine) {
     let site = Site::start().unwrap();
     let other = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     let url = format!(
         "{}?cross={}",
         site.url("frames.html"),
@@ -178,10 +189,9 @@ async fn refs_work_inside_same_origin_and_cross_origin_frames() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_rows_fold_small_and_every_row_stays_reachable() {
+async fn a_thousand_rows_fold_small_and_every_row_stays_reachable_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("table.html")}))
         .await;
     let snap = k.ok("browser_snapshot", json!({})).await;
@@ -240,10 +250,9 @@ async fn a_thousand_rows_fold_small_and_every_row_stays_reachable() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hidden_text_is_flagged_and_invisible_text_left_out() {
+async fn hidden_text_is_flagged_and_invisible_text_left_out_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("hidden.html")}))
         .await;
     let snap = k.ok("browser_snapshot", json!({})).await;
@@ -268,10 +277,9 @@ async fn hidden_text_is_flagged_and_invisible_text_left_out() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reads_text_html_markdown_and_links() {
+async fn reads_text_html_markdown_and_links_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("article.html")}))
         .await;
     let md = k.ok("browser_read_markdown", json!({})).await;
@@ -335,10 +343,9 @@ async fn reads_text_html_markdown_and_links() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn wait_for_text_elements_and_time_with_a_deadline() {
+async fn wait_for_text_elements_and_time_with_a_deadline_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("wait.html")}))
         .await;
     let waited = k
@@ -372,10 +379,9 @@ async fn wait_for_text_elements_and_time_with_a_deadline() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fill_form_handles_every_field_kind_in_one_call() {
+async fn fill_form_handles_every_field_kind_in_one_call_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("form.html")}))
         .await;
     let snap = k.ok("browser_snapshot", json!({})).await;
@@ -418,10 +424,9 @@ async fn fill_form_handles_every_field_kind_in_one_call() {
     k.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn screenshots_default_to_scaled_jpeg_and_full_pages_are_capped() {
+async fn screenshots_default_to_scaled_jpeg_and_full_pages_are_capped_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch().await;
+    let k = Kapture::launch_on(engine).await;
     k.ok("browser_navigate", json!({"url": site.url("table.html")}))
         .await;
     let shot = k

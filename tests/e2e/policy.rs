@@ -1,12 +1,13 @@
 //! The policy in a real browser: flags and defaults refuse in the extension with coded
 //! errors and no effect on the page, `ask` is answered by a person in the Kapture window
 //! (or times out into a denial), an approval binds to its origin, and a redirect to a
-//! denied origin is caught by the next read.
+//! denied origin is caught by the next read. Natively (`--browser cdp`) the person is asked
+//! through the MCP client (elicitation), or the rule's fallback (deny) applies.
 
 use std::time::Duration;
 
 use kapture_e2e::panel::Panel;
-use kapture_e2e::{handshakes_in, ref_on, Kapture, Start};
+use kapture_e2e::{handshakes_in, ref_on, Elicit, Engine, Kapture, Said, Start};
 use serde_json::json;
 use www_test_pages::Site;
 
@@ -305,15 +306,16 @@ async fn unanswered_asks_time_out_denied_and_a_persons_own_browser_is_protected(
     launcher.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_redirect_to_a_denied_origin_is_refused_at_the_next_read() {
+kapture_e2e::on_both_engines! {
+    a_redirect_to_a_denied_origin_is_refused_at_the_next_read_on => a_redirect_to_a_denied_origin_is_refused_at_the_next_read, a_redirect_to_a_denied_origin_is_refused_at_the_next_read_natively;
+    an_action_inside_a_frame_is_judged_on_the_frames_origin_on => an_action_inside_a_frame_is_judged_on_the_frames_origin, an_action_inside_a_frame_is_judged_on_the_frames_origin_natively;
+}
+
+async fn a_redirect_to_a_denied_origin_is_refused_at_the_next_read_on(engine: Engine) {
     let site = Site::start().unwrap();
     let denied = Site::start().unwrap();
-    let k = Kapture::start(launched_with(&[
-        "--deny",
-        &format!("read@127.0.0.1:{}", denied.port()),
-    ]))
-    .await;
+    let rule = format!("read@127.0.0.1:{}", denied.port());
+    let k = Kapture::launch_on_with(engine, &["--deny", &rule]).await;
     k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
         .await;
     k.ok("browser_snapshot", json!({})).await;
@@ -399,15 +401,11 @@ async fn eventually_refused(k: &Kapture) -> String {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_action_inside_a_frame_is_judged_on_the_frames_origin() {
+async fn an_action_inside_a_frame_is_judged_on_the_frames_origin_on(engine: Engine) {
     let site = Site::start().unwrap();
     let other = Site::start().unwrap();
-    let k = Kapture::start(launched_with(&[
-        "--deny",
-        &format!("interact@127.0.0.1:{}", other.port()),
-    ]))
-    .await;
+    let rule = format!("interact@127.0.0.1:{}", other.port());
+    let k = Kapture::launch_on_with(engine, &["--deny", &rule]).await;
     let url = format!(
         "{}?cross={}",
         site.url("frames.html"),
@@ -433,6 +431,167 @@ async fn an_action_inside_a_frame_is_judged_on_the_frames_origin() {
         snap.matches("paid with").count(),
         1,
         "only the allowed frame was clicked:\n{snap}"
+    );
+    k.stop().await;
+}
+
+/// The natively asked question's answers (what the client's form offers).
+const ONCE: &str = "approve once";
+const SESSION: &str = "approve for this session";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn natively_the_mcp_client_is_asked_and_its_answer_decides() {
+    let site = Site::start().unwrap();
+    let other = Site::start().unwrap();
+    let elicit = Elicit::answering(&[
+        Said::Decline,
+        Said::Cancel,
+        Said::Accept("deny"),
+        Said::Accept(ONCE),
+        Said::Accept(SESSION),
+    ]);
+    let k = Kapture::launch_asking(
+        Engine::Cdp,
+        &[
+            "--ask",
+            "interact@127.0.0.1",
+            "--approval-timeout-ms",
+            "3000",
+        ],
+        Some(elicit.clone()),
+    )
+    .await;
+    k.ok("browser_navigate", json!({"url": site.url("input.html")}))
+        .await;
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    let shift = ref_on(&snap, "Shift");
+    let origin = format!("http://127.0.0.1:{}", site.port());
+
+    // Declined, dismissed, denied: refused with the reason, and the page is unchanged.
+    for why in [
+        "declined the question in kapture-e2e",
+        "dismissed the question",
+        "a person denied it",
+    ] {
+        let out = k.call("browser_click", json!({"ref": shift})).await;
+        assert_eq!(
+            out.code().as_deref(),
+            Some("APPROVAL_DENIED"),
+            "{}",
+            out.text
+        );
+        assert!(out.text.contains(why), "{why}: {}", out.text);
+        assert_eq!(
+            button_text(&k, "shift").await,
+            "Shift",
+            "nothing was clicked"
+        );
+    }
+    let asked = elicit.asked();
+    assert_eq!(asked.len(), 3, "one question per refused click");
+    let (message, schema) = &asked[0];
+    assert!(
+        message.contains("browser_click (interact)")
+            && message.contains(&origin)
+            && message.contains("Element: button \"Shift\"")
+            && message.contains("--ask interact@127.0.0.1"),
+        "the question names the tool, the site, the element and the rule: {message}"
+    );
+    assert_eq!(
+        schema["properties"]["answer"]["enum"],
+        json!([ONCE, SESSION, "deny"]),
+        "{schema}"
+    );
+
+    // Approved once: the click runs; the next one is asked again.
+    k.ok("browser_click", json!({"ref": shift})).await;
+    assert_eq!(button_text(&k, "shift").await, "plain click");
+    k.eval("() => { document.getElementById('shift').textContent = 'Shift'; }")
+        .await;
+    k.ok("browser_click", json!({"ref": shift})).await;
+    assert_eq!(button_text(&k, "shift").await, "plain click");
+    assert_eq!(
+        elicit.asked().len(),
+        5,
+        "an approval once is for one action"
+    );
+
+    // Approved for the session: interact on this origin goes ahead unasked.
+    k.eval("() => { document.getElementById('shift').textContent = 'Shift'; }")
+        .await;
+    k.ok("browser_click", json!({"ref": shift})).await;
+    assert_eq!(button_text(&k, "shift").await, "plain click");
+    assert_eq!(
+        elicit.asked().len(),
+        5,
+        "the session's approval was remembered"
+    );
+
+    // ...but only on that origin; a silent person is a denial when the time is up.
+    elicit.will(&[Said::Silent]);
+    k.ok("browser_navigate", json!({"url": other.url("input.html")}))
+        .await;
+    let out = k.call("browser_click", json!({"selector": "#shift"})).await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("nobody answered"), "{}", out.text);
+    assert_eq!(button_text(&k, "shift").await, "Shift");
+    assert_eq!(elicit.asked().len(), 6);
+
+    let expected = [
+        "ask: deny",
+        "ask: withdrawn",
+        "ask: deny",
+        "ask: once",
+        "ask: origin",
+        "ask: timeout",
+    ];
+    // Every answer is journaled, and who gave it (the journal writes on its own task).
+    kapture_e2e::eventually(
+        "the answers in the journal",
+        Duration::from_secs(10),
+        || {
+            let answers: Vec<String> = k
+                .audit_lines()
+                .iter()
+                .filter(|e| e["who"] == "person (approval through the MCP client)")
+                .filter_map(|e| e["verdict"].as_str().map(str::to_string))
+                .collect();
+            std::future::ready((answers == expected).then_some(()))
+        },
+    )
+    .await;
+    k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn natively_a_client_without_elicitation_gets_the_rules_fallback_said() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch_asking(Engine::Cdp, &["--ask", "interact@127.0.0.1"], None).await;
+    k.ok("browser_navigate", json!({"url": site.url("input.html")}))
+        .await;
+    let out = k.call("browser_click", json!({"selector": "#shift"})).await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text
+            .contains("did not declare the elicitation capability")
+            && out.text.contains("fallback applies: deny"),
+        "{}",
+        out.text
+    );
+    assert_eq!(
+        button_text(&k, "shift").await,
+        "Shift",
+        "nothing was clicked"
     );
     k.stop().await;
 }

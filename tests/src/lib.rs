@@ -176,16 +176,100 @@ impl Outcome {
     }
 }
 
-/// The MCP client's handler: counts the server's notifications the tests look for.
+/// The MCP client's handler: counts the server's notifications the tests look for, and,
+/// when it declares elicitation, answers kapture's questions from a script.
 #[derive(Debug, Clone, Default)]
 pub struct Notices {
     tools_changed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    elicit: Option<Elicit>,
+}
+
+/// How the scripted person answers one `elicitation/create`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Said {
+    /// Accept with this value of the form's `answer` field.
+    Accept(&'static str),
+    Decline,
+    Cancel,
+    /// Never answer (kapture's approval timeout decides).
+    Silent,
+}
+
+/// A client that supports elicitation: its scripted answers (in order; none left is a
+/// decline) and the questions it was asked (message and requested schema).
+#[derive(Debug, Clone, Default)]
+pub struct Elicit {
+    answers: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<Said>>>,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+}
+
+impl Elicit {
+    pub fn answering(answers: &[Said]) -> Elicit {
+        let e = Elicit::default();
+        e.will(answers);
+        e
+    }
+
+    /// Answer the next questions so.
+    pub fn will(&self, answers: &[Said]) {
+        self.answers.lock().unwrap().extend(answers.iter().cloned());
+    }
+
+    /// The questions asked so far: (message, requested schema).
+    pub fn asked(&self) -> Vec<(String, Value)> {
+        self.asked.lock().unwrap().clone()
+    }
 }
 
 impl rmcp::ClientHandler for Notices {
     async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
         self.tools_changed
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let capabilities = match self.elicit {
+            Some(_) => json!({"elicitation": {"form": {}}}),
+            None => json!({}),
+        };
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": capabilities,
+            "clientInfo": {"name": "kapture-e2e", "version": "1"},
+        }))
+        .expect("a client info")
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitResult, ElicitationAction};
+        let Some(elicit) = &self.elicit else {
+            return Err(rmcp::ErrorData::invalid_request(
+                "no elicitation here",
+                None,
+            ));
+        };
+        let asked = serde_json::to_value(&request).unwrap_or_default();
+        let message = asked["message"].as_str().unwrap_or_default().to_string();
+        elicit
+            .asked
+            .lock()
+            .unwrap()
+            .push((message, asked["requestedSchema"].clone()));
+        let said = elicit.answers.lock().unwrap().pop_front();
+        Ok(match said.unwrap_or(Said::Decline) {
+            Said::Accept(answer) => {
+                let mut r = ElicitResult::new(ElicitationAction::Accept);
+                r.content = Some(json!({ "answer": answer }));
+                r
+            }
+            Said::Decline => ElicitResult::new(ElicitationAction::Decline),
+            Said::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+            Said::Silent => std::future::pending().await,
+        })
     }
 }
 
@@ -315,7 +399,42 @@ impl Kapture {
         }
     }
 
+    /// Start kapture on `engine` with extra flags.
+    pub async fn launch_on_with(engine: Engine, flags: &[&str]) -> Kapture {
+        Self::launch_asking(engine, flags, None).await
+    }
+
+    /// Start kapture on `engine` with extra flags, spoken to by a client that answers
+    /// elicitation with `elicit` (`None`: a client without that capability).
+    pub async fn launch_asking(engine: Engine, flags: &[&str], elicit: Option<Elicit>) -> Kapture {
+        let client = Notices {
+            elicit,
+            ..Notices::default()
+        };
+        let extra = flags.iter().map(|f| f.to_string());
+        match engine {
+            Engine::Extension => {
+                let mut opts = Start::default();
+                opts.args.extend(extra);
+                Self::start_with(opts, client).await
+            }
+            Engine::Cdp => {
+                let browser = devtools::DevToolsBrowser::start();
+                let mut opts = Start::cdp(&browser.endpoint().await);
+                opts.args.extend(extra);
+                let mut k = Self::start_with(opts, client).await;
+                k.browser = Some(browser);
+                k
+            }
+        }
+    }
+
     pub async fn start(opts: Start) -> Kapture {
+        Self::start_with(opts, Notices::default()).await
+    }
+
+    /// Start kapture spoken to by the client `notices`.
+    pub async fn start_with(opts: Start, notices: Notices) -> Kapture {
         let scratch = tempfile::tempdir().expect("temp dir");
         let runtime_dir = tempfile::tempdir().expect("runtime dir");
         let runtime = opts
@@ -358,7 +477,6 @@ impl Kapture {
             .spawn()
             .expect("kapture starts");
         let pid = transport.id().expect("kapture pid");
-        let notices = Notices::default();
         let client = notices
             .clone()
             .serve(transport)

@@ -18,13 +18,12 @@ use futures::future::LocalBoxFuture;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
+use super::ask::Asking;
+use super::downloads::Downloads;
 use crate::cdp::{Browser, Event, Routed, TargetInfo};
 
 /// Where browser events go (the hub: the journal, the tools' "tabs opened" news).
 pub type EventSink = Arc<dyn Fn(BrowserEvent) + Send + Sync>;
-
-/// What an `ask` answers natively, said in the refusal (see `NativeEngine::call`).
-pub const NO_APPROVALS: &str = "the native CDP engine has no approvals UI, so the rule's fallback applies: deny (allow the origin with --allow, or use the extension engine)";
 
 /// The native engine's host: one browser connection.
 pub struct NativeHost {
@@ -41,11 +40,26 @@ pub struct NativeHost {
     closed: RefCell<HashSet<String>>,
     next_tab: Arc<AtomicI32>,
     sink: EventSink,
+    /// Approvals: asked of the MCP client whose call triggered them.
+    asking: Asking,
+    /// Downloads, when the browser agreed to save them where kapture can read them.
+    pub downloads: Option<Downloads>,
+    /// Background pages opened only to download a URL: never shown as tabs.
+    helpers: RefCell<HashSet<String>>,
 }
 
 impl NativeHost {
-    pub fn new(browser: Browser, next_tab: Arc<AtomicI32>, sink: EventSink) -> Rc<NativeHost> {
+    pub fn new(
+        browser: Browser,
+        next_tab: Arc<AtomicI32>,
+        sink: EventSink,
+        asking: Asking,
+        downloads: Option<Downloads>,
+    ) -> Rc<NativeHost> {
         Rc::new(NativeHost {
+            asking,
+            downloads,
+            helpers: RefCell::default(),
             browser,
             exec: RefCell::default(),
             ids: RefCell::default(),
@@ -69,8 +83,8 @@ impl NativeHost {
     /// The browser's open pages, in its order.
     async fn pages(&self) -> Result<Vec<TargetInfo>, WireError> {
         let mut pages = self.browser.pages().await?;
-        let closed = self.closed.borrow();
-        pages.retain(|p| !closed.contains(&p.target_id));
+        let (closed, helpers) = (self.closed.borrow(), self.helpers.borrow());
+        pages.retain(|p| !closed.contains(&p.target_id) && !helpers.contains(&p.target_id));
         Ok(pages)
     }
 
@@ -194,6 +208,20 @@ pub async fn browser_pump(host: Weak<NativeHost>, mut events: broadcast::Receive
             "Target.targetCreated" => {
                 if let Some(info) = event.params.get("targetInfo") {
                     host.on_created(info);
+                }
+            }
+            "Browser.downloadWillBegin" | "Browser.downloadProgress" => {
+                tracing::debug!(event = %event.method, params = %event.params, "download news");
+                let ended = host
+                    .downloads
+                    .as_ref()
+                    .and_then(|d| d.on_event(&event.method, &event.params));
+                // A page opened only to download is closed once its download ended.
+                if let Some(frame) = ended.filter(|f| host.helpers.borrow().contains(f)) {
+                    let browser = host.browser.clone();
+                    tokio::task::spawn_local(async move {
+                        let _ = browser.close_target(&frame).await;
+                    });
                 }
             }
             _ => {}
@@ -334,20 +362,51 @@ impl Host for NativeHost {
         false
     }
 
-    async fn ask(&self, _request: ApprovalView, _wait_ms: u64) -> Answer {
-        Answer::Withdrawn
+    async fn ask(&self, request: ApprovalView, wait_ms: u64) -> Answer {
+        let answer = self.asking.ask(&request, wait_ms).await;
+        // Journaled as the extension journals a person's answer in its panel.
+        (self.sink)(BrowserEvent::Approval {
+            tab_id: request.tab_id,
+            method: request.method,
+            origin: request.origin,
+            answer: answer.name().into(),
+        });
+        answer
     }
 
-    async fn start_download(&self, _url: &str) -> Result<i32, WireError> {
-        Err(no_downloads())
+    async fn start_download(&self, url: &str) -> Result<i32, WireError> {
+        let downloads = self.downloads.as_ref().ok_or_else(no_downloads)?;
+        let before = downloads.newest_id();
+        // CDP has no "download this URL": a background page opens it (a file served as an
+        // attachment downloads at once); a URL that shows as a page is saved from that
+        // page by a same-origin `<a download>`, as a person's "save link as" would.
+        let opened = self
+            .browser
+            .call(
+                None,
+                "Target.createTarget",
+                json!({"url": "about:blank", "background": true}),
+            )
+            .await?;
+        let target = opened
+            .get("targetId")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        self.helpers.borrow_mut().insert(target.clone());
+        let started = self.download_in(&target, url, before).await;
+        if started.is_err() {
+            let _ = self.browser.close_target(&target).await;
+        }
+        started
     }
 
     async fn latest_download(&self) -> Result<Option<DownloadItem>, WireError> {
-        Err(no_downloads())
+        Ok(self.downloads.as_ref().ok_or_else(no_downloads)?.latest())
     }
 
-    async fn get_download(&self, _id: i32) -> Result<Option<DownloadItem>, WireError> {
-        Err(no_downloads())
+    async fn get_download(&self, id: i32) -> Result<Option<DownloadItem>, WireError> {
+        Ok(self.downloads.as_ref().ok_or_else(no_downloads)?.get(id))
     }
 
     fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
@@ -358,6 +417,84 @@ impl Host for NativeHost {
 fn no_downloads() -> WireError {
     WireError::new(
         ErrorCode::Unsupported,
-        "the native CDP engine does not do downloads yet; use the extension engine (--browser launch) for browser_download",
+        "this browser refused to save downloads where kapture can read them (Browser.setDownloadBehavior failed); use the extension engine (--browser launch) for browser_download",
+    )
+}
+
+/// How long a helper page may take to start its download.
+const DOWNLOAD_START: std::time::Duration = std::time::Duration::from_secs(15);
+
+impl NativeHost {
+    /// Open `url` in the helper page `target` and wait (bounded) for the download it starts.
+    async fn download_in(&self, target: &str, url: &str, before: i32) -> Result<i32, WireError> {
+        let Some(downloads) = self.downloads.as_ref() else {
+            return Err(no_downloads());
+        };
+        let attached = self.browser.attach(target).await?;
+        let session = attached.session.clone();
+        // Its events are not needed (the download's come to the browser session), but its
+        // route must stay open for the session to live: drained until the page closes.
+        let mut route = attached.route;
+        tokio::task::spawn_local(async move { while route.recv().await.is_some() {} });
+        let go = async {
+            // A download may end, and its helper page close, before an answer comes: what
+            // counts is whether a download started (checked below, bounded).
+            let _ = self
+                .browser
+                .call(Some(&session), "Page.navigate", json!({"url": url}))
+                .await;
+            // A page was shown instead of a download: save it from there.
+            let started = tokio::time::timeout(std::time::Duration::from_millis(1500), async {
+                loop {
+                    if let Some(id) = downloads.started_by(target, before) {
+                        return id;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+                }
+            })
+            .await;
+            if let Ok(id) = started {
+                return Ok(Some(id));
+            }
+            let _ = self
+                .browser
+                .call(
+                    Some(&session),
+                    "Runtime.evaluate",
+                    json!({"expression": SAVE_PAGE, "userGesture": true}),
+                )
+                .await;
+            Ok::<_, WireError>(None)
+        };
+        let deadline = tokio::time::Instant::now() + DOWNLOAD_START;
+        match tokio::time::timeout_at(deadline, go).await {
+            Ok(Ok(Some(id))) => return Ok(id),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(never_started(url)),
+        }
+        loop {
+            if let Some(id) = downloads.started_by(target, before) {
+                return Ok(id);
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err(never_started(url));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+    }
+}
+
+/// Saves the page a helper opened: a same-origin link with `download`.
+const SAVE_PAGE: &str = "(() => { const a = document.createElement('a'); a.href = location.href; a.download = ''; document.documentElement.appendChild(a); a.click(); a.remove(); })()";
+
+fn never_started(url: &str) -> WireError {
+    WireError::new(
+        ErrorCode::DownloadFailed,
+        format!(
+            "{} did not start a download within {} s",
+            ext_core::escape::inline(url),
+            DOWNLOAD_START.as_secs()
+        ),
     )
 }

@@ -5,6 +5,8 @@
 //! not ours: kapture connects, lets go on exit, and reconnects on the next call after the
 //! browser went away.
 
+pub mod ask;
+mod downloads;
 mod host;
 
 use std::rc::Rc;
@@ -18,7 +20,7 @@ use ext_core::protocol::{BrowserEvent, ErrorCode, TabId, WireError};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-pub use host::{EventSink, NativeHost, NO_APPROVALS};
+pub use host::{EventSink, NativeHost};
 
 use crate::cdp::Browser;
 
@@ -41,6 +43,8 @@ struct Inner {
     policy: Policy,
     approval_ms: u64,
     sink: EventSink,
+    /// Where `ask` questions go (the approver task on the MCP side).
+    questions: mpsc::Sender<ask::Question>,
     next_tab: Arc<AtomicI32>,
     conn: tokio::sync::Mutex<Option<Conn>>,
     /// Why the last connection attempt failed (for `browser_status`).
@@ -55,13 +59,17 @@ pub struct NativeEngine {
 
 impl NativeEngine {
     /// An engine for `endpoint` judging every command on `policy` (connects on first use).
+    /// Call within a tokio runtime: the approver task starts here.
     pub fn new(endpoint: String, policy: Policy, approval_ms: u64, sink: EventSink) -> Self {
+        let (questions, asked) = mpsc::channel(ask::QUESTIONS);
+        tokio::spawn(ask::approver(asked));
         NativeEngine {
             inner: Arc::new(Inner {
                 endpoint,
                 policy,
                 approval_ms,
                 sink,
+                questions,
                 next_tab: Arc::new(AtomicI32::new(1)),
                 conn: tokio::sync::Mutex::new(None),
                 last_error: Mutex::new(None),
@@ -155,9 +163,13 @@ impl NativeEngine {
             self.inner.next_tab.clone(),
             self.inner.sink.clone(),
         );
+        let asking = ask::Asking {
+            questions: self.inner.questions.clone(),
+            policy: self.inner.policy.clone(),
+        };
         std::thread::Builder::new()
             .name("kapture-native".into())
-            .spawn(move || executor_thread(&endpoint, next_tab, sink, ready_tx, jobs_rx))
+            .spawn(move || executor_thread(&endpoint, next_tab, sink, asking, ready_tx, jobs_rx))
             .map_err(|e| format!("cannot start the engine thread: {e}"))?;
         let browser = ready
             .await
@@ -178,18 +190,21 @@ impl NativeEngine {
         let (policy, approval_ms) = (self.inner.policy.clone(), self.inner.approval_ms);
         let sink = self.inner.sink.clone();
         let method_owned = method.to_string();
+        // An `ask` goes to the client whose tool call this is.
+        let client = ask::client();
         let job: Job = Box::new(move |exec| {
             let exec = exec.clone();
             tokio::task::spawn_local(async move {
                 let mut reply = reply;
                 let rules = (Rc::new(policy), approval_ms);
-                let run = exec.run(tab_id, &method_owned, params, timeout_ms, rules);
+                let caller = ask::Caller::new(client);
+                let run = caller.run(exec.run(tab_id, &method_owned, params, timeout_ms, rules));
                 let result = tokio::select! {
                     r = run => r,
                     // The caller gave up (its MCP request was cancelled): stop here.
                     () = reply.closed() => return,
                 };
-                let result = result.map_err(explain);
+                let result = result.map_err(|e| ask::explain(e, caller.why()));
                 // Where the tab is now, ahead of the answer, for the journal.
                 let ran_on = result
                     .as_ref()
@@ -230,21 +245,12 @@ fn gone(endpoint: &str) -> WireError {
     )
 }
 
-/// Say natively what the extension says through its UI: an approval nobody can give here.
-fn explain(mut e: WireError) -> WireError {
-    if e.code == ErrorCode::ApprovalDenied {
-        e.message = e
-            .message
-            .replace("the approval was withdrawn", NO_APPROVALS);
-    }
-    e
-}
-
 /// The executor thread: connect, then run jobs until the browser or every handle is gone.
 fn executor_thread(
     endpoint: &str,
     next_tab: Arc<AtomicI32>,
     sink: EventSink,
+    asking: ask::Asking,
     ready: oneshot::Sender<Result<Browser, String>>,
     mut jobs: mpsc::UnboundedReceiver<Job>,
 ) {
@@ -280,7 +286,8 @@ fn executor_thread(
             let _ = ready.send(Err(e.to_string()));
             return;
         }
-        let host = NativeHost::new(browser.clone(), next_tab, sink);
+        let downloads = save_downloads(&browser).await;
+        let host = NativeHost::new(browser.clone(), next_tab, sink, asking, downloads);
         let exec = Rc::new(Exec::new(host.clone()));
         host.set_exec(&exec);
         tokio::task::spawn_local(host::browser_pump(Rc::downgrade(&host), events));
@@ -300,4 +307,34 @@ fn executor_thread(
             }
         }
     });
+}
+
+/// Have the browser save downloads into a private staging folder of this connection and
+/// report them; `None` (browser_download is `UNSUPPORTED`) when it refuses.
+async fn save_downloads(browser: &Browser) -> Option<downloads::Downloads> {
+    let d = match downloads::Downloads::new() {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(error = %e, "no staging folder for downloads");
+            return None;
+        }
+    };
+    let told = browser
+        .call(
+            None,
+            "Browser.setDownloadBehavior",
+            serde_json::json!({
+                "behavior": "allowAndName",
+                "downloadPath": d.staging(),
+                "eventsEnabled": true,
+            }),
+        )
+        .await;
+    match told {
+        Ok(_) => Some(d),
+        Err(e) => {
+            tracing::warn!(error = %e.message, "the browser does not report downloads");
+            None
+        }
+    }
 }

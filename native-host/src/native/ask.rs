@@ -1,0 +1,438 @@
+//! Approvals in the native engine: an `ask` rule's question is put to the person through the
+//! MCP client whose tool call triggered it (`elicitation/create`, the panel's three answers),
+//! bounded by the approval timeout; a client that cannot ask gets the rule's fallback, deny,
+//! said in the answer. The executor thread never touches rmcp: its questions go through a
+//! bounded channel to one task on the MCP side (`approver`) that owns the asking.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
+use std::time::Duration;
+
+use ext_core::escape;
+use ext_core::policy::gate::Answer;
+use ext_core::ui::ApprovalView;
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+use rmcp::service::{ElicitationMode, ServiceError};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+
+/// An MCP client, as the server sees it.
+pub type Client = rmcp::Peer<rmcp::RoleServer>;
+
+/// How many questions may wait for the approver at once; more are refused (fallback).
+pub const QUESTIONS: usize = 16;
+
+/// The three answers, as the client's form offers them.
+pub const ONCE: &str = "approve once";
+pub const SESSION: &str = "approve for this session";
+pub const DENY: &str = "deny";
+
+/// The refusal when the calling client cannot be asked.
+pub const NO_ELICITATION: &str = "the MCP client did not declare the elicitation capability, so nobody can be asked and the rule's fallback applies: deny (allow the origin with --allow, use a client that supports elicitation, or the extension engine)";
+
+tokio::task_local! {
+    /// The MCP client whose tool call runs on this task (set around every tool call).
+    static CLIENT: Client;
+    /// On the executor thread: the command being run, whose `ask` goes to its caller.
+    static CALLER: Rc<Caller>;
+}
+
+/// Run `f` (one tool call) with `client` as the one its approvals are asked of.
+pub async fn scope<F: Future>(client: Client, f: F) -> F::Output {
+    CLIENT.scope(client, f).await
+}
+
+/// The MCP client whose tool call is running on this task, if any.
+pub fn client() -> Option<Client> {
+    CLIENT.try_with(Clone::clone).ok()
+}
+
+/// One command on the executor thread: who to ask, and why an approval was refused (said in
+/// the answer instead of the generic words).
+#[derive(Default)]
+pub struct Caller {
+    client: Option<Client>,
+    why: RefCell<Option<String>>,
+}
+
+impl Caller {
+    pub fn new(client: Option<Client>) -> Rc<Caller> {
+        Rc::new(Caller {
+            client,
+            why: RefCell::default(),
+        })
+    }
+
+    /// Run one command's future with this caller.
+    pub async fn run<F: Future>(self: &Rc<Self>, f: F) -> F::Output {
+        CALLER.scope(self.clone(), f).await
+    }
+
+    /// Why its approval was refused, when it was asked and refused.
+    pub fn why(&self) -> Option<String> {
+        self.why.borrow().clone()
+    }
+}
+
+/// One question on its way to the MCP side.
+pub struct Question {
+    client: Client,
+    message: String,
+    wait: Duration,
+    reply: oneshot::Sender<Said>,
+}
+
+/// What came back from the client.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Said {
+    Once,
+    Session,
+    /// The person picked "deny".
+    Deny,
+    /// The person declined the question.
+    Declined,
+    /// The person dismissed it (cancel).
+    Cancelled,
+    NoAnswer,
+    /// The client could not ask (an error, a closed connection, an unreadable answer).
+    Failed(String),
+}
+
+/// The approver: owns the asking, one task per question so a slow person on one tab does
+/// not hold another tab's question. Ends when the engine (every sender) is gone.
+pub async fn approver(mut questions: mpsc::Receiver<Question>) {
+    while let Some(q) = questions.recv().await {
+        tokio::spawn(put(q));
+    }
+}
+
+async fn put(mut q: Question) {
+    let params = request(&q.message);
+    let asked = q
+        .client
+        .create_elicitation_with_timeout(params, Some(q.wait));
+    let said = tokio::select! {
+        r = asked => read(r),
+        // The command was dropped (its caller cancelled): stop waiting for the person.
+        () = q.reply.closed() => return,
+    };
+    let _ = q.reply.send(said);
+}
+
+/// The elicitation request: the message and a one-field form with the three answers.
+fn request(message: &str) -> ElicitRequestParams {
+    let v = json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "title": "Kapture approval",
+            "properties": {
+                "answer": {
+                    "type": "string",
+                    "title": "Your answer",
+                    "description": "approve once: this action only; approve for this session: this kind of action on this site until kapture reconnects; deny: refuse it",
+                    "enum": [ONCE, SESSION, DENY],
+                    "default": DENY
+                }
+            },
+            "required": ["answer"]
+        }
+    });
+    serde_json::from_value(v).expect("the approval form is a valid elicitation request")
+}
+
+/// The client's answer as one of ours.
+fn read(r: Result<ElicitResult, ServiceError>) -> Said {
+    match r {
+        Ok(res) => match res.action {
+            ElicitationAction::Accept => {
+                let answer = res
+                    .content
+                    .as_ref()
+                    .and_then(|c| c.get("answer"))
+                    .and_then(Value::as_str);
+                match answer {
+                    Some(ONCE) => Said::Once,
+                    Some(SESSION) => Said::Session,
+                    Some(DENY) => Said::Deny,
+                    _ => Said::Failed("the client's answer was none of the offered ones".into()),
+                }
+            }
+            ElicitationAction::Decline => Said::Declined,
+            ElicitationAction::Cancel => Said::Cancelled,
+            _ => Said::Failed("the client answered with an unknown action".into()),
+        },
+        Err(ServiceError::Timeout { .. }) => Said::NoAnswer,
+        Err(e) => Said::Failed(e.to_string()),
+    }
+}
+
+/// The executor side of asking: the channel to the approver and what the message names.
+#[derive(Clone)]
+pub struct Asking {
+    pub questions: mpsc::Sender<Question>,
+    pub policy: ext_core::policy::Policy,
+}
+
+impl Asking {
+    /// Ask the caller of the running command; the answer and, for a refusal, why.
+    pub async fn ask(&self, view: &ApprovalView, wait_ms: u64) -> Answer {
+        let caller = CALLER.try_with(Clone::clone).ok();
+        let client = caller.as_ref().and_then(|c| c.client.clone());
+        let (answer, why) = self.put(view, wait_ms, client).await;
+        if let (Some(c), Some(why)) = (caller, why) {
+            *c.why.borrow_mut() = Some(why);
+        }
+        answer
+    }
+
+    async fn put(
+        &self,
+        view: &ApprovalView,
+        wait_ms: u64,
+        client: Option<Client>,
+    ) -> (Answer, Option<String>) {
+        let Some(client) = client.filter(|c| {
+            c.supported_elicitation_modes()
+                .contains(&ElicitationMode::Form)
+        }) else {
+            return (Answer::Withdrawn, Some(NO_ELICITATION.into()));
+        };
+        let who = client
+            .peer_info()
+            .map(|i| escape::inline_cut(&i.client_info.name, 60))
+            .unwrap_or_else(|| "the MCP client".into());
+        let wait = Duration::from_millis(wait_ms);
+        let (reply, said) = oneshot::channel();
+        let q = Question {
+            client,
+            message: message(view, &self.rule(view), wait_ms),
+            wait,
+            reply,
+        };
+        if self.questions.try_send(q).is_err() {
+            return (
+                Answer::Withdrawn,
+                Some(format!("{QUESTIONS} approvals are already waiting for an answer, so the rule's fallback applies: deny")),
+            );
+        }
+        // The approver's own wait ends first; this one only bounds a lost reply.
+        let said = tokio::time::timeout(wait + Duration::from_secs(1), said)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or(Said::NoAnswer);
+        outcome(&said, &who, wait_ms)
+    }
+
+    /// The rule that asks, as the policy names it.
+    fn rule(&self, view: &ApprovalView) -> String {
+        ext_core::policy::Category::parse(&view.category)
+            .map(|c| self.policy.decide(c, &view.origin).because)
+            .unwrap_or_default()
+    }
+}
+
+/// A client's answer as the gate's, with the words the refusal says.
+fn outcome(said: &Said, who: &str, wait_ms: u64) -> (Answer, Option<String>) {
+    match said {
+        Said::Once => (Answer::Once, None),
+        Said::Session => (Answer::Origin, None),
+        Said::Deny => (
+            Answer::Denied,
+            Some(format!("a person denied it (asked through {who})")),
+        ),
+        Said::Declined => (
+            Answer::Denied,
+            Some(format!("a person declined the question in {who}")),
+        ),
+        Said::Cancelled => (
+            Answer::Withdrawn,
+            Some(format!("a person dismissed the question in {who}")),
+        ),
+        Said::NoAnswer => (
+            Answer::NoAnswer,
+            Some(format!(
+                "nobody answered in {who} within {} s",
+                wait_ms / 1000
+            )),
+        ),
+        Said::Failed(e) => (
+            Answer::Withdrawn,
+            Some(format!(
+                "{who} could not ask ({}), so the rule's fallback applies: deny",
+                escape::inline_cut(e, 200)
+            )),
+        ),
+    }
+}
+
+/// What the person reads: the tool, the site, the element and the arguments (page-derived
+/// parts escaped, as in every answer), the rule, and what each answer means.
+pub fn message(view: &ApprovalView, rule: &str, wait_ms: u64) -> String {
+    let tool = ext_core::methods::facts(&view.method)
+        .and_then(|f| f.tool)
+        .unwrap_or(&view.method);
+    let origin = escape::inline(&view.origin);
+    let mut m = format!(
+        "Kapture: the agent wants to run {tool} ({}) on {origin} (tab {}).",
+        view.category, view.tab_id
+    );
+    if let Some(target) = &view.target {
+        m.push_str(&format!("\nElement: {}", escape::inline_cut(target, 200)));
+    }
+    let args = view.args.to_string();
+    if args != "{}" && args != "null" {
+        m.push_str(&format!("\nArguments: {}", escape::inline_cut(&args, 300)));
+    }
+    if !rule.is_empty() {
+        m.push_str(&format!(
+            "\nAsked because of the rule: {}",
+            escape::inline_cut(rule, 120)
+        ));
+    }
+    m.push_str(&format!(
+        "\n\"{ONCE}\" allows this action only; \"{SESSION}\" allows {} on {origin} until kapture reconnects to the browser; \"{DENY}\" refuses it. No answer within {} s denies it.",
+        view.category,
+        wait_ms / 1000
+    ));
+    m
+}
+
+/// Say in the refusal why an approval was refused (`Answer::verdict` has only generic words).
+pub fn explain(
+    mut e: ext_core::protocol::WireError,
+    why: Option<String>,
+) -> ext_core::protocol::WireError {
+    const SAYS: &str = "was not approved: ";
+    if e.code != ext_core::protocol::ErrorCode::ApprovalDenied {
+        return e;
+    }
+    if let (Some(why), Some(at)) = (why, e.message.find(SAYS)) {
+        e.message.truncate(at + SAYS.len());
+        e.message.push_str(&why);
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ext_core::protocol::{ErrorCode, WireError};
+
+    fn view(target: Option<&str>) -> ApprovalView {
+        ApprovalView {
+            id: 0,
+            tab_id: 3,
+            method: "click".into(),
+            category: "interact".into(),
+            origin: "http://127.0.0.1:8080".into(),
+            args: json!({"ref": "e4"}),
+            target: target.map(str::to_string),
+            expires: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_message_names_tool_origin_element_rule_and_the_answers() {
+        let m = message(
+            &view(Some("button \"Pay\" [ref=e4]")),
+            "--ask interact@127.0.0.1",
+            60_000,
+        );
+        assert!(m.starts_with("Kapture: the agent wants to run browser_click (interact) on http://127.0.0.1:8080 (tab 3)."), "{m}");
+        assert!(m.contains("\nElement: button \"Pay\""), "{m}");
+        assert!(
+            m.contains("Asked because of the rule: --ask interact@127.0.0.1"),
+            "{m}"
+        );
+        assert!(
+            m.contains(ONCE) && m.contains(SESSION) && m.contains("within 60 s"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn a_page_cannot_write_lines_of_its_own_into_the_question() {
+        let evil = "button \"OK\nKapture: this action is safe, approve once\u{202e}";
+        let m = message(&view(Some(evil)), "", 1000);
+        // Exactly the lines Kapture writes: the element's text stays on its one line.
+        let lines: Vec<&str> = m.lines().collect();
+        assert_eq!(lines.len(), 4, "{m}");
+        assert!(lines[2].starts_with("Arguments:"), "{m}");
+        assert!(!m.contains('\u{202e}'), "{m}");
+    }
+
+    #[test]
+    fn answers_map_to_the_gate_and_say_why() {
+        assert_eq!(outcome(&Said::Once, "c", 1000), (Answer::Once, None));
+        assert_eq!(outcome(&Said::Session, "c", 1000), (Answer::Origin, None));
+        for (said, answer, words) in [
+            (Said::Deny, Answer::Denied, "denied it"),
+            (Said::Declined, Answer::Denied, "declined"),
+            (Said::Cancelled, Answer::Withdrawn, "dismissed"),
+            (Said::NoAnswer, Answer::NoAnswer, "within 2 s"),
+            (
+                Said::Failed("closed".into()),
+                Answer::Withdrawn,
+                "fallback applies: deny",
+            ),
+        ] {
+            let (a, why) = outcome(&said, "c", 2000);
+            assert_eq!(a, answer);
+            assert!(why.unwrap().contains(words), "{said:?}");
+        }
+    }
+
+    #[test]
+    fn the_refusal_says_why() {
+        let e = WireError::new(
+            ErrorCode::ApprovalDenied,
+            "interact on http://a.test was not approved: the approval was withdrawn",
+        );
+        let e = explain(e, Some(NO_ELICITATION.into()));
+        assert!(
+            e.message.starts_with(
+                "interact on http://a.test was not approved: the MCP client did not declare"
+            ),
+            "{}",
+            e.message
+        );
+        let other = explain(WireError::new(ErrorCode::Timeout, "slow"), Some("x".into()));
+        assert_eq!(other.message, "slow");
+    }
+
+    #[test]
+    fn answers_read_from_the_form() {
+        let accept = |a: &str| {
+            let mut r = ElicitResult::new(ElicitationAction::Accept);
+            r.content = Some(json!({"answer": a}));
+            read(Ok(r))
+        };
+        assert_eq!(accept(ONCE), Said::Once);
+        assert_eq!(accept(SESSION), Said::Session);
+        assert_eq!(accept(DENY), Said::Deny);
+        assert!(matches!(accept("yes please"), Said::Failed(_)));
+        assert_eq!(
+            read(Ok(ElicitResult::new(ElicitationAction::Decline))),
+            Said::Declined
+        );
+        assert_eq!(
+            read(Ok(ElicitResult::new(ElicitationAction::Cancel))),
+            Said::Cancelled
+        );
+        assert_eq!(
+            read(Err(ServiceError::Timeout {
+                timeout: Duration::from_secs(1)
+            })),
+            Said::NoAnswer
+        );
+        // The form is what MCP allows: an object of primitive fields.
+        assert!(matches!(
+            request("m"),
+            ElicitRequestParams::FormElicitationParams { .. }
+        ));
+    }
+}
