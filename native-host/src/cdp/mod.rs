@@ -3,7 +3,7 @@
 //! functions run natively, without the extension.
 //!
 //! Layers, bottom up: [`endpoint`] turns `http://host:port` or `ws://…` into the browser's
-//! WebSocket URL; [`Browser`] is the handle of one connection's owner task (pending calls,
+//! WebSocket URL (or `pipe` carries the messages of a browser kapture launched); [`Browser`] is the handle of one connection's owner task (pending calls,
 //! flat sessions and their events); [`PageSession`] is one attached page target as ext-core's
 //! `CdpSession`; [`Engine`] runs page sessions on a thread of their own (the trait's futures
 //! are not `Send`) and takes jobs from anywhere in kapture.
@@ -12,8 +12,12 @@ mod connection;
 pub mod endpoint;
 mod engine;
 mod page;
+#[cfg(unix)]
+pub mod pipe;
 
-pub use connection::{Attached, Browser, Event, Routed, TargetInfo, COMMAND_LIMIT};
+pub use connection::{
+    Attached, Browser, Event, Frame, Routed, TargetInfo, Transport, COMMAND_LIMIT,
+};
 pub use engine::Engine;
 pub use page::PageSession;
 
