@@ -30,6 +30,9 @@ const LOAD_LIMIT: Duration = Duration::from_secs(15);
 /// over (it connects within a second or two on a laptop; a loaded CI machine is slower).
 pub const EXTENSION_CONNECT_LIMIT: Duration = Duration::from_secs(10);
 
+/// After a launched browser's pipe closed, how long its death may take to be known.
+const DEATH_AFTER_PIPE: Duration = Duration::from_secs(2);
+
 /// What the native engine of a launched browser judges commands on.
 #[derive(Clone)]
 pub struct NativeRules {
@@ -132,7 +135,7 @@ impl BrowserAccess {
     pub async fn ready(&self, bridge: &BridgeHandle) -> Result<(), WireError> {
         // The native engine says itself why there is no browser (and which endpoint).
         if let Some(engine) = bridge.native() {
-            return engine.ready().await;
+            return self.native_ready(engine).await;
         }
         let mut state = self.state.subscribe();
         let settled = state.borrow_and_update().error();
@@ -167,7 +170,7 @@ impl BrowserAccess {
             }
             settled = ended => match (settled, bridge.native()) {
                 (Err(err), _) => return Err(err),
-                (Ok(()), Some(engine)) => return engine.ready().await,
+                (Ok(()), Some(engine)) => return self.native_ready(engine).await,
                 (Ok(()), None) => {}
             },
         }
@@ -199,6 +202,24 @@ impl BrowserAccess {
             }
         };
         Err(WireError::new(ErrorCode::NoBrowser, why))
+    }
+
+    /// The native engine is ready, or why not. A launched browser that died is told by its
+    /// death (exit status, stderr, hint), which comes a moment after its pipe closed.
+    async fn native_ready(&self, engine: &crate::native::NativeEngine) -> Result<(), WireError> {
+        let err = match engine.ready().await {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if !matches!(self.get(), State::Launched(_)) {
+            return Err(err);
+        }
+        let mut state = self.state.subscribe();
+        let death = tokio::time::timeout(DEATH_AFTER_PIPE, state.wait_for(State::is_final)).await;
+        match death {
+            Ok(Ok(s)) => Err(s.error().unwrap_or(err)),
+            _ => Err(err),
+        }
     }
 
     /// Whether the launched browser runs headless and why (`None`: none launched).
@@ -312,7 +333,12 @@ pub fn supervise(
                 return std::future::pending().await;
             };
             let extension = (spec.extension_dir.as_path(), spec.extension_id.as_str());
-            match choose_engine(&devtools, &spec.plan, extension, &bridge).await {
+            let chosen = choose_engine(&devtools, &spec.plan, extension, &bridge).await;
+            if devtools.is_closed() {
+                // The browser went away meanwhile: its death is the news, not an engine.
+                return std::future::pending().await;
+            }
+            match chosen {
                 Ok(engine) => {
                     if let EngineUsed::Native(_) = engine {
                         let engine = crate::native::NativeEngine::launched(
@@ -362,26 +388,26 @@ async fn choose_engine(
     if !plan.extension_over_pipe {
         return Ok(EngineUsed::Native(format!("as asked ({})", plan.why)));
     }
+    let started = std::time::Instant::now();
     let failed = match load_unpacked(devtools, dir, id).await {
         Ok(()) => {
             if bridge.wait_connected(EXTENSION_CONNECT_LIMIT).await {
+                let took_ms = started.elapsed().as_millis() as u64;
+                tracing::info!(took_ms, "the extension loaded over the pipe connected");
                 return Ok(EngineUsed::Extension(format!(
                     "loaded over the browser's DevTools pipe with Extensions.loadUnpacked, because {}",
                     plan.why
                 )));
             }
             format!(
-                "the extension was loaded over the DevTools pipe but did not connect within {} s",
+                "the extension, loaded over the DevTools pipe, did not connect within {} s",
                 EXTENSION_CONNECT_LIMIT.as_secs()
             )
         }
         Err(why) => format!("Extensions.loadUnpacked failed: {why}"),
     };
     match plan.fallback_native {
-        true => Ok(EngineUsed::Native(format!(
-            "because {failed} (and {})",
-            plan.why
-        ))),
+        true => Ok(EngineUsed::Native(format!("because {}, and {failed}", plan.why))),
         false => Err(format!(
             "the Kapture extension cannot run in the launched browser: {failed} ({}); --engine auto drives it with the native engine instead",
             plan.why
