@@ -29,18 +29,33 @@ pub struct OurEnds {
 
 /// Two fresh pipes (close-on-exec: only the mapped fds reach the browser).
 pub fn open() -> std::io::Result<(ChildEnds, OurEnds)> {
-    let (reads, to_browser) = std::io::pipe()?;
-    let (from_browser, writes) = std::io::pipe()?;
+    let (reads, to_browser) = cloexec_pipe()?;
+    let (from_browser, writes) = cloexec_pipe()?;
     Ok((
-        ChildEnds {
-            reads: reads.into(),
-            writes: writes.into(),
-        },
+        ChildEnds { reads, writes },
         OurEnds {
-            to_browser: to_browser.into(),
-            from_browser: from_browser.into(),
+            to_browser,
+            from_browser,
         },
     ))
+}
+
+/// A pipe whose ends no other child inherits: atomically where `pipe2` exists (another
+/// thread may spawn a process meanwhile), else flagged right after (macOS).
+fn cloexec_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    {
+        Ok(nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+    {
+        use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+        let (read, write) = nix::unistd::pipe()?;
+        for fd in [&read, &write] {
+            fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
+        }
+        Ok((read, write))
+    }
 }
 
 impl OurEnds {
