@@ -115,6 +115,10 @@ async fn chromium_takes_the_extension_over_its_devtools_pipe_when_asked() {
         "the extension came over the pipe only: {args:?}"
     );
     let said = k.stderr();
+    // How long loading and connecting took, for the record.
+    for line in said.lines().filter(|l| l.contains("took_ms")) {
+        eprintln!("{line}");
+    }
     assert_eq!(
         said.matches("engine: the Kapture extension, loaded over")
             .count(),
