@@ -1,9 +1,16 @@
 //! Which browser the tools reach, per `--browser`: launch one (and own it until exit), use
 //! one whose extension connected, or wait for one. Tool calls ask [`BrowserAccess::ready`].
+//!
+//! A browser launched over its DevTools pipe gets its engine here: the extension, loaded with
+//! `Extensions.loadUnpacked`, when it loads and connects within [`EXTENSION_CONNECT_LIMIT`];
+//! else (or with `--engine native`) the native engine over that same pipe. Which one and why
+//! is said once on stderr and in `browser_status`.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ext_core::policy::Policy;
 use ext_core::protocol::{ErrorCode, WireError};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -12,11 +19,47 @@ use tokio_util::sync::CancellationToken;
 use crate::bridge::BridgeHandle;
 use crate::cli::BrowserMode;
 use crate::launcher::find::Kind;
-use crate::launcher::{Death, Headless, LaunchSpec, LaunchedBrowser};
+use crate::launcher::{Death, Headless, LaunchSpec, LaunchedBrowser, Plan};
 
 /// In `auto` mode, how long an already running browser's extension gets to connect before
 /// kapture launches its own.
 pub const AUTO_CONNECT_GRACE: Duration = Duration::from_millis(1500);
+/// How long `Extensions.loadUnpacked` may take.
+const LOAD_LIMIT: Duration = Duration::from_secs(15);
+/// How long an extension loaded over the pipe gets to connect before the native engine takes
+/// over (it connects within a second or two on a laptop; a loaded CI machine is slower).
+pub const EXTENSION_CONNECT_LIMIT: Duration = Duration::from_secs(10);
+
+/// After a launched browser's pipe closed, how long its death may take to be known.
+const DEATH_AFTER_PIPE: Duration = Duration::from_secs(2);
+
+/// What the native engine of a launched browser judges commands on.
+#[derive(Clone)]
+pub struct NativeRules {
+    pub policy: Policy,
+    pub approval_ms: u64,
+}
+
+/// The engine driving a launched browser, and how it came to be.
+#[derive(Debug, Clone)]
+pub enum EngineUsed {
+    /// The extension (its connection is the bridge's): how it got in.
+    Extension(String),
+    /// The native engine over the browser's DevTools pipe: why.
+    Native(String),
+}
+
+impl EngineUsed {
+    /// One line for `browser_status` and stderr.
+    pub fn describe(&self) -> String {
+        match self {
+            EngineUsed::Extension(how) => format!("engine: the Kapture extension, {how}"),
+            EngineUsed::Native(why) => format!(
+                "engine: the native CDP engine over the browser's DevTools pipe, {why} (no panel, recorder widget or approvals in the browser)"
+            ),
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 enum State {
@@ -38,12 +81,25 @@ pub struct Launched {
     pub kind: Kind,
     /// Headless or not, and why (`browser_status` says it).
     pub headless: Headless,
+    /// The engine, once known (`None`: the extension is being loaded over the pipe).
+    pub engine: Option<EngineUsed>,
 }
 
 impl State {
     /// Nothing will connect from here on: calls fail at once instead of waiting.
     fn is_final(&self) -> bool {
         matches!(self, State::LaunchFailed(_) | State::Exited(_))
+    }
+
+    /// The launched browser is driven by the native engine (set on the bridge before this).
+    fn is_native(&self) -> bool {
+        matches!(
+            self,
+            State::Launched(Launched {
+                engine: Some(EngineUsed::Native(_)),
+                ..
+            })
+        )
     }
 
     fn error(&self) -> Option<WireError> {
@@ -79,7 +135,7 @@ impl BrowserAccess {
     pub async fn ready(&self, bridge: &BridgeHandle) -> Result<(), WireError> {
         // The native engine says itself why there is no browser (and which endpoint).
         if let Some(engine) = bridge.native() {
-            return engine.ready().await;
+            return self.native_ready(engine).await;
         }
         let mut state = self.state.subscribe();
         let settled = state.borrow_and_update().error();
@@ -92,14 +148,16 @@ impl BrowserAccess {
             };
         }
         let ended = async {
-            // The guard is not Send: the error is taken out before any other await.
-            let err = state
-                .wait_for(State::is_final)
+            // The guard is not Send: what it says is taken out before any other await.
+            let settled = state
+                .wait_for(|s| s.is_final() || s.is_native())
                 .await
                 .ok()
-                .and_then(|s| s.error());
-            match err {
-                Some(err) => err,
+                .map(|s| s.error());
+            match settled {
+                Some(Some(err)) => Err(err),
+                // The native engine took over the launched browser.
+                Some(None) => Ok(()),
                 // The supervisor is gone (shutting down): only a connection ends the wait.
                 None => std::future::pending().await,
             }
@@ -110,7 +168,11 @@ impl BrowserAccess {
                     return Ok(());
                 }
             }
-            err = ended => return Err(err),
+            settled = ended => match (settled, bridge.native()) {
+                (Err(err), _) => return Err(err),
+                (Ok(()), Some(engine)) => return self.native_ready(engine).await,
+                (Ok(()), None) => {}
+            },
         }
         let now = self.get();
         if let Some(err) = now.error() {
@@ -142,6 +204,24 @@ impl BrowserAccess {
         Err(WireError::new(ErrorCode::NoBrowser, why))
     }
 
+    /// The native engine is ready, or why not. A launched browser that died is told by its
+    /// death (exit status, stderr, hint), which comes a moment after its pipe closed.
+    async fn native_ready(&self, engine: &crate::native::NativeEngine) -> Result<(), WireError> {
+        let err = match engine.ready().await {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if !matches!(self.get(), State::Launched(_)) {
+            return Err(err);
+        }
+        let mut state = self.state.subscribe();
+        let death = tokio::time::timeout(DEATH_AFTER_PIPE, state.wait_for(State::is_final)).await;
+        match death {
+            Ok(Ok(s)) => Err(s.error().unwrap_or(err)),
+            _ => Err(err),
+        }
+    }
+
     /// Whether the launched browser runs headless and why (`None`: none launched).
     pub fn headless(&self) -> Option<Headless> {
         match self.get() {
@@ -158,11 +238,15 @@ impl BrowserAccess {
             }
             State::Launching => "launching a browser".into(),
             State::Launched(l) => format!(
-                "launched {} ({}, pid {}), {}",
+                "launched {} ({}, pid {}), {}; {}",
                 l.path,
                 l.kind.name(),
                 l.pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
-                l.headless.describe()
+                l.headless.describe(),
+                match &l.engine {
+                    Some(engine) => engine.describe(),
+                    None => "loading the Kapture extension over the DevTools pipe".into(),
+                }
             ),
             State::LaunchFailed(why) => format!("launch failed: {why}"),
             State::Exited(death) => death.message(),
@@ -179,6 +263,7 @@ pub fn supervise(
     spec: impl FnOnce() -> Result<LaunchSpec, String> + Send + 'static,
     bridge: BridgeHandle,
     wait: Duration,
+    rules: NativeRules,
     shutdown: CancellationToken,
 ) -> (BrowserAccess, JoinHandle<()>) {
     let initial = match mode {
@@ -212,9 +297,11 @@ pub fn supervise(
         let spec = tokio::task::spawn_blocking(spec)
             .await
             .unwrap_or_else(|e| Err(format!("finding the browser failed: {e}")));
-        let launched =
-            spec.and_then(|spec| LaunchedBrowser::start(&spec).map_err(|e| e.to_string()));
-        let mut browser = match launched {
+        let launched = spec.and_then(|spec| {
+            let browser = LaunchedBrowser::start(&spec).map_err(|e| e.to_string())?;
+            Ok((browser, spec))
+        });
+        let (mut browser, spec) = match launched {
             Ok(b) => b,
             Err(why) => {
                 tracing::error!("{why}");
@@ -228,13 +315,57 @@ pub fn supervise(
                 "no display (DISPLAY and WAYLAND_DISPLAY are unset): the browser runs headless"
             );
         }
-        access.set(State::Launched(Launched {
+        let launched = Launched {
             pid: browser.pid,
             path: browser.browser.display().to_string(),
             kind: browser.facts.kind,
             headless: browser.facts.headless,
-        }));
+            engine: browser
+                .devtools
+                .is_none()
+                .then(|| EngineUsed::Extension("loaded with --load-extension".into())),
+        };
+        access.set(State::Launched(launched.clone()));
+        let devtools = browser.devtools.clone();
+        // Over the pipe: the engine is chosen while the browser runs (it may die meanwhile).
+        let decide = async {
+            let Some(devtools) = devtools else {
+                return std::future::pending().await;
+            };
+            let extension = (spec.extension_dir.as_path(), spec.extension_id.as_str());
+            let chosen = choose_engine(&devtools, &spec.plan, extension, &bridge).await;
+            if devtools.is_closed() {
+                // The browser went away meanwhile: its death is the news, not an engine.
+                return std::future::pending().await;
+            }
+            match chosen {
+                Ok(engine) => {
+                    if let EngineUsed::Native(_) = engine {
+                        let engine = crate::native::NativeEngine::launched(
+                            devtools.clone(),
+                            rules.policy.clone(),
+                            rules.approval_ms,
+                            bridge.event_sink(),
+                        );
+                        // Before the state says so: a waiting call then finds the engine.
+                        bridge.use_native(engine);
+                    }
+                    // Said once: which engine drives the browser kapture launched, and why.
+                    tracing::warn!("{}", engine.describe());
+                    access.set(State::Launched(Launched {
+                        engine: Some(engine),
+                        ..launched
+                    }));
+                }
+                Err(why) => {
+                    tracing::error!("{why}");
+                    access.set(State::LaunchFailed(why));
+                }
+            }
+            std::future::pending().await
+        };
         tokio::select! {
+            () = decide => {}
             death = browser.died() => {
                 tracing::error!("{}", death.message());
                 access.set(State::Exited(Box::new(death)));
@@ -244,4 +375,62 @@ pub fn supervise(
         }
     });
     (access, task)
+}
+
+/// The engine for a browser launched over its DevTools pipe: the extension when it loads
+/// there and connects in time, else (when the plan allows) the native engine, with why.
+async fn choose_engine(
+    devtools: &crate::cdp::Browser,
+    plan: &Plan,
+    (dir, id): (&Path, &str),
+    bridge: &BridgeHandle,
+) -> Result<EngineUsed, String> {
+    if !plan.extension_over_pipe {
+        return Ok(EngineUsed::Native(format!("as asked ({})", plan.why)));
+    }
+    let started = std::time::Instant::now();
+    let failed = match load_unpacked(devtools, dir, id).await {
+        Ok(()) => {
+            if bridge.wait_connected(EXTENSION_CONNECT_LIMIT).await {
+                let took_ms = started.elapsed().as_millis() as u64;
+                tracing::info!(took_ms, "the extension loaded over the pipe connected");
+                return Ok(EngineUsed::Extension(format!(
+                    "loaded over the browser's DevTools pipe with Extensions.loadUnpacked, because {}",
+                    plan.why
+                )));
+            }
+            format!(
+                "the extension, loaded over the DevTools pipe, did not connect within {} s",
+                EXTENSION_CONNECT_LIMIT.as_secs()
+            )
+        }
+        Err(why) => format!("Extensions.loadUnpacked failed: {why}"),
+    };
+    match plan.fallback_native {
+        true => Ok(EngineUsed::Native(format!("because {}, and {failed}", plan.why))),
+        false => Err(format!(
+            "the Kapture extension cannot run in the launched browser: {failed} ({}); --engine auto drives it with the native engine instead",
+            plan.why
+        )),
+    }
+}
+
+/// Load the extension at `dir` over the pipe; it must come back with Kapture's id (the one
+/// its native-host manifest lets in).
+async fn load_unpacked(devtools: &crate::cdp::Browser, dir: &Path, id: &str) -> Result<(), String> {
+    let path = dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let params = serde_json::json!({"path": path});
+    let call = devtools.call(None, "Extensions.loadUnpacked", params);
+    let answer = tokio::time::timeout(LOAD_LIMIT, call)
+        .await
+        .map_err(|_| format!("no answer within {} s", LOAD_LIMIT.as_secs()))?
+        .map_err(|e| e.message)?;
+    match answer.get("id").and_then(serde_json::Value::as_str) {
+        Some(got) if got == id => Ok(()),
+        got => Err(format!(
+            "it was loaded as {got:?}, not as Kapture's extension {id}"
+        )),
+    }
 }

@@ -48,6 +48,18 @@ pub enum BrowserMode {
     Cdp,
 }
 
+/// Which engine drives a browser kapture launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineChoice {
+    /// The extension (panel, recorder widget, approvals in the browser); when it cannot be
+    /// loaded or does not connect, the native engine over the browser's DevTools pipe.
+    Auto,
+    /// Only the extension: a launch it cannot get into fails, saying why.
+    Extension,
+    /// The native engine over the browser's DevTools pipe, no extension (unix).
+    Native,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Which browser to drive.
@@ -58,10 +70,19 @@ pub struct ServeArgs {
     #[arg(long)]
     pub headless: bool,
     /// The browser executable to launch (default: $KAPTURE_CHROMIUM, else the first of
-    /// Chromium, Chrome for Testing, Brave, Edge found on PATH or in the usual install
-    /// folders; Google Chrome 137+ ignores --load-extension and is not launched).
+    /// Chromium, Chrome for Testing, Brave, Edge, Google Chrome found on PATH or in the usual
+    /// install folders; Google Chrome 137+ ignores --load-extension, so the extension is
+    /// loaded over its DevTools pipe instead).
     #[arg(long, value_name = "PATH")]
     pub chromium: Option<PathBuf>,
+    /// Which engine drives a launched browser.
+    #[arg(long, value_enum, value_name = "ENGINE", default_value_t = EngineChoice::Auto)]
+    pub engine: EngineChoice,
+    /// Load the extension into a launched browser over its DevTools pipe
+    /// (Extensions.loadUnpacked), as for Google Chrome 137+, even when it honours
+    /// --load-extension (unix).
+    #[arg(long)]
+    pub extension_over_pipe: bool,
     /// Profile folder of a launched browser (default: a fresh temporary one, deleted on exit).
     #[arg(long, value_name = "DIR")]
     pub user_data_dir: Option<PathBuf>,
@@ -222,6 +243,11 @@ mod tests {
         );
         assert_eq!(cli.serve.chromium_args, ["--lang=en", "--mute-audio"]);
         assert_eq!(cli.serve.port, 0);
+        assert_eq!(cli.serve.engine, EngineChoice::Auto);
+        assert!(!cli.serve.extension_over_pipe);
+        let cli = parse(&["--engine", "native", "--extension-over-pipe"]);
+        assert_eq!(cli.serve.engine, EngineChoice::Native);
+        assert!(cli.serve.extension_over_pipe);
     }
 
     #[test]
@@ -253,6 +279,7 @@ mod tests {
         for args in [
             &["--browser", "firefox"][..],
             &["--port", "70000"],
+            &["--engine", "webdriver"],
             &["frobnicate"],
         ] {
             assert!(

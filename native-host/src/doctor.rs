@@ -43,6 +43,7 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
         .collect();
     for line in browser_lines(
         &found,
+        env.os,
         Headless::choose(false, &env),
         launcher::running_as_root(),
     ) {
@@ -168,17 +169,20 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
 
 /// The browsers found, each with the engine kapture would drive it with and why; whether a
 /// launched browser would run headless.
-fn browser_lines(found: &[Found], headless: Headless, as_root: bool) -> Vec<String> {
+fn browser_lines(found: &[Found], os: find::Os, headless: Headless, as_root: bool) -> Vec<String> {
     let mut lines = Vec::new();
     if found.is_empty() {
         lines.push("info browsers found on PATH and in the usual install folders: none".into());
     } else {
         lines.push("info browsers found (kapture tries them in this order):".into());
-        lines.extend(
-            found
-                .iter()
-                .map(|f| format!("       {}: {}; {}", f.path.display(), f.label(), f.engine())),
-        );
+        lines.extend(found.iter().map(|f| {
+            format!(
+                "       {}: {}; {}",
+                f.path.display(),
+                f.label(),
+                f.engine(os)
+            )
+        }));
     }
     lines.push(match headless {
         Headless::NoDisplay => "info display: none (DISPLAY and WAYLAND_DISPLAY are unset): a launched browser runs headless".into(),
@@ -264,7 +268,8 @@ mod tests {
             }),
             ..Found::at("/opt/google/chrome/google-chrome".into())
         };
-        let lines = browser_lines(&[chromium, chrome], Headless::NoDisplay, true).join("\n");
+        let found = [chromium, chrome];
+        let lines = browser_lines(&found, find::Os::Linux, Headless::NoDisplay, true).join("\n");
         assert!(
             lines.contains(
                 "/usr/bin/chromium: Chromium; extension engine: it loads the Kapture extension"
@@ -272,19 +277,20 @@ mod tests {
             "{lines}"
         );
         assert!(
-            lines.contains("google-chrome: Google Chrome 140.0.1.2; not usable by --browser launch yet: Google Chrome 140 ignores --load-extension"),
+            lines.contains("google-chrome: Google Chrome 140.0.1.2; extension engine, loaded over the DevTools pipe (Extensions.loadUnpacked), since Google Chrome 140 ignores --load-extension (since 137); else the native CDP engine over that pipe"),
             "{lines}"
         );
+        let windows = browser_lines(&found, find::Os::Windows, Headless::No, false).join("\n");
         assert!(
-            lines.contains("native CDP engine that will drive it is not wired in yet"),
-            "{lines}"
+            windows.contains("not usable by --browser launch on Windows"),
+            "{windows}"
         );
         assert!(
             lines.contains("a launched browser runs headless"),
             "{lines}"
         );
         assert!(lines.contains("--no-sandbox"), "{lines}");
-        let none = browser_lines(&[], Headless::No, false).join("\n");
+        let none = browser_lines(&[], find::Os::Linux, Headless::No, false).join("\n");
         assert!(
             none.contains("none") && none.contains("opens a window"),
             "{none}"

@@ -2,6 +2,11 @@
 //! host registered in its profile, so it pairs with this server without a human step.
 //! The browser is ours: it dies with kapture, and a temporary profile is deleted. Its stderr
 //! is kept (the last lines), so a browser that dies is reported with its own words.
+//!
+//! Two routes ([`plan`]): `--load-extension` for browsers that honour it; for those that
+//! ignore it (Google Chrome 137+), or when asked, the DevTools pipe (`--remote-debugging-pipe`,
+//! unix), over which `browser.rs` loads the extension (`Extensions.loadUnpacked`) or runs the
+//! native engine.
 
 pub mod find;
 
@@ -18,8 +23,11 @@ use tokio::task::JoinHandle;
 
 use find::{Env, Files, Found, Kind, LoadsExtension};
 
-/// What to do instead of a browser that cannot load the extension.
-const USE_ANOTHER: &str = "use Chromium or Chrome for Testing (--chromium PATH; `npx @puppeteer/browsers install chrome@stable` installs the latter), or add the extension to this browser by hand (kapture install) and use --browser connect; the native CDP engine that will drive it without the extension is not wired in yet";
+use crate::cli::EngineChoice;
+
+/// What to do instead of a browser that cannot load the extension (on Windows, where kapture
+/// cannot hold a launched browser's DevTools pipe).
+const USE_ANOTHER: &str = "on Windows kapture cannot load it over the browser's DevTools pipe: use Chromium or Chrome for Testing (--chromium PATH; `npx @puppeteer/browsers install chrome@stable` installs the latter), add the extension to this browser by hand (kapture install) and use --browser connect, or start it with --remote-debugging-port and use --browser cdp --cdp-endpoint";
 
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
@@ -41,6 +49,8 @@ pub enum LaunchError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot open the DevTools pipe for the browser: {0}")]
+    Pipe(String),
 }
 
 /// Flags that keep a launched browser quiet and unprompted, also on a closed network.
@@ -94,7 +104,7 @@ pub fn find_browser_in(
             return Err(LaunchError::Missing(path));
         };
         let found = learn(Found::at(path));
-        if found.loads_extension() == LoadsExtension::No {
+        if found.loads_extension() == LoadsExtension::No && !pipe_supported(env.os) {
             return Err(LaunchError::IgnoresExtension {
                 why: find::chrome_refusal(found.version.as_ref().map(|v| v.major)),
                 path: found.path,
@@ -103,17 +113,96 @@ pub fn find_browser_in(
         return Ok(found);
     }
     let mut ignoring = Vec::new();
+    let mut first_ignoring = None;
     for found in find::installed(env, files) {
         let found = learn(found);
         if found.loads_extension() != LoadsExtension::No {
             return Ok(found);
         }
         ignoring.push(format!("{} ({})", found.path.display(), found.label()));
+        first_ignoring.get_or_insert(found);
+    }
+    // Only browsers that ignore --load-extension: one of them, reached over its pipe.
+    if let Some(found) = first_ignoring.filter(|_| pipe_supported(env.os)) {
+        return Ok(found);
     }
     Err(if ignoring.is_empty() {
         LaunchError::NoBrowser
     } else {
         LaunchError::OnlyIgnoring(ignoring.join(", "))
+    })
+}
+
+/// Whether kapture can hold a launched browser's DevTools pipe on `os` (fds 3 and 4: unix;
+/// Windows would need inherited handles, not done).
+pub fn pipe_supported(os: find::Os) -> bool {
+    os != find::Os::Windows
+}
+
+/// How kapture reaches a browser it launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// `--load-extension`: the extension connects on its own.
+    Flag,
+    /// `--remote-debugging-pipe`: kapture holds a DevTools connection to the browser.
+    Pipe,
+}
+
+/// The route and the engines to try for a launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub route: Route,
+    /// Load the extension over the pipe (`Extensions.loadUnpacked`).
+    pub extension_over_pipe: bool,
+    /// When the extension does not come, drive the browser with the native engine instead.
+    pub fallback_native: bool,
+    /// Why this route, said with the engine in `browser_status` and on stderr.
+    pub why: String,
+}
+
+/// Decide how to launch `found` for `engine` (`over_pipe`: `--extension-over-pipe`); an
+/// error says why it cannot be launched here.
+pub fn plan(
+    found: &Found,
+    engine: EngineChoice,
+    over_pipe: bool,
+    os: find::Os,
+) -> Result<Plan, String> {
+    let pipe = pipe_supported(os);
+    let no_pipe = "kapture holds a launched browser's DevTools pipe on Linux and macOS only";
+    if engine == EngineChoice::Native {
+        return match pipe {
+            true => Ok(Plan {
+                route: Route::Pipe,
+                extension_over_pipe: false,
+                fallback_native: false,
+                why: "--engine native".into(),
+            }),
+            false => Err(format!("--engine native: {no_pipe}; start the browser with --remote-debugging-port and use --browser cdp --cdp-endpoint")),
+        };
+    }
+    let ignores = found.loads_extension() == LoadsExtension::No;
+    if !ignores && !over_pipe {
+        return Ok(Plan {
+            route: Route::Flag,
+            extension_over_pipe: false,
+            fallback_native: false,
+            why: "it loads --load-extension".into(),
+        });
+    }
+    let why = if ignores {
+        find::chrome_refusal(found.version.as_ref().map(|v| v.major))
+    } else {
+        "--extension-over-pipe".into()
+    };
+    if !pipe {
+        return Err(format!("{}: {why}; {USE_ANOTHER}", found.path.display()));
+    }
+    Ok(Plan {
+        route: Route::Pipe,
+        extension_over_pipe: true,
+        fallback_native: engine == EngineChoice::Auto,
+        why,
     })
 }
 
@@ -210,6 +299,8 @@ pub struct LaunchSpec {
     pub browser: PathBuf,
     /// What kind of browser it is (for the hint when it dies).
     pub kind: Kind,
+    /// Its route and engines.
+    pub plan: Plan,
     pub extension_dir: PathBuf,
     pub extension_id: String,
     /// `None`: a fresh temporary profile, deleted on exit.
@@ -226,10 +317,18 @@ pub struct LaunchSpec {
 
 /// The command line of a launch (without the program).
 pub fn browser_args(spec: &LaunchSpec, profile: &Path, as_root: bool) -> Vec<String> {
-    let mut args = vec![
-        format!("--user-data-dir={}", profile.display()),
-        format!("--load-extension={}", spec.extension_dir.display()),
-    ];
+    let mut args = vec![format!("--user-data-dir={}", profile.display())];
+    match spec.plan.route {
+        Route::Flag => args.push(format!("--load-extension={}", spec.extension_dir.display())),
+        Route::Pipe => {
+            args.push("--remote-debugging-pipe".into());
+            if spec.plan.extension_over_pipe {
+                // Extensions.loadUnpacked is offered only with it (documented; Chromium 156
+                // offers it without).
+                args.push("--enable-unsafe-extension-debugging".into());
+            }
+        }
+    }
     args.extend(QUIET_FLAGS.iter().map(|f| f.to_string()));
     if spec.headless.on() {
         args.push("--headless=new".into());
@@ -411,6 +510,9 @@ pub struct LaunchedBrowser {
     started: Instant,
     tail: Tail,
     stderr_task: Option<JoinHandle<()>>,
+    /// The DevTools connection over the pipe (pipe route): it must stay open while the
+    /// browser is wanted, the browser exits when it closes.
+    pub devtools: Option<crate::cdp::Browser>,
     // Declared last: the profile is deleted after the child is gone.
     _temp_profile: Option<tempfile::TempDir>,
 }
@@ -467,10 +569,21 @@ impl LaunchedBrowser {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let mut child = command.spawn().map_err(|source| LaunchError::Spawn {
+        let ours = match spec.plan.route {
+            Route::Flag => None,
+            Route::Pipe => Some(give_pipe(&mut command)?),
+        };
+        let spawned = command.spawn();
+        // The command holds the browser's pipe ends: closed here, so only the browser has them.
+        drop(command);
+        let mut child = spawned.map_err(|source| LaunchError::Spawn {
             path: spec.browser.clone(),
             source,
         })?;
+        let devtools = match ours {
+            Some(ours) => Some(ours.connect()?),
+            None => None,
+        };
         let tail = Tail::default();
         let stderr_task = child
             .stderr
@@ -490,6 +603,7 @@ impl LaunchedBrowser {
             started: Instant::now(),
             tail,
             stderr_task,
+            devtools,
             _temp_profile: temp_profile,
         })
     }
@@ -523,8 +637,19 @@ impl LaunchedBrowser {
     /// Stop the browser, wait for it, then remove a temporary profile.
     pub async fn stop(mut self) {
         let mut exited = false;
+        if let Some(devtools) = self.devtools.take() {
+            // Over the pipe the browser closes itself cleanly (its last answer may not come).
+            let close = devtools.call(None, "Browser.close", serde_json::json!({}));
+            let _ = tokio::time::timeout(Duration::from_secs(2), close).await;
+            let wait = tokio::time::timeout(Duration::from_secs(3), self.child.wait());
+            exited = wait.await.is_ok();
+        }
         #[cfg(unix)]
-        if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
+        if let Some(pid) = self
+            .pid
+            .and_then(|p| i32::try_from(p).ok())
+            .filter(|_| !exited)
+        {
             use nix::sys::signal::{kill, Signal};
             // SIGTERM first lets Chromium close its children; SIGKILL follows if needed.
             let _ = kill(nix::unistd::Pid::from_raw(pid), Signal::SIGTERM);
@@ -548,6 +673,55 @@ impl LaunchedBrowser {
     }
 }
 
+/// kapture's ends of a launched browser's DevTools pipe, until the browser runs.
+struct PipeEnds(#[cfg(unix)] crate::cdp::pipe::OurEnds);
+
+impl PipeEnds {
+    /// The DevTools connection over them (on the current tokio runtime).
+    fn connect(self) -> Result<crate::cdp::Browser, LaunchError> {
+        #[cfg(unix)]
+        {
+            let transport = self
+                .0
+                .transport()
+                .map_err(|e| LaunchError::Pipe(e.to_string()))?;
+            Ok(crate::cdp::Browser::over(transport))
+        }
+        #[cfg(not(unix))]
+        Err(LaunchError::Pipe("not on this system".into()))
+    }
+}
+
+/// Give the browser its DevTools pipe as fds 3 (it reads) and 4 (it writes).
+fn give_pipe(command: &mut Command) -> Result<PipeEnds, LaunchError> {
+    #[cfg(unix)]
+    {
+        use command_fds::{CommandFdExt, FdMapping};
+        let (theirs, ours) =
+            crate::cdp::pipe::open().map_err(|e| LaunchError::Pipe(e.to_string()))?;
+        command
+            .fd_mappings(vec![
+                FdMapping {
+                    parent_fd: theirs.reads,
+                    child_fd: 3,
+                },
+                FdMapping {
+                    parent_fd: theirs.writes,
+                    child_fd: 4,
+                },
+            ])
+            .map_err(|e| LaunchError::Pipe(e.to_string()))?;
+        Ok(PipeEnds(ours))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = command;
+        Err(LaunchError::Pipe(
+            "kapture holds a launched browser's DevTools pipe on Linux and macOS only".into(),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -556,6 +730,12 @@ mod tests {
         LaunchSpec {
             browser: "/usr/bin/chromium".into(),
             kind: Kind::Chromium,
+            plan: Plan {
+                route: Route::Flag,
+                extension_over_pipe: false,
+                fallback_native: false,
+                why: "it loads --load-extension".into(),
+            },
             extension_dir: "/x/extension".into(),
             extension_id: "abc".into(),
             user_data_dir: None,
@@ -681,6 +861,71 @@ mod tests {
             find_browser_in(None, &windows(&[]), &Present(vec![])),
             Err(LaunchError::NoBrowser)
         ));
+    }
+
+    #[test]
+    fn on_linux_and_macos_a_current_google_chrome_is_launched_over_its_pipe() {
+        let chrome = "/opt/google/chrome/google-chrome";
+        let linux = Env::new(find::Os::Linux, None, &[("KAPTURE_CHROMIUM", chrome)]);
+        let found = find_browser_in(None, &linux, &Present(vec![chrome])).unwrap();
+        assert_eq!(found.kind, Kind::Chrome);
+        let plan = plan(&found, EngineChoice::Auto, false, find::Os::Linux).unwrap();
+        assert_eq!(plan.route, Route::Pipe);
+        assert!(plan.extension_over_pipe && plan.fallback_native);
+        assert!(
+            plan.why.contains("ignores --load-extension"),
+            "{}",
+            plan.why
+        );
+        let args = browser_args(
+            &LaunchSpec {
+                plan: plan.clone(),
+                ..spec()
+            },
+            Path::new("/p"),
+            false,
+        );
+        assert!(args.contains(&"--remote-debugging-pipe".to_string()));
+        assert!(args.contains(&"--enable-unsafe-extension-debugging".to_string()));
+        assert!(!args.iter().any(|a| a.starts_with("--load-extension")));
+        // --engine extension: no native engine behind it.
+        let only = super::plan(&found, EngineChoice::Extension, false, find::Os::MacOs).unwrap();
+        assert!(only.extension_over_pipe && !only.fallback_native);
+        // On Windows: refused, saying what to do instead.
+        let err = super::plan(&found, EngineChoice::Auto, false, find::Os::Windows).unwrap_err();
+        assert!(
+            err.contains("--browser cdp") && err.contains("ignores --load-extension"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_plan_follows_the_engine_asked_for() {
+        let chromium = Found::at("/usr/bin/chromium".into());
+        let flag = plan(&chromium, EngineChoice::Auto, false, find::Os::Linux).unwrap();
+        assert_eq!((flag.route, flag.extension_over_pipe), (Route::Flag, false));
+        let forced = plan(&chromium, EngineChoice::Extension, true, find::Os::Linux).unwrap();
+        assert_eq!(forced.route, Route::Pipe);
+        assert!(forced.extension_over_pipe && !forced.fallback_native);
+        assert_eq!(forced.why, "--extension-over-pipe");
+        let native = plan(&chromium, EngineChoice::Native, false, find::Os::Linux).unwrap();
+        assert_eq!(
+            (native.route, native.extension_over_pipe),
+            (Route::Pipe, false)
+        );
+        let args = browser_args(
+            &LaunchSpec {
+                plan: native,
+                ..spec()
+            },
+            Path::new("/p"),
+            false,
+        );
+        assert!(args.contains(&"--remote-debugging-pipe".to_string()));
+        assert!(!args
+            .iter()
+            .any(|a| a.starts_with("--load-extension") || a.contains("unsafe-extension")));
+        assert!(plan(&chromium, EngineChoice::Native, false, find::Os::Windows).is_err());
     }
 
     fn facts(headless: Headless) -> LaunchFacts {

@@ -76,7 +76,9 @@ fn launch_spec(
     let found =
         launcher::find_browser_in(args.chromium.as_deref(), &env, &launcher::find::RealFiles)
             .map_err(|e| e.to_string())?;
+    let plan = launcher::plan(&found, args.engine, args.extension_over_pipe, env.os)?;
     Ok(LaunchSpec {
+        plan,
         browser: found.path,
         kind: found.kind,
         extension_dir: extension::locate(args.extension_dir.as_deref())
@@ -139,6 +141,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let extension_id = extension::extension_id()?;
     let runtime_dir = pairing::runtime_dir(args.runtime_dir.as_deref())?;
     let policy = policy_config::PolicyConfig::load(&args).map_err(ServeError::Setup)?;
+    let rules = browser::NativeRules {
+        policy: policy.policy(true),
+        approval_ms: args.approval_timeout_ms,
+    };
     let bridge_config = BridgeConfig {
         launched_policy: policy.policy(true),
         connected_policy: policy.policy(false),
@@ -184,6 +190,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         spec,
         bridge.clone(),
         mcp::browser_wait(&args),
+        rules,
         shutdown.clone(),
     );
 

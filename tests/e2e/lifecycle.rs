@@ -305,10 +305,11 @@ async fn a_real_chromium_without_its_display_is_reported_at_once() {
     k.stop().await;
 }
 
-/// Google Chrome 137+ ignores `--load-extension`: kapture does not launch it to wait 30 s for
-/// an extension that never comes; the first call says why at once and what to use instead.
+/// Google Chrome 137+ ignores `--load-extension`: kapture no longer refuses it but launches
+/// it over its DevTools pipe (`engine_launch.rs` drives one). This one dies at once: its death
+/// is reported as any launched browser's, never as a refusal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_google_chrome_that_ignores_load_extension_is_refused_at_once() {
+async fn a_google_chrome_that_ignores_load_extension_is_launched_not_refused() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let chrome = dir.path().join("google-chrome");
@@ -318,7 +319,9 @@ async fn a_google_chrome_that_ignores_load_extension_is_refused_at_once() {
         format!(
             "#!/bin/sh\n\
              if [ \"$1\" = --version ]; then echo 'Google Chrome 140.0.7339.80 '; exit 0; fi\n\
-             touch '{}'\n",
+             echo \"$@\" > '{}'\n\
+             echo 'fake chrome: giving up' >&2\n\
+             exit 3\n",
             launched.display()
         ),
     )
@@ -332,19 +335,25 @@ async fn a_google_chrome_that_ignores_load_extension_is_refused_at_once() {
     .await;
     let started = std::time::Instant::now();
     let out = k.call("browser_tabs", json!({"action": "list"})).await;
-    assert_eq!(out.code().as_deref(), Some("NO_BROWSER"), "{}", out.text);
+    assert_eq!(
+        out.code().as_deref(),
+        Some("BROWSER_EXITED"),
+        "{}",
+        out.text
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
-    for expected in [
-        "Google Chrome 140 ignores --load-extension",
-        "Chrome for Testing",
-        "--browser connect",
-    ] {
-        assert!(
-            out.text.contains(expected),
-            "{expected:?} missing: {}",
-            out.text
-        );
-    }
-    assert!(!launched.exists(), "it was never started as a browser");
+    assert!(
+        out.text.contains("exited (exit status: 3)") && out.text.contains("fake chrome: giving up"),
+        "{}",
+        out.text
+    );
+    assert!(!out.text.contains("Chrome for Testing"), "{}", out.text);
+    let args = std::fs::read_to_string(&launched).expect("it was started as a browser");
+    assert!(
+        args.contains("--remote-debugging-pipe")
+            && args.contains("--enable-unsafe-extension-debugging")
+            && !args.contains("--load-extension"),
+        "{args}"
+    );
     k.stop().await;
 }

@@ -142,9 +142,10 @@ pub struct BridgeHandle {
     /// Extra wait for an answer when the policy may make a person approve first.
     approval_grace: Duration,
     /// The back end commands go to: the extension over the hub (`None`), or the native
-    /// engine running the same executor core in kapture (`--browser cdp`). The one seam
-    /// between the tools and an engine: everything above `call_raw` is shared.
-    native: Option<crate::native::NativeEngine>,
+    /// engine running the same executor core in kapture (`--browser cdp`, or a launched
+    /// browser the extension could not get into: set once, then). The one seam between the
+    /// tools and an engine: everything above `call_raw` is shared.
+    native: std::sync::Arc<std::sync::OnceLock<crate::native::NativeEngine>>,
 }
 
 impl BridgeHandle {
@@ -165,7 +166,22 @@ impl BridgeHandle {
 
     /// The native engine, when it is the back end.
     pub fn native(&self) -> Option<&crate::native::NativeEngine> {
-        self.native.as_ref()
+        self.native.get()
+    }
+
+    /// From now on, commands go to `engine` (a launched browser driven without the
+    /// extension); false when an engine was set already.
+    pub fn use_native(&self, engine: crate::native::NativeEngine) -> bool {
+        self.native.set(engine).is_ok()
+    }
+
+    /// Where a native engine sends what the browser's events say (the hub keeps the tabs'
+    /// origins for the journal and fans them out).
+    pub fn event_sink(&self) -> crate::native::EventSink {
+        let hub = self.hub.clone();
+        std::sync::Arc::new(move |event| {
+            let _ = hub.try_send(HubMsg::Event(event));
+        })
     }
 
     /// Send a raw command and wait for its answer.
@@ -176,7 +192,7 @@ impl BridgeHandle {
         params: Value,
         timeout_ms: u64,
     ) -> Result<Value, BridgeError> {
-        if let Some(engine) = &self.native {
+        if let Some(engine) = self.native() {
             return engine
                 .call(method, tab_id, params, timeout_ms)
                 .await
@@ -270,7 +286,7 @@ impl BridgeHandle {
             Ok(()) => rx.await.ok().flatten(),
             Err(_) => None,
         };
-        let engine = match &self.native {
+        let engine = match self.native() {
             Some(n) => Some(n.describe().await),
             None => None,
         };
@@ -305,7 +321,7 @@ impl BridgeHandle {
 
     /// Wait up to `limit` for an extension to be connected; true if one is.
     pub async fn wait_connected(&self, limit: Duration) -> bool {
-        if let Some(engine) = &self.native {
+        if let Some(engine) = self.native() {
             return matches!(
                 tokio::time::timeout(limit, engine.ready()).await,
                 Ok(Ok(()))
@@ -342,7 +358,7 @@ pub fn start(
         in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
         port,
         approval_grace: config.approval_grace(),
-        native: None,
+        native: Default::default(),
     };
     tokio::spawn(run_hub(
         hub_rx,
@@ -373,16 +389,6 @@ pub fn start_native(
     let (hub_tx, hub_rx) = mpsc::channel(HUB_QUEUE);
     let (events, _) = broadcast::channel(64);
     let (generation, generation_rx) = watch::channel(0);
-    let sink_hub = hub_tx.clone();
-    let sink: crate::native::EventSink = std::sync::Arc::new(move |event| {
-        let _ = sink_hub.try_send(HubMsg::Event(event));
-    });
-    let engine = crate::native::NativeEngine::new(
-        endpoint,
-        config.launched_policy.clone(),
-        config.approval_timeout.as_millis() as u64,
-        sink,
-    );
     let handle = BridgeHandle {
         hub: hub_tx,
         events: events.clone(),
@@ -390,8 +396,15 @@ pub fn start_native(
         in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
         port: 0,
         approval_grace: config.approval_grace(),
-        native: Some(engine),
+        native: Default::default(),
     };
+    let engine = crate::native::NativeEngine::new(
+        endpoint,
+        config.launched_policy.clone(),
+        config.approval_timeout.as_millis() as u64,
+        handle.event_sink(),
+    );
+    handle.use_native(engine);
     tokio::spawn(run_hub(hub_rx, events, generation, config, shutdown));
     handle
 }

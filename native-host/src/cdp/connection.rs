@@ -6,17 +6,22 @@
 //! the browser goes away, or it outlives [`COMMAND_LIMIT`]. A page session's answers travel
 //! on its route behind the events that came before them on the socket, so a caller sees
 //! the page state those events made.
+//!
+//! What carries the messages is a [`Transport`]: a WebSocket ([`Browser::connect`]) or the
+//! DevTools pipe of a browser kapture launched (`super::pipe`); the owner is the same.
 
 use std::collections::{HashMap, HashSet};
+use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use ext_core::protocol::{ErrorCode, WireError};
-use futures::{SinkExt, StreamExt};
+use futures::stream::BoxStream;
+use futures::{Sink, SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use super::{browser_gone, endpoint, CdpError};
 
@@ -44,11 +49,47 @@ const BROWSER_EVENTS: usize = 256;
 /// Sessions remembered as ended (their late calls answered at once), at most.
 const GONE_MEMORY: usize = 4096;
 /// The largest message accepted from the browser (full-page screenshots, big pages' HTML).
-const MAX_MESSAGE: usize = 256 << 20;
+pub(super) const MAX_MESSAGE: usize = 256 << 20;
 
 type Answer = Result<Value, WireError>;
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// What the owner reads off a transport: one CDP message, or a sign of life carrying none
+/// (a WebSocket ping).
+pub enum Frame {
+    Text(Utf8Bytes),
+    Alive,
+}
+
+/// One CDP message stream and its sink, whatever carries them. The stream ends (or fails)
+/// when the browser went away; the owner closes the sink when every handle is dropped.
+pub struct Transport {
+    pub incoming: BoxStream<'static, Result<Frame, String>>,
+    pub outgoing: Pin<Box<dyn Sink<String, Error = String> + Send>>,
+}
+
+impl Transport {
+    /// A WebSocket to the browser's DevTools endpoint.
+    fn websocket(ws: Ws) -> Transport {
+        let (sink, stream) = ws.split();
+        let incoming = stream
+            .map(|m| match m {
+                Ok(Message::Text(text)) => Ok(Frame::Text(text)),
+                Ok(Message::Close(_)) => Err("the browser closed the connection".to_string()),
+                Ok(_) => Ok(Frame::Alive),
+                Err(e) => Err(e.to_string()),
+            })
+            .boxed();
+        let outgoing = sink
+            .with(|text: String| futures::future::ready(Ok(Message::text(text))))
+            .sink_map_err(|e: tokio_tungstenite::tungstenite::Error| e.to_string());
+        Transport {
+            incoming,
+            outgoing: Box::pin(outgoing),
+        }
+    }
+}
 
 /// One CDP event: the session it came on (`None`: the browser's own), its method and params.
 #[derive(Debug, Clone)]
@@ -155,13 +196,19 @@ impl Browser {
                 endpoint: endpoint.to_string(),
                 why: format!("no connection within {CONNECT_LIMIT:?}"),
             })??;
+        Ok(Browser::over(Transport::websocket(ws)))
+    }
+
+    /// A connection over `transport` (already open); the owner task runs on the current
+    /// tokio runtime until every handle is dropped or the browser goes away.
+    pub fn over(transport: Transport) -> Browser {
         let (tx, rx) = mpsc::channel(CALL_QUEUE);
         let (browser_events, _) = broadcast::channel(BROWSER_EVENTS);
-        tokio::spawn(Owner::new(ws, browser_events.clone()).run(rx));
-        Ok(Browser {
+        tokio::spawn(Owner::new(transport, browser_events.clone()).run(rx));
+        Browser {
             calls: tx,
             browser_events,
-        })
+        }
     }
 
     /// The browser session's own events from now on (`Target.targetCreated`… once
@@ -367,7 +414,7 @@ enum End {
 }
 
 struct Owner {
-    ws: Ws,
+    transport: Transport,
     next_id: u64,
     pending: HashMap<u64, Pending>,
     sessions: Sessions,
@@ -376,9 +423,9 @@ struct Owner {
 }
 
 impl Owner {
-    fn new(ws: Ws, browser_events: broadcast::Sender<Event>) -> Self {
+    fn new(transport: Transport, browser_events: broadcast::Sender<Event>) -> Self {
         Owner {
-            ws,
+            transport,
             browser_events,
             next_id: 0,
             pending: HashMap::new(),
@@ -392,18 +439,18 @@ impl Owner {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let end = loop {
             let step = tokio::select! {
-                frame = self.ws.next() => match frame {
-                    Some(Ok(Message::Text(text))) => {
+                frame = self.transport.incoming.next() => match frame {
+                    Some(Ok(Frame::Text(text))) => {
                         self.last_heard = Instant::now();
                         self.on_text(text.as_str()).await;
                         Ok(())
                     }
-                    Some(Ok(Message::Close(_))) | None => Err(End::Lost("the browser closed the connection".into())),
-                    Some(Ok(_)) => {
+                    Some(Ok(Frame::Alive)) => {
                         self.last_heard = Instant::now();
                         Ok(())
                     }
-                    Some(Err(e)) => Err(End::Lost(e.to_string())),
+                    None => Err(End::Lost("the browser closed the connection".into())),
+                    Some(Err(e)) => Err(End::Lost(e)),
                 },
                 msg = calls.recv() => match msg {
                     Some(msg) => self.on_msg(msg).await,
@@ -429,7 +476,7 @@ impl Owner {
         }
         match end {
             End::Released => {
-                let _ = tokio::time::timeout(WRITE_LIMIT, self.ws.close(None)).await;
+                let _ = tokio::time::timeout(WRITE_LIMIT, self.transport.outgoing.close()).await;
             }
             End::Lost(how) => tracing::warn!(%how, "the browser's DevTools connection is gone"),
         }
@@ -485,11 +532,11 @@ impl Owner {
                 waiting,
             },
         );
-        match tokio::time::timeout(WRITE_LIMIT, self.ws.send(Message::text(frame.to_string())))
+        match tokio::time::timeout(WRITE_LIMIT, self.transport.outgoing.send(frame.to_string()))
             .await
         {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(End::Lost(e.to_string())),
+            Ok(Err(e)) => Err(End::Lost(e)),
             Err(_) => Err(End::Lost("the browser stopped reading".into())),
         }
     }

@@ -3,19 +3,23 @@
 //! functions run natively, without the extension.
 //!
 //! Layers, bottom up: [`endpoint`] turns `http(s)://host:port` or `ws(s)://…` into the
-//! browser's WebSocket URL (TLS in [`tls`]); [`Browser`] is the handle of one connection's
-//! owner task (pending calls, flat sessions and their events); [`PageSession`] is one
-//! attached page target as ext-core's `CdpSession`; [`Engine`] runs page sessions on a
-//! thread of their own (the trait's futures are not `Send`) and takes jobs from anywhere in
-//! kapture.
+//! browser's WebSocket URL (TLS in [`tls`]), or [`pipe`] carries the messages of a browser
+//! kapture launched; [`Browser`] is the handle of one connection's owner task (pending
+//! calls, flat sessions and their events); [`PageSession`] is one attached page target as
+//! ext-core's `CdpSession`; [`Engine`] runs page sessions on a thread of their own (the
+//! trait's futures are not `Send`) and takes jobs from anywhere in kapture.
 
 mod connection;
 pub mod endpoint;
 mod engine;
 mod page;
+#[cfg(unix)]
+pub mod pipe;
 mod tls;
 
-pub use connection::{Attached, Browser, Event, Routed, TargetInfo, COMMAND_LIMIT};
+pub use connection::{
+    Attached, Browser, Event, Frame, Routed, TargetInfo, Transport, COMMAND_LIMIT,
+};
 pub use engine::Engine;
 pub use page::PageSession;
 

@@ -364,9 +364,8 @@ impl Found {
         }
     }
 
-    /// Which engine kapture would drive it with, and why (true to today's code: the native
-    /// CDP engine is not wired into `--browser launch` yet).
-    pub fn engine(&self) -> String {
+    /// Which engine `--browser launch` (`--engine auto`) would drive it with on `os`, and why.
+    pub fn engine(&self, os: Os) -> String {
         match self.loads_extension() {
             LoadsExtension::Yes => {
                 "extension engine: it loads the Kapture extension (--load-extension)".into()
@@ -375,8 +374,12 @@ impl Found {
                 "extension engine if it loads --load-extension (an unnamed build: it is tried)"
                     .into()
             }
+            LoadsExtension::No if os != Os::Windows => format!(
+                "extension engine, loaded over the DevTools pipe (Extensions.loadUnpacked), since {}; else the native CDP engine over that pipe",
+                chrome_refusal(self.version.as_ref().map(|v| v.major))
+            ),
             LoadsExtension::No => format!(
-                "not usable by --browser launch yet: {}. The native CDP engine that will drive it is not wired in yet; meanwhile add the extension to it by hand (kapture install) and use --browser connect",
+                "not usable by --browser launch on Windows: {}, and kapture holds a launched browser's DevTools pipe on Linux and macOS only; add the extension by hand (kapture install) and use --browser connect, or start it with --remote-debugging-port and use --browser cdp",
                 chrome_refusal(self.version.as_ref().map(|v| v.major))
             ),
         }
@@ -763,9 +766,18 @@ mod tests {
         let chrome = found[3].clone().with_version(&env, &fs);
         assert_eq!(chrome.version.as_ref().map(|v| v.major), Some(137));
         assert_eq!(chrome.loads_extension(), LoadsExtension::No);
-        assert!(chrome
-            .engine()
-            .contains("Google Chrome 137 ignores --load-extension"));
+        let windows = chrome.engine(Os::Windows);
+        assert!(
+            windows.contains("Google Chrome 137 ignores --load-extension")
+                && windows.contains("not usable by --browser launch on Windows"),
+            "{windows}"
+        );
+        // Elsewhere the pipe takes the extension in, the native engine behind it.
+        let linux = chrome.engine(Os::Linux);
+        assert!(
+            linux.contains("loaded over the DevTools pipe") && linux.contains("native CDP engine"),
+            "{linux}"
+        );
         assert_eq!(found[0].loads_extension(), LoadsExtension::Yes);
     }
 

@@ -1,9 +1,10 @@
 //! The native engine (`--browser cdp`): ext-core's executor core — policy gate, per-tab
 //! queues, deadlines, dispatch — run inside kapture over a CDP connection instead of in the
 //! extension. [`NativeEngine`] is the `Send` handle the bridge hands command frames to; the
-//! executor itself lives on a thread of its own (its futures are not `Send`). The browser is
-//! not ours: kapture connects, lets go on exit, and reconnects on the next call after the
-//! browser went away.
+//! executor itself lives on a thread of its own (its futures are not `Send`). A browser at an
+//! endpoint is not ours: kapture connects, lets go on exit, and reconnects on the next call
+//! after the browser went away. A browser kapture launched comes with its connection already
+//! open (its DevTools pipe): used as it is, never reconnected; the launcher closes it.
 
 pub mod ask;
 mod downloads;
@@ -32,6 +33,15 @@ const ANSWER_GRACE: Duration = Duration::from_secs(3);
 
 type Job = Box<dyn FnOnce(&Rc<Exec<NativeHost>>) + Send>;
 
+/// Where the engine's browser connection comes from.
+#[derive(Clone)]
+enum Source {
+    /// `--browser cdp`: connect to this endpoint, again after the browser went away.
+    Endpoint(String),
+    /// A browser kapture launched: its DevTools pipe, already open; once closed, gone.
+    Launched(Browser),
+}
+
 /// A live connection: its executor thread's queue and the browser handle.
 struct Conn {
     jobs: mpsc::UnboundedSender<Job>,
@@ -39,7 +49,9 @@ struct Conn {
 }
 
 struct Inner {
+    /// The endpoint, or how the launched browser is reached (for messages).
     endpoint: String,
+    source: Source,
     policy: Policy,
     approval_ms: u64,
     sink: EventSink,
@@ -61,11 +73,39 @@ impl NativeEngine {
     /// An engine for `endpoint` judging every command on `policy` (connects on first use).
     /// Call within a tokio runtime: the approver task starts here.
     pub fn new(endpoint: String, policy: Policy, approval_ms: u64, sink: EventSink) -> Self {
+        Self::with_source(
+            endpoint.clone(),
+            Source::Endpoint(endpoint),
+            policy,
+            approval_ms,
+            sink,
+        )
+    }
+
+    /// An engine over the open DevTools connection of a browser kapture launched.
+    pub fn launched(browser: Browser, policy: Policy, approval_ms: u64, sink: EventSink) -> Self {
+        Self::with_source(
+            "the DevTools pipe of the browser kapture launched".into(),
+            Source::Launched(browser),
+            policy,
+            approval_ms,
+            sink,
+        )
+    }
+
+    fn with_source(
+        endpoint: String,
+        source: Source,
+        policy: Policy,
+        approval_ms: u64,
+        sink: EventSink,
+    ) -> Self {
         let (questions, asked) = mpsc::channel(ask::QUESTIONS);
         tokio::spawn(ask::approver(asked));
         NativeEngine {
             inner: Arc::new(Inner {
                 endpoint,
+                source,
                 policy,
                 approval_ms,
                 sink,
@@ -96,6 +136,12 @@ impl NativeEngine {
             .as_ref()
             .is_some_and(|c| !c.browser.is_closed());
         let endpoint = &self.inner.endpoint;
+        let launched = matches!(self.inner.source, Source::Launched(_));
+        if connected && launched {
+            return format!(
+                "native CDP engine over {endpoint} (kapture closes that browser on exit)"
+            );
+        }
         if connected {
             return format!("native CDP engine, connected to {endpoint} (kapture did not start this browser and will not close it)");
         }
@@ -143,13 +189,17 @@ impl NativeEngine {
                     .last_error
                     .lock()
                     .unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
-                Err(WireError::new(
-                    ErrorCode::NoBrowser,
-                    format!(
+                let message = match self.inner.source {
+                    Source::Endpoint(_) => format!(
                         "no browser at the DevTools endpoint {} ({why}); start a browser with --remote-debugging-port or point --cdp-endpoint at a running one",
                         self.inner.endpoint
                     ),
-                ))
+                    Source::Launched(_) => format!(
+                        "the browser kapture launched cannot be reached over {} ({why}); restart kapture to launch a new one",
+                        self.inner.endpoint
+                    ),
+                };
+                Err(WireError::new(ErrorCode::NoBrowser, message))
             }
         }
     }
@@ -158,18 +208,23 @@ impl NativeEngine {
     async fn connect(&self) -> Result<Conn, String> {
         let (ready_tx, ready) = oneshot::channel();
         let (jobs, jobs_rx) = mpsc::unbounded_channel::<Job>();
-        let (endpoint, next_tab, sink) = (
-            self.inner.endpoint.clone(),
+        let (source, next_tab, sink) = (
+            self.inner.source.clone(),
             self.inner.next_tab.clone(),
             self.inner.sink.clone(),
         );
+        if let Source::Launched(browser) = &source {
+            if browser.is_closed() {
+                return Err("its DevTools pipe is closed (the browser exited)".into());
+            }
+        }
         let asking = ask::Asking {
             questions: self.inner.questions.clone(),
             policy: self.inner.policy.clone(),
         };
         std::thread::Builder::new()
             .name("kapture-native".into())
-            .spawn(move || executor_thread(&endpoint, next_tab, sink, asking, ready_tx, jobs_rx))
+            .spawn(move || executor_thread(source, next_tab, sink, asking, ready_tx, jobs_rx))
             .map_err(|e| format!("cannot start the engine thread: {e}"))?;
         let browser = ready
             .await
@@ -247,7 +302,7 @@ fn gone(endpoint: &str) -> WireError {
 
 /// The executor thread: connect, then run jobs until the browser or every handle is gone.
 fn executor_thread(
-    endpoint: &str,
+    source: Source,
     next_tab: Arc<AtomicI32>,
     sink: EventSink,
     asking: ask::Asking,
@@ -266,12 +321,16 @@ fn executor_thread(
     };
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
-        let browser = match Browser::connect(endpoint).await {
-            Ok(b) => b,
-            Err(e) => {
-                let _ = ready.send(Err(e.to_string()));
-                return;
-            }
+        let (browser, endpoint) = match source {
+            // The launched browser's owner task stays on the runtime that opened the pipe.
+            Source::Launched(browser) => (browser, "the launched browser's DevTools pipe".into()),
+            Source::Endpoint(endpoint) => match Browser::connect(&endpoint).await {
+                Ok(b) => (b, endpoint),
+                Err(e) => {
+                    let _ = ready.send(Err(e.to_string()));
+                    return;
+                }
+            },
         };
         let events = browser.browser_events();
         // Tabs closing and opening are news the executor needs.
