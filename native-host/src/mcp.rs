@@ -844,7 +844,13 @@ impl KaptureServer {
                 self.facts.version, self.facts.protocol, self.facts.pid
             ),
             match &bridge.engine {
-                Some(_) => "bridge: none (the native CDP engine runs the commands)".into(),
+                Some(_) if bridge.port == 0 => {
+                    "bridge: none (the native CDP engine runs the commands)".into()
+                }
+                Some(_) => format!(
+                    "bridge: ws://127.0.0.1:{} (unused: the native CDP engine runs the commands)",
+                    bridge.port
+                ),
                 None => format!("bridge: ws://127.0.0.1:{}", bridge.port),
             },
             format!(
