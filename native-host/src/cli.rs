@@ -162,6 +162,20 @@ pub struct ServeArgs {
     /// node's `se:cdp`, a hosted provider).
     #[arg(long, value_name = "URL", required_if_eq("browser", "cdp"))]
     pub cdp_endpoint: Option<String>,
+    /// Whose browser is at `--cdp-endpoint`: `own` (it may be a person's, logged in: judged
+    /// on the own-browser defaults) or `throwaway` (a pool's, a CI or test browser: judged
+    /// on the launched-browser defaults).
+    #[arg(long, value_enum, value_name = "WHOSE", default_value_t = EndpointBrowser::Own)]
+    pub endpoint_browser: EndpointBrowser,
+}
+
+/// Whose browser a DevTools endpoint serves (which default rules judge it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EndpointBrowser {
+    /// Possibly a person's own: reads and navigation allowed, changes asked, eval denied.
+    Own,
+    /// Made to be driven (a pool, CI): everything allowed, eval off loopback asked.
+    Throwaway,
 }
 
 /// Who answers JavaScript dialogs.

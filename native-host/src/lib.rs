@@ -156,7 +156,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         (BrowserMode::Cdp, Some(endpoint)) => {
             // A malformed endpoint is said once, at start, not on every tool call.
             cdp::endpoint::parse(endpoint).map_err(|e| ServeError::Setup(e.to_string()))?;
-            let bridge = bridge::start_native(endpoint.clone(), bridge_config, shutdown.clone());
+            let throwaway = args.endpoint_browser == cli::EndpointBrowser::Throwaway;
+            let bridge =
+                bridge::start_native(endpoint.clone(), throwaway, bridge_config, shutdown.clone());
             (bridge, None, 0)
         }
         _ => {

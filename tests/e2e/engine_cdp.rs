@@ -248,3 +248,45 @@ async fn browser_ws_path(port: u16) -> String {
         .expect("a browser WebSocket URL");
     raw[at..].split('"').next().unwrap().to_string()
 }
+
+/// kapture did not start the browser at an endpoint: it may be a person's own, logged in, so
+/// by default it is judged on the own-browser defaults (reads and navigation allowed,
+/// changes asked, eval denied), as an extension in a browser kapture did not launch is.
+/// `--endpoint-browser throwaway` says it is a pool's or a test's: the launched defaults.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoints_browser_is_judged_as_a_persons_own_unless_said_throwaway() {
+    let site = Site::start().unwrap();
+    let browser = DevToolsBrowser::start();
+    let endpoint = browser.endpoint().await;
+    let own = Kapture::start(Start::cdp_as_own(&endpoint)).await;
+    let nav = own
+        .ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    assert!(nav.contains("Sign up"), "{nav}");
+    let snap = own.ok("browser_snapshot", json!({})).await;
+    let terms = ref_on(&snap, "I agree");
+    // This client cannot be asked (no elicitation): the ask ends denied, saying so.
+    let out = own.call("browser_click", json!({"ref": terms})).await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        out.text
+    );
+    let out = own
+        .call("browser_evaluate", json!({"function": "() => 1"}))
+        .await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    own.stop().await;
+
+    // Said throwaway: the click runs, and what it did is there to read.
+    let test = Kapture::start(Start::cdp(&endpoint)).await;
+    let snap = test.ok("browser_snapshot", json!({})).await;
+    let terms = ref_on(&snap, "I agree");
+    test.ok("browser_click", json!({"ref": terms})).await;
+    let checked = test
+        .eval("() => document.getElementById('terms').checked")
+        .await;
+    assert_eq!(checked, json!(true), "the first kapture's click never ran");
+    test.stop().await;
+}

@@ -336,7 +336,17 @@ impl Default for Start {
 
 impl Start {
     /// The native engine (`--browser cdp`) on a browser the test runs at `endpoint`.
+    /// `--browser cdp` on a test's own browser: throwaway, so judged as a launched one.
     pub fn cdp(endpoint: &str) -> Start {
+        let mut start = Start::cdp_as_own(endpoint);
+        start
+            .args
+            .extend(["--endpoint-browser".into(), "throwaway".into()]);
+        start
+    }
+
+    /// `--browser cdp` with kapture's default: the endpoint's browser may be a person's own.
+    pub fn cdp_as_own(endpoint: &str) -> Start {
         Start {
             args: vec![
                 "--browser".into(),

@@ -381,8 +381,11 @@ pub fn start(
 /// WebSocket server, no extension; the hub only keeps what the browser's events say (where
 /// each tab is, for the journal) and fans them out. Judged on the launched-browser policy: a
 /// browser reached through its DevTools endpoint is one set up for automation.
+/// `throwaway`: the endpoint's browsers are made to be driven (the launched-browser
+/// defaults); else they may be a person's own (the own-browser defaults).
 pub fn start_native(
     endpoint: String,
+    throwaway: bool,
     config: BridgeConfig,
     shutdown: CancellationToken,
 ) -> BridgeHandle {
@@ -398,9 +401,16 @@ pub fn start_native(
         approval_grace: config.approval_grace(),
         native: Default::default(),
     };
+    // kapture did not start this browser: like an extension in a browser another process
+    // launched, it is judged as a person's own unless said otherwise.
+    let policy = if throwaway {
+        config.launched_policy.clone()
+    } else {
+        config.connected_policy.clone()
+    };
     let engine = crate::native::NativeEngine::new(
         endpoint,
-        config.launched_policy.clone(),
+        policy,
         config.approval_timeout.as_millis() as u64,
         handle.event_sink(),
     );
