@@ -219,3 +219,29 @@ impl RawCdp {
         }
     }
 }
+
+impl RawCdp {
+    /// Read events for `window` (a fixed wait, as a grace window is): answers the methods
+    /// seen on `session`, in order. Bounded by the window; a closed socket is an error.
+    pub async fn watch(
+        &mut self,
+        session: Option<&str>,
+        window: Duration,
+    ) -> Result<Vec<String>, String> {
+        let deadline = tokio::time::Instant::now() + window;
+        let mut seen = Vec::new();
+        loop {
+            let frame = match tokio::time::timeout_at(deadline, self.ws.next()).await {
+                Err(_) => return Ok(seen),
+                Ok(frame) => frame.ok_or("socket closed")?.map_err(|e| e.to_string())?,
+            };
+            let Message::Text(t) = frame else { continue };
+            let v: Value = serde_json::from_str(&t).map_err(|e| e.to_string())?;
+            if v.get("sessionId").and_then(Value::as_str) == session {
+                if let Some(m) = v.get("method").and_then(Value::as_str) {
+                    seen.push(m.to_string());
+                }
+            }
+        }
+    }
+}
