@@ -591,6 +591,10 @@ impl Floor {
 /// kapture's prelude does in its own world (`style` attributes ignored there too).
 const OBSERVE: &str = "(() => { if (window.__floor) return; window.__floor = { changedAt: performance.now() }; new MutationObserver((records) => { if (records.some((r) => r.attributeName !== 'style')) window.__floor.changedAt = performance.now(); }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true }); })()";
 
+/// The `change` event leaving a typed-in field fires.
+const CHANGE: &str =
+    "document.getElementById('email').dispatchEvent(new Event('change', { bubbles: true }))";
+
 /// The same operations as raw CDP commands on the browser a kapture drives (its tab left
 /// on big.html): the floor.
 async fn floor(raw: &mut RawCdp, site: &Site) -> Result<Floor, String> {
@@ -702,21 +706,21 @@ async fn floor(raw: &mut RawCdp, site: &Site) -> Result<Floor, String> {
             raw.send(s, "Input.insertText", json!({"text": "ada@example.test"}))
                 .await?;
             if like {
+                // kapture fires `change` as leaving the field would, then says where the
+                // page is.
+                raw.send(s, "Runtime.evaluate", eval(CHANGE)).await?;
                 raw.send(s, "Runtime.evaluate", eval(&page_info)).await?;
             }
             0
         });
-        floor_step!(into, "select", {
-            let b = raw.send(s, "Runtime.evaluate", eval("(() => { const e = document.getElementById('plan'); e.value = 'pro'; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); })()"))
-                .await?
-                .to_string()
-                .len();
-            if like {
-                raw.send(s, "Runtime.evaluate", eval(&page_info)).await?;
-            }
-            b
-        });
     }
+    // kapture's select answers the options chosen, not where the page is: one script, as here.
+    floor_step!(out.bare, "select", {
+        raw.send(s, "Runtime.evaluate", eval("(() => { const e = document.getElementById('plan'); e.value = 'pro'; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); })()"))
+            .await?
+            .to_string()
+            .len()
+    });
     if navigations > 0 {
         return Err(format!(
             "the floor's clicks started {navigations} navigations: not the page measured"
@@ -1067,8 +1071,13 @@ async fn main() {
             else {
                 continue;
             };
+            let floor_name = if f.like.contains_key(step) {
+                "like-for-like CDP"
+            } else {
+                "raw CDP"
+            };
             verdict(
-                format!("kapture-cdp {step} ≤ 1.5× like-for-like CDP + 1 ms"),
+                format!("kapture-cdp {step} ≤ 1.5× {floor_name} + 1 ms"),
                 n.median,
                 1.5 * like.median + 1.0,
                 "ms",
