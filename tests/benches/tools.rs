@@ -682,7 +682,7 @@ async fn floor(raw: &mut RawCdp, site: &Site) -> Result<Floor, String> {
                 let seen = raw.watch(s, grace).await?;
                 navigations += seen
                     .iter()
-                    .filter(|m| {
+                    .filter(|(_, m)| {
                         matches!(
                             m.as_str(),
                             "Page.frameRequestedNavigation"
@@ -747,6 +747,83 @@ async fn floor(raw: &mut RawCdp, site: &Site) -> Result<Floor, String> {
             .to_string()
             .len()
     });
+    Ok(out)
+}
+
+/// The first sign of a navigation the browser gives after a click.
+const NAV_SIGNALS: &[&str] = &[
+    "Page.frameRequestedNavigation",
+    "Page.frameStartedNavigating",
+    "Page.frameStartedLoading",
+    "Page.navigatedWithinDocument",
+];
+
+/// Evidence for the grace window (raw CDP, `nav-form.html`): how long after a click's press
+/// the first navigation signal came, per kind of click, watching 400 ms after the mouse
+/// events were answered; `None` when none came. Could the 150 ms be ended early
+/// when no signal came yet? Only if every navigation signals before then.
+async fn nav_signals(
+    raw: &mut RawCdp,
+    site: &Site,
+) -> Result<Vec<(&'static str, Vec<Option<f64>>)>, String> {
+    let session = raw.attach_page("form.html").await?;
+    let s = Some(session.as_str());
+    raw.send(s, "Page.enable", json!({})).await?;
+    let page = site.url("nav-form.html?delay=0");
+    let mut out = Vec::new();
+    for (what, id) in [
+        ("submit (POST form)", "save"),
+        ("link", "to-result"),
+        ("timer navigating 50 ms later", "later"),
+        ("button that navigates nowhere", "stay"),
+    ] {
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            raw.send_until(
+                s,
+                "Page.navigate",
+                json!({"url": page}),
+                "Page.loadEventFired",
+            )
+            .await?;
+            let rect = format!("(() => {{ const r = document.getElementById('{id}').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()");
+            let at = raw
+                .send(
+                    s,
+                    "Runtime.evaluate",
+                    json!({"expression": rect, "returnByValue": true}),
+                )
+                .await?;
+            let (x, y) = (
+                at["result"]["value"][0].clone(),
+                at["result"]["value"][1].clone(),
+            );
+            // From the press: events that come while the mouse events are answered count.
+            raw.keep_events(true);
+            let pressed = tokio::time::Instant::now();
+            for kind in ["mousePressed", "mouseReleased"] {
+                raw.send(
+                    s,
+                    "Input.dispatchMouseEvent",
+                    json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+                )
+                .await?;
+            }
+            let answered = ms(pressed.elapsed());
+            let early = raw.keep_events(false);
+            let events = raw.watch(s, Duration::from_millis(400)).await?;
+            let first_early = early
+                .iter()
+                .find(|(_, on, m)| on.as_deref() == s && NAV_SIGNALS.contains(&m.as_str()))
+                .map(|(at, _, _)| ms(at.duration_since(pressed)));
+            let first_late = events
+                .iter()
+                .find(|(_, m)| NAV_SIGNALS.contains(&m.as_str()))
+                .map(|(at, _)| answered + at);
+            seen.push(first_early.or(first_late));
+        }
+        out.push((what, seen));
+    }
     Ok(out)
 }
 
@@ -837,6 +914,7 @@ async fn main() {
     let mut memory: BTreeMap<Kind, (u64, u64)> = BTreeMap::new();
     // The floor on the very browser each kapture engine drives.
     let mut floors: BTreeMap<Kind, Floor> = BTreeMap::new();
+    let mut signals = Vec::new();
     for kind in kinds.clone() {
         let (server, _, _) = match Server::start(kind, &peer_dir, kind == Kind::Kapture).await {
             Ok(s) => s,
@@ -855,6 +933,12 @@ async fn main() {
                 Ok(mut raw) => match floor(&mut raw, &site).await {
                     Ok(f) => {
                         floors.insert(kind, f);
+                        if kind == Kind::Native {
+                            match nav_signals(&mut raw, &site).await {
+                                Ok(n) => signals = n,
+                                Err(why) => println!("navigation signals not measured: {why}"),
+                            }
+                        }
                     }
                     Err(why) => {
                         println!("raw CDP floor on {}'s browser skipped: {why}", kind.label())
@@ -949,6 +1033,20 @@ async fn main() {
                 );
             }
             println!();
+        }
+    }
+
+    if !signals.is_empty() {
+        println!();
+        println!(
+            "the first navigation signal after a click's press (raw CDP, 5 clicks each, ms; — = none within 400 ms of the release):"
+        );
+        for (what, seen) in &signals {
+            let shown: Vec<String> = seen
+                .iter()
+                .map(|s| s.map_or("—".to_string(), |ms| format!("{ms:.1}")))
+                .collect();
+            println!("  {what:<32} {}", shown.join("  "));
         }
     }
 
