@@ -1,8 +1,11 @@
 //! Tool-speed benchmark, one run on one machine and browser: kapture driven by a real MCP
-//! client over stdio, the same operations as raw CDP on the same browser (the physical
-//! floor), and — when they can run here — Playwright MCP and Chrome DevTools MCP from npm
-//! pointed at the same Chromium. Per step: median and p90 wall time over `REPS` runs after
-//! a warm-up, and the answer's bytes; then cold starts, memory and the extension's size.
+//! client over stdio on both engines (the extension in a browser it launched, and the
+//! native engine, `--browser cdp`, on a DevTools browser the bench started), the same
+//! operations as raw CDP on each engine's browser (the physical floor: bare, and
+//! like-for-like with the settle work kapture's answer stands for), and — when they can run
+//! here — Playwright MCP and Chrome DevTools MCP from npm pointed at the same Chromium. Per
+//! step: median and p90 wall time over `KAPTURE_BENCH_REPS` runs (default 20) after a
+//! warm-up, and the answer's bytes; then cold starts, memory and the extension's size.
 
 // A benchmark report is printed for people: stdout is its place.
 #![allow(clippy::print_stdout)]
@@ -13,6 +16,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use kapture_e2e::cdp::RawCdp;
+use kapture_e2e::devtools::DevToolsBrowser;
 use kapture_e2e::{chromium, kapture_bin, target_dir, QUIET_CHROMIUM_FLAGS, RESOLVER_RULES};
 use rmcp::model::{CallToolRequestParams, ClientRequest, RequestNoParam};
 use rmcp::service::RunningService;
@@ -21,10 +25,23 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use www_test_pages::Site;
 
-/// Timed runs per step (after one warm-up run).
-const REPS: usize = 20;
-/// Cold starts per server.
-const COLD_REPS: usize = 20;
+/// Timed runs per step (after one warm-up run); `KAPTURE_BENCH_REPS` sets fewer for a
+/// quick look on a busy machine.
+fn reps() -> usize {
+    env_count("KAPTURE_BENCH_REPS", 20)
+}
+
+/// Cold starts per server (`KAPTURE_BENCH_COLD_REPS`; 0 leaves them out).
+fn cold_reps() -> usize {
+    env_count("KAPTURE_BENCH_COLD_REPS", 20)
+}
+
+fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 /// One call may take this long before the bench gives up on the server.
 const CALL_LIMIT: Duration = Duration::from_secs(60);
 /// The peers, pinned; installed into `target/bench-peers` on first use.
@@ -35,7 +52,10 @@ const PEERS: &[(&str, &str)] = &[
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 enum Kind {
+    /// kapture with its extension in a browser it launched.
     Kapture,
+    /// kapture's native engine (`--browser cdp`) on a DevTools browser the bench started.
+    Native,
     Playwright,
     DevTools,
 }
@@ -44,6 +64,7 @@ impl Kind {
     fn label(self) -> &'static str {
         match self {
             Kind::Kapture => "kapture",
+            Kind::Native => "kapture-cdp",
             Kind::Playwright => "playwright-mcp",
             Kind::DevTools => "devtools-mcp",
         }
@@ -79,14 +100,38 @@ struct Server {
     pid: u32,
     /// Chrome DevTools MCP routes page tools by page id.
     page_id: Option<u64>,
+    /// The native engine's browser: the bench's own, killed after kapture stopped.
+    browser: Option<DevToolsBrowser>,
     _dir: tempfile::TempDir,
 }
 
-/// The command that starts a server of `kind` (its browser headless, isolated, quiet).
-fn command(kind: Kind, peers: &Path, dir: &Path, debug_port: bool) -> tokio::process::Command {
+/// The command that starts a server of `kind` (its browser headless, isolated, quiet);
+/// `endpoint` is the DevTools browser the native engine attaches to.
+fn command(
+    kind: Kind,
+    peers: &Path,
+    dir: &Path,
+    debug_port: bool,
+    endpoint: Option<&str>,
+) -> tokio::process::Command {
     let mut flags: Vec<String> = QUIET_CHROMIUM_FLAGS.iter().map(|s| s.to_string()).collect();
     flags.push(RESOLVER_RULES.to_string());
     match kind {
+        Kind::Native => {
+            let mut cmd = tokio::process::Command::new(kapture_bin());
+            cmd.args(["--browser", "cdp", "--cdp-endpoint"])
+                .arg(endpoint.unwrap_or_default())
+                .args(["--port", "0"])
+                .arg("--runtime-dir")
+                .arg(dir.join("run"))
+                .arg("--audit-dir")
+                .arg(dir.join("audit"))
+                .arg("--data-dir")
+                .arg(dir.join("data"))
+                .env("XDG_CONFIG_HOME", dir.join("config"))
+                .env("KAPTURE_KEYRING", "off");
+            cmd
+        }
         Kind::Kapture => {
             let mut cmd = tokio::process::Command::new(kapture_bin());
             cmd.args(["--browser", "launch", "--headless", "--port", "0"])
@@ -144,8 +189,17 @@ impl Server {
         debug_port: bool,
     ) -> Result<(Server, f64, f64), String> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        // The native engine's clock starts with its browser: the peers and the extension
+        // engine start theirs too.
         let started = Instant::now();
-        let mut cmd = command(kind, peers, dir.path(), debug_port);
+        let (browser, endpoint) = if kind == Kind::Native {
+            let browser = DevToolsBrowser::start();
+            let endpoint = browser.endpoint().await;
+            (Some(browser), Some(endpoint))
+        } else {
+            (None, None)
+        };
+        let mut cmd = command(kind, peers, dir.path(), debug_port, endpoint.as_deref());
         cmd.kill_on_drop(true);
         let (transport, _) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::null())
@@ -167,6 +221,7 @@ impl Server {
             client,
             pid,
             page_id: None,
+            browser,
             _dir: dir,
         };
         if kind == Kind::DevTools {
@@ -235,20 +290,32 @@ impl Server {
                 .args(["-KILL", &pid.to_string()])
                 .status();
         }
+        drop(self.browser);
+    }
+
+    /// The profile of the browser this server drives, when it is open to raw CDP.
+    fn profile(&self) -> Option<PathBuf> {
+        match (&self.browser, self.kind) {
+            (Some(b), _) => Some(b.profile().to_path_buf()),
+            (None, Kind::Kapture) => Some(browser_profile(self.pid)),
+            _ => None,
+        }
     }
 
     // The same operation in each server's own words.
 
     fn navigate(&self, url: &str) -> (&'static str, Value) {
         match self.kind {
-            Kind::Kapture | Kind::Playwright => ("browser_navigate", json!({"url": url})),
+            Kind::Kapture | Kind::Native | Kind::Playwright => {
+                ("browser_navigate", json!({"url": url}))
+            }
             Kind::DevTools => ("navigate_page", json!({"url": url})),
         }
     }
 
     fn snapshot(&self) -> (&'static str, Value) {
         match self.kind {
-            Kind::Kapture | Kind::Playwright => ("browser_snapshot", json!({})),
+            Kind::Kapture | Kind::Native | Kind::Playwright => ("browser_snapshot", json!({})),
             Kind::DevTools => ("take_snapshot", json!({})),
         }
     }
@@ -267,7 +334,9 @@ impl Server {
                 .ok_or_else(|| format!("{}: no id on {line}", self.kind.label()))
         };
         Ok(match self.kind {
-            Kind::Kapture => json!({"ref": between("[ref=", ']')?, "element": needle}),
+            Kind::Kapture | Kind::Native => {
+                json!({"ref": between("[ref=", ']')?, "element": needle})
+            }
             Kind::Playwright => json!({"target": between("[ref=", ']')?, "element": needle}),
             Kind::DevTools => json!({"uid": between("uid=", ' ')?}),
         })
@@ -275,7 +344,7 @@ impl Server {
 
     fn click(&self, target: &Value) -> (&'static str, Value) {
         match self.kind {
-            Kind::Kapture | Kind::Playwright => ("browser_click", target.clone()),
+            Kind::Kapture | Kind::Native | Kind::Playwright => ("browser_click", target.clone()),
             Kind::DevTools => ("click", target.clone()),
         }
     }
@@ -283,7 +352,7 @@ impl Server {
     fn type_text(&self, target: &Value, text: &str) -> (&'static str, Value) {
         let mut args = target.clone();
         match self.kind {
-            Kind::Kapture | Kind::Playwright => {
+            Kind::Kapture | Kind::Native | Kind::Playwright => {
                 args["text"] = json!(text);
                 ("browser_type", args)
             }
@@ -297,7 +366,7 @@ impl Server {
     fn select(&self, target: &Value, value: &str, label: &str) -> (&'static str, Value) {
         let mut args = target.clone();
         match self.kind {
-            Kind::Kapture | Kind::Playwright => {
+            Kind::Kapture | Kind::Native | Kind::Playwright => {
                 args["values"] = json!([value]);
                 ("browser_select_option", args)
             }
@@ -310,7 +379,7 @@ impl Server {
 
     fn evaluate(&self, expr: &str) -> (&'static str, Value) {
         match self.kind {
-            Kind::Kapture => ("browser_evaluate", json!({"function": expr})),
+            Kind::Kapture | Kind::Native => ("browser_evaluate", json!({"function": expr})),
             Kind::Playwright => (
                 "browser_evaluate",
                 json!({"function": format!("() => {expr}")}),
@@ -324,14 +393,16 @@ impl Server {
 
     fn screenshot(&self) -> (&'static str, Value) {
         match self.kind {
-            Kind::Kapture | Kind::Playwright => ("browser_take_screenshot", json!({})),
+            Kind::Kapture | Kind::Native | Kind::Playwright => {
+                ("browser_take_screenshot", json!({}))
+            }
             Kind::DevTools => ("take_screenshot", json!({})),
         }
     }
 
     fn console(&self) -> (&'static str, Value) {
         match self.kind {
-            Kind::Kapture => ("browser_console_messages", json!({"max": 50})),
+            Kind::Kapture | Kind::Native => ("browser_console_messages", json!({"max": 50})),
             Kind::Playwright => ("browser_console_messages", json!({"level": "debug"})),
             Kind::DevTools => ("list_console_messages", json!({"pageSize": 50})),
         }
@@ -398,9 +469,9 @@ where
     Fut: std::future::Future<Output = Result<Answer, String>>,
 {
     f().await?;
-    let mut times = Vec::with_capacity(REPS);
+    let mut times = Vec::with_capacity(reps());
     let mut bytes = 0;
-    for _ in 0..REPS {
+    for _ in 0..reps().max(1) {
         let a = f().await?;
         times.push(a.ms);
         bytes = a.bytes;
@@ -442,7 +513,7 @@ async fn steps(s: &Server, site: &Site) -> (BTreeMap<&'static str, Stat>, Vec<St
         async {
             let mut t = Vec::new();
             s.ping().await?;
-            for _ in 0..REPS {
+            for _ in 0..reps().max(1) {
                 t.push(s.ping().await?);
             }
             Ok::<_, String>(stat(t, 0))
@@ -497,19 +568,49 @@ async fn steps(s: &Server, site: &Site) -> (BTreeMap<&'static str, Stat>, Vec<St
     (out, problems)
 }
 
-/// The same operations as raw CDP commands on kapture's own browser: the floor.
-async fn floor(raw: &mut RawCdp, site: &Site) -> Result<BTreeMap<&'static str, Stat>, String> {
-    let mut out = BTreeMap::new();
+/// The raw-CDP floor on one browser, two ways.
+#[derive(Default)]
+struct Floor {
+    /// The operation alone: an action's input events and nothing after them.
+    bare: BTreeMap<&'static str, Stat>,
+    /// The work kapture's answer stands for: an action's input, then the same settle work
+    /// (a click's grace window watching for a navigation, the page asked once whether its
+    /// DOM has been quiet, as kapture's `SETTLE_DOM`), then where the page is (URL, title).
+    /// Only for the steps where it differs from `bare`.
+    like: BTreeMap<&'static str, Stat>,
+}
+
+impl Floor {
+    /// The like-for-like floor of `step` (the bare one where they are the same work).
+    fn like(&self, step: &str) -> Option<&Stat> {
+        self.like.get(step).or_else(|| self.bare.get(step))
+    }
+}
+
+/// A `MutationObserver` in the page's main world recording its last DOM change, as
+/// kapture's prelude does in its own world (`style` attributes ignored there too).
+const OBSERVE: &str = "(() => { if (window.__floor) return; window.__floor = { changedAt: performance.now() }; new MutationObserver((records) => { if (records.some((r) => r.attributeName !== 'style')) window.__floor.changedAt = performance.now(); }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true }); })()";
+
+/// The `change` event leaving a typed-in field fires.
+const CHANGE: &str =
+    "document.getElementById('email').dispatchEvent(new Event('change', { bubbles: true }))";
+
+/// The same operations as raw CDP commands on the browser a kapture drives (its tab left
+/// on big.html): the floor.
+async fn floor(raw: &mut RawCdp, site: &Site) -> Result<Floor, String> {
+    use ext_core::cdp::{js, navigation};
+    let mut out = Floor::default();
     let session = raw.attach_page("big.html").await?;
     let s = Some(session.as_str());
     raw.send(s, "Page.enable", json!({})).await?;
     raw.send(s, "Runtime.enable", json!({})).await?;
     let form = site.url("form.html");
+    let reps = reps().max(1);
     macro_rules! floor_step {
-        ($name:expr, $body:expr) => {{
+        ($into:expr, $name:expr, $body:expr) => {{
             let mut times = Vec::new();
             let mut bytes = 0;
-            for i in 0..=REPS {
+            for i in 0..=reps {
                 let started = Instant::now();
                 let b: usize = $body;
                 if i > 0 {
@@ -517,16 +618,31 @@ async fn floor(raw: &mut RawCdp, site: &Site) -> Result<BTreeMap<&'static str, S
                     bytes = b;
                 }
             }
-            out.insert($name, stat(times, bytes));
+            $into.insert($name, stat(times, bytes));
         }};
     }
     let eval =
         |expr: &str| json!({"expression": expr, "returnByValue": true, "awaitPromise": true});
-    floor_step!("snapshot (5,000 elements)", {
+    // kapture's own scripts, run as kapture runs them (it in its isolated world, here in
+    // the main world: the same cost), with the main-world observer standing in for `K`.
+    let settle_dom = format!(
+        "(() => {{ const K = window.__floor; return {}; }})()",
+        js::call(
+            js::SETTLE_DOM,
+            &[
+                json!(0.0),
+                json!(navigation::QUIET_MS),
+                json!(navigation::SETTLE_MAX_MS - navigation::GRACE_MS)
+            ]
+        )
+    );
+    let page_info = format!("({})()", js::PAGE_INFO);
+    let grace = Duration::from_millis(navigation::GRACE_MS as u64);
+    floor_step!(out.bare, "snapshot (5,000 elements)", {
         raw.answer_bytes(s, "Accessibility.getFullAXTree", json!({}))
             .await?
     });
-    floor_step!("navigate", {
+    floor_step!(out.bare, "navigate", {
         raw.send_until(
             s,
             "Page.navigate",
@@ -537,54 +653,86 @@ async fn floor(raw: &mut RawCdp, site: &Site) -> Result<BTreeMap<&'static str, S
         .to_string()
         .len()
     });
-    floor_step!("snapshot (form)", {
+    raw.send(s, "Runtime.evaluate", eval(OBSERVE)).await?;
+    floor_step!(out.bare, "snapshot (form)", {
         raw.answer_bytes(s, "Accessibility.getFullAXTree", json!({}))
             .await?
     });
     // An input action: find the element's box, then press and release the mouse there.
     let rect = "(() => { const r = document.getElementById('terms').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()";
-    floor_step!("click", {
-        let at = raw.send(s, "Runtime.evaluate", eval(rect)).await?;
-        let (x, y) = (
-            at["result"]["value"][0].clone(),
-            at["result"]["value"][1].clone(),
-        );
-        for kind in ["mousePressed", "mouseReleased"] {
+    let mut navigations = 0;
+    for like in [false, true] {
+        let into = if like { &mut out.like } else { &mut out.bare };
+        floor_step!(into, "click", {
+            let at = raw.send(s, "Runtime.evaluate", eval(rect)).await?;
+            let (x, y) = (
+                at["result"]["value"][0].clone(),
+                at["result"]["value"][1].clone(),
+            );
+            for kind in ["mousePressed", "mouseReleased"] {
+                raw.send(
+                    s,
+                    "Input.dispatchMouseEvent",
+                    json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+                )
+                .await?;
+            }
+            if like {
+                // The grace window: did the click start a navigation?
+                let seen = raw.watch(s, grace).await?;
+                navigations += seen
+                    .iter()
+                    .filter(|(_, m)| {
+                        matches!(
+                            m.as_str(),
+                            "Page.frameRequestedNavigation"
+                                | "Page.frameStartedNavigating"
+                                | "Page.navigatedWithinDocument"
+                        )
+                    })
+                    .count();
+                raw.send(s, "Runtime.evaluate", eval(&settle_dom)).await?;
+                raw.send(s, "Runtime.evaluate", eval(&page_info)).await?;
+            }
+            0
+        });
+        floor_step!(into, "type", {
             raw.send(
                 s,
-                "Input.dispatchMouseEvent",
-                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+                "Runtime.evaluate",
+                eval("(() => { const e = document.getElementById('email'); e.focus(); e.select(); })()"),
             )
             .await?;
-        }
-        0
-    });
-    floor_step!("type", {
-        raw.send(
-            s,
-            "Runtime.evaluate",
-            eval(
-                "(() => { const e = document.getElementById('email'); e.focus(); e.select(); })()",
-            ),
-        )
-        .await?;
-        raw.send(s, "Input.insertText", json!({"text": "ada@example.test"}))
-            .await?;
-        0
-    });
-    floor_step!("select", {
+            raw.send(s, "Input.insertText", json!({"text": "ada@example.test"}))
+                .await?;
+            if like {
+                // kapture fires `change` as leaving the field would, then says where the
+                // page is.
+                raw.send(s, "Runtime.evaluate", eval(CHANGE)).await?;
+                raw.send(s, "Runtime.evaluate", eval(&page_info)).await?;
+            }
+            0
+        });
+    }
+    // kapture's select answers the options chosen, not where the page is: one script, as here.
+    floor_step!(out.bare, "select", {
         raw.send(s, "Runtime.evaluate", eval("(() => { const e = document.getElementById('plan'); e.value = 'pro'; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); })()"))
             .await?
             .to_string()
             .len()
     });
-    floor_step!("evaluate 1+1", {
+    if navigations > 0 {
+        return Err(format!(
+            "the floor's clicks started {navigations} navigations: not the page measured"
+        ));
+    }
+    floor_step!(out.bare, "evaluate 1+1", {
         raw.send(s, "Runtime.evaluate", eval("1+1"))
             .await?
             .to_string()
             .len()
     });
-    floor_step!("screenshot (viewport)", {
+    floor_step!(out.bare, "screenshot (viewport)", {
         raw.answer_bytes(
             s,
             "Page.captureScreenshot",
@@ -593,12 +741,89 @@ async fn floor(raw: &mut RawCdp, site: &Site) -> Result<BTreeMap<&'static str, S
         .await?
     });
     // Console messages arrive as events a client keeps; reading 50 is one round trip.
-    floor_step!("console (50 messages)", {
+    floor_step!(out.bare, "console (50 messages)", {
         raw.send(s, "Runtime.evaluate", eval("0"))
             .await?
             .to_string()
             .len()
     });
+    Ok(out)
+}
+
+/// The first sign of a navigation the browser gives after a click.
+const NAV_SIGNALS: &[&str] = &[
+    "Page.frameRequestedNavigation",
+    "Page.frameStartedNavigating",
+    "Page.frameStartedLoading",
+    "Page.navigatedWithinDocument",
+];
+
+/// Evidence for the grace window (raw CDP, `nav-form.html`): how long after a click's press
+/// the first navigation signal came, per kind of click, watching 400 ms after the mouse
+/// events were answered; `None` when none came. Could the 150 ms be ended early
+/// when no signal came yet? Only if every navigation signals before then.
+async fn nav_signals(
+    raw: &mut RawCdp,
+    site: &Site,
+) -> Result<Vec<(&'static str, Vec<Option<f64>>)>, String> {
+    let session = raw.attach_page("form.html").await?;
+    let s = Some(session.as_str());
+    raw.send(s, "Page.enable", json!({})).await?;
+    let page = site.url("nav-form.html?delay=0");
+    let mut out = Vec::new();
+    for (what, id) in [
+        ("submit (POST form)", "save"),
+        ("link", "to-result"),
+        ("timer navigating 50 ms later", "later"),
+        ("button that navigates nowhere", "stay"),
+    ] {
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            raw.send_until(
+                s,
+                "Page.navigate",
+                json!({"url": page}),
+                "Page.loadEventFired",
+            )
+            .await?;
+            let rect = format!("(() => {{ const r = document.getElementById('{id}').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()");
+            let at = raw
+                .send(
+                    s,
+                    "Runtime.evaluate",
+                    json!({"expression": rect, "returnByValue": true}),
+                )
+                .await?;
+            let (x, y) = (
+                at["result"]["value"][0].clone(),
+                at["result"]["value"][1].clone(),
+            );
+            // From the press: events that come while the mouse events are answered count.
+            raw.keep_events(true);
+            let pressed = tokio::time::Instant::now();
+            for kind in ["mousePressed", "mouseReleased"] {
+                raw.send(
+                    s,
+                    "Input.dispatchMouseEvent",
+                    json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+                )
+                .await?;
+            }
+            let answered = ms(pressed.elapsed());
+            let early = raw.keep_events(false);
+            let events = raw.watch(s, Duration::from_millis(400)).await?;
+            let first_early = early
+                .iter()
+                .find(|(_, on, m)| on.as_deref() == s && NAV_SIGNALS.contains(&m.as_str()))
+                .map(|(at, _, _)| ms(at.duration_since(pressed)));
+            let first_late = events
+                .iter()
+                .find(|(_, m)| NAV_SIGNALS.contains(&m.as_str()))
+                .map(|(at, _)| answered + at);
+            seen.push(first_early.or(first_late));
+        }
+        out.push((what, seen));
+    }
     Ok(out)
 }
 
@@ -650,7 +875,7 @@ fn tree_rss(pid: u32) -> u64 {
 /// Cold starts: spawn → initialize, → tools/list, → the first page loaded.
 async fn cold(kind: Kind, peers: &Path, site: &Site) -> Result<[Stat; 3], String> {
     let (mut init, mut list, mut page) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..COLD_REPS {
+    for _ in 0..cold_reps() {
         let started = Instant::now();
         let (s, i, l) = Server::start(kind, peers, false).await?;
         let loaded = s
@@ -678,7 +903,7 @@ async fn main() {
     } else {
         install_peers()
     };
-    let mut kinds = vec![Kind::Kapture];
+    let mut kinds = vec![Kind::Kapture, Kind::Native];
     match &peers {
         Ok(_) => kinds.extend([Kind::Playwright, Kind::DevTools]),
         Err(why) => println!("peers skipped: {why}"),
@@ -687,7 +912,9 @@ async fn main() {
 
     let mut results: BTreeMap<Kind, BTreeMap<&'static str, Stat>> = BTreeMap::new();
     let mut memory: BTreeMap<Kind, (u64, u64)> = BTreeMap::new();
-    let mut floor_stats = BTreeMap::new();
+    // The floor on the very browser each kapture engine drives.
+    let mut floors: BTreeMap<Kind, Floor> = BTreeMap::new();
+    let mut signals = Vec::new();
     for kind in kinds.clone() {
         let (server, _, _) = match Server::start(kind, &peer_dir, kind == Kind::Kapture).await {
             Ok(s) => s,
@@ -701,63 +928,135 @@ async fn main() {
         for p in problems {
             println!("{}: {p}", kind.label());
         }
-        if kind == Kind::Kapture {
-            // The floor on the very browser kapture drives (its tab left on big.html).
-            let profile_pid = server.pid;
-            match RawCdp::connect(&browser_profile(profile_pid)).await {
+        if let Some(profile) = server.profile() {
+            match RawCdp::connect(&profile).await {
                 Ok(mut raw) => match floor(&mut raw, &site).await {
-                    Ok(f) => floor_stats = f,
-                    Err(why) => println!("raw CDP floor skipped: {why}"),
+                    Ok(f) => {
+                        floors.insert(kind, f);
+                        if kind == Kind::Native {
+                            match nav_signals(&mut raw, &site).await {
+                                Ok(n) => signals = n,
+                                Err(why) => println!("navigation signals not measured: {why}"),
+                            }
+                        }
+                    }
+                    Err(why) => {
+                        println!("raw CDP floor on {}'s browser skipped: {why}", kind.label())
+                    }
                 },
-                Err(why) => println!("raw CDP floor skipped: {why}"),
+                Err(why) => println!("raw CDP floor on {}'s browser skipped: {why}", kind.label()),
             }
         }
+        let browser_rss = match &server.browser {
+            Some(b) => kapture_e2e::proc_kib(b.pid(), "VmRSS:") + tree_rss(b.pid()),
+            None => tree_rss(server.pid),
+        };
         memory.insert(
             kind,
-            (
-                kapture_e2e::proc_kib(server.pid, "VmHWM:"),
-                tree_rss(server.pid),
-            ),
+            (kapture_e2e::proc_kib(server.pid, "VmHWM:"), browser_rss),
         );
         results.insert(kind, stats);
         server.stop().await;
     }
+    let engines: Vec<Kind> = kinds
+        .iter()
+        .copied()
+        .filter(|k| matches!(k, Kind::Kapture | Kind::Native))
+        .collect();
+    let others: Vec<Kind> = kinds
+        .iter()
+        .copied()
+        .filter(|k| !engines.contains(k))
+        .collect();
+    // The table's floor: the one on the native engine's browser (what its goal is judged
+    // on), else the extension's.
+    let table_floor = floors
+        .get(&Kind::Native)
+        .or_else(|| floors.get(&Kind::Kapture));
 
     println!();
-    println!("per step: median and p90 ms over {REPS} runs after a warm-up, and answer bytes");
-    print!(
-        "{:<26} {:>8} {:>8} {:>9}  {:>8}",
-        "step", "kapture", "p90", "bytes", "CDP"
+    println!(
+        "per step: median and p90 ms over {} runs after a warm-up, and answer bytes; CDP = the raw-CDP floor, bare (the operation alone) and like-for-like (the same settle work as kapture's answer)",
+        reps()
     );
-    for k in &kinds[1..] {
+    print!("{:<26}", "step");
+    for k in engines.iter().chain(&others) {
         print!("  {:>26}", k.label());
     }
-    println!("  {:>9}", "ratio");
+    print!("  {:>8} {:>8}", "CDP bare", "CDP like");
+    for k in &engines {
+        print!("  {:>12}", format!("{}÷peer", k.label()));
+    }
+    println!();
     for step in STEPS {
-        let ours = results.get(&Kind::Kapture).and_then(|r| r.get(step));
-        print!("{:<26} {}", step, cell(ours));
-        match floor_stats.get(step) {
-            Some(f) => print!("  {:>8.1}", f.median),
-            None => print!("  {:>8}", "—"),
+        print!("{step:<26}");
+        for k in engines.iter().chain(&others) {
+            print!("  {}", cell(results.get(k).and_then(|r| r.get(step))));
         }
-        let mut best: Option<f64> = None;
-        for k in &kinds[1..] {
-            let theirs = results.get(k).and_then(|r| r.get(step));
-            print!("  {}", cell(theirs));
-            if let Some(t) = theirs {
-                best = Some(best.map_or(t.median, |b: f64| b.min(t.median)));
+        let f = |s: Option<&Stat>| {
+            s.map_or_else(|| format!("{:>8}", "—"), |s| format!("{:>8.1}", s.median))
+        };
+        print!(
+            "  {} {}",
+            f(table_floor.and_then(|t| t.bare.get(step))),
+            f(table_floor.and_then(|t| t.like(step)))
+        );
+        let best = others
+            .iter()
+            .filter_map(|k| results.get(k)?.get(step))
+            .map(|s| s.median)
+            .reduce(f64::min);
+        for k in &engines {
+            match (results.get(k).and_then(|r| r.get(step)), best) {
+                (Some(o), Some(b)) if b > 0.0 => print!("  {:>11.2}×", o.median / b),
+                _ => print!("  {:>12}", "—"),
             }
         }
-        match (ours, best) {
-            (Some(o), Some(b)) if b > 0.0 => println!("  {:>8.2}×", o.median / b),
-            _ => println!("  {:>9}", "—"),
+        println!();
+    }
+    if floors.len() > 1 {
+        println!();
+        println!("raw-CDP floor on each engine's browser, median ms: bare / like-for-like");
+        for step in STEPS {
+            let Some(_) = floors.values().find_map(|f| f.bare.get(step)) else {
+                continue;
+            };
+            print!("{step:<26}");
+            for (k, f) in &floors {
+                let show =
+                    |s: Option<&Stat>| s.map_or("—".to_string(), |s| format!("{:.1}", s.median));
+                print!(
+                    "  {:>12}: {:>7} / {:<7}",
+                    k.label(),
+                    show(f.bare.get(step)),
+                    show(f.like(step))
+                );
+            }
+            println!();
+        }
+    }
+
+    if !signals.is_empty() {
+        println!();
+        println!(
+            "the first navigation signal after a click's press (raw CDP, 5 clicks each, ms; — = none within 400 ms of the release):"
+        );
+        for (what, seen) in &signals {
+            let shown: Vec<String> = seen
+                .iter()
+                .map(|s| s.map_or("—".to_string(), |ms| format!("{ms:.1}")))
+                .collect();
+            println!("  {what:<32} {}", shown.join("  "));
         }
     }
 
     println!();
-    println!("cold start, median (p90) ms over {COLD_REPS} starts: spawn → initialize / → tools/list / → first page loaded");
+    println!(
+        "cold start, median (p90) ms over {} starts: spawn → initialize / → tools/list / → first page loaded (kapture-cdp: from its browser's spawn)",
+        cold_reps()
+    );
     let mut colds: BTreeMap<Kind, [Stat; 3]> = BTreeMap::new();
-    for kind in &kinds {
+    for kind in kinds.iter().filter(|_| cold_reps() > 0) {
         let c = cold(*kind, &peer_dir, &site).await;
         if let Ok(c) = &c {
             colds.insert(*kind, *c);
@@ -808,7 +1107,7 @@ async fn main() {
     println!("goals:");
     let ours = results.get(&Kind::Kapture).cloned().unwrap_or_default();
     let faster_peer = |step: &str| {
-        kinds[1..]
+        others
             .iter()
             .filter_map(|k| results.get(k)?.get(step))
             .map(|s| s.median)
@@ -832,7 +1131,8 @@ async fn main() {
         "console (50 messages)",
         "screenshot (viewport)",
     ] {
-        let (Some(o), Some(f)) = (ours.get(step), floor_stats.get(step)) else {
+        let bare = floors.get(&Kind::Kapture).and_then(|f| f.bare.get(step));
+        let (Some(o), Some(f)) = (ours.get(step), bare) else {
             continue;
         };
         verdict(
@@ -845,9 +1145,62 @@ async fn main() {
             verdict(format!("{step} ≤ ½ faster peer"), o.median, p / 2.0, "ms");
         }
     }
+    // Issue 16: the native engine within 1.5× the raw-CDP floor + 1 ms, per action. Judged
+    // on the like-for-like floor (the same settle work as kapture's answer), since the bare
+    // floor skips work every answer of kapture's stands for (where the page is, and for a
+    // click the 150 ms grace a navigation has to start). That grace is a fixed wait which
+    // 1.5× would hide half of, so the work beyond it is shown against the same bar too.
+    let native = results.get(&Kind::Native).cloned().unwrap_or_default();
+    let grace = ext_core::cdp::navigation::GRACE_MS;
+    if let Some(f) = floors.get(&Kind::Native) {
+        for step in [
+            "navigate",
+            "snapshot (form)",
+            "click",
+            "type",
+            "select",
+            "evaluate 1+1",
+            "screenshot (viewport)",
+            "console (50 messages)",
+            "snapshot (5,000 elements)",
+        ] {
+            let (Some(n), Some(like), Some(bare)) =
+                (native.get(step), f.like(step), f.bare.get(step))
+            else {
+                continue;
+            };
+            let floor_name = if f.like.contains_key(step) {
+                "like-for-like CDP"
+            } else {
+                "raw CDP"
+            };
+            verdict(
+                format!("kapture-cdp {step} ≤ 1.5× {floor_name} + 1 ms"),
+                n.median,
+                1.5 * like.median + 1.0,
+                "ms",
+            );
+            if step == "click" {
+                verdict(
+                    format!("  (info) kapture-cdp {step} beyond the {grace:.0} ms grace ≤ 1.5× floor's beyond it + 1 ms"),
+                    n.median - grace,
+                    1.5 * (like.median - grace) + 1.0,
+                    "ms",
+                );
+            }
+            if f.like.contains_key(step) {
+                verdict(
+                    format!("  (info) kapture-cdp {step} ≤ 1.5× bare CDP + 1 ms"),
+                    n.median,
+                    1.5 * bare.median + 1.0,
+                    "ms",
+                );
+            }
+        }
+    }
     if let Some([_, list, page]) = colds.get(&Kind::Kapture) {
         verdict("spawn → tools/list".into(), list.median, 50.0, "ms");
-        let peer_page = kinds[1..]
+        let peer_page = others
             .iter()
             .filter_map(|k| colds.get(k))
             .map(|c| c[2].median)
@@ -868,7 +1221,7 @@ async fn main() {
             300.0,
             "ms",
         );
-        let smaller = kinds[1..]
+        let smaller = others
             .iter()
             .filter_map(|k| results.get(k)?.get("snapshot (5,000 elements)"))
             .map(|s| s.bytes)

@@ -16,6 +16,8 @@ type Ws =
 pub struct RawCdp {
     ws: Ws,
     next: u64,
+    /// Events read while waiting for answers, when asked to keep them (`keep_events`).
+    kept: Option<Vec<(tokio::time::Instant, Option<String>, String)>>,
 }
 
 impl RawCdp {
@@ -41,7 +43,11 @@ impl RawCdp {
         let (ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}{path}"))
             .await
             .map_err(|e| e.to_string())?;
-        Ok(RawCdp { ws, next: 0 })
+        Ok(RawCdp {
+            ws,
+            next: 0,
+            kept: None,
+        })
     }
 
     /// Send a command (on a session, if given) and wait for its answer; events are skipped.
@@ -105,6 +111,14 @@ impl RawCdp {
                 && v.get("sessionId").and_then(Value::as_str) == session
             {
                 seen = true;
+            } else if let (Some(kept), Some(m)) =
+                (self.kept.as_mut(), v.get("method").and_then(Value::as_str))
+            {
+                let on = v
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                kept.push((tokio::time::Instant::now(), on, m.to_string()));
             }
         }
         Ok(answer.unwrap_or(Value::Null))
@@ -216,6 +230,43 @@ impl RawCdp {
         match answer.pointer("/result/value").and_then(Value::as_str) {
             Some("reloaded") => Ok(()),
             _ => Err(format!("the reload failed: {answer}")),
+        }
+    }
+}
+
+impl RawCdp {
+    /// Keep the events `send` reads past from now on (none kept before), or stop keeping
+    /// them; answers those kept so far with when each came.
+    pub fn keep_events(
+        &mut self,
+        keep: bool,
+    ) -> Vec<(tokio::time::Instant, Option<String>, String)> {
+        std::mem::replace(&mut self.kept, keep.then(Vec::new)).unwrap_or_default()
+    }
+
+    /// Read events for `window` (a fixed wait, as a grace window is): answers the methods
+    /// seen on `session`, in order, each with when it came (ms into the window). Bounded
+    /// by the window; a closed socket is an error.
+    pub async fn watch(
+        &mut self,
+        session: Option<&str>,
+        window: Duration,
+    ) -> Result<Vec<(f64, String)>, String> {
+        let began = tokio::time::Instant::now();
+        let deadline = began + window;
+        let mut seen = Vec::new();
+        loop {
+            let frame = match tokio::time::timeout_at(deadline, self.ws.next()).await {
+                Err(_) => return Ok(seen),
+                Ok(frame) => frame.ok_or("socket closed")?.map_err(|e| e.to_string())?,
+            };
+            let Message::Text(t) = frame else { continue };
+            let v: Value = serde_json::from_str(&t).map_err(|e| e.to_string())?;
+            if v.get("sessionId").and_then(Value::as_str) == session {
+                if let Some(m) = v.get("method").and_then(Value::as_str) {
+                    seen.push((began.elapsed().as_secs_f64() * 1e3, m.to_string()));
+                }
+            }
         }
     }
 }
