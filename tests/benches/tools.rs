@@ -121,6 +121,8 @@ fn command(
             let mut cmd = tokio::process::Command::new(kapture_bin());
             cmd.args(["--browser", "cdp", "--cdp-endpoint"])
                 .arg(endpoint.unwrap_or_default())
+                // The bench's own browser: judged as a launched one, like the extension's.
+                .args(["--endpoint-browser", "throwaway"])
                 .args(["--port", "0"])
                 .arg("--runtime-dir")
                 .arg(dir.join("run"))
