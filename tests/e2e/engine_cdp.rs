@@ -222,14 +222,23 @@ async fn a_browser_behind_tls_is_reached_by_wss_and_https() {
 
 /// The browser's WebSocket path (`/devtools/browser/…`), asked of its plain DevTools port.
 async fn browser_ws_path(port: u16) -> String {
+    let raw = devtools_http(port, "GET", "/json/version").await;
+    let at = raw
+        .find("/devtools/browser/")
+        .expect("a browser WebSocket URL");
+    raw[at..].split('"').next().unwrap().to_string()
+}
+
+/// One request to a browser's plain DevTools HTTP side; the answer read until its JSON
+/// body is whole (the browser may keep the connection open).
+async fn devtools_http(port: u16, method: &str, path: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .unwrap();
-    s.write_all(b"GET /json/version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    // Read until the JSON body is whole (the browser may keep the connection open).
+    let request =
+        format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    s.write_all(request.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
     let mut buf = [0u8; 4096];
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -237,16 +246,54 @@ async fn browser_ws_path(port: u16) -> String {
         let left = deadline.saturating_duration_since(Instant::now());
         let n = tokio::time::timeout(left, s.read(&mut buf))
             .await
-            .expect("the browser's /json/version answer")
+            .expect("the browser's DevTools answer")
             .unwrap();
         assert!(n > 0, "the answer ended early");
         raw.extend_from_slice(&buf[..n]);
     }
-    let raw = String::from_utf8_lossy(&raw).to_string();
-    let at = raw
-        .find("/devtools/browser/")
-        .expect("a browser WebSocket URL");
-    raw[at..].split('"').next().unwrap().to_string()
+    String::from_utf8_lossy(&raw).to_string()
+}
+
+/// The browser's own pages (settings, history, passwords) are never read or driven, even
+/// where the native engine could attach to them and the rules allow everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browsers_own_pages_are_not_read_natively() {
+    let browser = DevToolsBrowser::start();
+    let endpoint = browser.endpoint().await;
+    let port: u16 = endpoint.rsplit(':').next().unwrap().parse().unwrap();
+    let k = Kapture::start(cdp_with(&endpoint, &["--unsafe-allow-all".into()])).await;
+    // A person's tab on a browser page, opened outside kapture.
+    let opened = devtools_http(port, "PUT", "/json/new?chrome://version").await;
+    assert!(opened.contains("chrome://version"), "{opened}");
+    let index = kapture_e2e::eventually("the tab in the list", Duration::from_secs(10), || {
+        let k = &k;
+        async move {
+            let list = k.ok("browser_tabs", json!({"action": "list"})).await;
+            list.lines().position(|l| l.contains("chrome://version"))
+        }
+    })
+    .await;
+    k.ok("browser_tabs", json!({"action": "select", "index": index}))
+        .await;
+    for (tool, args) in [
+        ("browser_snapshot", json!({})),
+        ("browser_get_text", json!({})),
+        ("browser_take_screenshot", json!({})),
+        (
+            "browser_evaluate",
+            json!({"function": "() => document.body.innerText"}),
+        ),
+    ] {
+        let out = k.call(tool, args).await;
+        assert_eq!(
+            out.code().as_deref(),
+            Some("UNSUPPORTED_PAGE"),
+            "{tool}: {}",
+            out.text
+        );
+        assert!(!out.text.contains("Command Line"), "{tool}: {}", out.text);
+    }
+    k.stop().await;
 }
 
 /// kapture did not start the browser at an endpoint: it may be a person's own, logged in, so

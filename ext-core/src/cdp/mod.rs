@@ -335,21 +335,10 @@ pub(crate) fn remote_value(res: Value) -> Result<Option<Value>, WireError> {
 pub fn check_url(url: &str) -> Result<(), WireError> {
     let lower = url.trim().to_ascii_lowercase();
     let allowed = ["http://", "https://", "about:blank", "data:"];
-    // Browser-internal pages cannot be driven through the debugger at all.
-    let internal = [
-        "chrome://",
-        "chrome-extension://",
-        "chrome-untrusted://",
-        "devtools://",
-        "view-source:",
-        "edge://",
-        "brave://",
-        "about:",
-    ];
     if allowed.iter().any(|p| lower.starts_with(p)) && !lower.contains("chromewebstore.google.com")
     {
         Ok(())
-    } else if internal.iter().any(|p| lower.starts_with(p))
+    } else if crate::policy::gate::is_browser_page(&lower)
         || lower.contains("chromewebstore.google.com")
     {
         Err(WireError::new(

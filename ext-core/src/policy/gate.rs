@@ -83,6 +83,45 @@ pub fn history_entry(hist: &serde_json::Value, delta: i64) -> Option<String> {
     )
 }
 
+/// The browser's own pages (settings, history, saved passwords, extensions, other
+/// browsers' equivalents) and extension pages: none is a web page an agent may go to,
+/// read or drive. `about:blank` and `about:srcdoc` are ordinary empty documents.
+const BROWSER_PAGES: [&str; 11] = [
+    "chrome://",
+    "chrome-extension://",
+    "chrome-untrusted://",
+    "chrome-search://",
+    "devtools://",
+    "view-source:",
+    "edge://",
+    "brave://",
+    "opera://",
+    "vivaldi://",
+    "about:",
+];
+
+/// Whether `url` is one of the browser's own pages (see [`BROWSER_PAGES`]).
+pub fn is_browser_page(url: &str) -> bool {
+    let lower = url.trim().to_ascii_lowercase();
+    if lower == "about:blank" || lower.starts_with("about:blank#") || lower == "about:srcdoc" {
+        return false;
+    }
+    BROWSER_PAGES.iter().any(|p| lower.starts_with(p))
+}
+
+/// The browser's own pages are never read or driven. The extension's debugger cannot
+/// attach to them anyway; the native engine could, so the gate refuses them on both.
+pub fn refuse_browser_page(url: &str) -> Result<(), WireError> {
+    refuse_extension_page(url)?;
+    if is_browser_page(url) {
+        return Err(WireError::new(
+            ErrorCode::UnsupportedPage,
+            format!("{url} is one of the browser's own pages; agents cannot read or drive it"),
+        ));
+    }
+    Ok(())
+}
+
 /// Extension pages are never driven: the approval window is one, and an agent must never
 /// answer its own approvals.
 pub fn refuse_extension_page(url: &str) -> Result<(), WireError> {
@@ -122,7 +161,12 @@ pub fn admit(
     safe_mode: bool,
     granted: &[(Category, Origin)],
 ) -> Result<Admission, WireError> {
-    for u in urls.iter().chain(here) {
+    // What the command acts on or reads may not be a browser page; the page it leaves
+    // may be one (a new tab's own page), unless it is an extension's.
+    for u in urls {
+        refuse_browser_page(u)?;
+    }
+    for u in here {
         refuse_extension_page(u)?;
     }
     if category.writes() && safe_mode {
@@ -230,7 +274,7 @@ pub fn recheck(
         },
     };
     for u in &urls {
-        refuse_extension_page(u)?;
+        refuse_browser_page(u)?;
     }
     let (url, decision) = strictest(&guard.policy, category, &urls);
     let url = url.as_str();
@@ -373,6 +417,36 @@ mod tests {
         assert!(admit(&p, Category::Navigate, &a, &ext, false, &[]).is_err());
         // An unknown URL is denied, never allowed.
         assert!(admit(&p, Category::Read, &urls(&["not a url"]), &[], false, &[]).is_err());
+    }
+
+    #[test]
+    fn the_browsers_own_pages_are_never_read_or_driven_even_when_everything_is_allowed() {
+        let p = Policy::allow_all();
+        for page in [
+            "chrome://settings/passwords",
+            "CHROME://history",
+            "edge://settings",
+            "brave://wallet",
+            "view-source:https://a.test/",
+            "about:settings",
+            "chrome-untrusted://print",
+        ] {
+            for category in [Category::Read, Category::Interact] {
+                let err = admit(&p, category, &urls(&[page]), &[], false, &[]).unwrap_err();
+                assert_eq!(err.code, ErrorCode::UnsupportedPage, "{page}");
+            }
+        }
+        // Ordinary empty documents are pages like any.
+        for page in ["about:blank", "about:srcdoc"] {
+            assert!(!is_browser_page(page), "{page}");
+        }
+        // Leaving a new tab's own page for a web page is fine.
+        let a = urls(&["https://a.test/"]);
+        let newtab = urls(&["chrome://newtab/"]);
+        assert_eq!(
+            admit(&p, Category::Navigate, &a, &newtab, false, &[]).unwrap(),
+            Admission::Allowed
+        );
     }
 
     #[test]
