@@ -134,6 +134,33 @@ async fn uploads_set_real_files_and_answer_file_choosers() {
 
 kapture_e2e::on_both_engines! {
     downloads_land_complete_in_kaptures_folder_on => downloads_land_complete_in_kaptures_folder, downloads_land_complete_in_kaptures_folder_natively;
+    a_download_url_is_a_web_url_on => a_download_url_is_a_web_url, a_download_url_is_a_web_url_natively;
+}
+
+/// A download URL is a web URL: never a local file (a key, a browser's cookie store) copied
+/// into the download folder, whatever the rules allow.
+async fn a_download_url_is_a_web_url_on(engine: Engine) {
+    let site = Site::start().unwrap();
+    let downloads = tempfile::tempdir().unwrap();
+    let dir = downloads.path().display().to_string();
+    let k = Kapture::launch_on_with(engine, &["--download-dir", &dir, "--unsafe-allow-all"]).await;
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("download.html")}),
+    )
+    .await;
+    for url in ["file:///etc/passwd", "chrome://version", "javascript:1"] {
+        let out = k.call("browser_download", json!({"url": url})).await;
+        let refused = matches!(out.code().as_deref(), Some("BAD_ARGS" | "UNSUPPORTED_PAGE"));
+        assert!(refused, "{url}: {}", out.text);
+    }
+    let delivered: Vec<_> = std::fs::read_dir(downloads.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(delivered.is_empty(), "{delivered:?}");
+    k.stop().await;
 }
 
 async fn downloads_land_complete_in_kaptures_folder_on(engine: Engine) {

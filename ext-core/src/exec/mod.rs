@@ -368,7 +368,21 @@ impl<H: Host> Exec<H> {
                     "give the url to download, or the ref/selector of a link to click",
                 ))
             }
-            (Some(url), None) => self.host.start_download(url).await?,
+            (Some(url), None) => {
+                // Only web URLs are fetched: a file:// or browser URL would copy a local
+                // file (a key, a cookie store) into the download folder.
+                let lower = url.trim().to_ascii_lowercase();
+                if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+                    return Err(WireError::new(
+                        ErrorCode::BadArgs,
+                        format!(
+                            "cannot download {}: only http(s) URLs are downloaded",
+                            crate::escape::inline(url)
+                        ),
+                    ));
+                }
+                self.host.start_download(url).await?
+            }
             (None, Some(target)) => {
                 let before = self
                     .host

@@ -273,10 +273,17 @@ pub fn recheck(
             None => return Ok(()),
         },
     };
-    for u in &urls {
+    judge_urls(guard, category, &urls)
+}
+
+/// Judge `urls` as the command runs, on the guard's rules and approval: the re-check's
+/// verdict, also used for what a command reached that it could not name beforehand (the
+/// URL a download really came from, after redirects).
+pub fn judge_urls(guard: &Guard, category: Category, urls: &[String]) -> Result<(), WireError> {
+    for u in urls {
         refuse_browser_page(u)?;
     }
-    let (url, decision) = strictest(&guard.policy, category, &urls);
+    let (url, decision) = strictest(&guard.policy, category, urls);
     let url = url.as_str();
     // An approval binds to the origin it was given for, whatever the rules say elsewhere.
     if let Some((c, o)) = &guard.approved {
