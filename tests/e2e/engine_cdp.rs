@@ -118,13 +118,17 @@ async fn no_browser_at_the_endpoint_or_a_browser_that_dies_is_no_browser_and_kap
         .local_addr()
         .unwrap()
         .port();
-    let nowhere = format!("http://127.0.0.1:{port}");
+    // Pools carry credentials in the endpoint: they are never shown, not to the model, not
+    // in the logs.
+    let nowhere =
+        format!("http://kapture:PASSW9@127.0.0.1:{port}/pool?token=SECRET7&apiKey=KEYV4L");
+    let shown = format!("http://127.0.0.1:{port}/pool?…");
     let k = Kapture::start(Start::cdp(&nowhere)).await;
     let started = Instant::now();
     let out = k.call("browser_snapshot", json!({})).await;
     assert_eq!(out.code().as_deref(), Some("NO_BROWSER"), "{}", out.text);
     assert!(
-        out.text.contains(&nowhere),
+        out.text.contains(&shown),
         "the hint names the endpoint: {}",
         out.text
     );
@@ -135,6 +139,13 @@ async fn no_browser_at_the_endpoint_or_a_browser_that_dies_is_no_browser_and_kap
     );
     let status = k.ok("browser_status", json!({})).await;
     assert!(status.contains("not connected"), "{status}");
+    assert!(status.contains(&shown), "{status}");
+    let stderr = k.stderr();
+    for said in [&out.text, &status, &stderr] {
+        for secret in ["SECRET7", "PASSW9", "KEYV4L"] {
+            assert!(!said.contains(secret), "{secret} shown: {said}");
+        }
+    }
     k.stop().await;
 
     let site = Site::start().unwrap();

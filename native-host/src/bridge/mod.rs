@@ -184,7 +184,8 @@ impl BridgeHandle {
         })
     }
 
-    /// Send a raw command and wait for its answer.
+    /// Send a raw command and wait for its answer. Both back ends go through here: the same
+    /// in-flight permit and the same caps on what comes back ([`capped`]).
     pub async fn call_raw(
         &self,
         method: &str,
@@ -192,13 +193,6 @@ impl BridgeHandle {
         params: Value,
         timeout_ms: u64,
     ) -> Result<Value, BridgeError> {
-        if let Some(engine) = self.native() {
-            return engine
-                .call(method, tab_id, params, timeout_ms)
-                .await
-                .map_err(BridgeError::Wire);
-        }
-        let limit = Duration::from_millis(timeout_ms) + ANSWER_GRACE + self.approval_grace;
         let started = Instant::now();
         // A burst waits for room here, within its own time.
         let _permit = match tokio::time::timeout(
@@ -216,6 +210,28 @@ impl BridgeHandle {
                 )))
             }
         };
+        let waited = started.elapsed().as_millis() as u64;
+        let left_ms = timeout_ms.saturating_sub(waited).max(1);
+        let answer = match self.native() {
+            Some(engine) => engine.call(method, tab_id, params, left_ms).await,
+            None => {
+                self.call_extension(method, tab_id, params, timeout_ms, started)
+                    .await?
+            }
+        };
+        capped(answer).map_err(BridgeError::Wire)
+    }
+
+    /// A command through the hub to the extension; `timeout_ms` counts from `started`.
+    async fn call_extension(
+        &self,
+        method: &str,
+        tab_id: Option<TabId>,
+        params: Value,
+        timeout_ms: u64,
+        started: Instant,
+    ) -> Result<Answer, BridgeError> {
+        let limit = Duration::from_millis(timeout_ms) + ANSWER_GRACE + self.approval_grace;
         let waited = started.elapsed().as_millis() as u64;
         let (reply, answer) = oneshot::channel();
         let msg = HubMsg::Call {
@@ -240,7 +256,7 @@ impl BridgeHandle {
         let answered = tokio::time::timeout(limit.saturating_sub(started.elapsed()), answer).await;
         sweep.0 = None;
         match answered {
-            Ok(Ok(answer)) => answer.map_err(BridgeError::Wire),
+            Ok(Ok(answer)) => Ok(answer),
             Ok(Err(_)) => Err(BridgeError::Closed),
             Err(_) => Err(BridgeError::Wire(WireError::new(
                 ErrorCode::Timeout,
@@ -417,6 +433,22 @@ pub fn start_native(
     handle.use_native(engine);
     tokio::spawn(run_hub(hub_rx, events, generation, config, shutdown));
     handle
+}
+
+/// The caps an answer is held to, whichever back end gave it: exactly what the extension's
+/// [`ext_core::protocol::answer_frame`] lets through (an answer over the frame cap becomes
+/// `ANSWER_TOO_LARGE`, an error's message is cut). The native engine's answers never travel
+/// as frames, so this is where they meet the same bounds; the extension's were cut by the
+/// same function before they were sent, and are checked again at no loss.
+fn capped(answer: Answer) -> Answer {
+    match ext_core::protocol::answer_frame(0, answer) {
+        ext_core::protocol::ExtensionFrame::Result { data, .. } => Ok(data),
+        ext_core::protocol::ExtensionFrame::Error { error, .. } => Err(error),
+        _ => Err(WireError::new(
+            ErrorCode::Internal,
+            "an answer became something else than an answer",
+        )),
+    }
 }
 
 /// kapture's own check of what it can judge before sending: a navigation's destination,

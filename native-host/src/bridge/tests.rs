@@ -739,3 +739,66 @@ async fn a_call_whose_connection_drops_twice_is_not_sent_a_third_time() {
         "{more:?}"
     );
 }
+
+#[test]
+fn answers_are_capped_as_the_extension_caps_them() {
+    let small = json!({"text": "hi"});
+    assert_eq!(capped(Ok(small.clone())), Ok(small));
+    let huge = capped(Ok(json!({"text": "x".repeat(protocol::MAX_FRAME_BYTES)})));
+    assert_eq!(huge.unwrap_err().code, ErrorCode::AnswerTooLarge);
+    let long = WireError::new(
+        ErrorCode::Internal,
+        "e".repeat(3 * protocol::MAX_ERROR_MESSAGE_CHARS),
+    );
+    let cut = capped(Err(long)).unwrap_err();
+    assert_eq!(cut.code, ErrorCode::Internal);
+    assert!(cut.message.chars().count() < protocol::MAX_ERROR_MESSAGE_CHARS + 40);
+    assert!(cut.message.contains("chars)"), "{}", cut.message);
+}
+
+#[tokio::test]
+async fn native_calls_take_an_in_flight_permit_and_never_show_the_endpoint_token() {
+    // A port nothing listens on: the engine's connect is refused at once.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let endpoint = format!("http://user:PASS@127.0.0.1:{port}/pool?token=SECRET");
+    let shutdown = CancellationToken::new();
+    let handle = start_native(
+        endpoint,
+        false,
+        BridgeConfig::new(ORIGIN.into()),
+        shutdown.clone(),
+    );
+    // Every permit taken: the native call waits like an extension one and never starts.
+    let all = handle
+        .in_flight
+        .clone()
+        .acquire_many_owned(MAX_IN_FLIGHT as u32)
+        .await
+        .unwrap();
+    let err = handle
+        .call_raw("tabs.list", None, json!({}), 200)
+        .await
+        .unwrap_err()
+        .into_wire();
+    assert_eq!(err.code, ErrorCode::Timeout);
+    assert!(err.message.contains("never started"), "{}", err.message);
+    drop(all);
+    let err = handle
+        .call_raw("tabs.list", None, json!({}), 2_000)
+        .await
+        .unwrap_err()
+        .into_wire();
+    assert_eq!(err.code, ErrorCode::NoBrowser);
+    let status = serde_json::to_string(&handle.status().await).unwrap();
+    for shown in [&err.message, &status] {
+        assert!(shown.contains(&format!("127.0.0.1:{port}/pool")), "{shown}");
+        assert!(
+            !shown.contains("SECRET") && !shown.contains("PASS"),
+            "{shown}"
+        );
+    }
+    shutdown.cancel();
+}

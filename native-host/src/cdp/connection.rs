@@ -49,7 +49,12 @@ const BROWSER_EVENTS: usize = 256;
 /// Sessions remembered as ended (their late calls answered at once), at most.
 const GONE_MEMORY: usize = 4096;
 /// The largest message accepted from the browser (full-page screenshots, big pages' HTML).
-pub(super) const MAX_MESSAGE: usize = 256 << 20;
+/// Well above the 12 MiB an answer may carry (a bigger screenshot is `ANSWER_TOO_LARGE`
+/// either way), well below what a hostile endpoint could make kapture parse into GBs.
+pub(super) const MAX_MESSAGE: usize = 64 << 20;
+/// Auto-attached child sessions (frames, workers) one connection keeps at most; a hostile
+/// or runaway page beyond it gets its new children detached, not remembered.
+pub(super) const MAX_CHILDREN: usize = 1024;
 
 type Answer = Result<Value, WireError>;
 type Ws =
@@ -176,7 +181,7 @@ impl Browser {
             let tls = match url.scheme() {
                 "wss" => Some(tokio_tungstenite::Connector::Rustls(
                     super::tls::client_config().map_err(|why| CdpError::Unreachable {
-                        endpoint: endpoint.to_string(),
+                        endpoint: endpoint::shown(endpoint),
                         why,
                     })?,
                 )),
@@ -186,14 +191,17 @@ impl Browser {
                 .await
                 .map(|(ws, _)| ws)
                 .map_err(|e| CdpError::Unreachable {
-                    endpoint: endpoint.to_string(),
-                    why: e.to_string(),
+                    endpoint: endpoint::shown(endpoint),
+                    // Some handshake errors name the URL: its token stays out.
+                    why: e
+                        .to_string()
+                        .replace(url.as_str(), &endpoint::shown(url.as_str())),
                 })
         };
         let ws = tokio::time::timeout(CONNECT_LIMIT, connect)
             .await
             .map_err(|_| CdpError::Unreachable {
-                endpoint: endpoint.to_string(),
+                endpoint: endpoint::shown(endpoint),
                 why: format!("no connection within {CONNECT_LIMIT:?}"),
             })??;
         Ok(Browser::over(Transport::websocket(ws)))
@@ -324,6 +332,8 @@ enum Waiting {
     Attach(oneshot::Sender<Result<Attached, WireError>>),
     /// The owner's own "are you there" question.
     Probe,
+    /// A command of the owner's own whose answer nobody needs (detaching a child refused).
+    Nobody,
 }
 
 struct Pending {
@@ -602,7 +612,7 @@ impl Owner {
                     None => drop(reply.send(result)),
                 }
             }
-            Waiting::Probe => {}
+            Waiting::Probe | Waiting::Nobody => {}
         }
     }
 
@@ -631,6 +641,27 @@ impl Owner {
             .map(str::to_string);
         let method = event.method.clone();
         if let (Some(child), "Target.attachedToTarget") = (&child, method.as_str()) {
+            if self.sessions.children.len() >= MAX_CHILDREN
+                && !self.sessions.children.contains_key(child)
+            {
+                // Over the bound: let the child go (detaching also resumes it if it waits
+                // for a debugger) and say nothing of it to the page. A socket that broke
+                // meanwhile is found by the reader.
+                tracing::warn!(
+                    children = MAX_CHILDREN,
+                    "too many child sessions on one DevTools connection; a new one is detached"
+                );
+                let params = json!({ "sessionId": child });
+                let _ = self
+                    .send(
+                        Some(on),
+                        "Target.detachFromTarget".into(),
+                        params,
+                        Waiting::Nobody,
+                    )
+                    .await;
+                return;
+            }
             // Auto-attached under this page (or under one of its children): its events and
             // answers go to the same page.
             self.sessions.children.insert(child.clone(), page.clone());
@@ -739,7 +770,7 @@ fn fail(waiting: Waiting, why: WireError) {
     match waiting {
         Waiting::Call(reply) => drop(reply.send(Err(why))),
         Waiting::Attach(reply) => drop(reply.send(Err(why))),
-        Waiting::Probe => {}
+        Waiting::Probe | Waiting::Nobody => {}
     }
 }
 

@@ -16,6 +16,50 @@ pub const VERSION_LIMIT: Duration = Duration::from_secs(10);
 /// The largest `/json/version` answer read (a browser's is well under 1 KiB).
 const MAX_ANSWER: usize = 64 * 1024;
 
+/// The longest endpoint shown when it does not parse as a URL.
+const SHOWN_MAX: usize = 80;
+
+/// How an endpoint is shown in messages, status lines and logs: `scheme://host:port/path`,
+/// without the credentials pools carry (userinfo `user:pass@`, the query's `?token=…`,
+/// `apiKey=…`: replaced by `?…`) and without a fragment. One that does not parse is cut at
+/// its first `?` or `#`, after its last `@`, and to [`SHOWN_MAX`] characters.
+pub fn shown(endpoint: &str) -> String {
+    let endpoint = endpoint.trim();
+    if let Ok(url) = Url::parse(endpoint) {
+        if let Some(host) = url.host_str().filter(|h| !h.is_empty()) {
+            let mut out = format!("{}://{host}", url.scheme());
+            if let Some(port) = url.port() {
+                out.push_str(&format!(":{port}"));
+            }
+            if url.path() != "/" {
+                out.push_str(url.path());
+            }
+            if url.query().is_some() {
+                out.push_str("?…");
+            }
+            return out;
+        }
+    }
+    let cut = endpoint.split(['?', '#']).next().unwrap_or_default();
+    let (scheme, rest) = match cut.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), cut),
+    };
+    let rest = rest.rsplit('@').next().unwrap_or_default();
+    let whole = format!("{scheme}{rest}");
+    let mut out: String = whole
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(SHOWN_MAX)
+        .collect();
+    if cut.len() < endpoint.len() {
+        out.push_str("?…");
+    } else if whole.chars().count() > SHOWN_MAX {
+        out.push('…');
+    }
+    out
+}
+
 /// A DevTools endpoint as given on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
@@ -27,7 +71,7 @@ pub enum Endpoint {
 
 /// Read an endpoint: `http(s)://host:port[/path][?query]` or `ws(s)://…`.
 pub fn parse(endpoint: &str) -> Result<Endpoint, CdpError> {
-    let bad = |why: &str| CdpError::BadEndpoint(endpoint.to_string(), why.to_string());
+    let bad = |why: &str| CdpError::BadEndpoint(shown(endpoint), why.to_string());
     let url = Url::parse(endpoint.trim()).map_err(|e| bad(&e.to_string()))?;
     if url.host_str().is_none_or(str::is_empty) {
         return Err(bad("it names no host"));
@@ -47,7 +91,7 @@ pub async fn websocket_url(endpoint: &str) -> Result<Url, CdpError> {
         Endpoint::Ws(url) => Ok(url),
         Endpoint::Http(base) => {
             let unreachable = |why: String| CdpError::Unreachable {
-                endpoint: endpoint.to_string(),
+                endpoint: shown(endpoint),
                 why,
             };
             let answer = tokio::time::timeout(VERSION_LIMIT, get(&version_url(&base)))
@@ -55,12 +99,15 @@ pub async fn websocket_url(endpoint: &str) -> Result<Url, CdpError> {
                 .map_err(|_| unreachable(format!("no answer within {VERSION_LIMIT:?}")))?
                 .map_err(unreachable)?;
             let ws = websocket_of(&answer).map_err(|why| CdpError::NotABrowser {
-                endpoint: endpoint.to_string(),
+                endpoint: shown(endpoint),
                 why,
             })?;
             let ws = Url::parse(&ws).map_err(|e| CdpError::NotABrowser {
-                endpoint: endpoint.to_string(),
-                why: format!("its webSocketDebuggerUrl {ws:?} is not a URL: {e}"),
+                endpoint: shown(endpoint),
+                why: format!(
+                    "its webSocketDebuggerUrl {:?} is not a URL: {e}",
+                    shown(&ws)
+                ),
             })?;
             Ok(behind_tls(&base, ws))
         }
@@ -204,6 +251,41 @@ fn websocket_of(body: &[u8]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn endpoints_are_shown_without_their_credentials() {
+        let cases = [
+            ("http://127.0.0.1:9222", "http://127.0.0.1:9222"),
+            (
+                "wss://user:pass@pool.example/chrome?token=SECRET&apiKey=K",
+                "wss://pool.example/chrome?…",
+            ),
+            (
+                "ws://127.0.0.1:9222/devtools/browser/abc",
+                "ws://127.0.0.1:9222/devtools/browser/abc",
+            ),
+            (
+                "https://pool.example:8443/?apiKey=SECRET#frag",
+                "https://pool.example:8443?…",
+            ),
+            ("http://only-user@h:1/p#SECRET", "http://h:1/p"),
+            // Malformed ones: cut, never echoed whole.
+            ("http://user:SECRET@/x?token=SECRET", "http:///x?…"),
+            ("9222?token=SECRET", "9222?…"),
+            ("user:SECRET@host", "host"),
+            ("http://", "http://"),
+        ];
+        for (given, want) in cases {
+            assert_eq!(shown(given), want, "{given}");
+            assert!(!shown(given).contains("SECRET"), "{given}");
+        }
+        let long = "x".repeat(500);
+        assert_eq!(shown(&long).chars().count(), SHOWN_MAX + 1);
+        let err = parse("ftp://u:SECRET@h/?token=SECRET")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("SECRET"), "{err}");
+    }
 
     #[test]
     fn endpoints_are_read_tls_ones_too() {

@@ -49,7 +49,8 @@ struct Conn {
 }
 
 struct Inner {
-    /// The endpoint, or how the launched browser is reached (for messages).
+    /// The endpoint as shown (`cdp::endpoint::shown`: no credentials), or how the launched
+    /// browser is reached: what messages, status and logs say.
     endpoint: String,
     source: Source,
     policy: Policy,
@@ -74,7 +75,7 @@ impl NativeEngine {
     /// Call within a tokio runtime: the approver task starts here.
     pub fn new(endpoint: String, policy: Policy, approval_ms: u64, sink: EventSink) -> Self {
         Self::with_source(
-            endpoint.clone(),
+            crate::cdp::endpoint::shown(&endpoint),
             Source::Endpoint(endpoint),
             policy,
             approval_ms,
@@ -325,7 +326,7 @@ fn executor_thread(
             // The launched browser's owner task stays on the runtime that opened the pipe.
             Source::Launched(browser) => (browser, "the launched browser's DevTools pipe".into()),
             Source::Endpoint(endpoint) => match Browser::connect(&endpoint).await {
-                Ok(b) => (b, endpoint),
+                Ok(b) => (b, crate::cdp::endpoint::shown(&endpoint)),
                 Err(e) => {
                     let _ = ready.send(Err(e.to_string()));
                     return;

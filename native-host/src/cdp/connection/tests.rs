@@ -271,3 +271,53 @@ fn a_page_ending_ends_its_children_and_says_so_to_late_calls() {
     assert_eq!(s.gone["P"].code, ErrorCode::TabClosed);
     assert_eq!(s.gone["G"].code, ErrorCode::TabClosed);
 }
+
+#[tokio::test]
+async fn children_beyond_the_bound_are_detached_not_remembered() {
+    let (browser, mut script) = scripted().await;
+    let mut route = attach(&browser, &mut script).await;
+    // The page's reader keeps up (a stalled one would lose its route).
+    let reader = tokio::spawn(async move {
+        let mut attached = Vec::new();
+        for _ in 0..MAX_CHILDREN + 2 {
+            match next(&mut route).await {
+                Some(Routed::Event(e)) if e.method == "Test.done" => break,
+                Some(Routed::Event(e)) => attached.push(e.params["sessionId"].clone()),
+                other => panic!("an event, not {other:?}"),
+            }
+        }
+        attached
+    });
+    for i in 0..=MAX_CHILDREN {
+        script
+            .send(
+                json!({"method": "Target.attachedToTarget", "sessionId": "P",
+                "params": {"sessionId": format!("C{i}"), "targetInfo": {"type": "iframe"}}}),
+            )
+            .await;
+    }
+    let cmd = script.recv().await;
+    assert_eq!(cmd["method"], "Target.detachFromTarget");
+    assert_eq!(cmd["sessionId"], "P");
+    assert_eq!(cmd["params"]["sessionId"], format!("C{MAX_CHILDREN}"));
+    script
+        .send(json!({"id": cmd["id"], "result": {}, "sessionId": "P"}))
+        .await;
+    script
+        .send(json!({"method": "Test.done", "sessionId": "P", "params": {}}))
+        .await;
+    let attached = reader.await.unwrap();
+    assert_eq!(attached.len(), MAX_CHILDREN);
+    assert!(!attached.contains(&json!(format!("C{MAX_CHILDREN}"))));
+    // The refused child is unknown: a call in it is not routed to the page.
+    let waiting = call(
+        &browser,
+        Some(&format!("C{MAX_CHILDREN}")),
+        "Runtime.evaluate",
+    );
+    let cmd = script.recv().await;
+    script
+        .send(json!({"id": cmd["id"], "result": {}, "sessionId": format!("C{MAX_CHILDREN}")}))
+        .await;
+    assert!(waiting.await.unwrap().is_ok());
+}
