@@ -221,7 +221,12 @@ mod tests {
             fn tab_id(&self) -> crate::protocol::TabId {
                 1
             }
-            async fn send(&self, _: &str, _: Value) -> Result<Value, WireError> {
+            async fn send_in(
+                &self,
+                _: Option<&str>,
+                _: &str,
+                _: Value,
+            ) -> Result<Value, WireError> {
                 self.1.set(self.1.get() + 1);
                 Err(WireError::new(ErrorCode::Internal, "no browser"))
             }

@@ -414,7 +414,12 @@ impl CdpSession for Unplugged {
         1
     }
 
-    async fn send(&self, _method: &str, _params: Value) -> Result<Value, WireError> {
+    async fn send_in(
+        &self,
+        _session: Option<&str>,
+        _method: &str,
+        _params: Value,
+    ) -> Result<Value, WireError> {
         self.sent.set(self.sent.get() + 1);
         Err(WireError::new(
             ErrorCode::Internal,

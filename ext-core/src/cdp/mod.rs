@@ -49,24 +49,18 @@ const LOAD_RETRIES: usize = 5;
 #[allow(async_fn_in_trait)] // single-threaded on wasm32; no Send bound wanted
 pub trait CdpSession {
     fn tab_id(&self) -> TabId;
-    /// Send one CDP command; failures are already classified into wire errors.
-    async fn send(&self, method: &str, params: Value) -> Result<Value, WireError>;
-    /// Send one CDP command to a child session of the tab (a flat session Chrome opened on
-    /// an out-of-process iframe under auto-attach), or to the tab itself for `None`. A
-    /// transport without child sessions keeps this default.
+    /// Send one CDP command to the tab (`None`), or to a child session of it (a flat session
+    /// Chrome opened on an out-of-process iframe under auto-attach); failures are already
+    /// classified into wire errors.
     async fn send_in(
         &self,
         session: Option<&str>,
         method: &str,
         params: Value,
-    ) -> Result<Value, WireError> {
-        match session {
-            None => self.send(method, params).await,
-            Some(_) => Err(WireError::new(
-                ErrorCode::RefStale,
-                "the frame runs in another process this connection cannot reach",
-            )),
-        }
+    ) -> Result<Value, WireError>;
+    /// Send one CDP command to the tab itself.
+    async fn send(&self, method: &str, params: Value) -> Result<Value, WireError> {
+        self.send_in(None, method, params).await
     }
     /// The tab's event bookkeeping, fed by the session's event source.
     fn events(&self) -> &RefCell<TabEvents>;

@@ -43,10 +43,6 @@ impl CdpSession for FakeSession {
         9
     }
 
-    async fn send(&self, method: &str, params: Value) -> Result<Value, WireError> {
-        self.send_in(None, method, params).await
-    }
-
     async fn send_in(
         &self,
         session: Option<&str>,

@@ -62,10 +62,6 @@ impl<H: Host> CdpSession for TabSession<'_, H> {
         self.slot.tab_id
     }
 
-    async fn send(&self, method: &str, params: Value) -> Result<Value, WireError> {
-        self.send_in(None, method, params).await
-    }
-
     async fn send_in(
         &self,
         session: Option<&str>,

@@ -147,10 +147,6 @@ impl CdpSession for PageSession {
         self.tab_id
     }
 
-    async fn send(&self, method: &str, params: Value) -> Result<Value, WireError> {
-        self.send_in(None, method, params).await
-    }
-
     async fn send_in(
         &self,
         session: Option<&str>,
