@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use crate::bridge::BridgeHandle;
 use crate::cli::BrowserMode;
 use crate::launcher::find::Kind;
-use crate::launcher::{Death, Headless, LaunchSpec, LaunchedBrowser, Plan};
+use crate::launcher::{Death, Headless, LaunchSpec, LaunchedBrowser, Plan, Route};
 
 /// In `auto` mode, how long an already running browser's extension gets to connect before
 /// kapture launches its own.
@@ -45,8 +45,8 @@ pub struct NativeRules {
 pub enum EngineUsed {
     /// The extension (its connection is the bridge's): how it got in.
     Extension(String),
-    /// The native engine over the browser's DevTools pipe: why.
-    Native(String),
+    /// The native engine over the browser's DevTools pipe or port ([`Route::link`]): why.
+    Native(&'static str, String),
 }
 
 impl EngineUsed {
@@ -54,8 +54,8 @@ impl EngineUsed {
     pub fn describe(&self) -> String {
         match self {
             EngineUsed::Extension(how) => format!("engine: the Kapture extension, {how}"),
-            EngineUsed::Native(why) => format!(
-                "engine: the native CDP engine over the browser's DevTools pipe, {why} (no panel, recorder widget or approvals in the browser)"
+            EngineUsed::Native(link, why) => format!(
+                "engine: the native CDP engine over the browser's {link}, {why} (no panel, recorder widget or approvals in the browser)"
             ),
         }
     }
@@ -96,7 +96,7 @@ impl State {
         matches!(
             self,
             State::Launched(Launched {
-                engine: Some(EngineUsed::Native(_)),
+                engine: Some(EngineUsed::Native(..)),
                 ..
             })
         )
@@ -245,7 +245,7 @@ impl BrowserAccess {
                 l.headless.describe(),
                 match &l.engine {
                     Some(engine) => engine.describe(),
-                    None => "loading the Kapture extension over the DevTools pipe".into(),
+                    None => "loading the Kapture extension over DevTools".into(),
                 }
             ),
             State::LaunchFailed(why) => format!("launch failed: {why}"),
@@ -320,17 +320,24 @@ pub fn supervise(
             path: browser.browser.display().to_string(),
             kind: browser.facts.kind,
             headless: browser.facts.headless,
-            engine: browser
-                .devtools
-                .is_none()
+            engine: (spec.plan.route == Route::Flag)
                 .then(|| EngineUsed::Extension("loaded with --load-extension".into())),
         };
         access.set(State::Launched(launched.clone()));
-        let devtools = browser.devtools.clone();
-        // Over the pipe: the engine is chosen while the browser runs (it may die meanwhile).
+        let (pipe, port_file) = (browser.devtools.clone(), browser.devtools_port_file.clone());
+        // Over DevTools: the engine is chosen while the browser runs (it may die meanwhile).
         let decide = async {
-            let Some(devtools) = devtools else {
-                return std::future::pending().await;
+            let devtools = match (pipe, port_file) {
+                (Some(pipe), _) => pipe,
+                (None, Some(file)) => match crate::launcher::connect_over_port(&file).await {
+                    Ok(port) => port,
+                    Err(why) => {
+                        tracing::error!("{why}");
+                        access.set(State::LaunchFailed(why));
+                        return std::future::pending().await;
+                    }
+                },
+                (None, None) => return std::future::pending().await,
             };
             let extension = (spec.extension_dir.as_path(), spec.extension_id.as_str());
             let chosen = choose_engine(&devtools, &spec.plan, extension, &bridge).await;
@@ -340,7 +347,7 @@ pub fn supervise(
             }
             match chosen {
                 Ok(engine) => {
-                    if let EngineUsed::Native(_) = engine {
+                    if let EngineUsed::Native(..) = engine {
                         let engine = crate::native::NativeEngine::launched(
                             devtools.clone(),
                             rules.policy.clone(),
@@ -385,8 +392,9 @@ async fn choose_engine(
     (dir, id): (&Path, &str),
     bridge: &BridgeHandle,
 ) -> Result<EngineUsed, String> {
+    let link = plan.route.link();
     if !plan.extension_over_pipe {
-        return Ok(EngineUsed::Native(format!("as asked ({})", plan.why)));
+        return Ok(EngineUsed::Native(link, format!("as asked ({})", plan.why)));
     }
     let started = std::time::Instant::now();
     let failed = match load_unpacked(devtools, dir, id).await {
@@ -395,19 +403,22 @@ async fn choose_engine(
                 let took_ms = started.elapsed().as_millis() as u64;
                 tracing::info!(took_ms, "the extension loaded over the pipe connected");
                 return Ok(EngineUsed::Extension(format!(
-                    "loaded over the browser's DevTools pipe with Extensions.loadUnpacked, because {}",
+                    "loaded over the browser's {link} with Extensions.loadUnpacked, because {}",
                     plan.why
                 )));
             }
             format!(
-                "the extension, loaded over the DevTools pipe, did not connect within {} s",
+                "the extension, loaded over the {link}, did not connect within {} s",
                 EXTENSION_CONNECT_LIMIT.as_secs()
             )
         }
         Err(why) => format!("Extensions.loadUnpacked failed: {why}"),
     };
     match plan.fallback_native {
-        true => Ok(EngineUsed::Native(format!("because {}, and {failed}", plan.why))),
+        true => Ok(EngineUsed::Native(
+            link,
+            format!("because {}, and {failed}", plan.why),
+        )),
         false => Err(format!(
             "the Kapture extension cannot run in the launched browser: {failed} ({}); --engine auto drives it with the native engine instead",
             plan.why

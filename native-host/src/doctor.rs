@@ -282,7 +282,7 @@ mod tests {
         );
         let windows = browser_lines(&found, find::Os::Windows, Headless::No, false).join("\n");
         assert!(
-            windows.contains("not usable by --browser launch on Windows"),
+            windows.contains("loaded over the DevTools port"),
             "{windows}"
         );
         assert!(

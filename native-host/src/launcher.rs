@@ -3,10 +3,11 @@
 //! The browser is ours: it dies with kapture, and a temporary profile is deleted. Its stderr
 //! is kept (the last lines), so a browser that dies is reported with its own words.
 //!
-//! Two routes ([`plan`]): `--load-extension` for browsers that honour it; for those that
-//! ignore it (Google Chrome 137+), or when asked, the DevTools pipe (`--remote-debugging-pipe`,
-//! unix), over which `browser.rs` loads the extension (`Extensions.loadUnpacked`) or runs the
-//! native engine.
+//! Routes ([`plan`]): `--load-extension` for browsers that honour it; for those that ignore
+//! it (Google Chrome 137+), or when asked, a DevTools connection kapture holds — the pipe
+//! (`--remote-debugging-pipe`, unix) or, on Windows, a loopback port the browser picks
+//! (`--remote-debugging-port=0`) — over which `browser.rs` loads the extension
+//! (`Extensions.loadUnpacked`) or runs the native engine.
 
 pub mod find;
 
@@ -25,20 +26,12 @@ use find::{Env, Files, Found, Kind, LoadsExtension};
 
 use crate::cli::EngineChoice;
 
-/// What to do instead of a browser that cannot load the extension (on Windows, where kapture
-/// cannot hold a launched browser's DevTools pipe).
-const USE_ANOTHER: &str = "on Windows kapture cannot load it over the browser's DevTools pipe: use Chromium or Chrome for Testing (--chromium PATH; `npx @puppeteer/browsers install chrome@stable` installs the latter), add the extension to this browser by hand (kapture install) and use --browser connect, or start it with --remote-debugging-port and use --browser cdp --cdp-endpoint";
-
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
     #[error("no Chromium-family browser found (looked on PATH and in the usual install folders); install Chromium or Chrome for Testing (`npx @puppeteer/browsers install chrome@stable`), or pass --chromium PATH / set KAPTURE_CHROMIUM")]
     NoBrowser,
     #[error("the browser {0} does not exist")]
     Missing(PathBuf),
-    #[error("{path}: {why}, so the Kapture extension cannot be loaded into it; {USE_ANOTHER}")]
-    IgnoresExtension { path: PathBuf, why: String },
-    #[error("only browsers that ignore --load-extension were found ({0}); {USE_ANOTHER}")]
-    OnlyIgnoring(String),
     #[error("cannot prepare the browser profile {path}: {source}")]
     Profile {
         path: PathBuf,
@@ -103,40 +96,29 @@ pub fn find_browser_in(
         } else {
             return Err(LaunchError::Missing(path));
         };
-        let found = learn(Found::at(path));
-        if found.loads_extension() == LoadsExtension::No && !pipe_supported(env.os) {
-            return Err(LaunchError::IgnoresExtension {
-                why: find::chrome_refusal(found.version.as_ref().map(|v| v.major)),
-                path: found.path,
-            });
-        }
-        return Ok(found);
+        return Ok(learn(Found::at(path)));
     }
-    let mut ignoring = Vec::new();
     let mut first_ignoring = None;
     for found in find::installed(env, files) {
         let found = learn(found);
         if found.loads_extension() != LoadsExtension::No {
             return Ok(found);
         }
-        ignoring.push(format!("{} ({})", found.path.display(), found.label()));
         first_ignoring.get_or_insert(found);
     }
-    // Only browsers that ignore --load-extension: one of them, reached over its pipe.
-    if let Some(found) = first_ignoring.filter(|_| pipe_supported(env.os)) {
-        return Ok(found);
-    }
-    Err(if ignoring.is_empty() {
-        LaunchError::NoBrowser
-    } else {
-        LaunchError::OnlyIgnoring(ignoring.join(", "))
-    })
+    // Only browsers that ignore --load-extension: one of them, reached over DevTools.
+    first_ignoring.ok_or(LaunchError::NoBrowser)
 }
 
-/// Whether kapture can hold a launched browser's DevTools pipe on `os` (fds 3 and 4: unix;
-/// Windows would need inherited handles, not done).
-pub fn pipe_supported(os: find::Os) -> bool {
-    os != find::Os::Windows
+/// How kapture holds a launched browser's DevTools connection on `os`: the pipe (fds 3
+/// and 4) on unix; on Windows, which would need inherited handles for it, a loopback port.
+/// `KAPTURE_DEVTOOLS_LINK=port` takes the port anywhere (the tests use it for the Windows
+/// route).
+pub fn devtools_link(os: find::Os, asked: Option<&str>) -> Route {
+    match (os, asked) {
+        (_, Some("port")) | (find::Os::Windows, _) => Route::Port,
+        _ => Route::Pipe,
+    }
 }
 
 /// How kapture reaches a browser it launches.
@@ -146,6 +128,20 @@ pub enum Route {
     Flag,
     /// `--remote-debugging-pipe`: kapture holds a DevTools connection to the browser.
     Pipe,
+    /// `--remote-debugging-port=0`: as the pipe, over the loopback port the browser writes
+    /// in its profile's `DevToolsActivePort` (other local processes can reach it too).
+    Port,
+}
+
+impl Route {
+    /// What kapture holds the browser by, for messages.
+    pub fn link(self) -> &'static str {
+        match self {
+            Route::Flag => "--load-extension",
+            Route::Pipe => "DevTools pipe",
+            Route::Port => "DevTools port",
+        }
+    }
 }
 
 /// The route and the engines to try for a launch.
@@ -162,24 +158,20 @@ pub struct Plan {
 
 /// Decide how to launch `found` for `engine` (`over_pipe`: `--extension-over-pipe`); an
 /// error says why it cannot be launched here.
+/// `link`: how a DevTools connection is held here ([`devtools_link`]).
 pub fn plan(
     found: &Found,
     engine: EngineChoice,
     over_pipe: bool,
-    os: find::Os,
+    link: Route,
 ) -> Result<Plan, String> {
-    let pipe = pipe_supported(os);
-    let no_pipe = "kapture holds a launched browser's DevTools pipe on Linux and macOS only";
     if engine == EngineChoice::Native {
-        return match pipe {
-            true => Ok(Plan {
-                route: Route::Pipe,
-                extension_over_pipe: false,
-                fallback_native: false,
-                why: "--engine native".into(),
-            }),
-            false => Err(format!("--engine native: {no_pipe}; start the browser with --remote-debugging-port and use --browser cdp --cdp-endpoint")),
-        };
+        return Ok(Plan {
+            route: link,
+            extension_over_pipe: false,
+            fallback_native: false,
+            why: "--engine native".into(),
+        });
     }
     let ignores = found.loads_extension() == LoadsExtension::No;
     if !ignores && !over_pipe {
@@ -195,11 +187,8 @@ pub fn plan(
     } else {
         "--extension-over-pipe".into()
     };
-    if !pipe {
-        return Err(format!("{}: {why}; {USE_ANOTHER}", found.path.display()));
-    }
     Ok(Plan {
-        route: Route::Pipe,
+        route: link,
         extension_over_pipe: true,
         fallback_native: engine == EngineChoice::Auto,
         why,
@@ -320,8 +309,11 @@ pub fn browser_args(spec: &LaunchSpec, profile: &Path, as_root: bool) -> Vec<Str
     let mut args = vec![format!("--user-data-dir={}", profile.display())];
     match spec.plan.route {
         Route::Flag => args.push(format!("--load-extension={}", spec.extension_dir.display())),
-        Route::Pipe => {
-            args.push("--remote-debugging-pipe".into());
+        Route::Pipe | Route::Port => {
+            args.push(match spec.plan.route {
+                Route::Pipe => "--remote-debugging-pipe".into(),
+                _ => "--remote-debugging-port=0".into(),
+            });
             if spec.plan.extension_over_pipe {
                 // Extensions.loadUnpacked is offered only with it (documented; Chromium 156
                 // offers it without).
@@ -513,6 +505,8 @@ pub struct LaunchedBrowser {
     /// The DevTools connection over the pipe (pipe route): it must stay open while the
     /// browser is wanted, the browser exits when it closes.
     pub devtools: Option<crate::cdp::Browser>,
+    /// Port route: the file the browser names its DevTools port in ([`connect_over_port`]).
+    pub devtools_port_file: Option<PathBuf>,
     // Declared last: the profile is deleted after the child is gone.
     _temp_profile: Option<tempfile::TempDir>,
 }
@@ -570,9 +564,15 @@ impl LaunchedBrowser {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let ours = match spec.plan.route {
-            Route::Flag => None,
+            Route::Flag | Route::Port => None,
             Route::Pipe => Some(give_pipe(&mut command)?),
         };
+        let devtools_port_file = (spec.plan.route == Route::Port).then(|| {
+            // A file left by an earlier run of this profile names a port long gone.
+            let file = profile.join("DevToolsActivePort");
+            let _ = std::fs::remove_file(&file);
+            file
+        });
         let spawned = command.spawn();
         // The command holds the browser's pipe ends: closed here, so only the browser has them.
         drop(command);
@@ -604,6 +604,7 @@ impl LaunchedBrowser {
             tail,
             stderr_task,
             devtools,
+            devtools_port_file,
             _temp_profile: temp_profile,
         })
     }
@@ -670,6 +671,35 @@ impl LaunchedBrowser {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
+    }
+}
+
+/// How long a browser launched on the port route may take to name its DevTools port.
+const PORT_NAMED_WITHIN: Duration = Duration::from_secs(20);
+
+/// The DevTools connection of a browser launched with `--remote-debugging-port=0`, once it
+/// wrote its port and browser path in `file` (its profile's `DevToolsActivePort`).
+pub async fn connect_over_port(file: &Path) -> Result<crate::cdp::Browser, String> {
+    let deadline = Instant::now() + PORT_NAMED_WITHIN;
+    loop {
+        let text = tokio::fs::read_to_string(file).await.unwrap_or_default();
+        let mut lines = text.lines();
+        let port = lines.next().and_then(|p| p.trim().parse::<u16>().ok());
+        if let (Some(port), Some(path)) = (port, lines.next().map(str::trim)) {
+            if path.starts_with("/devtools/browser/") {
+                let url = format!("ws://127.0.0.1:{port}{path}");
+                return crate::cdp::Browser::connect(&url)
+                    .await
+                    .map_err(|e| e.to_string());
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "the browser did not name its DevTools port within {} s",
+                PORT_NAMED_WITHIN.as_secs()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -834,23 +864,18 @@ mod tests {
             (picked.path.to_str(), picked.kind),
             (Some(edge), Kind::Edge)
         );
-        // Only a current Google Chrome: refused at once, with what to do instead.
+        // Only a current Google Chrome: taken (reached over its DevTools port), found or
+        // named.
         let only_chrome = Present(vec![chrome, r"C:\P\Google\Chrome\Application\140.0.1.2\x"]);
-        let err = find_browser_in(None, &windows(&[]), &only_chrome).unwrap_err();
-        assert!(matches!(err, LaunchError::OnlyIgnoring(_)), "{err}");
-        assert!(
-            err.to_string().contains("Google Chrome 140")
-                && err.to_string().contains("Chrome for Testing"),
-            "{err}"
-        );
-        // Named explicitly (or by KAPTURE_CHROMIUM): the same refusal, naming it.
-        let err = find_browser_in(
+        let found = find_browser_in(None, &windows(&[]), &only_chrome).unwrap();
+        assert_eq!(found.kind, Kind::Chrome);
+        let named = find_browser_in(
             None,
             &windows(&[("KAPTURE_CHROMIUM", chrome)]),
             &only_chrome,
         )
-        .unwrap_err();
-        assert!(matches!(err, LaunchError::IgnoresExtension { .. }), "{err}");
+        .unwrap();
+        assert_eq!(named.path.to_str(), Some(chrome));
         // An old Chrome still loads it.
         let old = Present(vec![chrome, r"C:\P\Google\Chrome\Application\136.0.1.2\x"]);
         assert_eq!(
@@ -869,7 +894,7 @@ mod tests {
         let linux = Env::new(find::Os::Linux, None, &[("KAPTURE_CHROMIUM", chrome)]);
         let found = find_browser_in(None, &linux, &Present(vec![chrome])).unwrap();
         assert_eq!(found.kind, Kind::Chrome);
-        let plan = plan(&found, EngineChoice::Auto, false, find::Os::Linux).unwrap();
+        let plan = plan(&found, EngineChoice::Auto, false, Route::Pipe).unwrap();
         assert_eq!(plan.route, Route::Pipe);
         assert!(plan.extension_over_pipe && plan.fallback_native);
         assert!(
@@ -889,26 +914,39 @@ mod tests {
         assert!(args.contains(&"--enable-unsafe-extension-debugging".to_string()));
         assert!(!args.iter().any(|a| a.starts_with("--load-extension")));
         // --engine extension: no native engine behind it.
-        let only = super::plan(&found, EngineChoice::Extension, false, find::Os::MacOs).unwrap();
+        let only = super::plan(&found, EngineChoice::Extension, false, Route::Pipe).unwrap();
         assert!(only.extension_over_pipe && !only.fallback_native);
-        // On Windows: refused, saying what to do instead.
-        let err = super::plan(&found, EngineChoice::Auto, false, find::Os::Windows).unwrap_err();
-        assert!(
-            err.contains("--browser cdp") && err.contains("ignores --load-extension"),
-            "{err}"
+        // On Windows: the same over a loopback DevTools port.
+        let link = devtools_link(find::Os::Windows, None);
+        assert_eq!(link, Route::Port);
+        let windows = super::plan(&found, EngineChoice::Auto, false, link).unwrap();
+        assert_eq!(windows.route, Route::Port);
+        assert!(windows.extension_over_pipe && windows.fallback_native);
+        let args = browser_args(
+            &LaunchSpec {
+                plan: windows,
+                ..spec()
+            },
+            Path::new("/p"),
+            false,
         );
+        assert!(args.contains(&"--remote-debugging-port=0".to_string()));
+        assert!(!args.contains(&"--remote-debugging-pipe".to_string()));
+        // Asked for anywhere (the tests take the Windows route so).
+        assert_eq!(devtools_link(find::Os::Linux, Some("port")), Route::Port);
+        assert_eq!(devtools_link(find::Os::Linux, None), Route::Pipe);
     }
 
     #[test]
     fn the_plan_follows_the_engine_asked_for() {
         let chromium = Found::at("/usr/bin/chromium".into());
-        let flag = plan(&chromium, EngineChoice::Auto, false, find::Os::Linux).unwrap();
+        let flag = plan(&chromium, EngineChoice::Auto, false, Route::Pipe).unwrap();
         assert_eq!((flag.route, flag.extension_over_pipe), (Route::Flag, false));
-        let forced = plan(&chromium, EngineChoice::Extension, true, find::Os::Linux).unwrap();
+        let forced = plan(&chromium, EngineChoice::Extension, true, Route::Pipe).unwrap();
         assert_eq!(forced.route, Route::Pipe);
         assert!(forced.extension_over_pipe && !forced.fallback_native);
         assert_eq!(forced.why, "--extension-over-pipe");
-        let native = plan(&chromium, EngineChoice::Native, false, find::Os::Linux).unwrap();
+        let native = plan(&chromium, EngineChoice::Native, false, Route::Pipe).unwrap();
         assert_eq!(
             (native.route, native.extension_over_pipe),
             (Route::Pipe, false)
@@ -925,7 +963,11 @@ mod tests {
         assert!(!args
             .iter()
             .any(|a| a.starts_with("--load-extension") || a.contains("unsafe-extension")));
-        assert!(plan(&chromium, EngineChoice::Native, false, find::Os::Windows).is_err());
+        let windows = plan(&chromium, EngineChoice::Native, false, Route::Port).unwrap();
+        assert_eq!(
+            (windows.route, windows.extension_over_pipe),
+            (Route::Port, false)
+        );
     }
 
     fn facts(headless: Headless) -> LaunchFacts {

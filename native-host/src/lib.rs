@@ -76,7 +76,8 @@ fn launch_spec(
     let found =
         launcher::find_browser_in(args.chromium.as_deref(), &env, &launcher::find::RealFiles)
             .map_err(|e| e.to_string())?;
-    let plan = launcher::plan(&found, args.engine, args.extension_over_pipe, env.os)?;
+    let link = launcher::devtools_link(env.os, env.var("KAPTURE_DEVTOOLS_LINK"));
+    let plan = launcher::plan(&found, args.engine, args.extension_over_pipe, link)?;
     Ok(LaunchSpec {
         plan,
         browser: found.path,

@@ -240,3 +240,36 @@ async fn engine_native_drives_a_launched_chromium_without_the_extension() {
     assert!(!status.contains("extension: djjh"), "{status}");
     stop_and_check_the_browser_went(k).await;
 }
+
+/// The Windows route, taken here on purpose (`KAPTURE_DEVTOOLS_LINK=port`): kapture holds a
+/// launched Google Chrome 140 by the loopback DevTools port it picked, loads the extension
+/// over it, and with `--engine native` drives it over that port with no extension.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_launched_browser_is_held_by_its_devtools_port_where_there_is_no_pipe() {
+    let site = Site::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let chrome = fake_chrome(dir.path(), "");
+    for (extra, engine) in [
+        (&[][..], "engine: the Kapture extension, loaded over the browser's DevTools port with Extensions.loadUnpacked, because Google Chrome 140 ignores --load-extension"),
+        (&["--engine", "native"][..], "engine: the native CDP engine over the browser's DevTools port, as asked (--engine native)"),
+    ] {
+        let mut start = launch(extra);
+        start
+            .env
+            .push(("KAPTURE_CHROMIUM".into(), chrome.display().to_string()));
+        start
+            .env
+            .push(("KAPTURE_DEVTOOLS_LINK".into(), "port".into()));
+        let k = Kapture::start(start).await;
+        drive(&k, &site).await;
+        let status = k.ok("browser_status", json!({})).await;
+        assert!(status.contains(engine), "{status}");
+        let args = browser_args(&k);
+        assert!(
+            args.iter().any(|a| a == "--remote-debugging-port=0")
+                && !args.iter().any(|a| a == "--remote-debugging-pipe"),
+            "{args:?}"
+        );
+        stop_and_check_the_browser_went(k).await;
+    }
+}

@@ -374,14 +374,14 @@ impl Found {
                 "extension engine if it loads --load-extension (an unnamed build: it is tried)"
                     .into()
             }
-            LoadsExtension::No if os != Os::Windows => format!(
-                "extension engine, loaded over the DevTools pipe (Extensions.loadUnpacked), since {}; else the native CDP engine over that pipe",
-                chrome_refusal(self.version.as_ref().map(|v| v.major))
-            ),
-            LoadsExtension::No => format!(
-                "not usable by --browser launch on Windows: {}, and kapture holds a launched browser's DevTools pipe on Linux and macOS only; add the extension by hand (kapture install) and use --browser connect, or start it with --remote-debugging-port and use --browser cdp",
-                chrome_refusal(self.version.as_ref().map(|v| v.major))
-            ),
+            LoadsExtension::No => {
+                // Windows: a loopback port, as kapture cannot hand it a pipe there.
+                let link = if os == Os::Windows { "port" } else { "pipe" };
+                format!(
+                    "extension engine, loaded over the DevTools {link} (Extensions.loadUnpacked), since {}; else the native CDP engine over that {link}",
+                    chrome_refusal(self.version.as_ref().map(|v| v.major))
+                )
+            }
         }
     }
 }
@@ -769,7 +769,7 @@ mod tests {
         let windows = chrome.engine(Os::Windows);
         assert!(
             windows.contains("Google Chrome 137 ignores --load-extension")
-                && windows.contains("not usable by --browser launch on Windows"),
+                && windows.contains("loaded over the DevTools port"),
             "{windows}"
         );
         // Elsewhere the pipe takes the extension in, the native engine behind it.
