@@ -13,6 +13,12 @@ extern "C" {
     async fn download_js(options: JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "downloads"], js_name = search)]
     async fn search_js(query: JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "downloads"], js_name = cancel)]
+    async fn cancel_js(id: i32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "downloads"], js_name = removeFile)]
+    async fn remove_file_js(id: i32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "downloads"], js_name = erase)]
+    async fn erase_js(query: JsValue) -> Result<JsValue, JsValue>;
 }
 
 /// The fields of a `DownloadItem` Kapture reads (the executor's type).
@@ -43,4 +49,23 @@ pub async fn latest() -> Result<Option<Item>, WireError> {
     let query = json!({"orderBy": ["-startTime"], "limit": 1});
     let items: Vec<Item> = from_js(search_js(to_js(&query)).await.map_err(wire_error)?)?;
     Ok(items.into_iter().next())
+}
+
+/// Stop a download and delete its file: a running one is cancelled (the browser drops its
+/// partial file), a finished one's file is removed; then it leaves the download list.
+pub async fn cancel(id: i32) -> Result<(), WireError> {
+    // Each step may fail for the state the download is in (cancel: already finished;
+    // removeFile: not finished): what matters is that no file is left.
+    let _ = cancel_js(id).await;
+    let _ = remove_file_js(id).await;
+    match get(id).await? {
+        Some(d) if d.state == "complete" && d.exists => Err(WireError::new(
+            crate::protocol::ErrorCode::DownloadFailed,
+            format!("its file {} could not be removed", d.filename),
+        )),
+        _ => {
+            let _ = erase_js(to_js(&json!({"id": id}))).await;
+            Ok(())
+        }
+    }
 }
