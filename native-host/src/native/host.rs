@@ -446,9 +446,15 @@ impl NativeHost {
         let attached = self.browser.attach(target).await?;
         let session = attached.session.clone();
         // Its events are not needed (the download's come to the browser session), but its
-        // route must stay open for the session to live: drained until the page closes.
+        // route must stay open for the session to live, and the answers to this session's
+        // calls come through it: delivered until the page closes (dropped, every call here
+        // failed as "Target closed").
         let mut route = attached.route;
-        tokio::task::spawn_local(async move { while route.recv().await.is_some() {} });
+        tokio::task::spawn_local(async move {
+            while let Some(item) = route.recv().await {
+                let _ = item.deliver();
+            }
+        });
         // The page must not act: a script of its own could redirect it elsewhere or hook the
         // click that saves it. Off before it loads, for the session's life.
         self.browser
