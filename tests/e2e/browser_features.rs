@@ -154,11 +154,13 @@ async fn a_download_redirected_to_a_denied_origin_is_cancelled_on(engine: Engine
     .await;
     let secret = elsewhere.url("attachment/secret.csv");
     let redirected = site.url(&format!("redirect?to={secret}"));
-    let out = k
-        .call("browser_download", json!({"url": redirected}))
-        .await;
+    let out = k.call("browser_download", json!({"url": redirected})).await;
     assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
-    assert!(out.text.contains(&elsewhere.port().to_string()), "{}", out.text);
+    assert!(
+        out.text.contains(&elsewhere.port().to_string()),
+        "{}",
+        out.text
+    );
     let listed = || -> Vec<_> {
         std::fs::read_dir(downloads.path())
             .unwrap()
@@ -166,8 +168,14 @@ async fn a_download_redirected_to_a_denied_origin_is_cancelled_on(engine: Engine
             .map(|e| e.file_name())
             .collect()
     };
-    // A file the browser still finishes after the answer must not appear either: watched
-    // for a moment.
+    // The browser removes what it started writing (its temporary file) as it cancels;
+    // then no file may appear, even one the browser still finishes: watched for a moment.
+    eventually(
+        "the cancelled download's files are gone",
+        Duration::from_secs(5),
+        || async { listed().is_empty().then_some(()) },
+    )
+    .await;
     let watch_until = std::time::Instant::now() + std::time::Duration::from_secs(2);
     while std::time::Instant::now() < watch_until {
         assert!(listed().is_empty(), "{:?}", listed());

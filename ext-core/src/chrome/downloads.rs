@@ -51,15 +51,24 @@ pub async fn latest() -> Result<Option<Item>, WireError> {
     Ok(items.into_iter().next())
 }
 
-/// Stop a download and delete its file: a running one is cancelled (the browser drops its
-/// partial file), a finished one's file is removed; then it leaves the download list.
+/// Stop a download and delete its file: a running one is cancelled (the browser then drops
+/// its partial file), a finished one's file is removed; then it leaves the download list.
+/// Waits (bounded) until the browser reports it stopped, so the answer comes after the fact.
 pub async fn cancel(id: i32) -> Result<(), WireError> {
     // Each step may fail for the state the download is in (cancel: already finished;
     // removeFile: not finished): what matters is that no file is left.
     let _ = cancel_js(id).await;
+    for _ in 0..40 {
+        match get(id).await? {
+            Some(d) if d.state == "in_progress" => {
+                crate::platform::sleep(std::time::Duration::from_millis(50)).await
+            }
+            _ => break,
+        }
+    }
     let _ = remove_file_js(id).await;
     match get(id).await? {
-        Some(d) if d.state == "complete" && d.exists => Err(WireError::new(
+        Some(d) if d.exists && d.state != "interrupted" => Err(WireError::new(
             crate::protocol::ErrorCode::DownloadFailed,
             format!("its file {} could not be removed", d.filename),
         )),

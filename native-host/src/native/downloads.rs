@@ -282,7 +282,10 @@ mod tests {
         assert!(!d.staging().join("g2").exists());
         for id in [1, 2] {
             let item = d.get(id).unwrap();
-            assert_eq!((item.state.as_str(), item.filename.as_str()), ("interrupted", ""));
+            assert_eq!(
+                (item.state.as_str(), item.filename.as_str()),
+                ("interrupted", "")
+            );
         }
     }
 }

@@ -85,7 +85,10 @@ impl NativeEngine {
     ) -> Self {
         Self::with_source(
             crate::cdp::endpoint::shown(&endpoint),
-            Source::Endpoint { endpoint, throwaway },
+            Source::Endpoint {
+                endpoint,
+                throwaway,
+            },
             policy,
             approval_ms,
             sink,
