@@ -578,3 +578,34 @@ async fn pdf_popups_internal_pages_and_crashes() {
     .await;
     k.stop().await;
 }
+
+/// The native engine's helper page runs none of the page's scripts: a page that moves itself
+/// elsewhere at once is saved as itself, and what it would move to is never fetched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_native_download_helper_runs_no_page_script() {
+    let site = Site::start().unwrap();
+    let elsewhere = Site::start().unwrap();
+    let downloads = tempfile::tempdir().unwrap();
+    let dir = downloads.path().display().to_string();
+    let k = Kapture::launch_on_with(Engine::Cdp, &["--download-dir", &dir]).await;
+    let moved = elsewhere.url("attachment/moved.csv");
+    let page = site.url(&format!("origins/later.html?ms=0&to={moved}"));
+    let saved = k.ok("browser_download", json!({"url": page})).await;
+    let path = saved
+        .lines()
+        .find_map(|l| l.strip_prefix("path: "))
+        .expect("a path");
+    assert!(
+        std::fs::read_to_string(path)
+            .unwrap()
+            .contains("Moves on soon"),
+        "{saved}"
+    );
+    let listed: Vec<_> = std::fs::read_dir(downloads.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!listed.iter().any(|n| n.contains("moved")), "{listed:?}");
+    k.stop().await;
+}
