@@ -135,6 +135,69 @@ async fn uploads_set_real_files_and_answer_file_choosers() {
 kapture_e2e::on_both_engines! {
     downloads_land_complete_in_kaptures_folder_on => downloads_land_complete_in_kaptures_folder, downloads_land_complete_in_kaptures_folder_natively;
     a_download_url_is_a_web_url_on => a_download_url_is_a_web_url, a_download_url_is_a_web_url_natively;
+    a_download_redirected_to_a_denied_origin_is_cancelled_on => a_download_redirected_to_a_denied_origin_is_cancelled, a_download_redirected_to_a_denied_origin_is_cancelled_natively;
+}
+
+/// A download is judged on where its file really comes from: an allowed URL that redirects
+/// to a denied origin is refused, and no file of it is left in the download folder.
+async fn a_download_redirected_to_a_denied_origin_is_cancelled_on(engine: Engine) {
+    let site = Site::start().unwrap();
+    let elsewhere = Site::start().unwrap();
+    let downloads = tempfile::tempdir().unwrap();
+    let dir = downloads.path().display().to_string();
+    let deny = format!("download@127.0.0.1:{}", elsewhere.port());
+    let k = Kapture::launch_on_with(engine, &["--download-dir", &dir, "--deny", &deny]).await;
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("download.html")}),
+    )
+    .await;
+    let secret = elsewhere.url("attachment/secret.csv");
+    let redirected = site.url(&format!("redirect?to={secret}"));
+    let out = k.call("browser_download", json!({"url": redirected})).await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    assert!(
+        out.text.contains(&elsewhere.port().to_string()),
+        "{}",
+        out.text
+    );
+    let listed = || -> Vec<_> {
+        std::fs::read_dir(downloads.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect()
+    };
+    // The browser removes what it started writing (its temporary file) as it cancels;
+    // then no file may appear, even one the browser still finishes: watched for a moment.
+    eventually(
+        "the cancelled download's files are gone",
+        Duration::from_secs(5),
+        || async { listed().is_empty().then_some(()) },
+    )
+    .await;
+    let watch_until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while std::time::Instant::now() < watch_until {
+        assert!(listed().is_empty(), "{:?}", listed());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // The same file from the allowed site is delivered.
+    let ok = k
+        .ok(
+            "browser_download",
+            json!({"url": site.url("attachment/secret.csv")}),
+        )
+        .await;
+    let path = ok
+        .lines()
+        .find_map(|l| l.strip_prefix("path: "))
+        .expect("a path");
+    assert_eq!(
+        std::fs::read_to_string(path).unwrap(),
+        "attachment body of secret.csv\n"
+    );
+    assert_eq!(listed().len(), 1, "{:?}", listed());
+    k.stop().await;
 }
 
 /// A download URL is a web URL: never a local file (a key, a browser's cookie store) copied
@@ -513,5 +576,36 @@ async fn pdf_popups_internal_pages_and_crashes() {
         json!({"url": site.url("page-b.html"), "tabId": victim}),
     )
     .await;
+    k.stop().await;
+}
+
+/// The native engine's helper page runs none of the page's scripts: a page that moves itself
+/// elsewhere at once is saved as itself, and what it would move to is never fetched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_native_download_helper_runs_no_page_script() {
+    let site = Site::start().unwrap();
+    let elsewhere = Site::start().unwrap();
+    let downloads = tempfile::tempdir().unwrap();
+    let dir = downloads.path().display().to_string();
+    let k = Kapture::launch_on_with(Engine::Cdp, &["--download-dir", &dir]).await;
+    let moved = elsewhere.url("attachment/moved.csv");
+    let page = site.url(&format!("origins/later.html?ms=0&to={moved}"));
+    let saved = k.ok("browser_download", json!({"url": page})).await;
+    let path = saved
+        .lines()
+        .find_map(|l| l.strip_prefix("path: "))
+        .expect("a path");
+    assert!(
+        std::fs::read_to_string(path)
+            .unwrap()
+            .contains("Moves on soon"),
+        "{saved}"
+    );
+    let listed: Vec<_> = std::fs::read_dir(downloads.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!listed.iter().any(|n| n.contains("moved")), "{listed:?}");
     k.stop().await;
 }

@@ -348,3 +348,38 @@ async fn an_endpoints_browser_is_judged_as_a_persons_own_unless_said_throwaway()
     assert_eq!(checked, json!(true), "the first kapture's click never ran");
     test.stop().await;
 }
+
+/// Where downloads go is set browser-wide: on a browser that may be a person's own, kapture
+/// never sets it (their own downloads would land in kapture's staging folder, deleted on
+/// exit), so browser_download is unsupported there, saying which flag allows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn downloads_are_not_diverted_on_a_persons_own_browser() {
+    let site = Site::start().unwrap();
+    let browser = DevToolsBrowser::start();
+    let endpoint = browser.endpoint().await;
+    let downloads = tempfile::tempdir().unwrap();
+    let dir = downloads.path().display().to_string();
+    let mut own = Start::cdp_as_own(&endpoint);
+    own.args.extend([
+        "--download-dir".into(),
+        dir.clone(),
+        "--allow".into(),
+        format!("download@127.0.0.1:{}", site.port()),
+    ]);
+    let own = Kapture::start(own).await;
+    let file = site.url("attachment/invoice-7.csv");
+    let out = own.call("browser_download", json!({"url": file})).await;
+    assert_eq!(out.code().as_deref(), Some("UNSUPPORTED"), "{}", out.text);
+    assert!(
+        out.text.contains("--endpoint-browser throwaway"),
+        "{}",
+        out.text
+    );
+    own.stop().await;
+
+    // Said throwaway, the same download is delivered.
+    let test = Kapture::start(cdp_with(&endpoint, &["--download-dir".into(), dir])).await;
+    let done = test.ok("browser_download", json!({"url": file})).await;
+    assert!(done.contains("invoice-7.csv"), "{done}");
+    test.stop().await;
+}

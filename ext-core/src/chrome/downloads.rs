@@ -13,6 +13,12 @@ extern "C" {
     async fn download_js(options: JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "downloads"], js_name = search)]
     async fn search_js(query: JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "downloads"], js_name = cancel)]
+    async fn cancel_js(id: i32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "downloads"], js_name = removeFile)]
+    async fn remove_file_js(id: i32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "downloads"], js_name = erase)]
+    async fn erase_js(query: JsValue) -> Result<JsValue, JsValue>;
 }
 
 /// The fields of a `DownloadItem` Kapture reads (the executor's type).
@@ -43,4 +49,32 @@ pub async fn latest() -> Result<Option<Item>, WireError> {
     let query = json!({"orderBy": ["-startTime"], "limit": 1});
     let items: Vec<Item> = from_js(search_js(to_js(&query)).await.map_err(wire_error)?)?;
     Ok(items.into_iter().next())
+}
+
+/// Stop a download and delete its file: a running one is cancelled (the browser then drops
+/// its partial file), a finished one's file is removed; then it leaves the download list.
+/// Waits (bounded) until the browser reports it stopped, so the answer comes after the fact.
+pub async fn cancel(id: i32) -> Result<(), WireError> {
+    // Each step may fail for the state the download is in (cancel: already finished;
+    // removeFile: not finished): what matters is that no file is left.
+    let _ = cancel_js(id).await;
+    for _ in 0..40 {
+        match get(id).await? {
+            Some(d) if d.state == "in_progress" => {
+                crate::platform::sleep(std::time::Duration::from_millis(50)).await
+            }
+            _ => break,
+        }
+    }
+    let _ = remove_file_js(id).await;
+    match get(id).await? {
+        Some(d) if d.exists && d.state != "interrupted" => Err(WireError::new(
+            crate::protocol::ErrorCode::DownloadFailed,
+            format!("its file {} could not be removed", d.filename),
+        )),
+        _ => {
+            let _ = erase_js(to_js(&json!({"id": id}))).await;
+            Ok(())
+        }
+    }
 }

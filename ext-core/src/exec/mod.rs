@@ -55,6 +55,9 @@ pub struct DownloadItem {
     pub file_size: f64,
     #[serde(default)]
     pub error: Option<String>,
+    /// Whether the file is still on disk (as far as the browser knows).
+    #[serde(default)]
+    pub exists: bool,
 }
 
 /// What only the host can do: the browser's tabs, a tab's debugger session, downloads,
@@ -94,6 +97,9 @@ pub trait Host: 'static {
     async fn latest_download(&self) -> Result<Option<DownloadItem>, WireError>;
     /// One download by id (`None`: it disappeared).
     async fn get_download(&self, id: i32) -> Result<Option<DownloadItem>, WireError>;
+    /// Stop a download and remove its file, whatever state it is in (one the policy
+    /// refused once its real URL was known).
+    async fn cancel_download(&self, id: i32) -> Result<(), WireError>;
     /// Run `task` concurrently on this thread (a tab's queue).
     fn spawn(&self, task: LocalBoxFuture<'static, ()>);
 }
@@ -218,8 +224,11 @@ impl<H: Host> Exec<H> {
                     Some(t) => t,
                     None => self.host.default_tab().await?,
                 };
-                self.check(tab, &cmd, rules.clone()).await?;
-                json!(self.download(tab, p.clone(), deadline_ms).await?)
+                let guard = self.check(tab, &cmd, rules.clone()).await?;
+                json!(
+                    self.download(tab, p.clone(), deadline_ms, guard.as_ref())
+                        .await?
+                )
             }
             other => {
                 return Err(WireError::new(
@@ -348,12 +357,15 @@ impl<H: Host> Exec<H> {
     }
 
     /// Download a URL, or what clicking an element downloads, and wait until the file is
-    /// complete (polling the host, bounded by the command's deadline).
+    /// complete (polling the host, bounded by the command's deadline). The URL the file
+    /// really comes from (after redirects) is judged with `guard` as soon as it is known: a
+    /// refused one is cancelled and its file removed.
     async fn download(
         &self,
         tab: TabId,
         p: DownloadArgs,
         deadline_ms: f64,
+        guard: Option<&Guard>,
     ) -> Result<Downloaded, WireError> {
         let id = match (&p.url, p.target.get()) {
             (Some(_), Some(_)) => {
@@ -371,8 +383,7 @@ impl<H: Host> Exec<H> {
             (Some(url), None) => {
                 // Only web URLs are fetched: a file:// or browser URL would copy a local
                 // file (a key, a cookie store) into the download folder.
-                let lower = url.trim().to_ascii_lowercase();
-                if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+                if !web_url(url) {
                     return Err(WireError::new(
                         ErrorCode::BadArgs,
                         format!(
@@ -413,7 +424,29 @@ impl<H: Host> Exec<H> {
             }
         };
         loop {
-            match self.host.get_download(id).await? {
+            let item = self.host.get_download(id).await?;
+            if let (Some(d), Some(guard)) = (&item, guard) {
+                // Only web URLs: a blob:/data: one is the page's own, judged with the click.
+                let real: Vec<String> = [&d.url, &d.final_url]
+                    .into_iter()
+                    .filter(|u| web_url(u))
+                    .cloned()
+                    .collect();
+                let judged = match real.is_empty() {
+                    true => Ok(()),
+                    false => pure::judge_urls(guard, Category::Download, &real),
+                };
+                if let Err(e) = judged {
+                    if let Err(c) = self.host.cancel_download(id).await {
+                        return Err(WireError::new(
+                            e.code,
+                            format!("{}; cancelling it failed: {}", e.message, c.message),
+                        ));
+                    }
+                    return Err(e);
+                }
+            }
+            match item {
                 Some(d) if d.state == "complete" => {
                     return Ok(Downloaded {
                         tab_id: tab,
@@ -445,6 +478,13 @@ impl<H: Host> Exec<H> {
             }
         }
     }
+}
+
+/// An http(s) URL: the only kind a download fetches, and the only kind judged as where it
+/// came from.
+fn web_url(url: &str) -> bool {
+    let lower = url.trim().to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
 }
 
 /// A tab as this server may see it: a tab whose origin it may not read shows only that

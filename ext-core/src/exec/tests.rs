@@ -27,6 +27,9 @@ struct FakeHost {
     release: RefCell<Option<oneshot::Sender<()>>>,
     answer: RefCell<Answer>,
     asked: RefCell<Vec<ApprovalView>>,
+    /// Downloads as the browser reports them, and the ids cancelled.
+    downloads: RefCell<Vec<DownloadItem>>,
+    cancelled: RefCell<Vec<i32>>,
 }
 
 impl FakeHost {
@@ -44,6 +47,8 @@ impl FakeHost {
             release: RefCell::new(Some(release)),
             answer: RefCell::new(Answer::Denied),
             asked: RefCell::default(),
+            downloads: RefCell::default(),
+            cancelled: RefCell::default(),
         })
     }
 
@@ -148,14 +153,30 @@ impl Host for FakeHost {
         self.asked.borrow_mut().push(request);
         self.answer.borrow().clone()
     }
-    async fn start_download(&self, _url: &str) -> Result<i32, WireError> {
-        Err(WireError::new(ErrorCode::Internal, "not in this test"))
+    async fn start_download(&self, url: &str) -> Result<i32, WireError> {
+        // `to=` in the URL: the server redirects there.
+        let final_url = url.split_once("to=").map(|(_, to)| to.to_string());
+        let mut downloads = self.downloads.borrow_mut();
+        let id = downloads.len() as i32 + 1;
+        downloads.push(DownloadItem {
+            id,
+            url: url.into(),
+            final_url: final_url.unwrap_or_default(),
+            filename: format!("/downloads/{id}"),
+            state: "complete".into(),
+            ..Default::default()
+        });
+        Ok(id)
     }
     async fn latest_download(&self) -> Result<Option<DownloadItem>, WireError> {
-        Ok(None)
+        Ok(self.downloads.borrow().last().cloned())
     }
-    async fn get_download(&self, _id: i32) -> Result<Option<DownloadItem>, WireError> {
-        Ok(None)
+    async fn get_download(&self, id: i32) -> Result<Option<DownloadItem>, WireError> {
+        Ok(self.downloads.borrow().iter().find(|d| d.id == id).cloned())
+    }
+    async fn cancel_download(&self, id: i32) -> Result<(), WireError> {
+        self.cancelled.borrow_mut().push(id);
+        Ok(())
     }
     fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
         self.spawner.spawn_local(task).expect("the pool runs");
@@ -427,5 +448,39 @@ fn browser_methods_run_at_once_and_hide_unreadable_tabs() {
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::PolicyDenied);
         assert!(host.tabs.borrow().contains_key(&2));
+    });
+}
+
+#[test]
+fn a_download_redirected_to_a_denied_origin_is_refused_and_cancelled() {
+    let (mut pool, host, exec) = setup();
+    pool.run_until(async {
+        let get = |url: &str| json!({ "url": url });
+        let err = exec
+            .run(
+                Some(1),
+                "download",
+                get("http://allowed.test/r?to=http://denied.test/secret.csv"),
+                5_000,
+                allowed(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::PolicyDenied, "{}", err.message);
+        assert!(err.message.contains("denied.test"), "{}", err.message);
+        assert_eq!(*host.cancelled.borrow(), vec![1]);
+        // Without a redirect the same kind of URL is delivered, and nothing is cancelled.
+        let done = exec
+            .run(
+                Some(1),
+                "download",
+                get("http://allowed.test/file.csv"),
+                5_000,
+                allowed(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(done["path"], "/downloads/2");
+        assert_eq!(*host.cancelled.borrow(), vec![1]);
     });
 }

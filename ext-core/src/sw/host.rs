@@ -115,6 +115,10 @@ impl Host for ChromeHost {
         chrome::downloads::get(id).await
     }
 
+    async fn cancel_download(&self, id: i32) -> Result<(), WireError> {
+        chrome::downloads::cancel(id).await
+    }
+
     fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
         wasm_bindgen_futures::spawn_local(task);
     }

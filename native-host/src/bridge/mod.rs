@@ -426,6 +426,7 @@ pub fn start_native(
     };
     let engine = crate::native::NativeEngine::new(
         endpoint,
+        throwaway,
         policy,
         config.approval_timeout.as_millis() as u64,
         handle.event_sink(),

@@ -26,6 +26,8 @@ struct Item {
     bytes: f64,
     file: String,
     error: Option<String>,
+    /// Refused by the policy: whatever the browser still writes is deleted, never kept.
+    cancelled: bool,
 }
 
 /// The connection's downloads and the folder the browser writes them into.
@@ -72,6 +74,7 @@ impl Downloads {
                     bytes: 0.0,
                     file: String::new(),
                     error: None,
+                    cancelled: false,
                 });
                 None
             }
@@ -83,6 +86,11 @@ impl Downloads {
                     .and_then(Value::as_f64)
                     .unwrap_or(item.bytes);
                 match text("state") {
+                    "completed" | "canceled" if item.cancelled => {
+                        // It finished before the cancel reached the browser.
+                        self.remove_files(item);
+                        Some(item.frame.clone())
+                    }
                     "completed" => {
                         match self.hand_on(item) {
                             Ok(file) => {
@@ -126,6 +134,29 @@ impl Downloads {
         Ok(file)
     }
 
+    /// Mark download `id` refused and delete what is on disk of it; its guid, for the
+    /// browser's `Browser.cancelDownload` (`None`: no such download).
+    pub fn cancel(&self, id: i32) -> Option<String> {
+        let mut items = self.items.borrow_mut();
+        let item = items.iter_mut().find(|i| i.id == id)?;
+        item.cancelled = true;
+        item.state = "interrupted".into();
+        item.error = Some("refused by the policy".into());
+        self.remove_files(item);
+        Some(item.guid.clone())
+    }
+
+    /// Delete a download's files: the one being written and the one handed on.
+    fn remove_files(&self, item: &mut Item) {
+        if !item.guid.is_empty() && !item.guid.contains(['/', '\\', '.']) {
+            let _ = std::fs::remove_file(self.staging().join(&item.guid));
+        }
+        if !item.file.is_empty() {
+            let _ = std::fs::remove_file(&item.file);
+            item.file.clear();
+        }
+    }
+
     fn view(i: &Item) -> DownloadItem {
         DownloadItem {
             id: i.id,
@@ -136,6 +167,7 @@ impl Downloads {
             state: i.state.clone(),
             file_size: i.bytes,
             error: i.error.clone(),
+            exists: !i.file.is_empty(),
         }
     }
 
@@ -221,5 +253,39 @@ mod tests {
         );
         assert!(a.error.unwrap().contains("no file"));
         assert!(b.error.unwrap().contains("cancelled"));
+    }
+
+    #[test]
+    fn a_cancelled_download_leaves_no_file_finished_or_not() {
+        let d = Downloads::new().unwrap();
+        for g in ["g1", "g2"] {
+            d.on_event(
+                "Browser.downloadWillBegin",
+                &json!({"guid": g, "frameId": "F", "url": "u", "suggestedFilename": "s.csv"}),
+            );
+            std::fs::write(d.staging().join(g), "secret").unwrap();
+        }
+        // g1 finished and was handed on before the cancel; g2 finishes after it.
+        d.on_event(
+            "Browser.downloadProgress",
+            &json!({"guid": "g1", "state": "completed"}),
+        );
+        let handed = PathBuf::from(d.get(1).unwrap().filename);
+        assert!(handed.is_file());
+        assert_eq!(d.cancel(1).as_deref(), Some("g1"));
+        assert_eq!(d.cancel(2).as_deref(), Some("g2"));
+        d.on_event(
+            "Browser.downloadProgress",
+            &json!({"guid": "g2", "state": "completed"}),
+        );
+        assert!(!handed.exists());
+        assert!(!d.staging().join("g2").exists());
+        for id in [1, 2] {
+            let item = d.get(id).unwrap();
+            assert_eq!(
+                (item.state.as_str(), item.filename.as_str()),
+                ("interrupted", "")
+            );
+        }
     }
 }

@@ -42,8 +42,9 @@ pub struct NativeHost {
     sink: EventSink,
     /// Approvals: asked of the MCP client whose call triggered them.
     asking: Asking,
-    /// Downloads, when the browser agreed to save them where kapture can read them.
-    pub downloads: Option<Downloads>,
+    /// Downloads, when the browser agreed to save them where kapture can read them; else
+    /// why browser_download is unsupported.
+    pub downloads: Result<Downloads, WireError>,
     /// Background pages opened only to download a URL: never shown as tabs.
     helpers: RefCell<HashSet<String>>,
 }
@@ -54,7 +55,7 @@ impl NativeHost {
         next_tab: Arc<AtomicI32>,
         sink: EventSink,
         asking: Asking,
-        downloads: Option<Downloads>,
+        downloads: Result<Downloads, WireError>,
     ) -> Rc<NativeHost> {
         Rc::new(NativeHost {
             asking,
@@ -215,6 +216,7 @@ pub async fn browser_pump(host: Weak<NativeHost>, mut events: broadcast::Receive
                 let ended = host
                     .downloads
                     .as_ref()
+                    .ok()
                     .and_then(|d| d.on_event(&event.method, &event.params));
                 // A page opened only to download is closed once its download ended.
                 if let Some(frame) = ended.filter(|f| host.helpers.borrow().contains(f)) {
@@ -375,7 +377,7 @@ impl Host for NativeHost {
     }
 
     async fn start_download(&self, url: &str) -> Result<i32, WireError> {
-        let downloads = self.downloads.as_ref().ok_or_else(no_downloads)?;
+        let downloads = self.downloads.as_ref().map_err(Clone::clone)?;
         let before = downloads.newest_id();
         // CDP has no "download this URL": a background page opens it (a file served as an
         // attachment downloads at once); a URL that shows as a page is saved from that
@@ -402,11 +404,23 @@ impl Host for NativeHost {
     }
 
     async fn latest_download(&self) -> Result<Option<DownloadItem>, WireError> {
-        Ok(self.downloads.as_ref().ok_or_else(no_downloads)?.latest())
+        Ok(self.downloads.as_ref().map_err(Clone::clone)?.latest())
     }
 
     async fn get_download(&self, id: i32) -> Result<Option<DownloadItem>, WireError> {
-        Ok(self.downloads.as_ref().ok_or_else(no_downloads)?.get(id))
+        Ok(self.downloads.as_ref().map_err(Clone::clone)?.get(id))
+    }
+
+    async fn cancel_download(&self, id: i32) -> Result<(), WireError> {
+        let downloads = self.downloads.as_ref().map_err(Clone::clone)?;
+        // The files are deleted now, and again if the browser still finishes it.
+        if let Some(guid) = downloads.cancel(id) {
+            let _ = self
+                .browser
+                .call(None, "Browser.cancelDownload", json!({ "guid": guid }))
+                .await;
+        }
+        Ok(())
     }
 
     fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
@@ -414,7 +428,8 @@ impl Host for NativeHost {
     }
 }
 
-fn no_downloads() -> WireError {
+/// The browser refused `Browser.setDownloadBehavior`.
+pub fn no_downloads() -> WireError {
     WireError::new(
         ErrorCode::Unsupported,
         "this browser refused to save downloads where kapture can read them (Browser.setDownloadBehavior failed); use the extension engine (--browser launch) for browser_download",
@@ -427,15 +442,28 @@ const DOWNLOAD_START: std::time::Duration = std::time::Duration::from_secs(15);
 impl NativeHost {
     /// Open `url` in the helper page `target` and wait (bounded) for the download it starts.
     async fn download_in(&self, target: &str, url: &str, before: i32) -> Result<i32, WireError> {
-        let Some(downloads) = self.downloads.as_ref() else {
-            return Err(no_downloads());
-        };
+        let downloads = self.downloads.as_ref().map_err(Clone::clone)?;
         let attached = self.browser.attach(target).await?;
         let session = attached.session.clone();
         // Its events are not needed (the download's come to the browser session), but its
-        // route must stay open for the session to live: drained until the page closes.
+        // route must stay open for the session to live, and the answers to this session's
+        // calls come through it: delivered until the page closes (dropped, every call here
+        // failed as "Target closed").
         let mut route = attached.route;
-        tokio::task::spawn_local(async move { while route.recv().await.is_some() {} });
+        tokio::task::spawn_local(async move {
+            while let Some(item) = route.recv().await {
+                let _ = item.deliver();
+            }
+        });
+        // The page must not act: a script of its own could redirect it elsewhere or hook the
+        // click that saves it. Off before it loads, for the session's life.
+        self.browser
+            .call(
+                Some(&session),
+                "Emulation.setScriptExecutionDisabled",
+                json!({"value": true}),
+            )
+            .await?;
         let go = async {
             // A download may end, and its helper page close, before an answer comes: what
             // counts is whether a download started (checked below, bounded).

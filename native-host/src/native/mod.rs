@@ -37,7 +37,8 @@ type Job = Box<dyn FnOnce(&Rc<Exec<NativeHost>>) + Send>;
 #[derive(Clone)]
 enum Source {
     /// `--browser cdp`: connect to this endpoint, again after the browser went away.
-    Endpoint(String),
+    /// `throwaway`: made to be driven (else possibly a person's own browser).
+    Endpoint { endpoint: String, throwaway: bool },
     /// A browser kapture launched: its DevTools pipe, already open; once closed, gone.
     Launched(Browser),
 }
@@ -72,11 +73,22 @@ pub struct NativeEngine {
 
 impl NativeEngine {
     /// An engine for `endpoint` judging every command on `policy` (connects on first use).
-    /// Call within a tokio runtime: the approver task starts here.
-    pub fn new(endpoint: String, policy: Policy, approval_ms: u64, sink: EventSink) -> Self {
+    /// `throwaway`: the endpoint's browser is made to be driven, else it may be a person's
+    /// own (whose downloads kapture must not divert). Call within a tokio runtime: the
+    /// approver task starts here.
+    pub fn new(
+        endpoint: String,
+        throwaway: bool,
+        policy: Policy,
+        approval_ms: u64,
+        sink: EventSink,
+    ) -> Self {
         Self::with_source(
             crate::cdp::endpoint::shown(&endpoint),
-            Source::Endpoint(endpoint),
+            Source::Endpoint {
+                endpoint,
+                throwaway,
+            },
             policy,
             approval_ms,
             sink,
@@ -191,7 +203,7 @@ impl NativeEngine {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
                 let message = match self.inner.source {
-                    Source::Endpoint(_) => format!(
+                    Source::Endpoint { .. } => format!(
                         "no browser at the DevTools endpoint {} ({why}); start a browser with --remote-debugging-port or point --cdp-endpoint at a running one",
                         self.inner.endpoint
                     ),
@@ -322,11 +334,18 @@ fn executor_thread(
     };
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
-        let (browser, endpoint) = match source {
+        let (browser, endpoint, own) = match source {
             // The launched browser's owner task stays on the runtime that opened the pipe.
-            Source::Launched(browser) => (browser, "the launched browser's DevTools pipe".into()),
-            Source::Endpoint(endpoint) => match Browser::connect(&endpoint).await {
-                Ok(b) => (b, crate::cdp::endpoint::shown(&endpoint)),
+            Source::Launched(browser) => (
+                browser,
+                "the launched browser's DevTools pipe".into(),
+                false,
+            ),
+            Source::Endpoint {
+                endpoint,
+                throwaway,
+            } => match Browser::connect(&endpoint).await {
+                Ok(b) => (b, crate::cdp::endpoint::shown(&endpoint), !throwaway),
                 Err(e) => {
                     let _ = ready.send(Err(e.to_string()));
                     return;
@@ -346,7 +365,15 @@ fn executor_thread(
             let _ = ready.send(Err(e.to_string()));
             return;
         }
-        let downloads = save_downloads(&browser).await;
+        let downloads = match own {
+            // The download behaviour is browser-wide: set on a person's own browser, it would
+            // divert their own downloads into kapture's staging folder (deleted on exit).
+            true => Err(WireError::new(
+                ErrorCode::Unsupported,
+                "browser_download is off on a DevTools endpoint that may be a person's own browser: kapture would have to divert every download of that browser into its own folder; start kapture with --endpoint-browser throwaway if this browser is only for automation, or use the extension engine",
+            )),
+            false => save_downloads(&browser).await.ok_or_else(host::no_downloads),
+        };
         let host = NativeHost::new(browser.clone(), next_tab, sink, asking, downloads);
         let exec = Rc::new(Exec::new(host.clone()));
         host.set_exec(&exec);
