@@ -37,7 +37,10 @@ type Job = Box<dyn FnOnce(&Rc<Exec<NativeHost>>) + Send>;
 #[derive(Clone)]
 enum Source {
     /// `--browser cdp`: connect to this endpoint, again after the browser went away.
-    Endpoint(String),
+    /// `throwaway`: its browser is a pool's or a test's, every browser context of it is
+    /// driven; else it may be a person's own, only its default context is (see
+    /// [`host::Contexts`]).
+    Endpoint { url: String, throwaway: bool },
     /// A browser kapture launched: its DevTools pipe, already open; once closed, gone.
     Launched(Browser),
 }
@@ -71,12 +74,22 @@ pub struct NativeEngine {
 }
 
 impl NativeEngine {
-    /// An engine for `endpoint` judging every command on `policy` (connects on first use).
-    /// Call within a tokio runtime: the approver task starts here.
-    pub fn new(endpoint: String, policy: Policy, approval_ms: u64, sink: EventSink) -> Self {
+    /// An engine for `endpoint` judging every command on `policy` (connects on first use);
+    /// `throwaway` as for [`Source::Endpoint`]. Call within a tokio runtime: the approver
+    /// task starts here.
+    pub fn new(
+        endpoint: String,
+        throwaway: bool,
+        policy: Policy,
+        approval_ms: u64,
+        sink: EventSink,
+    ) -> Self {
         Self::with_source(
             crate::cdp::endpoint::shown(&endpoint),
-            Source::Endpoint(endpoint),
+            Source::Endpoint {
+                url: endpoint,
+                throwaway,
+            },
             policy,
             approval_ms,
             sink,
@@ -191,7 +204,7 @@ impl NativeEngine {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
                 let message = match self.inner.source {
-                    Source::Endpoint(_) => format!(
+                    Source::Endpoint { .. } => format!(
                         "no browser at the DevTools endpoint {} ({why}); start a browser with --remote-debugging-port or point --cdp-endpoint at a running one",
                         self.inner.endpoint
                     ),
@@ -320,13 +333,22 @@ fn executor_thread(
             return;
         }
     };
+    // The browser kapture launched and a throwaway one are driven whole; a person's own
+    // only in its default context.
+    let contexts = match &source {
+        Source::Launched(_)
+        | Source::Endpoint {
+            throwaway: true, ..
+        } => host::Contexts::All,
+        Source::Endpoint { .. } => host::Contexts::DefaultOnly,
+    };
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         let (browser, endpoint) = match source {
             // The launched browser's owner task stays on the runtime that opened the pipe.
             Source::Launched(browser) => (browser, "the launched browser's DevTools pipe".into()),
-            Source::Endpoint(endpoint) => match Browser::connect(&endpoint).await {
-                Ok(b) => (b, crate::cdp::endpoint::shown(&endpoint)),
+            Source::Endpoint { url, .. } => match Browser::connect(&url).await {
+                Ok(b) => (b, crate::cdp::endpoint::shown(&url)),
                 Err(e) => {
                     let _ = ready.send(Err(e.to_string()));
                     return;
@@ -347,7 +369,7 @@ fn executor_thread(
             return;
         }
         let downloads = save_downloads(&browser).await;
-        let host = NativeHost::new(browser.clone(), next_tab, sink, asking, downloads);
+        let host = NativeHost::new(browser.clone(), contexts, next_tab, sink, asking, downloads);
         let exec = Rc::new(Exec::new(host.clone()));
         host.set_exec(&exec);
         tokio::task::spawn_local(host::browser_pump(Rc::downgrade(&host), events));
