@@ -393,14 +393,27 @@ async fn an_own_browsers_other_contexts_are_not_reached_a_throwaway_ones_are() {
         .as_str()
         .expect("a session")
         .to_string();
-    let script = format!("document.title = '{PRIVATE}'; document.body.textContent = '{PRIVATE}'");
-    raw.send(
-        Some(&session),
-        "Runtime.evaluate",
-        json!({"expression": script}),
-    )
-    .await
-    .unwrap();
+    // Marked once the page has loaded (before, the load would replace the mark).
+    let script = format!(
+        "location.href.includes('login.html') && document.readyState === 'complete' \
+         && (document.title = '{PRIVATE}', document.body.textContent = '{PRIVATE}', true)"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let marked = raw
+            .send(
+                Some(&session),
+                "Runtime.evaluate",
+                json!({"expression": script, "returnByValue": true}),
+            )
+            .await
+            .unwrap();
+        if marked["result"]["value"] == json!(true) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the private page never loaded");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     // And a page in the default context, which is kapture's to see.
     raw.send(
         None,
