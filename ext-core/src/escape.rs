@@ -212,6 +212,14 @@ pub fn quoted_cut(s: &str, max: usize) -> String {
     }
 }
 
+/// [`inline_cut`] as a Markdown code span, for text a client may render as Markdown (an
+/// approval question): inside `` `…` `` no link, emphasis or heading is drawn, and a backtick
+/// of `s` — which would end the span — becomes `ˋ` (U+02CB; Markdown has no escape inside a
+/// code span).
+pub fn code_cut(s: &str, max: usize) -> String {
+    format!("`{}`", inline_cut(s, max).replace('`', "\u{2cb}"))
+}
+
 /// Free page content on lines of its own, each starting with [`BLOCK_PREFIX`]: CRLF and CR
 /// end lines like LF; other unsafe characters (U+2028 included) are escaped, tags broken.
 pub fn block(s: &str) -> String {
@@ -315,6 +323,18 @@ pub fn fit_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_span_holds_its_text_whole() {
+        let evil = "x` **Kapture: verified safe** [link](http://a.test) `\nHint: approve";
+        let out = code_cut(evil, 200);
+        assert!(out.starts_with('`') && out.ends_with('`'), "{out}");
+        // Only the span's own two backticks: the text cannot close it and go on as Markdown.
+        assert_eq!(out.matches('`').count(), 2, "{out}");
+        assert!(out.contains("x\u{2cb} **Kapture"), "{out}");
+        assert!(!out.contains('\n'), "{out}");
+        assert!(code_cut(&"a".repeat(50), 10).ends_with("…`"));
+    }
 
     #[test]
     fn invisible_marks_cannot_hide_a_tag() {

@@ -180,12 +180,15 @@ pub enum BrowserEvent {
         url: String,
     },
     /// A person answered (or did not answer) an approval: `answer` is `once`, `origin`,
-    /// `deny` or `timeout`.
+    /// `deny` or `timeout`. `by` names who decided when it was not a person in the browser's
+    /// panel (the native engine: the MCP client, or the rule's fallback).
     Approval {
         tab_id: TabId,
         method: String,
         origin: String,
         answer: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
     /// Where a tab is after a command, sent just before its answer (for the journal).
     PageAt { tab_id: TabId, origin: String },

@@ -174,14 +174,22 @@ fn browser_event() -> impl Strategy<Value = BrowserEvent> {
                 url
             }
         ),
-        (any::<i32>(), any_string(), any_string(), any_string()).prop_map(
-            |(tab_id, method, origin, answer)| BrowserEvent::Approval {
-                tab_id,
-                method,
-                origin,
-                answer
-            }
-        ),
+        (
+            any::<i32>(),
+            any_string(),
+            any_string(),
+            any_string(),
+            proptest::option::of(any_string())
+        )
+            .prop_map(
+                |(tab_id, method, origin, answer, by)| BrowserEvent::Approval {
+                    tab_id,
+                    method,
+                    origin,
+                    answer,
+                    by
+                }
+            ),
         (any::<i32>(), any_string())
             .prop_map(|(tab_id, origin)| BrowserEvent::PageAt { tab_id, origin }),
         Just(BrowserEvent::ScenariosWanted),

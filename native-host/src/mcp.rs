@@ -314,7 +314,6 @@ impl KaptureServer {
         let peer: Arc<Mutex<Option<rmcp::Peer<rmcp::RoleServer>>>> = Arc::new(Mutex::new(None));
         let (to_browser, data_dir, told) =
             (bridge.clone(), defaults.data_dir.clone(), peer.clone());
-        let native = bridge.native().is_some();
         tokio::spawn(async move {
             while let Ok(event) = events.recv().await {
                 match event {
@@ -340,14 +339,12 @@ impl KaptureServer {
                         method,
                         origin,
                         answer,
+                        by,
                     } => journal.record(crate::audit::Entry {
                         time: ext_core::platform::now_ms() as u64,
-                        who: if native {
-                            "person (approval through the MCP client)"
-                        } else {
-                            "person (approval in the browser)"
-                        }
-                        .into(),
+                        // Named by whichever engine asked, at the time of the answer (a
+                        // launched browser may have fallen back to the native engine).
+                        who: by.unwrap_or_else(|| "person (approval in the browser)".into()),
                         tool: method,
                         args: serde_json::json!({}),
                         page: Some(format!("tab {tab_id}")),

@@ -383,3 +383,122 @@ async fn downloads_are_not_diverted_on_a_persons_own_browser() {
     assert!(done.contains("invoice-7.csv"), "{done}");
     test.stop().await;
 }
+
+/// A person's incognito window (any browser context but the default one) is not kapture's
+/// on an endpoint that may be their own browser: the extension, not allowed in incognito by
+/// default, never sees it, and neither does the native engine — not listed, no tab id reaches
+/// it. A throwaway endpoint (a pool's, whose contexts are made for automation) shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_own_browsers_other_contexts_are_not_reached_a_throwaway_ones_are() {
+    const PRIVATE: &str = "Private window 5be1c9";
+    let site = Site::start().unwrap();
+    let browser = DevToolsBrowser::start();
+    let endpoint = browser.endpoint().await;
+    // As the person: an incognito-like context with a page of its own. The context lives as
+    // long as this connection, so it stays open for the whole test.
+    let mut raw = kapture_e2e::cdp::RawCdp::connect(browser.profile())
+        .await
+        .unwrap();
+    let context = raw
+        .send(None, "Target.createBrowserContext", json!({}))
+        .await
+        .unwrap()["browserContextId"]
+        .as_str()
+        .expect("a context id")
+        .to_string();
+    let target = raw
+        .send(
+            None,
+            "Target.createTarget",
+            json!({"url": site.url("login.html?private"), "browserContextId": context}),
+        )
+        .await
+        .unwrap()["targetId"]
+        .as_str()
+        .expect("a target id")
+        .to_string();
+    let session = raw
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target, "flatten": true}),
+        )
+        .await
+        .unwrap()["sessionId"]
+        .as_str()
+        .expect("a session")
+        .to_string();
+    // Marked once the page has loaded (before, the load would replace the mark).
+    let script = format!(
+        "location.href.includes('login.html') && document.readyState === 'complete' \
+         && (document.title = '{PRIVATE}', document.body.textContent = '{PRIVATE}', true)"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let marked = raw
+            .send(
+                Some(&session),
+                "Runtime.evaluate",
+                json!({"expression": script, "returnByValue": true}),
+            )
+            .await
+            .unwrap();
+        if marked["result"]["value"] == json!(true) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the private page never loaded");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // And a page in the default context, which is kapture's to see.
+    raw.send(
+        None,
+        "Target.createTarget",
+        json!({"url": site.url("form.html?everyone")}),
+    )
+    .await
+    .unwrap();
+
+    let own = Kapture::start(Start::cdp_as_own(&endpoint)).await;
+    let list = kapture_e2e::eventually(
+        "the default context's page",
+        Duration::from_secs(10),
+        || {
+            let own = &own;
+            async move {
+                let list = own.ok("browser_tabs", json!({"action": "list"})).await;
+                list.contains("form.html?everyone").then_some(list)
+            }
+        },
+    )
+    .await;
+    assert!(
+        !list.contains(PRIVATE) && !list.contains("login.html?private"),
+        "{list}"
+    );
+    // No tab id reaches it either (ids are small numbers kapture hands out).
+    let mut read = 0;
+    for tab in 1..=16 {
+        let out = own.call("browser_get_text", json!({"tabId": tab})).await;
+        assert!(!out.text.contains(PRIVATE), "tab {tab}: {}", out.text);
+        read += usize::from(out.code().is_none());
+    }
+    assert!(read >= 1, "the default context's tabs are read by id");
+    own.stop().await;
+
+    let test = Kapture::start(Start::cdp(&endpoint)).await;
+    let index =
+        kapture_e2e::eventually("the other context's page", Duration::from_secs(10), || {
+            let test = &test;
+            async move {
+                let list = test.ok("browser_tabs", json!({"action": "list"})).await;
+                list.lines().position(|l| l.contains(PRIVATE))
+            }
+        })
+        .await;
+    test.ok("browser_tabs", json!({"action": "select", "index": index}))
+        .await;
+    let text = test.ok("browser_get_text", json!({})).await;
+    assert!(text.contains(PRIVATE), "{text}");
+    test.stop().await;
+    drop(raw);
+}

@@ -493,7 +493,7 @@ async fn natively_the_mcp_client_is_asked_and_its_answer_decides() {
     assert!(
         message.contains("browser_click (interact)")
             && message.contains(&origin)
-            && message.contains("Element: button \"Shift\"")
+            && message.contains("The element, as the page names it: `button \"Shift\"")
             && message.contains("--ask interact@127.0.0.1"),
         "the question names the tool, the site, the element and the rule: {message}"
     );
@@ -550,7 +550,8 @@ async fn natively_the_mcp_client_is_asked_and_its_answer_decides() {
         "ask: origin",
         "ask: timeout",
     ];
-    // Every answer is journaled, and who gave it (the journal writes on its own task).
+    // Every answer is journaled, and who gave it: the MCP client, through elicitation (the
+    // journal writes on its own task).
     kapture_e2e::eventually(
         "the answers in the journal",
         Duration::from_secs(10),
@@ -558,7 +559,7 @@ async fn natively_the_mcp_client_is_asked_and_its_answer_decides() {
             let answers: Vec<String> = k
                 .audit_lines()
                 .iter()
-                .filter(|e| e["who"] == "person (approval through the MCP client)")
+                .filter(|e| e["who"] == "MCP client (elicitation)")
                 .filter_map(|e| e["verdict"].as_str().map(str::to_string))
                 .collect();
             std::future::ready((answers == expected).then_some(()))
@@ -593,5 +594,24 @@ async fn natively_a_client_without_elicitation_gets_the_rules_fallback_said() {
         "Shift",
         "nothing was clicked"
     );
+    // Journaled as the rule's fallback, not as anyone's answer.
+    kapture_e2e::eventually(
+        "the fallback in the journal",
+        Duration::from_secs(10),
+        || {
+            let lines = k.audit_lines();
+            let found = lines.iter().any(|e| {
+                e["who"] == "rule's fallback (the MCP client could not be asked)"
+                    && e["verdict"] == "ask: fallback: deny"
+                    && e["status"] == "APPROVAL_DENIED"
+            });
+            let misnamed = lines
+                .iter()
+                .any(|e| e["who"].as_str().is_some_and(|w| w.starts_with("person")));
+            assert!(!misnamed, "nobody was asked: {lines:?}");
+            std::future::ready(found.then_some(()))
+        },
+    )
+    .await;
     k.stop().await;
 }

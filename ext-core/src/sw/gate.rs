@@ -111,6 +111,7 @@ pub async fn ask(app: &App, mut view: ApprovalView, approval_ms: u64) -> Answer 
                 method,
                 origin,
                 answer: said,
+                by: None,
             },
         });
     match answer {

@@ -395,10 +395,11 @@ pub fn start(
 
 /// A bridge whose commands go to the native engine at `endpoint` (`--browser cdp`): no
 /// WebSocket server, no extension; the hub only keeps what the browser's events say (where
-/// each tab is, for the journal) and fans them out. Judged on the launched-browser policy: a
-/// browser reached through its DevTools endpoint is one set up for automation.
-/// `throwaway`: the endpoint's browsers are made to be driven (the launched-browser
-/// defaults); else they may be a person's own (the own-browser defaults).
+/// each tab is, for the journal) and fans them out. kapture did not start that browser, so
+/// it is judged as a person's own (the own-browser defaults, only its default browser
+/// context's pages are tabs: no incognito window, no other context) unless `throwaway` says
+/// it is a pool's, a CI's or a test's, made to be driven (the launched-browser defaults,
+/// every context).
 pub fn start_native(
     endpoint: String,
     throwaway: bool,

@@ -146,6 +146,9 @@ pub struct TargetInfo {
     pub title: String,
     #[serde(default)]
     pub attached: bool,
+    /// The browser context (profile, incognito session) the target lives in.
+    #[serde(default)]
+    pub browser_context_id: Option<String>,
 }
 
 enum Msg {

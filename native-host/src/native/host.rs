@@ -25,9 +25,71 @@ use crate::cdp::{Browser, Event, Routed, TargetInfo};
 /// Where browser events go (the hub: the journal, the tools' "tabs opened" news).
 pub type EventSink = Arc<dyn Fn(BrowserEvent) + Send + Sync>;
 
+/// Which browser contexts' pages are tabs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contexts {
+    /// Every context's: a browser kapture launched, a throwaway endpoint's (pools create
+    /// contexts of their own).
+    All,
+    /// The default context's only: a browser that may be a person's own. Their incognito
+    /// windows and other contexts — which the extension, not allowed in incognito by
+    /// default, never sees — are not listed, not attachable, and what they open not adopted.
+    DefaultOnly,
+}
+
+/// What the browser said of its contexts, for [`Contexts::DefaultOnly`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Scope {
+    All,
+    /// The default context's id, as `Target.getBrowserContexts` gives it.
+    Default(String),
+    /// An older browser that does not name its default: every context but those it lists
+    /// (the ones made by `Target.createBrowserContext`).
+    NotListed(Vec<String>),
+}
+
+impl Scope {
+    /// Read from `Target.getBrowserContexts`' answer.
+    fn from_answer(answer: &Value) -> Scope {
+        if let Some(d) = answer
+            .get("defaultBrowserContextId")
+            .and_then(Value::as_str)
+        {
+            return Scope::Default(d.to_string());
+        }
+        let listed = answer
+            .get("browserContextIds")
+            .and_then(Value::as_array)
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Scope::NotListed(listed)
+    }
+
+    /// Whether a target in `context` is a tab. A target without a context id is one only
+    /// where the default context cannot be named (a browser too old to say either).
+    fn shows(&self, context: Option<&str>) -> bool {
+        match (self, context) {
+            (Scope::All, _) => true,
+            (Scope::Default(d), Some(c)) => c == d,
+            (Scope::Default(_), None) => false,
+            (Scope::NotListed(listed), Some(c)) => !listed.iter().any(|l| l == c),
+            (Scope::NotListed(_), None) => true,
+        }
+    }
+}
+
 /// The native engine's host: one browser connection.
 pub struct NativeHost {
     browser: Browser,
+    contexts: Contexts,
+    /// The default context's id once the browser named it (it does not change while
+    /// connected).
+    default_context: RefCell<Option<String>>,
     exec: RefCell<Weak<Exec<NativeHost>>>,
     /// Tab ids by target id and back; ids come from a process-wide counter so that a
     /// reconnected browser's tabs never take an old tab's number.
@@ -52,6 +114,7 @@ pub struct NativeHost {
 impl NativeHost {
     pub fn new(
         browser: Browser,
+        contexts: Contexts,
         next_tab: Arc<AtomicI32>,
         sink: EventSink,
         asking: Asking,
@@ -62,6 +125,8 @@ impl NativeHost {
             downloads,
             helpers: RefCell::default(),
             browser,
+            contexts,
+            default_context: RefCell::default(),
             exec: RefCell::default(),
             ids: RefCell::default(),
             targets: RefCell::default(),
@@ -81,12 +146,37 @@ impl NativeHost {
         self.exec.borrow().upgrade()
     }
 
-    /// The browser's open pages, in its order.
+    /// The browser's open pages that are tabs, in its order.
     async fn pages(&self) -> Result<Vec<TargetInfo>, WireError> {
+        let scope = self.scope().await?;
         let mut pages = self.browser.pages().await?;
         let (closed, helpers) = (self.closed.borrow(), self.helpers.borrow());
-        pages.retain(|p| !closed.contains(&p.target_id) && !helpers.contains(&p.target_id));
+        pages.retain(|p| {
+            scope.shows(p.browser_context_id.as_deref())
+                && !closed.contains(&p.target_id)
+                && !helpers.contains(&p.target_id)
+        });
         Ok(pages)
+    }
+
+    /// Which contexts' pages are tabs now; asked of the browser until it names its default.
+    async fn scope(&self) -> Result<Scope, WireError> {
+        if self.contexts == Contexts::All {
+            return Ok(Scope::All);
+        }
+        let known = self.default_context.borrow().clone();
+        if let Some(d) = known {
+            return Ok(Scope::Default(d));
+        }
+        let answer = self
+            .browser
+            .call(None, "Target.getBrowserContexts", json!({}))
+            .await?;
+        let scope = Scope::from_answer(&answer);
+        if let Scope::Default(d) = &scope {
+            *self.default_context.borrow_mut() = Some(d.clone());
+        }
+        Ok(scope)
     }
 
     fn id_for(&self, target_id: &str) -> TabId {
@@ -152,6 +242,15 @@ impl NativeHost {
         let Some(opener) = self.ids.borrow().get(opener).copied() else {
             return;
         };
+        // A tab's popup shares its context; should a browser put it in another, it is not
+        // adopted where only the default context is driven.
+        if self.contexts == Contexts::DefaultOnly {
+            let context = info.get("browserContextId").and_then(Value::as_str);
+            let default = self.default_context.borrow().clone();
+            if default.is_some_and(|d| context != Some(d.as_str())) {
+                return;
+            }
+        }
         let tab = self.id_for(target);
         let url = info
             .get("url")
@@ -365,13 +464,20 @@ impl Host for NativeHost {
     }
 
     async fn ask(&self, request: ApprovalView, wait_ms: u64) -> Answer {
-        let answer = self.asking.ask(&request, wait_ms).await;
-        // Journaled as the extension journals a person's answer in its panel.
+        let (answer, by) = self.asking.ask(&request, wait_ms).await;
+        // Journaled as the extension journals a person's answer in its panel, naming who
+        // decided: the MCP client's answer, or the rule's fallback when none could be had.
+        let said = if by == super::ask::BY_FALLBACK {
+            "fallback: deny".into()
+        } else {
+            answer.name().into()
+        };
         (self.sink)(BrowserEvent::Approval {
             tab_id: request.tab_id,
             method: request.method,
             origin: request.origin,
-            answer: answer.name().into(),
+            answer: said,
+            by: Some(by.into()),
         });
         answer
     }
@@ -525,4 +631,32 @@ fn never_started(url: &str) -> WireError {
             DOWNLOAD_START.as_secs()
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_named_default_context_is_shown() {
+        let scope = Scope::from_answer(&json!({
+            "browserContextIds": ["INCOGNITO"],
+            "defaultBrowserContextId": "DEFAULT",
+        }));
+        assert_eq!(scope, Scope::Default("DEFAULT".into()));
+        assert!(scope.shows(Some("DEFAULT")));
+        assert!(!scope.shows(Some("INCOGNITO")));
+        // A context the browser does not list (a person's incognito window) is not shown.
+        assert!(!scope.shows(Some("OTHER")));
+        assert!(!scope.shows(None));
+    }
+
+    #[test]
+    fn without_a_named_default_the_listed_contexts_are_left_out() {
+        let scope = Scope::from_answer(&json!({"browserContextIds": ["MADE"]}));
+        assert!(!scope.shows(Some("MADE")));
+        assert!(scope.shows(Some("DEFAULT")));
+        assert!(scope.shows(None));
+        assert!(Scope::All.shows(Some("MADE")));
+    }
 }

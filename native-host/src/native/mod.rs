@@ -37,7 +37,9 @@ type Job = Box<dyn FnOnce(&Rc<Exec<NativeHost>>) + Send>;
 #[derive(Clone)]
 enum Source {
     /// `--browser cdp`: connect to this endpoint, again after the browser went away.
-    /// `throwaway`: made to be driven (else possibly a person's own browser).
+    /// `throwaway`: its browser is a pool's or a test's, every browser context of it is
+    /// driven; else it may be a person's own, only its default context is (see
+    /// [`host::Contexts`]).
     Endpoint { endpoint: String, throwaway: bool },
     /// A browser kapture launched: its DevTools pipe, already open; once closed, gone.
     Launched(Browser),
@@ -72,10 +74,10 @@ pub struct NativeEngine {
 }
 
 impl NativeEngine {
-    /// An engine for `endpoint` judging every command on `policy` (connects on first use).
-    /// `throwaway`: the endpoint's browser is made to be driven, else it may be a person's
-    /// own (whose downloads kapture must not divert). Call within a tokio runtime: the
-    /// approver task starts here.
+    /// An engine for `endpoint` judging every command on `policy` (connects on first use);
+    /// `throwaway` as for [`Source::Endpoint`] (a person's own browser also keeps its
+    /// downloads: kapture does not divert them). Call within a tokio runtime: the approver
+    /// task starts here.
     pub fn new(
         endpoint: String,
         throwaway: bool,
@@ -332,6 +334,15 @@ fn executor_thread(
             return;
         }
     };
+    // The browser kapture launched and a throwaway one are driven whole; a person's own
+    // only in its default context.
+    let contexts = match &source {
+        Source::Launched(_)
+        | Source::Endpoint {
+            throwaway: true, ..
+        } => host::Contexts::All,
+        Source::Endpoint { .. } => host::Contexts::DefaultOnly,
+    };
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         let (browser, endpoint, own) = match source {
@@ -374,7 +385,14 @@ fn executor_thread(
             )),
             false => save_downloads(&browser).await.ok_or_else(host::no_downloads),
         };
-        let host = NativeHost::new(browser.clone(), next_tab, sink, asking, downloads);
+        let host = NativeHost::new(
+            browser.clone(),
+            contexts,
+            next_tab,
+            sink,
+            asking,
+            downloads,
+        );
         let exec = Rc::new(Exec::new(host.clone()));
         host.set_exec(&exec);
         tokio::task::spawn_local(host::browser_pump(Rc::downgrade(&host), events));
