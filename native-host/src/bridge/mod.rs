@@ -364,25 +364,7 @@ pub fn start(
     shutdown: CancellationToken,
 ) -> std::io::Result<BridgeHandle> {
     let port = listener.local_addr()?.port();
-    let (hub_tx, hub_rx) = mpsc::channel(HUB_QUEUE);
-    let (events, _) = broadcast::channel(64);
-    let (generation, generation_rx) = watch::channel(0);
-    let handle = BridgeHandle {
-        hub: hub_tx,
-        events: events.clone(),
-        generation: generation_rx,
-        in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
-        port,
-        approval_grace: config.approval_grace(),
-        native: Default::default(),
-    };
-    tokio::spawn(run_hub(
-        hub_rx,
-        events,
-        generation,
-        config.clone(),
-        shutdown.clone(),
-    ));
+    let handle = start_hub(port, &config, shutdown.clone());
     tokio::spawn(server::accept_loop(
         listener,
         token,
@@ -406,18 +388,7 @@ pub fn start_native(
     config: BridgeConfig,
     shutdown: CancellationToken,
 ) -> BridgeHandle {
-    let (hub_tx, hub_rx) = mpsc::channel(HUB_QUEUE);
-    let (events, _) = broadcast::channel(64);
-    let (generation, generation_rx) = watch::channel(0);
-    let handle = BridgeHandle {
-        hub: hub_tx,
-        events: events.clone(),
-        generation: generation_rx,
-        in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
-        port: 0,
-        approval_grace: config.approval_grace(),
-        native: Default::default(),
-    };
+    let handle = start_hub(0, &config, shutdown);
     // kapture did not start this browser: like an extension in a browser another process
     // launched, it is judged as a person's own unless said otherwise.
     let policy = if throwaway {
@@ -433,7 +404,31 @@ pub fn start_native(
         handle.event_sink(),
     );
     handle.use_native(engine);
-    tokio::spawn(run_hub(hub_rx, events, generation, config, shutdown));
+    handle
+}
+
+/// The hub task (connection, pending calls, events) and its handle; `port`: the bridge
+/// server's, 0 when there is none.
+fn start_hub(port: u16, config: &BridgeConfig, shutdown: CancellationToken) -> BridgeHandle {
+    let (hub_tx, hub_rx) = mpsc::channel(HUB_QUEUE);
+    let (events, _) = broadcast::channel(64);
+    let (generation, generation_rx) = watch::channel(0);
+    let handle = BridgeHandle {
+        hub: hub_tx,
+        events: events.clone(),
+        generation: generation_rx,
+        in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
+        port,
+        approval_grace: config.approval_grace(),
+        native: Default::default(),
+    };
+    tokio::spawn(run_hub(
+        hub_rx,
+        events,
+        generation,
+        config.clone(),
+        shutdown,
+    ));
     handle
 }
 
