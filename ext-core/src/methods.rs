@@ -493,6 +493,13 @@ method!(
 pub struct TabsNew {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// The MCP session's label: the extension puts the tab in a tab group of that title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Open the tab in the session's own browser context (cookies and storage apart), where
+    /// the engine can make one; `group` names the context.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub isolated: bool,
 }
 method!(
     TabsNew,

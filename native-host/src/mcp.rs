@@ -751,7 +751,15 @@ impl KaptureServer {
         match args.action {
             TabAction::List => Ok(self.format_tabs(&list, args.offset.unwrap_or(0) as usize)),
             TabAction::New => {
-                let tab = self.browser_call(None, &TabsNew { url: args.url }).await?;
+                let tab = self
+                    .browser_call(
+                        None,
+                        &TabsNew {
+                            url: args.url,
+                            ..TabsNew::default()
+                        },
+                    )
+                    .await?;
                 self.set_current(Some(tab.tab_id));
                 Ok(format!(
                     "Opened tab {} at {} {}; it is now the current tab",
