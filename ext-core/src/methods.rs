@@ -476,6 +476,10 @@ pub struct TabInfo {
     pub url: String,
     pub title: String,
     pub active: bool,
+    /// The tab group (extension engine) or kapture-made browser context (native engine) the
+    /// tab is in: the label of the MCP session that opened it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -9,6 +9,7 @@ pub mod downloads;
 pub mod port;
 pub mod runtime;
 pub mod storage;
+pub mod tab_groups;
 pub mod tabs;
 pub mod windows;
 

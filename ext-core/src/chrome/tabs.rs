@@ -1,6 +1,8 @@
 //! `chrome.tabs`: list, create, focus and close tabs.
 //! https://developer.chrome.com/docs/extensions/reference/api/tabs
 
+use std::collections::HashMap;
+
 use serde::Deserialize;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
@@ -34,11 +36,19 @@ struct RawTab {
     pending_url: Option<String>,
     title: Option<String>,
     active: bool,
+    /// -1 when the tab is in no group.
+    #[serde(default = "no_group")]
+    group_id: i32,
+}
+
+fn no_group() -> i32 {
+    -1
 }
 
 impl RawTab {
-    fn into_info(self) -> Option<TabInfo> {
+    fn into_info(self, groups: &HashMap<i32, String>) -> Option<TabInfo> {
         Some(TabInfo {
+            group: groups.get(&self.group_id).cloned(),
             tab_id: self.id?,
             index: self.index,
             window_id: self.window_id,
@@ -49,14 +59,28 @@ impl RawTab {
     }
 }
 
-async fn tabs_from(value: Result<JsValue, JsValue>) -> Result<Vec<TabInfo>, WireError> {
-    let raw: Vec<RawTab> = from_js(value.map_err(wire_error)?)?;
-    Ok(raw.into_iter().filter_map(RawTab::into_info).collect())
+/// The groups' titles, asked only when a tab is in one.
+async fn titles_for<'a>(tabs: impl IntoIterator<Item = &'a RawTab>) -> HashMap<i32, String> {
+    if tabs.into_iter().any(|t| t.group_id >= 0) {
+        super::tab_groups::titles().await
+    } else {
+        HashMap::new()
+    }
 }
 
-fn tab_from(value: Result<JsValue, JsValue>) -> Result<TabInfo, WireError> {
+async fn tabs_from(value: Result<JsValue, JsValue>) -> Result<Vec<TabInfo>, WireError> {
+    let raw: Vec<RawTab> = from_js(value.map_err(wire_error)?)?;
+    let groups = titles_for(&raw).await;
+    Ok(raw
+        .into_iter()
+        .filter_map(|t| t.into_info(&groups))
+        .collect())
+}
+
+async fn tab_from(value: Result<JsValue, JsValue>) -> Result<TabInfo, WireError> {
     let raw: RawTab = from_js(value.map_err(wire_error)?)?;
-    raw.into_info()
+    let groups = titles_for([&raw]).await;
+    raw.into_info(&groups)
         .ok_or_else(|| WireError::new(ErrorCode::Internal, "the browser returned a tab without id"))
 }
 
@@ -65,15 +89,15 @@ pub async fn query(filter: &Value) -> Result<Vec<TabInfo>, WireError> {
 }
 
 pub async fn get(tab_id: TabId) -> Result<TabInfo, WireError> {
-    tab_from(get_js(tab_id).await)
+    tab_from(get_js(tab_id).await).await
 }
 
 pub async fn create(url: &str) -> Result<TabInfo, WireError> {
-    tab_from(create_js(to_js(&json!({"url": url, "active": true}))).await)
+    tab_from(create_js(to_js(&json!({"url": url, "active": true}))).await).await
 }
 
 pub async fn activate(tab_id: TabId) -> Result<TabInfo, WireError> {
-    tab_from(update_js(tab_id, to_js(&json!({"active": true}))).await)
+    tab_from(update_js(tab_id, to_js(&json!({"active": true}))).await).await
 }
 
 pub async fn remove(tab_id: TabId) -> Result<(), WireError> {

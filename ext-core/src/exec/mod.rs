@@ -60,6 +60,29 @@ pub struct DownloadItem {
     pub exists: bool,
 }
 
+/// Where a new tab goes: the group of the MCP session that opened it (its label), and
+/// whether in a browser context of its own (cookies and storage apart from the person's).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placement {
+    pub group: Option<String>,
+    pub isolated: bool,
+}
+
+impl Placement {
+    /// The colour of a session's tab group: picked from its label, so a session keeps its
+    /// colour and two sessions seldom share one.
+    pub fn colour_of(label: &str) -> &'static str {
+        const COLOURS: [&str; 8] = [
+            "blue", "red", "yellow", "green", "pink", "purple", "cyan", "orange",
+        ];
+        // FNV-1a: stable across runs and builds (std's hasher is seeded).
+        let hash = label.bytes().fold(0x811c_9dc5_u32, |h, b| {
+            (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+        });
+        COLOURS[hash as usize % COLOURS.len()]
+    }
+}
+
 /// What only the host can do: the browser's tabs, a tab's debugger session, downloads,
 /// stored settings, asking a person, running a task. Time comes from `platform`.
 #[allow(async_fn_in_trait)] // single-threaded on wasm32; no Send bound wanted
@@ -71,7 +94,8 @@ pub trait Host: 'static {
     /// The tab a command without a tab runs on: the focused window's active tab, else any
     /// active tab, else any tab, else a new blank one (never an extension's window).
     async fn default_tab(&self) -> Result<TabId, WireError>;
-    async fn create_tab(&self, url: &str) -> Result<TabInfo, WireError>;
+    /// A new tab at `url`, placed as `place` asks (a session's group, its own context).
+    async fn create_tab(&self, url: &str, place: &Placement) -> Result<TabInfo, WireError>;
     /// Bring the tab to the front and focus its window.
     async fn activate_tab(&self, tab: TabId) -> Result<TabInfo, WireError>;
     async fn close_tab(&self, tab: TabId) -> Result<(), WireError>;
@@ -199,7 +223,11 @@ impl<H: Host> Exec<H> {
                     .collect::<Vec<_>>())
             }
             Command::TabsNew(p) => {
-                let tab = self.host.create_tab("about:blank").await?;
+                let place = Placement {
+                    group: p.group.clone(),
+                    isolated: p.isolated,
+                };
+                let tab = self.host.create_tab("about:blank", &place).await?;
                 if let Some(url) = p.url.clone() {
                     let nav = Command::Navigate(Navigate { url });
                     let guard = self.check(tab.tab_id, &nav, rules.clone()).await?;

@@ -79,6 +79,7 @@ impl FakeHost {
             url,
             title: "T".into(),
             active: tab == 1,
+            group: None,
         })
     }
 }
@@ -98,7 +99,7 @@ impl Host for FakeHost {
     async fn default_tab(&self) -> Result<TabId, WireError> {
         Ok(1)
     }
-    async fn create_tab(&self, _url: &str) -> Result<TabInfo, WireError> {
+    async fn create_tab(&self, _url: &str, _place: &Placement) -> Result<TabInfo, WireError> {
         Err(WireError::new(ErrorCode::Internal, "not in this test"))
     }
     async fn activate_tab(&self, tab: TabId) -> Result<TabInfo, WireError> {
@@ -483,4 +484,16 @@ fn a_download_redirected_to_a_denied_origin_is_refused_and_cancelled() {
         assert_eq!(done["path"], "/downloads/2");
         assert_eq!(*host.cancelled.borrow(), vec![1]);
     });
+}
+
+#[test]
+fn a_sessions_group_keeps_its_colour_and_sessions_spread_over_the_colours() {
+    assert_eq!(
+        Placement::colour_of("claude-code #1"),
+        Placement::colour_of("claude-code #1")
+    );
+    let colours: std::collections::HashSet<&str> = (1..=12)
+        .map(|i| Placement::colour_of(&format!("agent #{i}")))
+        .collect();
+    assert!(colours.len() >= 4, "{colours:?}");
 }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::App;
 use crate::chrome;
-use crate::exec::{DownloadItem, Host};
+use crate::exec::{DownloadItem, Host, Placement};
 use crate::methods::TabInfo;
 use crate::policy::gate::Answer;
 use crate::protocol::{ErrorCode, TabId, WireError};
@@ -43,8 +43,21 @@ impl Host for ChromeHost {
         Ok(chrome::tabs::create("about:blank").await?.tab_id)
     }
 
-    async fn create_tab(&self, url: &str) -> Result<TabInfo, WireError> {
-        chrome::tabs::create(url).await
+    async fn create_tab(&self, url: &str, place: &Placement) -> Result<TabInfo, WireError> {
+        if place.isolated {
+            return Err(WireError::new(
+                ErrorCode::Unsupported,
+                "the extension cannot open a tab in a browser context of its own; the native engine can (kapture --engine native, or --browser cdp)",
+            ));
+        }
+        let tab = chrome::tabs::create(url).await?;
+        let Some(title) = place.group.as_deref() else {
+            return Ok(tab);
+        };
+        // A browser without tab groups (or a window that cannot hold one) still gets the tab;
+        // the answer then names no group.
+        let _ = chrome::tab_groups::put(tab.tab_id, tab.window_id, title).await;
+        chrome::tabs::get(tab.tab_id).await
     }
 
     async fn activate_tab(&self, tab: TabId) -> Result<TabInfo, WireError> {

@@ -286,10 +286,13 @@ impl Browser {
     }
 
     /// Open a new page target showing `url`; answers its target id.
-    pub async fn create_page(&self, url: &str) -> Result<String, WireError> {
-        let res = self
-            .call(None, "Target.createTarget", json!({"url": url}))
-            .await?;
+    /// A new page at `url`, in `context` when given (else the default context).
+    pub async fn create_page(&self, url: &str, context: Option<&str>) -> Result<String, WireError> {
+        let mut params = json!({"url": url});
+        if let Some(context) = context {
+            params["browserContextId"] = json!(context);
+        }
+        let res = self.call(None, "Target.createTarget", params).await?;
         res.get("targetId")
             .and_then(Value::as_str)
             .map(str::to_string)

@@ -127,7 +127,7 @@ impl Engine {
 
     /// Open a new tab showing `url` and attach to it.
     pub async fn new_tab(&self, url: &str) -> Result<TabId, WireError> {
-        let target = self.browser.create_page(url).await?;
+        let target = self.browser.create_page(url, None).await?;
         self.open(&target).await
     }
 

@@ -9,7 +9,7 @@ use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
-use ext_core::exec::{DownloadItem, Exec, Host};
+use ext_core::exec::{DownloadItem, Exec, Host, Placement};
 use ext_core::methods::TabInfo;
 use ext_core::policy::gate::Answer;
 use ext_core::protocol::{BrowserEvent, ErrorCode, TabId, WireError};
@@ -109,6 +109,12 @@ pub struct NativeHost {
     pub downloads: Result<Downloads, WireError>,
     /// Background pages opened only to download a URL: never shown as tabs.
     helpers: RefCell<HashSet<String>>,
+    /// Browser contexts kapture made for MCP sessions that asked to be isolated, by the
+    /// session's label: their pages are tabs even where only the default context is driven
+    /// (kapture made them; they are nobody's own), and a context goes when its last tab does.
+    isolated: RefCell<HashMap<String, String>>,
+    /// The session label each tab was opened under (there are no tab groups over CDP).
+    labels: RefCell<HashMap<TabId, String>>,
 }
 
 impl NativeHost {
@@ -124,6 +130,8 @@ impl NativeHost {
             asking,
             downloads,
             helpers: RefCell::default(),
+            isolated: RefCell::default(),
+            labels: RefCell::default(),
             browser,
             contexts,
             default_context: RefCell::default(),
@@ -152,7 +160,7 @@ impl NativeHost {
         let mut pages = self.browser.pages().await?;
         let (closed, helpers) = (self.closed.borrow(), self.helpers.borrow());
         pages.retain(|p| {
-            scope.shows(p.browser_context_id.as_deref())
+            (scope.shows(p.browser_context_id.as_deref()) || self.is_ours(p))
                 && !closed.contains(&p.target_id)
                 && !helpers.contains(&p.target_id)
         });
@@ -199,9 +207,87 @@ impl NativeHost {
         ))
     }
 
+    /// Whether the page lives in a context kapture made for a session.
+    fn is_ours(&self, page: &TargetInfo) -> bool {
+        page.browser_context_id
+            .as_ref()
+            .is_some_and(|c| self.isolated.borrow().values().any(|o| o == c))
+    }
+
+    /// The label of the session whose isolated context holds the page.
+    fn context_label(&self, page: &TargetInfo) -> Option<String> {
+        let context = page.browser_context_id.as_ref()?;
+        self.isolated
+            .borrow()
+            .iter()
+            .find(|(_, c)| *c == context)
+            .map(|(label, _)| label.clone())
+    }
+
+    /// The session's isolated context, made on its first tab.
+    async fn context_for(&self, label: &str) -> Result<String, WireError> {
+        if let Some(c) = self.isolated.borrow().get(label) {
+            return Ok(c.clone());
+        }
+        let made = self
+            .browser
+            .call(None, "Target.createBrowserContext", json!({}))
+            .await?;
+        let id = made
+            .get("browserContextId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                WireError::new(
+                    ErrorCode::Internal,
+                    "Target.createBrowserContext: no browserContextId",
+                )
+            })?
+            .to_string();
+        self.isolated
+            .borrow_mut()
+            .insert(label.to_string(), id.clone());
+        Ok(id)
+    }
+
+    /// A session's isolated context whose last tab closed goes too (its cookies with it).
+    async fn drop_context_if_empty(&self, context: &str) {
+        let label = self
+            .isolated
+            .borrow()
+            .iter()
+            .find(|(_, c)| *c == context)
+            .map(|(l, _)| l.clone());
+        let Some(label) = label else { return };
+        let Ok(pages) = self.browser.pages().await else {
+            return;
+        };
+        let closed = self.closed.borrow().clone();
+        let left = pages.iter().any(|p| {
+            p.browser_context_id.as_deref() == Some(context) && !closed.contains(&p.target_id)
+        });
+        if !left {
+            self.isolated.borrow_mut().remove(&label);
+            let _ = self
+                .browser
+                .call(
+                    None,
+                    "Target.disposeBrowserContext",
+                    json!({"browserContextId": context}),
+                )
+                .await;
+        }
+    }
+
     fn info(&self, index: usize, t: &TargetInfo) -> TabInfo {
+        let tab_id = self.id_for(&t.target_id);
         TabInfo {
-            tab_id: self.id_for(&t.target_id),
+            group: self
+                .labels
+                .borrow()
+                .get(&tab_id)
+                .cloned()
+                .or_else(|| self.context_label(t)),
+            tab_id,
             index: index as u32,
             window_id: 1,
             url: t.url.clone(),
@@ -247,7 +333,8 @@ impl NativeHost {
         if self.contexts == Contexts::DefaultOnly {
             let context = info.get("browserContextId").and_then(Value::as_str);
             let default = self.default_context.borrow().clone();
-            if default.is_some_and(|d| context != Some(d.as_str())) {
+            let ours = context.is_some_and(|c| self.isolated.borrow().values().any(|o| o == c));
+            if !ours && default.is_some_and(|d| context != Some(d.as_str())) {
                 return;
             }
         }
@@ -387,13 +474,23 @@ impl Host for NativeHost {
     async fn default_tab(&self) -> Result<TabId, WireError> {
         match self.pages().await?.first() {
             Some(t) => Ok(self.id_for(&t.target_id)),
-            None => Ok(self.create_tab("about:blank").await?.tab_id),
+            None => Ok(self
+                .create_tab("about:blank", &Placement::default())
+                .await?
+                .tab_id),
         }
     }
 
-    async fn create_tab(&self, url: &str) -> Result<TabInfo, WireError> {
-        let target = self.browser.create_page(url).await?;
+    async fn create_tab(&self, url: &str, place: &Placement) -> Result<TabInfo, WireError> {
+        let context = match (place.isolated, place.group.as_deref()) {
+            (true, label) => Some(self.context_for(label.unwrap_or("isolated")).await?),
+            (false, _) => None,
+        };
+        let target = self.browser.create_page(url, context.as_deref()).await?;
         let tab = self.id_for(&target);
+        if let Some(label) = &place.group {
+            self.labels.borrow_mut().insert(tab, label.clone());
+        }
         self.tab(tab).await
     }
 
@@ -407,9 +504,24 @@ impl Host for NativeHost {
 
     async fn close_tab(&self, tab: TabId) -> Result<(), WireError> {
         let target = self.target_of(tab)?;
+        let any_isolated = !self.isolated.borrow().is_empty();
+        let context = match any_isolated {
+            false => None,
+            true => self
+                .browser
+                .pages()
+                .await?
+                .into_iter()
+                .find(|p| p.target_id == target)
+                .and_then(|p| p.browser_context_id),
+        };
         self.browser.close_target(&target).await?;
         // Said at once (the browser's news of it may come later).
         self.on_destroyed(&target);
+        self.labels.borrow_mut().remove(&tab);
+        if let Some(context) = context {
+            self.drop_context_if_empty(&context).await;
+        }
         Ok(())
     }
 
