@@ -82,7 +82,7 @@ pub fn not_built_page(dir: Option<&Path>) -> String {
     format!(
         "<!doctype html><meta charset=utf-8><title>Kapture: app not built</title>\
          <h1>The Test Web App is not built</h1>\
-         <p>kapture serves it from the built extension folder, and app.html is not there {}.\
+         <p>kapture serves it from the built extension folder, and app.html is not there {}. \
          Run <code>cargo make build</code>, or start kapture with <code>--extension-dir</code> \
          naming a built extension.</p>",
         html_text(&where_)
