@@ -189,7 +189,7 @@ where
     })
 }
 
-fn all<'a>(headers: &'a HeaderMap, name: header::HeaderName) -> Vec<&'a str> {
+fn all(headers: &HeaderMap, name: header::HeaderName) -> Vec<&str> {
     // A value that is not text counts as present and wrong.
     headers
         .get_all(name)
