@@ -197,6 +197,23 @@ impl HttpKapture {
     }
 }
 
+impl Drop for HttpKapture {
+    /// A test that ends (or fails) without `stop` still stops kapture politely (SIGTERM), so
+    /// that kapture closes the browser it launched instead of leaving it running.
+    fn drop(&mut self) {
+        if !crate::process_alive(self.pid) {
+            return;
+        }
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.pid.to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while crate::process_alive(self.pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 /// The initialize request a raw client sends.
 pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
 
