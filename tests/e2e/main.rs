@@ -12,6 +12,7 @@ mod engine_launch; // launched browsers over their DevTools pipe: the extension 
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod export; // a recorded login exported as a script that runs under puppeteer-core and Playwright
 mod faults; // cancels, worker kills, debugger drops, frames removed, kapture and browser restarts, idle
+mod http; // kapture --http: real sessions, strangers refused, capped and expiring sessions, the app's files, the conformance suite and the Inspector CLI
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
 mod load; // a thousand calls at once, ten tabs side by side, oversized pages
 mod names; // roles and names beside Chrome's accessibility tree on real apps; refs on text that takes a click

@@ -27,6 +27,7 @@ pub mod agent;
 pub mod cdp;
 pub mod corpus;
 pub mod devtools;
+pub mod http;
 pub mod panel;
 pub mod pool;
 pub mod tasks;
