@@ -167,6 +167,20 @@ pub struct ServeArgs {
     /// on the launched-browser defaults).
     #[arg(long, value_enum, value_name = "WHOSE", default_value_t = EndpointBrowser::Own)]
     pub endpoint_browser: EndpointBrowser,
+    /// Serve MCP over Streamable HTTP at http://ADDRESS:PORT/mcp (PORT 0: any free port)
+    /// instead of stdio, with the Test Web App at /app; a bearer token is printed on stderr.
+    /// Loopback only unless --http-allow-remote.
+    #[arg(long, value_name = "ADDRESS:PORT")]
+    pub http: Option<String>,
+    /// Let --http listen on a non-loopback address (the token is still required).
+    #[arg(long, requires = "http")]
+    pub http_allow_remote: bool,
+    /// How many MCP sessions --http keeps open at once; one more `initialize` is refused.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+    pub http_max_sessions: u16,
+    /// Seconds after which an --http session with no traffic is closed.
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    pub http_idle_secs: u64,
 }
 
 /// Whose browser a DevTools endpoint serves (which default rules judge it).
@@ -289,12 +303,38 @@ mod tests {
     }
 
     #[test]
+    fn http_flags() {
+        let cli = parse(&[]);
+        assert_eq!(cli.serve.http, None);
+        assert_eq!(cli.serve.http_max_sessions, 16);
+        assert_eq!(cli.serve.http_idle_secs, 900);
+        let cli = parse(&[
+            "--http",
+            "127.0.0.1:0",
+            "--http-max-sessions",
+            "2",
+            "--http-idle-secs=5",
+        ]);
+        assert_eq!(cli.serve.http.as_deref(), Some("127.0.0.1:0"));
+        assert_eq!(cli.serve.http_max_sessions, 2);
+        assert_eq!(cli.serve.http_idle_secs, 5);
+        assert!(
+            parse(&["--http", "0.0.0.0:1", "--http-allow-remote"])
+                .serve
+                .http_allow_remote
+        );
+    }
+
+    #[test]
     fn bad_input_is_refused() {
         for args in [
             &["--browser", "firefox"][..],
             &["--port", "70000"],
             &["--engine", "webdriver"],
             &["frobnicate"],
+            &["--http-allow-remote"],
+            &["--http", "127.0.0.1:0", "--http-max-sessions", "0"],
+            &["--http", "127.0.0.1:0", "--http-idle-secs", "0"],
         ] {
             assert!(
                 Cli::try_parse_from(std::iter::once("kapture").chain(args.iter().copied()))

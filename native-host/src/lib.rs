@@ -10,6 +10,7 @@ pub mod cli;
 pub mod doctor;
 pub mod extension;
 pub mod files;
+pub mod http;
 pub mod install;
 pub mod launcher;
 pub mod mcp;
@@ -47,6 +48,8 @@ pub enum ServeError {
     Pairing(#[from] pairing::PairingError),
     #[error("cannot listen on 127.0.0.1:{port}: {source}")]
     Bind { port: u16, source: std::io::Error },
+    #[error(transparent)]
+    Http(#[from] http::HttpError),
     #[error("MCP on stdio failed: {0}")]
     Mcp(String),
     #[error("{0}")]
@@ -142,6 +145,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let extension_id = extension::extension_id()?;
     let runtime_dir = pairing::runtime_dir(args.runtime_dir.as_deref())?;
     let policy = policy_config::PolicyConfig::load(&args).map_err(ServeError::Setup)?;
+    // A refused or taken --http address is said at once, before a browser is launched.
+    let http_listener = match &args.http {
+        Some(addr) => Some(http::bind(addr, args.http_allow_remote).await?),
+        None => None,
+    };
     let rules = browser::NativeRules {
         policy: policy.policy(true),
         approval_ms: args.approval_timeout_ms,
@@ -197,7 +205,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         shutdown.clone(),
     );
 
-    if std::io::stdin().is_terminal() {
+    if args.http.is_none() && std::io::stdin().is_terminal() {
         terminal_banner(port);
     }
     let facts = mcp::ServerFacts {
@@ -245,6 +253,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         ))
     })?;
     let server = mcp::KaptureServer::new(bridge, access, facts, defaults, audit);
+    if let Some(listener) = http_listener {
+        let result = serve_http(listener, &args, server, shutdown.clone()).await;
+        tracing::info!("kapture stopping");
+        shutdown.cancel();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), browser_task).await;
+        drop(handshake);
+        return result;
+    }
     let (transport, stdio) = crate::stdio::transport();
     let input_ended = stdio.input_ended();
     let result = match server.serve(transport).await {
@@ -274,4 +290,47 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), browser_task).await;
     drop(handshake);
     result
+}
+
+/// `--http`: serve MCP over Streamable HTTP (and the Test Web App) until a stop signal,
+/// then close every session (their handlers are dropped) before the browser is closed.
+async fn serve_http(
+    listener: TcpListener,
+    args: &ServeArgs,
+    server: mcp::KaptureServer,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    let bind = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { port: 0, source })?;
+    let options = http::HttpOptions {
+        bind,
+        max_sessions: usize::from(args.http_max_sessions),
+        idle: std::time::Duration::from_secs(args.http_idle_secs),
+        app_dir: extension::locate(args.extension_dir.as_deref()).ok(),
+    };
+    // Its own token, not the bridge's: this one is shown to the person (in the app URL).
+    let token = pairing::Token::generate()?;
+    // One handler per session; until per-session state exists every session shares it.
+    let running = http::start(
+        listener,
+        options,
+        token,
+        move || Ok(server.clone()),
+        shutdown.clone(),
+    )?;
+    eprintln!(
+        "kapture serves MCP over HTTP at {} (send Authorization: Bearer <token>; the token is in the app URL)",
+        running.mcp_url()
+    );
+    eprintln!("Test Web App: {}", running.app_url());
+    tracing::info!(addr = %running.addr(), "MCP over HTTP listening");
+    stop_signal().await;
+    tracing::info!(
+        sessions = running.open_sessions().await,
+        "closing the HTTP sessions"
+    );
+    shutdown.cancel();
+    running.stopped(std::time::Duration::from_secs(5)).await;
+    Ok(())
 }
