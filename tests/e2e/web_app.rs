@@ -119,7 +119,7 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
     app.shot("3-navigated").await;
 
     // A screenshot: its thumbnail, opened full size.
-    app.click("button.tool[data-tool='browser_screenshot']")
+    app.click("button.tool[data-tool='browser_take_screenshot']")
         .await;
     let field_tab = app
         .until(
@@ -242,7 +242,7 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
         tools,
         [
             "browser_navigate",
-            "browser_screenshot",
+            "browser_take_screenshot",
             "browser_snapshot",
             "browser_click",
             "browser_navigate"
@@ -260,7 +260,7 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
         .all(|c| c["ms"].as_f64().is_some_and(|ms| ms >= 0.0)));
     assert!(calls[0]["startedAt"].as_str().unwrap().ends_with('Z'));
 
-    // Disconnect ends the session.
+    // Disconnect ends the session (DELETE /mcp).
     app.click("#disconnect").await;
     app.until(
         "disconnected",
@@ -268,6 +268,14 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
     )
     .await;
     app.shot("9-disconnected").await;
+    // kapture no longer knows the session's id.
+    let session = session.as_str().unwrap().to_string();
+    let after = app
+        .eval(&format!(
+            "fetch('/mcp', {{method: 'POST', headers: {{'Authorization': 'Bearer {token}', 'Content-Type': 'application/json', 'Accept': 'application/json, text/event-stream', 'Mcp-Session-Id': '{session}'}}, body: JSON.stringify({{jsonrpc: '2.0', id: 99, method: 'tools/list'}})}}).then(r => r.status)"
+        ))
+        .await;
+    assert_eq!(after, 404, "the session was deleted");
     assert_eq!(
         k.stderr().matches(&token).count(),
         1,

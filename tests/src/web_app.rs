@@ -206,6 +206,8 @@ impl AppPage {
     pub async fn shot(&mut self, name: &str) -> PathBuf {
         let dir = target_dir().join("app-screenshots");
         std::fs::create_dir_all(&dir).expect("screenshot dir");
+        // From the top: a sticky header scrolled along would land mid-page in the capture.
+        self.eval("window.scrollTo(0, 0)").await;
         let res = self
             .page
             .raw

@@ -152,7 +152,9 @@ pub fn extras(schema: &Value, args: &Value) -> Map<String, Value> {
 #[cfg(target_arch = "wasm32")]
 pub fn render(doc: &Document, container: &Element, schema: &Value) {
     container.set_inner_html("");
-    let props = properties(schema);
+    let mut props = properties(schema);
+    // What must be filled comes first (the schema lists names alphabetically).
+    props.sort_by_key(|(name, _)| !required(schema, name));
     if props.is_empty() {
         container
             .append_child(&el(doc, "p", &[("class", "muted")], "No arguments."))
