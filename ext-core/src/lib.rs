@@ -2,6 +2,7 @@
 //! natively under `cargo test`; `chrome` bindings and the service worker (`sw`) exist only
 //! on wasm32, where this crate is the extension.
 
+pub mod app;
 pub mod attachment;
 pub mod backoff;
 pub mod cdp;
@@ -24,5 +25,11 @@ pub mod ui;
 pub mod chrome;
 #[cfg(target_arch = "wasm32")]
 pub mod panel;
+/// Natively only the panel's schema-driven forms exist, their pure half (so plain `cargo
+/// test` covers what the panel and the Test Web App share).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod panel {
+    pub mod form;
+}
 #[cfg(target_arch = "wasm32")]
 pub mod sw;

@@ -27,3 +27,4 @@ mod scenarios; // the widget records a login; the shop checkout replays with dep
 mod security; // the bridge refuses strangers; the token never leaks
 mod stdio; // MCP over stdio: bad input answered per JSON-RPC, the process survives, EOF ends it
 mod tools; // every tool on real pages // the real-app corpus (TodoMVC ×9, Django admin) driven by an agent-like script
+mod web_app; // the Test Web App at /app driven like a person in a second browser, with screenshots

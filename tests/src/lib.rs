@@ -32,6 +32,7 @@ pub mod panel;
 pub mod pool;
 pub mod tasks;
 pub mod tls;
+pub mod web_app;
 pub mod widget;
 pub mod x11;
 

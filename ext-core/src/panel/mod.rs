@@ -3,7 +3,7 @@
 //! console and the command history. Plain DOM through web-sys; it talks only to the
 //! service worker, over a `chrome.runtime` port.
 
-mod form;
+pub mod form;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -43,14 +43,14 @@ struct Ui {
     got_state: Cell<bool>,
 }
 
-fn by_id<T: JsCast>(doc: &Document, id: &str) -> T {
+pub(crate) fn by_id<T: JsCast>(doc: &Document, id: &str) -> T {
     doc.get_element_by_id(id)
         .and_then(|e| e.dyn_into::<T>().ok())
         .unwrap_or_else(|| wasm_bindgen::throw_str(&format!("panel element #{id} missing")))
 }
 
 /// Create `<tag>` with attributes and text.
-fn el(doc: &Document, tag: &str, attrs: &[(&str, &str)], text: &str) -> Element {
+pub(crate) fn el(doc: &Document, tag: &str, attrs: &[(&str, &str)], text: &str) -> Element {
     let e = doc
         .create_element(tag)
         .unwrap_or_else(|_| wasm_bindgen::throw_str("cannot create element"));
@@ -64,13 +64,13 @@ fn el(doc: &Document, tag: &str, attrs: &[(&str, &str)], text: &str) -> Element 
 }
 
 /// Run `f` on every event of `kind` on `target` (for the page's life).
-fn on(target: &Element, kind: &str, f: impl FnMut(web_sys::Event) + 'static) {
+pub(crate) fn on(target: &Element, kind: &str, f: impl FnMut(web_sys::Event) + 'static) {
     let closure = Closure::<dyn FnMut(web_sys::Event)>::new(f);
     let _ = target.add_event_listener_with_callback(kind, closure.as_ref().unchecked_ref());
     closure.forget();
 }
 
-fn time_of(ms: f64) -> String {
+pub(crate) fn time_of(ms: f64) -> String {
     let d = js_sys::Date::new(&JsValue::from_f64(ms));
     format!(
         "{:02}:{:02}:{:02}",
