@@ -761,6 +761,7 @@ mod tests {
                 ErrorCode::AnswerTooLarge => 23,
                 ErrorCode::Internal => 24,
                 ErrorCode::BrowserExited => 25,
+                ErrorCode::TabNotYours => 26,
             }
         };
         for (i, code) in ErrorCode::ALL.into_iter().enumerate() {
