@@ -414,3 +414,42 @@ async fn a_sessions_resources_show_its_steps_code_and_live_tab_and_tell_subscrib
         .contains("no live session 7"));
     k.started.shutdown.cancel();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tabs_of_a_sessions_own_context_close_when_it_ends() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start("").await;
+    let a = k.session("agent-a").await;
+    let b = k.session("agent-b").await;
+    let opened = a
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-a.html"), "isolated": true}),
+        )
+        .await;
+    assert!(opened.contains("own browser context"), "{opened}");
+    let own: i64 = opened
+        .split("Opened tab ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{opened}"));
+    // The new tab is A's current one.
+    let snap = a.ok("browser_snapshot", json!({})).await;
+    assert!(snap.contains("Page A"), "{snap}");
+    let listed = b.ok("browser_tabs", json!({"action": "list"})).await;
+    assert!(listed.contains(&format!("tab {own} ")), "{listed}");
+    b.subscribe("kapture://session/current/tabs").await;
+    a.client.cancel().await.unwrap();
+    b.told("kapture://session/current/tabs").await;
+    eventually(
+        "the isolated tab to close",
+        Duration::from_secs(10),
+        || async {
+            let listed = b.ok("browser_tabs", json!({"action": "list"})).await;
+            (!listed.contains(&format!("tab {own} "))).then_some(())
+        },
+    )
+    .await;
+    k.started.shutdown.cancel();
+}

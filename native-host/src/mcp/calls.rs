@@ -39,7 +39,12 @@ impl KaptureServer {
     /// a fresh tab of this session's own, which the answer mentions.
     pub(super) async fn default_tab(&self) -> Result<Option<TabId>, WireError> {
         if let Some(tab) = self.current() {
-            return Ok(Some(tab));
+            // Two sessions may have taken the same active tab at once: the one that does not
+            // own it moves on.
+            if self.check_tab(tab).is_ok() {
+                return Ok(Some(tab));
+            }
+            self.set_current(None);
         }
         let others = self.shared.registry().others_own_tabs(self.id());
         if !others || self.config().share_tabs {
