@@ -214,9 +214,8 @@ async fn sessions_keep_their_own_tabs_and_cannot_drive_each_others() {
     );
 
     // Each session's tools act on its own current tab.
-    let title = |s: String| s;
-    assert!(title(a.ok("browser_snapshot", json!({})).await).contains("Page A"));
-    assert!(title(b.ok("browser_snapshot", json!({})).await).contains("Page B"));
+    assert!(a.ok("browser_snapshot", json!({})).await.contains("Page A"));
+    assert!(b.ok("browser_snapshot", json!({})).await.contains("Page B"));
     a.ok(
         "browser_navigate",
         json!({"url": site.url("page-a.html?again")}),
