@@ -304,4 +304,23 @@ mod tests {
         assert!(!share);
         assert!(parse(Path::new("p.toml"), "share_tabs = \"yes\"\n").is_err());
     }
+
+    #[test]
+    fn the_share_tabs_flag_or_the_file_lets_sessions_share_tabs() {
+        use clap::Parser;
+        let dir = tempfile::tempdir().unwrap();
+        let (plain, sharing) = (dir.path().join("plain.toml"), dir.path().join("share.toml"));
+        std::fs::write(&plain, "").unwrap();
+        std::fs::write(&sharing, "share_tabs = true\n").unwrap();
+        let load = |extra: &[&str]| {
+            let args =
+                crate::cli::Cli::try_parse_from(["kapture"].iter().chain(extra.iter()).copied())
+                    .unwrap();
+            PolicyConfig::load(&args.serve).unwrap().share_tabs
+        };
+        let (plain, sharing) = (plain.to_str().unwrap(), sharing.to_str().unwrap());
+        assert!(!load(&["--policy", plain]));
+        assert!(load(&["--policy", plain, "--share-tabs"]));
+        assert!(load(&["--policy", sharing]));
+    }
 }
