@@ -303,11 +303,14 @@ pub enum ErrorCode {
     /// The browser kapture launched exited; its last stderr lines and a likely fix are in
     /// the message.
     BrowserExited,
+    /// The tab belongs to another live MCP session (issue 17: sessions do not trample
+    /// each other) and the policy does not let sessions share tabs.
+    TabNotYours,
 }
 
 impl ErrorCode {
     /// Every code (the wire-spelling test and the fuzzers go through all of them).
-    pub const ALL: [ErrorCode; 26] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::TabNotFound,
         ErrorCode::TabClosed,
         ErrorCode::NoBrowser,
@@ -334,6 +337,7 @@ impl ErrorCode {
         ErrorCode::AnswerTooLarge,
         ErrorCode::Internal,
         ErrorCode::BrowserExited,
+        ErrorCode::TabNotYours,
     ];
 
     /// The wire spelling (`TAB_NOT_FOUND`…).
@@ -365,6 +369,7 @@ impl ErrorCode {
             Self::AnswerTooLarge => "ANSWER_TOO_LARGE",
             Self::Internal => "INTERNAL",
             Self::BrowserExited => "BROWSER_EXITED",
+            Self::TabNotYours => "TAB_NOT_YOURS",
         }
     }
 
@@ -397,6 +402,7 @@ impl ErrorCode {
             Self::AnswerTooLarge => "Ask for less: a smaller maxChars or max, a narrower ref or selector, a screenshot of the viewport or one element (type jpeg, a smaller scale), or a script that returns only what you need (a slice, a count, a few fields).",
             Self::Internal => "Kapture hit an internal error; retry, and report it if it persists.",
             Self::BrowserExited => "The browser kapture launched has exited; retrying will not bring it back. The message quotes its last error lines and the likely fix: tell the person, who fixes it and restarts kapture.",
+            Self::TabNotYours => "Another agent's session drives this tab. Open your own with browser_tabs {action: \"new\"}; sharing tabs between sessions is for the person to allow (share_tabs in the policy file, or --share-tabs).",
         }
     }
 }
@@ -755,6 +761,7 @@ mod tests {
                 ErrorCode::AnswerTooLarge => 23,
                 ErrorCode::Internal => 24,
                 ErrorCode::BrowserExited => 25,
+                ErrorCode::TabNotYours => 26,
             }
         };
         for (i, code) in ErrorCode::ALL.into_iter().enumerate() {

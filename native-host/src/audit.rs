@@ -238,6 +238,7 @@ mod tests {
         let args = json!({"ref": "e7", "text": "Canary-2"});
         let answered = |c: Vec<usize>| CallNotes {
             confidential: Some(c),
+            ..Default::default()
         };
         let secret = journal_args("browser_type", &args, &[], &answered(vec![0]));
         assert_eq!(secret["text"], ext_core::ui::MASK);

@@ -109,8 +109,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 25_000, value_parser = clap::value_parser!(u32).range(200..))]
     pub max_chars: u32,
     /// After every action, also answer the page snapshot (full) or what changed (diff).
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::mcp::SnapshotMode::Off)]
-    pub include_snapshot: crate::mcp::SnapshotMode,
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = IncludeSnapshot::Off)]
+    pub include_snapshot: IncludeSnapshot,
     /// How JavaScript dialogs (alert, confirm, prompt, beforeunload) are answered: the agent
     /// answers them (ask), or kapture accepts or dismisses them at once.
     #[arg(long, value_enum, value_name = "ANSWER", default_value_t = DialogPolicy::Ask)]
@@ -181,6 +181,21 @@ pub struct ServeArgs {
     /// Seconds after which an --http session with no traffic is closed.
     #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub http_idle_secs: u64,
+    /// Let MCP sessions drive each other's tabs (by default a session may drive only the
+    /// tabs it opened or took first; also `share_tabs = true` in the policy file).
+    #[arg(long)]
+    pub share_tabs: bool,
+}
+
+/// `--include-snapshot`: what to answer about the page after an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IncludeSnapshot {
+    /// Nothing beyond the action's own result.
+    Off,
+    /// The whole snapshot.
+    Full,
+    /// Only the lines that changed since the last snapshot.
+    Diff,
 }
 
 /// Whose browser a DevTools endpoint serves (which default rules judge it).

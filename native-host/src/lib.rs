@@ -138,18 +138,37 @@ async fn stop_signal() {
     }
 }
 
-/// Serve MCP on stdio until the client goes away or a stop signal arrives; then close the
-/// launched browser and remove the handshake file.
-pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+/// How long a tool call waits for a browser before answering `NO_BROWSER`.
+pub fn browser_wait(args: &ServeArgs) -> std::time::Duration {
+    if let Some(ms) = args.browser_wait_ms {
+        return std::time::Duration::from_millis(ms);
+    }
+    match args.browser {
+        // The extension in a running browser rediscovers servers every few seconds.
+        BrowserMode::Connect => std::time::Duration::from_secs(20),
+        _ => std::time::Duration::from_secs(30),
+    }
+}
+
+/// A started kapture, before any MCP transport: the shared server (one
+/// [`mcp::Kapture::session`] per MCP session) and what ends with it.
+pub struct Started {
+    pub kapture: mcp::Kapture,
+    /// Cancel to stop the bridge and the browser supervision.
+    pub shutdown: CancellationToken,
+    /// The browser supervisor: awaited (bounded) on the way out, so a launched browser closes.
+    pub browser_task: tokio::task::JoinHandle<()>,
+    /// Removed on drop.
+    pub handshake: Option<pairing::HandshakeFile>,
+}
+
+/// Everything but the transport: the bridge (or the native engine), the browser, the
+/// journal and the shared MCP server.
+pub async fn start(args: ServeArgs) -> Result<Started, ServeError> {
     let shutdown = CancellationToken::new();
     let extension_id = extension::extension_id()?;
     let runtime_dir = pairing::runtime_dir(args.runtime_dir.as_deref())?;
     let policy = policy_config::PolicyConfig::load(&args).map_err(ServeError::Setup)?;
-    // A refused or taken --http address is said at once, before a browser is launched.
-    let http_listener = match &args.http {
-        Some(addr) => Some(http::bind(addr, args.http_allow_remote).await?),
-        None => None,
-    };
     let rules = browser::NativeRules {
         policy: policy.policy(true),
         approval_ms: args.approval_timeout_ms,
@@ -200,7 +219,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         args.browser,
         spec,
         bridge.clone(),
-        mcp::browser_wait(&args),
+        browser_wait(&args),
         rules,
         shutdown.clone(),
     );
@@ -233,10 +252,19 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             user_data_dir: args.user_data_dir.as_deref(),
         },
     );
-    let defaults = mcp::ToolDefaults {
+    // The command line, once, as the plain config the MCP server takes.
+    let config = mcp::Config {
         max_chars: args.max_chars,
-        include_snapshot: args.include_snapshot,
-        dialog: args.dialog,
+        include_snapshot: match args.include_snapshot {
+            cli::IncludeSnapshot::Off => mcp::SnapshotMode::Off,
+            cli::IncludeSnapshot::Full => mcp::SnapshotMode::Full,
+            cli::IncludeSnapshot::Diff => mcp::SnapshotMode::Diff,
+        },
+        dialog: match args.dialog {
+            cli::DialogPolicy::Ask => mcp::DialogAnswer::Ask,
+            cli::DialogPolicy::Accept => mcp::DialogAnswer::Accept,
+            cli::DialogPolicy::Dismiss => mcp::DialogAnswer::Dismiss,
+        },
         download_dir,
         uploads,
         reveal_sensitive_headers: args.reveal_sensitive_headers,
@@ -245,6 +273,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             Some(path) => files::secret_values(path).map_err(ServeError::Setup)?,
             None => Vec::new(),
         },
+        share_tabs: policy.share_tabs,
     };
     let audit = audit::Audit::start(&audit_dir).map_err(|e| {
         ServeError::Setup(format!(
@@ -252,15 +281,38 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             audit_dir.display()
         ))
     })?;
-    let server = mcp::KaptureServer::new(bridge, access, facts, defaults, audit);
+    Ok(Started {
+        kapture: mcp::Kapture::new(bridge, access, facts, config, audit),
+        shutdown,
+        browser_task,
+        handshake,
+    })
+}
+
+/// Serve MCP on stdio until the client goes away or a stop signal arrives; then close the
+/// launched browser and remove the handshake file.
+pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+    // A refused or taken --http address is said at once, before a browser is launched.
+    let http_listener = match &args.http {
+        Some(addr) => Some(http::bind(addr, args.http_allow_remote).await?),
+        None => None,
+    };
+    let Started {
+        kapture,
+        shutdown,
+        browser_task,
+        handshake,
+    } = start(args.clone()).await?;
     if let Some(listener) = http_listener {
-        let result = serve_http(listener, &args, server, shutdown.clone()).await;
+        let result = serve_http(listener, &args, kapture, shutdown.clone()).await;
         tracing::info!("kapture stopping");
         shutdown.cancel();
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), browser_task).await;
         drop(handshake);
         return result;
     }
+    // stdio is exactly one MCP session.
+    let server = kapture.session();
     let (transport, stdio) = crate::stdio::transport();
     let input_ended = stdio.input_ended();
     let result = match server.serve(transport).await {
@@ -297,7 +349,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
 async fn serve_http(
     listener: TcpListener,
     args: &ServeArgs,
-    server: mcp::KaptureServer,
+    kapture: mcp::Kapture,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
     let bind = listener
@@ -311,12 +363,12 @@ async fn serve_http(
     };
     // Its own token, not the bridge's: this one is shown to the person (in the app URL).
     let token = pairing::Token::generate()?;
-    // One handler per session; until per-session state exists every session shares it.
+    // One handler per MCP session: its own current tab, tabs, step log and masks.
     let running = http::start(
         listener,
         options,
         token,
-        move || Ok(server.clone()),
+        move || Ok(kapture.session()),
         shutdown.clone(),
     )?;
     eprintln!(

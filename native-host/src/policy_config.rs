@@ -24,6 +24,9 @@ struct File {
     /// Folders files may be uploaded from, besides kapture's uploads folder.
     #[serde(default)]
     upload_dirs: Vec<toml::Spanned<String>>,
+    /// Whether MCP sessions may drive each other's tabs (default: no).
+    #[serde(default)]
+    share_tabs: bool,
     #[serde(default)]
     rule: Vec<toml::Spanned<FileRule>>,
 }
@@ -47,14 +50,14 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// Parse a policy file's rules.
 pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Rule>, String> {
-    parse(path, text).map(|(rules, _)| rules)
+    parse(path, text).map(|(rules, _, _)| rules)
 }
 
 /// The upload folders a policy file names (`upload_dirs = ["~/Documents/to-share"]`):
 /// absolute, or starting with `~/` (the home folder); anything else is an error naming the
 /// line, never a folder relative to wherever kapture was started.
 pub fn parse_upload_dirs(path: &Path, text: &str) -> Result<Vec<PathBuf>, String> {
-    parse(path, text).map(|(_, dirs)| dirs)
+    parse(path, text).map(|(_, dirs, _)| dirs)
 }
 
 fn upload_dir(path: &Path, text: &str, spanned: &toml::Spanned<String>) -> Result<PathBuf, String> {
@@ -80,7 +83,8 @@ fn upload_dir(path: &Path, text: &str, spanned: &toml::Spanned<String>) -> Resul
     Ok(dir)
 }
 
-fn parse(path: &Path, text: &str) -> Result<(Vec<Rule>, Vec<PathBuf>), String> {
+/// The file's rules, upload folders and whether sessions share tabs.
+fn parse(path: &Path, text: &str) -> Result<(Vec<Rule>, Vec<PathBuf>, bool), String> {
     let file: File = toml::from_str(text).map_err(|e| {
         let line = e
             .span()
@@ -119,7 +123,7 @@ fn parse(path: &Path, text: &str) -> Result<(Vec<Rule>, Vec<PathBuf>), String> {
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
-    Ok((rules, dirs))
+    Ok((rules, dirs, file.share_tabs))
 }
 
 /// Everything that shapes the policy, checked once at start.
@@ -133,6 +137,8 @@ pub struct PolicyConfig {
     pub file: Option<PathBuf>,
     /// Folders uploads may come from: the policy file's `upload_dirs`, then `--upload-dir`.
     pub upload_dirs: Vec<PathBuf>,
+    /// MCP sessions may drive each other's tabs: `share_tabs = true` or `--share-tabs`.
+    pub share_tabs: bool,
 }
 
 impl PolicyConfig {
@@ -142,10 +148,10 @@ impl PolicyConfig {
             Some(p) => (p.clone(), true),
             None => (default_path(), false),
         };
-        let (file_rules, mut upload_dirs, file) = match std::fs::read_to_string(&path) {
+        let (file_rules, mut upload_dirs, share_tabs, file) = match std::fs::read_to_string(&path) {
             Ok(text) => {
-                let (rules, dirs) = parse(&path, &text)?;
-                (rules, dirs, Some(path))
+                let (rules, dirs, share) = parse(&path, &text)?;
+                (rules, dirs, share, Some(path))
             }
             Err(e) if must_exist => {
                 return Err(format!(
@@ -153,7 +159,7 @@ impl PolicyConfig {
                     path.display()
                 ))
             }
-            Err(_) => (Vec::new(), Vec::new(), None),
+            Err(_) => (Vec::new(), Vec::new(), false, None),
         };
         // A folder the person typed on the command line is theirs: relative to where they
         // started kapture.
@@ -179,6 +185,7 @@ impl PolicyConfig {
             allow_all: args.unsafe_allow_all,
             file,
             upload_dirs,
+            share_tabs: share_tabs || args.share_tabs,
         })
     }
 
@@ -247,6 +254,7 @@ mod tests {
             allow_all: false,
             file: None,
             upload_dirs: Vec::new(),
+            share_tabs: false,
         };
         let connected = config.policy(false);
         assert_eq!(
@@ -286,5 +294,33 @@ mod tests {
         let err = parse_upload_dirs(Path::new("p.toml"), relative).unwrap_err();
         assert!(err.contains("line 3") && err.contains("absolute"), "{err}");
         assert!(parse_upload_dirs(Path::new("p.toml"), "upload_dirs = \"/one\"\n").is_err());
+    }
+
+    #[test]
+    fn sessions_share_tabs_only_when_the_file_says_so() {
+        let (_, _, share) = parse(Path::new("p.toml"), "share_tabs = true\n").unwrap();
+        assert!(share);
+        let (_, _, share) = parse(Path::new("p.toml"), "upload_dirs = []\n").unwrap();
+        assert!(!share);
+        assert!(parse(Path::new("p.toml"), "share_tabs = \"yes\"\n").is_err());
+    }
+
+    #[test]
+    fn the_share_tabs_flag_or_the_file_lets_sessions_share_tabs() {
+        use clap::Parser;
+        let dir = tempfile::tempdir().unwrap();
+        let (plain, sharing) = (dir.path().join("plain.toml"), dir.path().join("share.toml"));
+        std::fs::write(&plain, "").unwrap();
+        std::fs::write(&sharing, "share_tabs = true\n").unwrap();
+        let load = |extra: &[&str]| {
+            let args =
+                crate::cli::Cli::try_parse_from(["kapture"].iter().chain(extra.iter()).copied())
+                    .unwrap();
+            PolicyConfig::load(&args.serve).unwrap().share_tabs
+        };
+        let (plain, sharing) = (plain.to_str().unwrap(), sharing.to_str().unwrap());
+        assert!(!load(&["--policy", plain]));
+        assert!(load(&["--policy", plain, "--share-tabs"]));
+        assert!(load(&["--policy", sharing]));
     }
 }

@@ -16,9 +16,6 @@ const MAX_STEPS: usize = 2000;
 /// Refs remembered from answers (the latest win).
 const MAX_REFS: usize = 20_000;
 
-pub const STEPS_URI: &str = "kapture://session/current/steps";
-pub const CODE_URI: &str = "kapture://session/current/code";
-
 /// One tool call of the session.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -99,6 +96,10 @@ pub struct CallNotes {
     /// A typing action answered: which of its values went into confidential fields
     /// (`ActionOutcome::confidential`). `None`: it did not answer (the call failed).
     pub confidential: Option<Vec<usize>>,
+    /// The tab the call ran on (for the journal; no answer text is parsed for it).
+    pub tab: Option<ext_core::protocol::TabId>,
+    /// What the answer must also tell (e.g. a tab the session opened for itself).
+    pub news: Vec<String>,
 }
 
 tokio::task_local! {
@@ -160,6 +161,19 @@ impl SessionLog {
     }
 
     /// The steps so far, as JSON.
+    /// How many steps the log holds.
+    pub fn len(&self) -> usize {
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .steps
+            .len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn steps_json(&self) -> String {
         let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         serde_json::to_string_pretty(&inner.steps).unwrap_or_default()
@@ -268,20 +282,16 @@ impl SessionLog {
     }
 }
 
-/// The format a code URI asks for (`…/code?format=puppeteer`), if it is a code URI.
-pub fn code_format(uri: &str) -> Option<Result<Format, String>> {
-    let rest = uri.strip_prefix(CODE_URI)?;
-    let query: Map<String, Value> = rest
+/// The format a code URI's query asks for (`?format=puppeteer`; none: Playwright Test).
+pub fn code_format(query: &str) -> Result<Format, String> {
+    let query: Map<String, Value> = query
         .strip_prefix('?')
         .unwrap_or_default()
         .split('&')
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), json!(v)))
         .collect();
-    if !rest.is_empty() && !rest.starts_with('?') {
-        return None;
-    }
-    Some(match query.get("format").and_then(Value::as_str) {
+    match query.get("format").and_then(Value::as_str) {
         None => Ok(Format::PlaywrightTs),
         Some(f) => Format::parse(f).ok_or_else(|| {
             format!(
@@ -289,7 +299,7 @@ pub fn code_format(uri: &str) -> Option<Result<Format, String>> {
                 Format::ALL.map(Format::as_str).join(", ")
             )
         }),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -419,16 +429,8 @@ mod tests {
 
     #[test]
     fn code_uris_name_their_format() {
-        assert_eq!(code_format(CODE_URI), Some(Ok(Format::PlaywrightTs)));
-        assert_eq!(
-            code_format(&format!("{CODE_URI}?format=puppeteer")),
-            Some(Ok(Format::Puppeteer))
-        );
-        assert!(matches!(
-            code_format(&format!("{CODE_URI}?format=cobol")),
-            Some(Err(_))
-        ));
-        assert_eq!(code_format(STEPS_URI), None);
-        assert_eq!(code_format(&format!("{CODE_URI}x")), None);
+        assert_eq!(code_format(""), Ok(Format::PlaywrightTs));
+        assert_eq!(code_format("?format=puppeteer"), Ok(Format::Puppeteer));
+        assert!(code_format("?format=cobol").is_err());
     }
 }

@@ -24,7 +24,8 @@ mod policy; // deny, safe mode, approvals in the Kapture window, origin binding,
 mod real_apps;
 mod recorder; // a recorded flow saved as a scenario with sealed secrets
 mod scenarios; // the widget records a login; the shop checkout replays with dependencies from a fresh browser
-mod security; // the bridge refuses strangers; the token never leaks
+mod security;
+mod sessions; // several MCP sessions of one kapture: own current tabs, owned tabs, shared by policy, resources // the bridge refuses strangers; the token never leaks
 mod stdio; // MCP over stdio: bad input answered per JSON-RPC, the process survives, EOF ends it
 mod tools; // every tool on real pages // the real-app corpus (TodoMVC ×9, Django admin) driven by an agent-like script
 mod web_app; // the Test Web App at /app driven like a person in a second browser, with screenshots

@@ -141,7 +141,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn from(result: CallToolResult) -> Self {
+    pub fn from(result: CallToolResult) -> Self {
         let json = serde_json::to_value(&result).unwrap_or_default();
         let mut text = Vec::new();
         let mut images = Vec::new();

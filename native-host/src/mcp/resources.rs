@@ -1,0 +1,440 @@
+//! The MCP resources: the sessions index (`kapture://sessions`), a session's step log and
+//! code (`kapture://session/{id}/steps`, `…/code`), and the live state of its current tab
+//! (`…/snapshot`, `…/screenshot`, `…/console`, `…/tabs`, `…/cookies`), `current` standing
+//! for the reader's own session. Live state is read through the same bridge calls as the
+//! tools (the policy judges them), and masked like tool answers. Subscriptions are told of
+//! updates where kapture knows of them without looking: sessions starting and ending, a
+//! session's calls, tabs opening and closing.
+
+use ext_core::export::Format;
+use ext_core::methods::{
+    Budget, ConsoleMessages, Cookies, ImageType, Screenshot, Snapshot, TabsList,
+};
+use ext_core::protocol::WireError;
+use rmcp::model::{
+    ReadResourceResult, Resource as McpResource, ResourceContents, ResourceTemplate,
+    ResourceUpdatedNotificationParam,
+};
+use rmcp::ErrorData;
+
+use super::{KaptureServer, SessionId, Shared};
+
+pub const SESSIONS_URI: &str = "kapture://sessions";
+const SESSION_PREFIX: &str = "kapture://session/";
+
+/// Whose session a URI names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    /// The reader's own (`current`).
+    Current,
+    Id(SessionId),
+}
+
+/// What of a session a URI names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    Steps,
+    Code(Format),
+    Snapshot,
+    Screenshot,
+    Console,
+    Tabs,
+    Cookies,
+}
+
+impl What {
+    /// Live state of the session's current tab (changes when the session acts).
+    pub fn is_live(self) -> bool {
+        !matches!(self, What::Steps | What::Code(_))
+    }
+}
+
+/// A resource URI, parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Uri {
+    Sessions,
+    Session(Who, What),
+}
+
+/// Why a URI names no resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UriError {
+    /// Not one of ours.
+    Unknown,
+    /// Ours, but malformed (the message says how).
+    Bad(String),
+}
+
+impl UriError {
+    fn into_error(self, uri: &str) -> ErrorData {
+        match self {
+            UriError::Unknown => ErrorData::resource_not_found(
+                format!("no resource {uri}: resources/list and resources/templates/list show them"),
+                None,
+            ),
+            UriError::Bad(why) => ErrorData::invalid_params(why, None),
+        }
+    }
+}
+
+/// Parse a resource URI (`kapture://session/2/code?format=puppeteer`).
+pub fn parse(uri: &str) -> Result<Uri, UriError> {
+    if uri == SESSIONS_URI {
+        return Ok(Uri::Sessions);
+    }
+    let rest = uri.strip_prefix(SESSION_PREFIX).ok_or(UriError::Unknown)?;
+    let (path, query) = match rest.find('?') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let (who, what) = path.split_once('/').ok_or(UriError::Unknown)?;
+    let who = match who {
+        "current" => Who::Current,
+        n => Who::Id(n.parse().map_err(|_| {
+            UriError::Bad(format!(
+                "{uri}: the session is a number from kapture://sessions, or current"
+            ))
+        })?),
+    };
+    let what = match what {
+        "steps" => What::Steps,
+        "code" => What::Code(crate::session_log::code_format(query).map_err(UriError::Bad)?),
+        "snapshot" => What::Snapshot,
+        "screenshot" => What::Screenshot,
+        "console" => What::Console,
+        "tabs" => What::Tabs,
+        "cookies" => What::Cookies,
+        _ => return Err(UriError::Unknown),
+    };
+    if !query.is_empty() && !matches!(what, What::Code(_)) {
+        return Err(UriError::Unknown);
+    }
+    Ok(Uri::Session(who, what))
+}
+
+fn resource(uri: &str, name: &str, description: &str, mime: &str) -> McpResource {
+    McpResource::new(uri, name)
+        .with_description(description)
+        .with_mime_type(mime)
+}
+
+/// What resources/list shows: the index and the reader's own session.
+pub fn list() -> Vec<McpResource> {
+    let own = |what: &str| format!("{SESSION_PREFIX}current/{what}");
+    vec![
+        resource(SESSIONS_URI, "sessions", "The live MCP sessions of this kapture: id, client, start, current tab, owned tabs, steps (JSON).", "application/json"),
+        resource(&own("steps"), "session steps", "Every tool call of this MCP session, in order, with masked arguments and how it ended (JSON).", "application/json"),
+        resource(&own("code"), "session code", "This session's browser actions as a Playwright Test script; add ?format=playwright-python|puppeteer|webdriverio for another.", "text/plain"),
+        resource(&own("snapshot"), "session snapshot", "The page model of this session's current tab, as browser_snapshot answers it.", "text/plain"),
+        resource(&own("screenshot"), "session screenshot", "A PNG screenshot of this session's current tab.", "image/png"),
+        resource(&own("console"), "session console", "The console messages of this session's current tab, newest first.", "text/plain"),
+        resource(&own("tabs"), "tabs", "The browser's tabs, those of other sessions marked.", "text/plain"),
+        resource(&own("cookies"), "session cookies", "The cookies of this session's current tab's page.", "text/plain"),
+    ]
+}
+
+/// What resources/templates/list shows.
+pub fn templates() -> Vec<ResourceTemplate> {
+    let t = |what: &str, description: &str, mime: &str| {
+        let mut t = ResourceTemplate::new(
+            format!("{SESSION_PREFIX}{{id}}/{what}"),
+            format!("session {what}"),
+        );
+        t.description = Some(description.into());
+        t.mime_type = Some(mime.into());
+        t
+    };
+    vec![
+        t("steps", "A session's tool calls (id from kapture://sessions, or current).", "application/json"),
+        t("code", "A session's browser actions as a script (?format=playwright-ts|playwright-python|puppeteer|webdriverio).", "text/plain"),
+        t("snapshot", "The page model of a session's current tab.", "text/plain"),
+        t("screenshot", "A PNG screenshot of a session's current tab.", "image/png"),
+        t("console", "The console messages of a session's current tab.", "text/plain"),
+        t("tabs", "The browser's tabs, as a session sees them.", "text/plain"),
+        t("cookies", "The cookies of a session's current tab's page.", "text/plain"),
+    ]
+}
+
+impl Shared {
+    /// Tell every subscriber whose subscription `matches` (subscriber, its URI parsed with
+    /// `current` resolved to the subscriber) that it changed.
+    fn notify_where(&self, matches: impl Fn(SessionId, Uri) -> bool) {
+        let mut told = Vec::new();
+        for (id, entry) in self.registry().sessions() {
+            let Some(peer) = &entry.peer else { continue };
+            for uri in &entry.subscriptions {
+                let parsed = match parse(uri) {
+                    Ok(Uri::Session(Who::Current, what)) => Uri::Session(Who::Id(id), what),
+                    Ok(other) => other,
+                    Err(_) => continue,
+                };
+                if matches(id, parsed) {
+                    told.push((peer.clone(), uri.clone()));
+                }
+            }
+        }
+        for (peer, uri) in told {
+            tokio::spawn(async move {
+                let _ = peer
+                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await;
+            });
+        }
+    }
+
+    /// A session started or ended.
+    pub(super) fn sessions_changed(&self) {
+        self.notify_where(|_, uri| uri == Uri::Sessions);
+    }
+
+    /// A tab opened or closed.
+    pub(super) fn tabs_changed(&self) {
+        self.notify_where(|_, uri| matches!(uri, Uri::Session(_, What::Tabs)));
+    }
+}
+
+impl KaptureServer {
+    /// This session made a tool call (`acted`: one that may change the page).
+    pub(super) fn called(&self, acted: bool) {
+        let me = self.id();
+        self.shared.notify_where(|_, uri| match uri {
+            Uri::Session(Who::Id(id), what) => id == me && (acted || !what.is_live()),
+            _ => false,
+        });
+    }
+
+    /// `resources/subscribe` (`on`) or `unsubscribe`.
+    pub(super) fn subscribe_to(&self, uri: &str, on: bool) -> Result<(), ErrorData> {
+        parse(uri).map_err(|e| e.into_error(uri))?;
+        let mut registry = self.shared.registry();
+        if let Some(entry) = registry.get_mut(self.id()) {
+            if on {
+                // Bounded: a client subscribes to a handful.
+                if entry.subscriptions.len() >= 100 && !entry.subscriptions.contains(uri) {
+                    return Err(ErrorData::invalid_params(
+                        "at most 100 subscriptions per session",
+                        None,
+                    ));
+                }
+                entry.subscriptions.insert(uri.to_string());
+            } else {
+                entry.subscriptions.remove(uri);
+            }
+        }
+        Ok(())
+    }
+
+    /// Read a resource; every text is masked as tool answers are.
+    pub(super) async fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+        let parsed = parse(uri).map_err(|e| e.into_error(uri))?;
+        let (id, what) = match parsed {
+            Uri::Sessions => {
+                let text = self.sessions_json();
+                return Ok(self.masked(uri, text, &[]));
+            }
+            Uri::Session(Who::Current, what) => (self.id(), what),
+            Uri::Session(Who::Id(id), what) => (id, what),
+        };
+        let (log, their_masks, current) = {
+            let registry = self.shared.registry();
+            let entry = registry.get(id).ok_or_else(|| {
+                ErrorData::resource_not_found(
+                    format!("there is no live session {id}: kapture://sessions lists them"),
+                    None,
+                )
+            })?;
+            (
+                entry.log.clone(),
+                entry.masks.with(&[]),
+                registry.current(id, self.bridge().generation()),
+            )
+        };
+        let text = match what {
+            What::Steps => log.steps_json(),
+            What::Code(format) => log.code(format),
+            What::Tabs => {
+                let list = self
+                    .browser_call(None, &TabsList {})
+                    .await
+                    .map_err(|e| self.wire_error(e))?;
+                self.format_tabs(&list, 0)
+            }
+            live => {
+                let tab = current.ok_or_else(|| {
+                    ErrorData::resource_not_found(
+                        format!("session {id} has no current tab yet: a tool call without tabId gives it one"),
+                        None,
+                    )
+                })?;
+                // Reading is driving too: another session's tab only when tabs are shared.
+                self.check_tab(tab).map_err(|e| self.wire_error(e))?;
+                let budget = Budget {
+                    max_chars: Some(self.config().max_chars),
+                    offset: None,
+                };
+                let text = match live {
+                    What::Snapshot => {
+                        let params = Snapshot {
+                            budget,
+                            ..Snapshot::default()
+                        };
+                        self.browser_call(Some(tab), &params).await.map(|t| t.text)
+                    }
+                    What::Console => {
+                        let params = ConsoleMessages {
+                            budget,
+                            ..ConsoleMessages::default()
+                        };
+                        let max = self.config().max_chars as usize;
+                        self.browser_call(Some(tab), &params)
+                            .await
+                            .map(|log| super::read::console_text(&log, max, 0))
+                    }
+                    What::Cookies => {
+                        let params = Cookies {
+                            budget,
+                            ..Cookies::default()
+                        };
+                        self.browser_call(Some(tab), &params).await.map(|t| t.text)
+                    }
+                    _ => {
+                        let params = Screenshot {
+                            image_type: ImageType::Png,
+                            ..Screenshot::default()
+                        };
+                        let shot = self
+                            .browser_call(Some(tab), &params)
+                            .await
+                            .map_err(|e| self.wire_error(e))?;
+                        return Ok(ReadResourceResult::new(vec![ResourceContents::blob(
+                            shot.data, uri,
+                        )
+                        .with_mime_type(shot.mime_type)]));
+                    }
+                };
+                text.map_err(|e| self.wire_error(e))?
+            }
+        };
+        let mime = if what == What::Steps {
+            "application/json"
+        } else {
+            "text/plain"
+        };
+        let mut read = self.masked(uri, text, &their_masks);
+        if let Some(ResourceContents::TextResourceContents { mime_type, .. }) =
+            read.contents.first_mut()
+        {
+            *mime_type = Some(mime.into());
+        }
+        Ok(read)
+    }
+
+    /// The exit of every text resource: the reader's masks and the read session's.
+    fn masked(&self, uri: &str, text: String, theirs: &[(String, String)]) -> ReadResourceResult {
+        let mut values = self.secret_values();
+        values.extend(theirs.iter().cloned());
+        values.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        let (clean, _) = ext_core::secrets::redact(&text, &values);
+        ReadResourceResult::new(vec![ResourceContents::text(clean, uri)])
+    }
+
+    /// A coded failure of a resource read, masked.
+    fn wire_error(&self, e: WireError) -> ErrorData {
+        let (message, _) = ext_core::secrets::redact(
+            &format!("{}: {}", e.code, ext_core::escape::inline(&e.message)),
+            &self.secret_values(),
+        );
+        ErrorData::invalid_request(message, Some(serde_json::json!({"code": e.code})))
+    }
+
+    /// The sessions index.
+    fn sessions_json(&self) -> String {
+        let generation = self.bridge().generation();
+        let registry = self.shared.registry();
+        let list: Vec<serde_json::Value> = registry
+            .sessions()
+            .map(|(id, e)| {
+                serde_json::json!({
+                    "id": id,
+                    "client": e.client,
+                    "label": registry.label(id),
+                    "started": e.started,
+                    "currentTab": registry.current(id, generation),
+                    "ownedTabs": registry.owned(id),
+                    "steps": e.log.len(),
+                    "you": id == self.id(),
+                })
+            })
+            .collect();
+        serde_json::to_string_pretty(&list).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_name_a_session_and_what_of_it() {
+        assert_eq!(parse("kapture://sessions"), Ok(Uri::Sessions));
+        assert_eq!(
+            parse("kapture://session/current/steps"),
+            Ok(Uri::Session(Who::Current, What::Steps))
+        );
+        assert_eq!(
+            parse("kapture://session/3/code"),
+            Ok(Uri::Session(Who::Id(3), What::Code(Format::PlaywrightTs)))
+        );
+        assert_eq!(
+            parse("kapture://session/current/code?format=puppeteer"),
+            Ok(Uri::Session(Who::Current, What::Code(Format::Puppeteer)))
+        );
+        for (what, want) in [
+            ("snapshot", What::Snapshot),
+            ("screenshot", What::Screenshot),
+            ("console", What::Console),
+            ("tabs", What::Tabs),
+            ("cookies", What::Cookies),
+        ] {
+            assert_eq!(
+                parse(&format!("kapture://session/12/{what}")),
+                Ok(Uri::Session(Who::Id(12), want))
+            );
+            assert!(want.is_live());
+        }
+        assert!(!What::Steps.is_live());
+    }
+
+    #[test]
+    fn other_uris_are_not_ours_or_say_what_is_wrong() {
+        for unknown in [
+            "kapture://session",
+            "kapture://session/1",
+            "kapture://session/1/secrets",
+            "kapture://session/1/steps?x=1",
+            "kapture://sessionsx",
+            "https://example.com/",
+        ] {
+            assert_eq!(parse(unknown), Err(UriError::Unknown), "{unknown}");
+        }
+        assert!(matches!(
+            parse("kapture://session/me/steps"),
+            Err(UriError::Bad(_))
+        ));
+        assert!(matches!(
+            parse("kapture://session/1/code?format=cobol"),
+            Err(UriError::Bad(_))
+        ));
+    }
+
+    #[test]
+    fn every_listed_resource_and_template_parses() {
+        for r in list() {
+            assert!(parse(&r.uri).is_ok(), "{}", r.uri);
+        }
+        for t in templates() {
+            let uri = t.uri_template.replace("{id}", "1");
+            assert!(parse(&uri).is_ok(), "{uri}");
+        }
+    }
+}

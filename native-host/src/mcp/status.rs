@@ -1,0 +1,109 @@
+//! What kapture is connected to (browser_status) and its journal (browser_audit).
+
+use ext_core::escape;
+use ext_core::methods::TabsList;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
+
+use super::*;
+
+#[tool_router(router = status_router, vis = "pub(super)")]
+impl KaptureServer {
+    #[tool(
+        name = "browser_audit",
+        annotations(read_only_hint = true, open_world_hint = false),
+        description = "The audit journal: the newest tool calls (who, tool, arguments with secrets masked, status, time), newest first."
+    )]
+    async fn browser_audit(&self, Parameters(a): Parameters<AuditArgs>) -> Answer {
+        let offset = a.offset.unwrap_or(0).min(10_000) as usize;
+        let max_entries = a.max.unwrap_or(20).clamp(1, 500) as usize;
+        let entries = self.shared.audit.recent(offset + max_entries).await;
+        // One JSON line per entry (JSON keeps every string on its line), each cut to a
+        // tenth of the budget, the whole within the budget.
+        let max = self.config().max_chars as usize;
+        let lines: Vec<String> = entries
+            .iter()
+            .skip(offset)
+            .map(|e| escape::inline_cut(&serde_json::to_string(e).unwrap_or_default(), max / 10))
+            .collect();
+        let head = format!(
+            "{} entries in {}{}, newest first:",
+            lines.len(),
+            self.shared.audit.path().display(),
+            if offset > 0 {
+                format!(" after the newest {offset}")
+            } else {
+                String::new()
+            }
+        );
+        let (text, _) = escape::fit_lines(&head, &lines, max, |i| {
+            format!(
+                "… cut at the {max}-character budget. More: browser_audit {{offset: {}}}",
+                offset + i
+            )
+        });
+        self.reply(Ok(text))
+    }
+
+    #[tool(
+        name = "browser_status",
+        annotations(read_only_hint = true, open_world_hint = true),
+        description = "What kapture is connected to: the bridge port, the extension and browser, versions, and the open tabs."
+    )]
+    async fn browser_status(&self, Parameters(_): Parameters<NoArgs>) -> Answer {
+        self.reply(Ok(self.status().await))
+    }
+}
+
+impl KaptureServer {
+    async fn status(&self) -> String {
+        let bridge = self.bridge().status().await;
+        let mut lines = vec![
+            format!(
+                "kapture {} (protocol v{}, pid {})",
+                self.shared.facts.version, self.shared.facts.protocol, self.shared.facts.pid
+            ),
+            match &bridge.engine {
+                Some(_) if bridge.port == 0 => {
+                    "bridge: none (the native CDP engine runs the commands)".into()
+                }
+                Some(_) => format!(
+                    "bridge: ws://127.0.0.1:{} (unused: the native CDP engine runs the commands)",
+                    bridge.port
+                ),
+                None => format!("bridge: ws://127.0.0.1:{}", bridge.port),
+            },
+            format!(
+                "browser mode: {}; {}",
+                self.shared.facts.mode,
+                self.shared.browser.describe()
+            ),
+        ];
+        if let Some(engine) = &bridge.engine {
+            lines.push(format!("engine: {engine}"));
+            match self.bridge().call::<TabsList>(None, &TabsList {}).await {
+                Ok(tabs) => lines.push(format!("tabs:\n{}", self.format_tabs(&tabs, 0))),
+                Err(e) => lines.push(format!("tabs: unavailable ({})", e.into_wire())),
+            }
+            return lines.join("\n");
+        }
+        match &bridge.extension {
+            Some(ext) => {
+                lines.push(format!(
+                    "extension: {} v{} connected for {} s (session {}) in {}",
+                    ext.info.id,
+                    ext.info.version,
+                    ext.connected_for_s,
+                    ext.session,
+                    ext.info.browser
+                ));
+                match self.bridge().call::<TabsList>(None, &TabsList {}).await {
+                    Ok(tabs) => lines.push(format!("tabs:\n{}", self.format_tabs(&tabs, 0))),
+                    Err(e) => lines.push(format!("tabs: unavailable ({})", e.into_wire())),
+                }
+            }
+            None => lines.push("extension: not connected".into()),
+        }
+        lines.join("\n")
+    }
+}
