@@ -504,8 +504,19 @@ async fn inspector_cli_lists_and_calls_tools_over_http_and_stdio() {
     assert!(tools.contains("\"browser_navigate\""), "{tools}");
     let went = over_http(navigate.clone()).await.unwrap();
     assert!(went.contains("Page A"), "{went}");
+    // Each Inspector run is an MCP session of its own, and the navigating one still owns its
+    // tab (the Inspector does not end its sessions): the next run gets a tab of its own, and
+    // naming the other's tab is refused — sessions do not trample each other.
+    let tab = kapture_e2e::tab_of(&went);
     let snap = over_http(snapshot.clone()).await.unwrap();
-    assert!(snap.contains("Go to B"), "{snap}");
+    assert!(
+        snap.contains("of this session's own") && !snap.contains("Go to B"),
+        "{snap}"
+    );
+    let mut named = snapshot.clone();
+    named.extend(["--tool-arg".into(), format!("tabId={tab}")]);
+    let refused = over_http(named).await.unwrap();
+    assert!(refused.contains("TAB_NOT_YOURS"), "{refused}");
     // Without the token the Inspector is refused.
     let without = run(
         vec![k.mcp_url.clone()],
