@@ -181,6 +181,14 @@ pub struct ServeArgs {
     /// Seconds after which an --http session with no traffic is closed.
     #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub http_idle_secs: u64,
+    /// How many TCP connections --http serves at once; one more is closed unread (a
+    /// flood of stalled connections cannot take every file descriptor).
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u16).range(1..))]
+    pub http_max_connections: u16,
+    /// Seconds an --http connection may take to send a request's headers, and may sit idle
+    /// between requests, before it is closed.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub http_header_secs: u64,
     /// Let MCP sessions drive each other's tabs (by default a session may drive only the
     /// tabs it opened or took first; also `share_tabs = true` in the policy file).
     #[arg(long)]
@@ -323,6 +331,8 @@ mod tests {
         assert_eq!(cli.serve.http, None);
         assert_eq!(cli.serve.http_max_sessions, 16);
         assert_eq!(cli.serve.http_idle_secs, 900);
+        assert_eq!(cli.serve.http_max_connections, 256);
+        assert_eq!(cli.serve.http_header_secs, 10);
         let cli = parse(&[
             "--http",
             "127.0.0.1:0",

@@ -165,6 +165,11 @@ pub struct Started {
 /// Everything but the transport: the bridge (or the native engine), the browser, the
 /// journal and the shared MCP server.
 pub async fn start(args: ServeArgs) -> Result<Started, ServeError> {
+    start_serving(args, None).await
+}
+
+/// [`start`], saying the MCP URL `--http` serves at (browser_status shows it).
+async fn start_serving(args: ServeArgs, http_url: Option<String>) -> Result<Started, ServeError> {
     let shutdown = CancellationToken::new();
     let extension_id = extension::extension_id()?;
     let runtime_dir = pairing::runtime_dir(args.runtime_dir.as_deref())?;
@@ -274,6 +279,7 @@ pub async fn start(args: ServeArgs) -> Result<Started, ServeError> {
             None => Vec::new(),
         },
         share_tabs: policy.share_tabs,
+        http_url,
     };
     let audit = audit::Audit::start(&audit_dir).map_err(|e| {
         ServeError::Setup(format!(
@@ -297,12 +303,20 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         Some(addr) => Some(http::bind(addr, args.http_allow_remote).await?),
         None => None,
     };
+    let http_url = match &http_listener {
+        Some(listeners) => Some(http::mcp_url(
+            listeners
+                .local_addr()
+                .map_err(|source| ServeError::Bind { port: 0, source })?,
+        )),
+        None => None,
+    };
     let Started {
         kapture,
         shutdown,
         browser_task,
         handshake,
-    } = start(args.clone()).await?;
+    } = start_serving(args.clone(), http_url).await?;
     if let Some(listener) = http_listener {
         let result = serve_http(listener, &args, kapture, shutdown.clone()).await;
         tracing::info!("kapture stopping");
@@ -347,7 +361,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
 /// `--http`: serve MCP over Streamable HTTP (and the Test Web App) until a stop signal,
 /// then close every session (their handlers are dropped) before the browser is closed.
 async fn serve_http(
-    listener: TcpListener,
+    listener: http::Listeners,
     args: &ServeArgs,
     kapture: mcp::Kapture,
     shutdown: CancellationToken,
@@ -359,6 +373,10 @@ async fn serve_http(
         bind,
         max_sessions: usize::from(args.http_max_sessions),
         idle: std::time::Duration::from_secs(args.http_idle_secs),
+        limits: http::serve::Limits {
+            max_connections: usize::from(args.http_max_connections),
+            header_timeout: std::time::Duration::from_secs(args.http_header_secs),
+        },
         app_dir: extension::locate(args.extension_dir.as_deref()).ok(),
     };
     // Its own token, not the bridge's: this one is shown to the person (in the app URL).

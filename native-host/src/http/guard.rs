@@ -57,13 +57,25 @@ pub struct Authorities {
     /// Bound to loopback: only the loopback names. Bound elsewhere (`--http-allow-remote`):
     /// any IP literal too, never a DNS name (a rebinding page's Host is its domain).
     remote: bool,
+    /// `127.0.0.1` and `[::1]` name this server only when it listens there: `[::1]` on a
+    /// machine without IPv6 loopback is no name of ours.
+    v4: bool,
+    v6: bool,
 }
 
 impl Authorities {
+    /// One listening address.
     pub fn new(bound: SocketAddr) -> Self {
+        Self::serving(&[bound])
+    }
+
+    /// The addresses listened on (one port; the first is the one asked for).
+    pub fn serving(bound: &[SocketAddr]) -> Self {
         Self {
-            port: bound.port(),
-            remote: !bound.ip().is_loopback(),
+            port: bound.first().map_or(0, SocketAddr::port),
+            remote: bound.iter().any(|a| !a.ip().is_loopback()),
+            v4: bound.iter().any(SocketAddr::is_ipv4),
+            v6: bound.iter().any(SocketAddr::is_ipv6),
         }
     }
 
@@ -76,8 +88,11 @@ impl Authorities {
             return false;
         }
         let name = name.to_ascii_lowercase();
-        if matches!(name.as_str(), "127.0.0.1" | "localhost" | "[::1]") {
-            return true;
+        match name.as_str() {
+            "localhost" => return true,
+            "127.0.0.1" if self.v4 => return true,
+            "[::1]" if self.v6 => return true,
+            _ => {}
         }
         if !self.remote {
             return false;
@@ -156,8 +171,25 @@ pub fn token_matches(presented: Option<&str>, expected: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// Both loopbacks held, as `bind` leaves a machine with IPv6.
     fn local() -> Authorities {
-        Authorities::new("127.0.0.1:5000".parse().unwrap())
+        Authorities::serving(&[
+            "127.0.0.1:5000".parse().unwrap(),
+            "[::1]:5000".parse().unwrap(),
+        ])
+    }
+
+    #[test]
+    fn a_loopback_not_listened_on_is_no_name_of_ours() {
+        // No IPv6 loopback on the machine: only 127.0.0.1 held.
+        let v4 = Authorities::new("127.0.0.1:5000".parse().unwrap());
+        assert_eq!(v4.check_host(&["127.0.0.1:5000"]), Ok(()));
+        assert_eq!(v4.check_host(&["localhost:5000"]), Ok(()));
+        assert!(v4.check_host(&["[::1]:5000"]).is_err());
+        assert!(v4.check_origin(&["http://[::1]:5000"]).is_err());
+        let v6 = Authorities::new("[::1]:5000".parse().unwrap());
+        assert_eq!(v6.check_host(&["[::1]:5000"]), Ok(()));
+        assert!(v6.check_host(&["127.0.0.1:5000"]).is_err());
     }
 
     #[test]

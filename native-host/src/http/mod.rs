@@ -9,11 +9,17 @@
 //! request, past the session cap and without a current tab. Here the factory runs only
 //! for an admitted `initialize`; `server/discover` is answered "method not found", which a
 //! client reads as "legacy server, initialize instead".
+//!
+//! On a loopback address kapture also holds the other loopback family's address on the
+//! same port (127.0.0.1 ↔ [::1]): a client told `http://localhost:PORT` may try `::1`
+//! first, and a squatter there would receive its bearer token. Connections are capped in
+//! number and in how long they may dawdle (`serve.rs`).
 
 pub mod app;
 pub mod guard;
+pub mod serve;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,6 +51,11 @@ pub enum HttpError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    #[error("cannot also listen on {addr} ({source}): another program holds it, and a client told http://localhost:{port} may reach that program first and hand it the bearer token. Stop it, or choose another port", port = addr.port())]
+    TwinTaken {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
 }
 
 /// How the HTTP face runs (from the command line).
@@ -53,16 +64,77 @@ pub struct HttpOptions {
     pub bind: SocketAddr,
     pub max_sessions: usize,
     pub idle: Duration,
+    /// Connections served at once, and how long one may take to send headers or idle.
+    pub limits: serve::Limits,
     /// The built extension folder the app's files come from (`None`: not built).
     pub app_dir: Option<PathBuf>,
 }
 
-/// Bind `--http`'s address (refusing a non-loopback one unless `allow_remote`).
-pub async fn bind(text: &str, allow_remote: bool) -> Result<TcpListener, HttpError> {
+/// `--http`'s listening sockets: the address asked for first, then (on loopback) its twin
+/// in the other family on the same port.
+pub struct Listeners(Vec<TcpListener>);
+
+impl Listeners {
+    /// The address asked for, its port resolved.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.0[0].local_addr()
+    }
+
+    fn addrs(&self) -> Vec<SocketAddr> {
+        self.0.iter().filter_map(|l| l.local_addr().ok()).collect()
+    }
+}
+
+/// How many ports `PORT 0` tries for one free on both loopbacks.
+const TWIN_TRIES: usize = 8;
+
+/// The other loopback family's address (none off loopback: `--http-allow-remote`).
+fn twin_of(ip: IpAddr) -> Option<IpAddr> {
+    match ip {
+        IpAddr::V4(v4) if v4.is_loopback() => Some(Ipv6Addr::LOCALHOST.into()),
+        IpAddr::V6(v6) if v6.is_loopback() => Some(Ipv4Addr::LOCALHOST.into()),
+        _ => None,
+    }
+}
+
+/// The machine has no such loopback (no IPv6, say): nobody can squat it either.
+fn no_such_address(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    const EAFNOSUPPORT: i32 = nix::errno::Errno::EAFNOSUPPORT as i32;
+    #[cfg(windows)]
+    const EAFNOSUPPORT: i32 = 10047;
+    e.kind() == std::io::ErrorKind::AddrNotAvailable || e.raw_os_error() == Some(EAFNOSUPPORT)
+}
+
+/// Bind `--http`'s address (refusing a non-loopback one unless `allow_remote`) and, on
+/// loopback, its twin in the other family; a twin someone else holds is refused.
+pub async fn bind(text: &str, allow_remote: bool) -> Result<Listeners, HttpError> {
     let addr = guard::parse_bind(text, allow_remote)?;
-    TcpListener::bind(addr)
-        .await
-        .map_err(|source| HttpError::Bind { addr, source })
+    // PORT 0: another free port when the twin of the first one is taken.
+    let tries = if addr.port() == 0 { TWIN_TRIES } else { 1 };
+    let mut refused = None;
+    for _ in 0..tries {
+        let first = TcpListener::bind(addr)
+            .await
+            .map_err(|source| HttpError::Bind { addr, source })?;
+        let Some(twin_ip) = twin_of(addr.ip()) else {
+            return Ok(Listeners(vec![first]));
+        };
+        let port = first
+            .local_addr()
+            .map_err(|source| HttpError::Bind { addr, source })?
+            .port();
+        let twin = SocketAddr::new(twin_ip, port);
+        match TcpListener::bind(twin).await {
+            Ok(second) => return Ok(Listeners(vec![first, second])),
+            Err(e) if no_such_address(&e) => {
+                tracing::info!("no {twin_ip} on this machine ({e}): serving {addr} only");
+                return Ok(Listeners(vec![first]));
+            }
+            Err(source) => refused = Some(HttpError::TwinTaken { addr: twin, source }),
+        }
+    }
+    Err(refused.expect("at least one try"))
 }
 
 /// The running HTTP face.
@@ -73,19 +145,28 @@ pub struct HttpServer {
     task: tokio::task::JoinHandle<()>,
 }
 
+/// `http://HOST:PORT` as a person on this machine reaches a server bound to `addr`.
+fn base(addr: SocketAddr) -> String {
+    let ip = if addr.ip().is_unspecified() {
+        Ipv4Addr::LOCALHOST.into()
+    } else {
+        addr.ip()
+    };
+    format!("http://{}", SocketAddr::new(ip, addr.port()))
+}
+
+/// The MCP endpoint of a server bound to `addr`.
+pub fn mcp_url(addr: SocketAddr) -> String {
+    format!("{}/mcp", base(addr))
+}
+
 impl HttpServer {
-    /// `http://HOST:PORT` as a person on this machine reaches it.
     fn base(&self) -> String {
-        let ip = if self.addr.ip().is_unspecified() {
-            std::net::Ipv4Addr::LOCALHOST.into()
-        } else {
-            self.addr.ip()
-        };
-        format!("http://{}", SocketAddr::new(ip, self.addr.port()))
+        base(self.addr)
     }
 
     pub fn mcp_url(&self) -> String {
-        format!("{}/mcp", self.base())
+        mcp_url(self.addr)
     }
 
     /// The one-click URL of the Test Web App, token included (the page takes it out of
@@ -129,7 +210,7 @@ struct Shared<S> {
 /// MCP session; it is called once per admitted `initialize`, and the handler is dropped
 /// when its session ends (closed by the client, expired, or at shutdown).
 pub fn start<S, F>(
-    listener: TcpListener,
+    listeners: Listeners,
     options: HttpOptions,
     token: Token,
     factory: F,
@@ -139,7 +220,7 @@ where
     S: rmcp::ServerHandler + Send + 'static,
     F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
 {
-    let addr = listener.local_addr().map_err(|source| HttpError::Bind {
+    let addr = listeners.local_addr().map_err(|source| HttpError::Bind {
         addr: options.bind,
         source,
     })?;
@@ -166,21 +247,14 @@ where
     let shared = Arc::new(Shared {
         mcp: StreamableHttpService::new(guarded, sessions.clone(), config),
         sessions: sessions.clone(),
-        authorities: guard::Authorities::new(addr),
+        authorities: guard::Authorities::serving(&listeners.addrs()),
         token: token.clone(),
         max_sessions: options.max_sessions.max(1),
         admit: tokio::sync::Mutex::new(()),
         app_dir: options.app_dir,
     });
     let router = axum::Router::new().fallback(handle::<S>).with_state(shared);
-    let task = tokio::spawn(async move {
-        let served = axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown.cancelled_owned())
-            .await;
-        if let Err(e) = served {
-            tracing::warn!("the HTTP server stopped: {e}");
-        }
-    });
+    let task = tokio::spawn(serve::run(listeners.0, router, options.limits, shutdown));
     Ok(HttpServer {
         addr,
         token,

@@ -61,6 +61,8 @@ pub struct Config {
     pub data_dir: std::path::PathBuf,
     /// Sessions may drive each other's tabs.
     pub share_tabs: bool,
+    /// `--http`: the MCP endpoint's URL (never the token), for browser_status.
+    pub http_url: Option<String>,
 }
 
 /// Things the status tool reports besides the bridge.

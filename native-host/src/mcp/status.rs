@@ -56,6 +56,25 @@ impl KaptureServer {
 }
 
 impl KaptureServer {
+    /// Where MCP is served (the URL, never the token), how many sessions are open, and
+    /// which one this is.
+    fn sessions_line(&self) -> String {
+        let (open, me) = {
+            let registry = self.shared.registry();
+            (registry.sessions().count(), registry.label(self.id()))
+        };
+        let served = match &self.config().http_url {
+            Some(url) => format!("MCP over HTTP at {url}"),
+            None => "MCP over stdio".into(),
+        };
+        let plural = if open == 1 { "" } else { "s" };
+        format!(
+            "{served}: {open} session{plural} open; this one is #{} ({})",
+            self.id(),
+            escape::inline_cut(&me, 80)
+        )
+    }
+
     async fn status(&self) -> String {
         let bridge = self.bridge().status().await;
         let mut lines = vec![
@@ -78,6 +97,7 @@ impl KaptureServer {
                 self.shared.facts.mode,
                 self.shared.browser.describe()
             ),
+            self.sessions_line(),
         ];
         if let Some(engine) = &bridge.engine {
             lines.push(format!("engine: {engine}"));
