@@ -565,3 +565,209 @@ async fn inspector_cli_lists_and_calls_tools_over_http_and_stdio() {
     assert!(snap.contains("Go to B"), "{snap}");
     drop(browser);
 }
+
+/// Read from `stream` until the server closes it or `limit` passes: what came, and whether
+/// it closed (EOF or reset) rather than went quiet.
+fn read_until_closed(stream: &mut std::net::TcpStream, limit: Duration) -> (String, bool) {
+    use std::io::Read;
+    let deadline = std::time::Instant::now() + limit;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while std::time::Instant::now() < deadline {
+        match stream.read(&mut buf) {
+            Ok(0) => return (String::from_utf8_lossy(&got).into(), true),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return (String::from_utf8_lossy(&got).into(), true),
+        }
+    }
+    (String::from_utf8_lossy(&got).into(), false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_stalled_connections_are_capped_and_timed_out() {
+    use std::io::Write;
+    const CAP: usize = 8;
+    const HEADER_SECS: u64 = 2;
+    let k = HttpKapture::start(&[
+        "--http-max-connections",
+        &CAP.to_string(),
+        "--http-header-secs",
+        &HEADER_SECS.to_string(),
+    ])
+    .await;
+    let port = k.port;
+    let half = format!("GET /app HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n");
+    // Slowloris: CAP requests whose headers never end.
+    let mut stalled: Vec<std::net::TcpStream> = (0..CAP)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(half.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    // One more, a whole request: closed unread at once (accepted after the CAP before it).
+    let started = std::time::Instant::now();
+    let mut over = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let _ = over.write_all(
+        format!("GET /nope HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")
+            .as_bytes(),
+    );
+    let (answer, closed) = read_until_closed(&mut over, Duration::from_secs(10));
+    assert!(
+        closed && answer.is_empty(),
+        "the connection over the cap is closed unanswered: {answer:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(HEADER_SECS),
+        "closed at once, not at the header timeout: {:?}",
+        started.elapsed()
+    );
+    // The stalled ones are closed at the header timeout (hyper may say 408 first).
+    for s in &mut stalled {
+        let (answer, closed) = read_until_closed(s, Duration::from_secs(HEADER_SECS + 10));
+        assert!(closed, "a stalled connection stays open");
+        assert!(
+            answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
+            "{answer:?}"
+        );
+    }
+    // Then a real client gets through.
+    let page = eventually(
+        "a request to be served after the stalled ones",
+        Duration::from_secs(10),
+        || async { Some(k.raw("GET", "/nope", &[], b"")).filter(|a| a.status == 404) },
+    )
+    .await;
+    assert!(page.body.contains("/mcp"), "{page:?}");
+    // A kept-alive connection left idle after its answer is closed too.
+    let mut idle = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    idle.write_all(format!("GET /nope HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").as_bytes())
+        .unwrap();
+    let (answer, closed) = read_until_closed(&mut idle, Duration::from_secs(HEADER_SECS + 10));
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer:?}");
+    assert!(closed, "an idle keep-alive connection stays open");
+    // MCP still works.
+    let client = k.client().await;
+    let status = call(&client, "browser_status", json!({})).await;
+    assert!(status.contains(&k.mcp_url), "{status}");
+    drop(client);
+    k.stop(Duration::from_secs(15)).await;
+}
+
+/// Can this machine listen on the IPv6 loopback?
+fn has_ipv6_loopback() -> bool {
+    std::net::TcpListener::bind("[::1]:0").is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_holds_both_loopbacks_and_says_its_sessions() {
+    let k = HttpKapture::start(&[]).await;
+    let port = k.port;
+    // browser_status: the URL (never the token), the sessions open, and which one this is.
+    let a = k.client().await;
+    let b = k.client().await;
+    let status = call(&a, "browser_status", json!({})).await;
+    assert!(
+        status.contains(&format!("MCP over HTTP at {}: 2 sessions open", k.mcp_url)),
+        "{status}"
+    );
+    assert!(!status.contains(&k.token), "the token is never shown");
+    let other = call(&b, "browser_status", json!({})).await;
+    let me = |s: &str| {
+        s.split("this one is #")
+            .nth(1)
+            .map(|r| r.split(' ').next().unwrap().to_string())
+    };
+    assert!(
+        me(&status).is_some() && me(&status) != me(&other),
+        "{status}\n{other}"
+    );
+    drop(b);
+    let fewer = eventually("one session fewer", Duration::from_secs(15), || {
+        let a = &a;
+        async move {
+            let s = call(a, "browser_status", json!({})).await;
+            s.contains(": 1 session open").then_some(s)
+        }
+    })
+    .await;
+    assert!(fewer.contains("MCP over HTTP"), "{fewer}");
+    drop(a);
+
+    if !has_ipv6_loopback() {
+        eprintln!("skipped the IPv6 half: this machine has no ::1");
+        k.stop(Duration::from_secs(15)).await;
+        return;
+    }
+    // The other loopback answers too, and is taken from any squatter.
+    use std::io::Write;
+    let mut v6 = std::net::TcpStream::connect(("::1", port)).expect("kapture listens on [::1]");
+    v6.write_all(
+        format!("GET /nope HTTP/1.1\r\nHost: [::1]:{port}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    let (answer, _) = read_until_closed(&mut v6, Duration::from_secs(10));
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer:?}");
+    assert!(
+        std::net::TcpListener::bind(("::1", port)).is_err(),
+        "nobody else may listen on [::1]:{port}"
+    );
+    k.stop(Duration::from_secs(15)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_refuses_to_start_when_the_other_loopback_is_squatted() {
+    if !has_ipv6_loopback() {
+        eprintln!("skipped: this machine has no ::1 to squat");
+        return;
+    }
+    // A squatter on [::1]:P, with 127.0.0.1:P free (tried a bounded number of ports).
+    let (squatter, port) = (0..20)
+        .find_map(|_| {
+            let l = std::net::TcpListener::bind("[::1]:0").ok()?;
+            let port = l.local_addr().ok()?.port();
+            std::net::TcpListener::bind(("127.0.0.1", port)).ok()?;
+            Some((l, port))
+        })
+        .expect("a port free on 127.0.0.1 whose [::1] twin we hold");
+    let scratch = tempfile::tempdir().unwrap();
+    let run = scratch.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let out = tokio::process::Command::new(kapture_e2e::kapture_bin())
+        .args(["--browser", "launch", "--headless", "--port", "0", "--http"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--runtime-dir")
+        .arg(&run)
+        .arg("--audit-dir")
+        .arg(scratch.path().join("audit"))
+        .arg("--data-dir")
+        .arg(scratch.path().join("data"))
+        .env("KAPTURE_KEYRING", "off")
+        .env("XDG_CONFIG_HOME", scratch.path().join("config"))
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(20), out)
+        .await
+        .expect("kapture refuses at once")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("[::1]:{port}")) && stderr.contains("another program holds it"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("/app?token="),
+        "no token was handed out: {stderr}"
+    );
+    drop(squatter);
+}

@@ -72,6 +72,16 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
         )
         .await;
     assert!(status.as_str().unwrap().contains("pid"), "{status}");
+    // browser_status names the endpoint and this page's session, the only one open.
+    let status = status.as_str().unwrap();
+    assert!(
+        status.contains(&format!("MCP over HTTP at {}: 1 session open", k.mcp_url)),
+        "{status}"
+    );
+    assert!(
+        !status.contains(&token),
+        "the token is never shown: {status}"
+    );
     app.until(
         "the tab list",
         "document.getElementById('tab-picker').options.length > 1",
@@ -208,6 +218,14 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
         "{hint}"
     );
     app.shot("7-error").await;
+    // Nothing sticks out on the right (the page is as wide as its viewport).
+    let overflow = app
+        .eval("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        .await;
+    assert_eq!(
+        overflow, 0,
+        "the page overflows on the right by {overflow} px"
+    );
 
     // Re-run the navigation from the history.
     let rows = app
@@ -259,6 +277,50 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
         .iter()
         .all(|c| c["ms"].as_f64().is_some_and(|ms| ms >= 0.0)));
     assert!(calls[0]["startedAt"].as_str().unwrap().ends_with('Z'));
+
+    // A reload ends the page's session as it leaves (pagehide, keepalive DELETE) and
+    // starts one anew: kapture's open sessions do not grow with page loads.
+    let first = session.as_str().unwrap().to_string();
+    let mut before = first.clone();
+    for round in 1..=2 {
+        app.eval("location.reload()").await;
+        let now = app
+            .until(
+                &format!("connected after reload {round}"),
+                &format!(
+                    "{} === 'connected' && {} !== {before:?} && {}",
+                    text("status"),
+                    text("session-id"),
+                    text("session-id")
+                ),
+            )
+            .await;
+        let status = app
+            .until(
+                &format!("one session open after reload {round}"),
+                &format!(
+                    "(() => {{ document.getElementById('status-refresh').click(); const t = {}; return t.includes(': 1 session open') && t; }})()",
+                    text("browser-status")
+                ),
+            )
+            .await;
+        assert!(
+            status.as_str().unwrap().contains("MCP over HTTP"),
+            "{status}"
+        );
+        before = now.as_str().unwrap().to_string();
+    }
+    let before = first;
+    let old = app
+        .eval(&format!(
+            "fetch('/mcp', {{method: 'POST', headers: {{'Authorization': 'Bearer {token}', 'Content-Type': 'application/json', 'Accept': 'application/json, text/event-stream', 'Mcp-Session-Id': '{before}'}}, body: JSON.stringify({{jsonrpc: '2.0', id: 98, method: 'tools/list'}})}}).then(r => r.status)"
+        ))
+        .await;
+    assert_eq!(
+        old, 404,
+        "the session of the page before the reload was ended"
+    );
+    let session = app.eval(&text("session-id")).await;
 
     // Disconnect ends the session (DELETE /mcp).
     app.click("#disconnect").await;

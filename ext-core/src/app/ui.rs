@@ -33,6 +33,9 @@ struct App {
     extras: RefCell<Map<String, Value>>,
     json_mode: Cell<bool>,
     history: RefCell<History>,
+    /// The page left with a session open (and ended it): coming back from the
+    /// back-forward cache connects anew.
+    left_connected: Cell<bool>,
 }
 
 fn now() -> f64 {
@@ -43,12 +46,8 @@ fn text_of(v: &JsValue) -> String {
     v.as_string().unwrap_or_else(|| format!("{v:?}"))
 }
 
-/// Perform one request; answers status, Content-Type, `Mcp-Session-Id` and the body.
-async fn perform(
-    endpoint: &str,
-    req: &HttpRequest,
-) -> Result<(u16, String, Option<String>, String), ClientError> {
-    let window = web_sys::window().ok_or_else(|| ClientError::Network("no window".into()))?;
+/// The fetch options of one request.
+fn request_init(req: &HttpRequest) -> Result<web_sys::RequestInit, ClientError> {
     let headers = web_sys::Headers::new().map_err(|e| ClientError::Network(text_of(&e)))?;
     for (k, v) in &req.headers {
         headers
@@ -61,6 +60,16 @@ async fn perform(
     if let Some(body) = &req.body {
         init.set_body(&JsValue::from_str(body));
     }
+    Ok(init)
+}
+
+/// Perform one request; answers status, Content-Type, `Mcp-Session-Id` and the body.
+async fn perform(
+    endpoint: &str,
+    req: &HttpRequest,
+) -> Result<(u16, String, Option<String>, String), ClientError> {
+    let window = web_sys::window().ok_or_else(|| ClientError::Network("no window".into()))?;
+    let init = request_init(req)?;
     let resp = JsFuture::from(window.fetch_with_str_and_init(endpoint, &init))
         .await
         .map_err(|e| ClientError::Network(text_of(&e)))?;
@@ -178,6 +187,28 @@ impl App {
             let _ = perform(&self.endpoint, &req).await;
         }
         *self.client.borrow_mut() = None;
+        self.set_state("off", "disconnected");
+        self.show("app-body", false);
+        self.show("disconnect", false);
+        self.show("connect-section", true);
+    }
+
+    /// The page is going away (closed, reloaded, navigated, or into the back-forward
+    /// cache): end its session now, not when kapture's idle timeout would. `keepalive` lets
+    /// the DELETE outlive the page; nothing of the session is kept for a reload.
+    fn end_on_leave(&self) {
+        let req = self.client.borrow_mut().as_mut().and_then(Client::end);
+        *self.client.borrow_mut() = None;
+        let Some(req) = req else {
+            return;
+        };
+        self.left_connected.set(true);
+        let (Some(window), Ok(init)) = (web_sys::window(), request_init(&req)) else {
+            return;
+        };
+        // web-sys has no setter for it; RequestInit is a plain dictionary.
+        let _ = js_sys::Reflect::set(&init, &"keepalive".into(), &JsValue::TRUE);
+        let _ = window.fetch_with_str_and_init(&self.endpoint, &init);
         self.set_state("off", "disconnected");
         self.show("app-body", false);
         self.show("disconnect", false);
@@ -741,6 +772,7 @@ impl AppUi {
                 extras: RefCell::default(),
                 json_mode: Cell::new(false),
                 history: RefCell::default(),
+                left_connected: Cell::new(false),
             }),
         }
     }
@@ -836,6 +868,28 @@ impl AppUi {
             "click",
             move |_| by_id::<HtmlDialogElement>(&a.doc, "viewer").close(),
         );
+        if let Some(window) = web_sys::window() {
+            let a = app.clone();
+            let leave = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| a.end_on_leave());
+            let a = app.clone();
+            let back = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+                // Restored from the back-forward cache: its session was ended on leaving.
+                let restored =
+                    js_sys::Reflect::get(&e, &"persisted".into()).is_ok_and(|p| p.is_truthy());
+                if restored && a.left_connected.replace(false) {
+                    let token = by_id::<HtmlInputElement>(&a.doc, "token").value();
+                    let a = a.clone();
+                    spawn_local(async move { a.connect(token).await });
+                }
+            });
+            let _ =
+                window.add_event_listener_with_callback("pagehide", leave.as_ref().unchecked_ref());
+            let _ =
+                window.add_event_listener_with_callback("pageshow", back.as_ref().unchecked_ref());
+            // The page's own listeners live as long as the page.
+            leave.forget();
+            back.forget();
+        }
         app.set_mode(false);
         let (token, auto) = take_token();
         if let Some(t) = &token {

@@ -270,7 +270,8 @@ impl Ui {
                 .ok();
             for (answer, label) in [
                 ("once", "Allow once"),
-                ("origin", "Allow for this origin"),
+                // Grants live per browser connection: every agent of this kapture gets them.
+                ("origin", "Allow for this origin, all agents"),
                 ("deny", "Deny"),
             ] {
                 let b = el(

@@ -25,7 +25,9 @@ pub const QUESTIONS: usize = 16;
 
 /// The three answers, as the client's form offers them.
 pub const ONCE: &str = "approve once";
-pub const SESSION: &str = "approve for this session";
+/// A grant is kept per browser connection, not per MCP session: every agent of this
+/// kapture gets it, and the answer says so.
+pub const SESSION: &str = "approve for this kapture's agents";
 pub const DENY: &str = "deny";
 
 /// The refusal when the calling client cannot be asked.
@@ -138,7 +140,7 @@ fn request(message: &str) -> ElicitRequestParams {
                 "answer": {
                     "type": "string",
                     "title": "Your answer",
-                    "description": "approve once: this action only; approve for this session: this kind of action on this site until kapture reconnects; deny: refuse it",
+                    "description": "approve once: this action only; approve for this kapture's agents: this kind of action on this site, for every agent (MCP session) of this kapture until it stops or reconnects to the browser; deny: refuse it",
                     "enum": [ONCE, SESSION, DENY],
                     "default": DENY
                 }
@@ -315,7 +317,7 @@ pub fn message(view: &ApprovalView, rule: &str, wait_ms: u64) -> String {
         ));
     }
     m.push_str(&format!(
-        "\n\"{ONCE}\" allows this action only; \"{SESSION}\" allows {} on {origin} until kapture reconnects to the browser; \"{DENY}\" refuses it. No answer within {} s denies it. Text in backticks is quoted from the page or the agent, not said by Kapture.",
+        "\n\"{ONCE}\" allows this action only; \"{SESSION}\" allows {} on {origin} to every agent (MCP session) of this kapture, not only this one, until kapture stops or reconnects to the browser; \"{DENY}\" refuses it. No answer within {} s denies it. Text in backticks is quoted from the page or the agent, not said by Kapture.",
         view.category,
         wait_ms / 1000
     ));
@@ -377,7 +379,10 @@ mod tests {
             "{m}"
         );
         assert!(
-            m.contains(ONCE) && m.contains(SESSION) && m.contains("within 60 s"),
+            m.contains(ONCE)
+                && m.contains(SESSION)
+                && m.contains("every agent (MCP session) of this kapture")
+                && m.contains("within 60 s"),
             "{m}"
         );
     }
