@@ -217,14 +217,31 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
             .is_some_and(|h| h.starts_with("Hint: ") && h.len() > 10),
         "{hint}"
     );
-    app.shot("7-error").await;
-    // Nothing sticks out on the right (the page is as wide as its viewport).
-    let overflow = app
-        .eval("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    // Nothing sticks out on the right: the Disconnect button and the widest sections end
+    // inside the page (here 1265 px wide beside a scrollbar), and the screenshot shows the
+    // whole width.
+    let edges = app
+        .eval("[document.documentElement.clientWidth, document.documentElement.scrollWidth, ...['disconnect', 'run-section', 'result-section'].map(id => document.getElementById(id).getBoundingClientRect().right), innerWidth]")
         .await;
+    let edges: Vec<f64> = edges
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    eprintln!("client width, scroll width, right edges, window width: {edges:?}");
     assert_eq!(
-        overflow, 0,
-        "the page overflows on the right by {overflow} px"
+        edges[0], edges[1],
+        "the page overflows on the right: {edges:?}"
+    );
+    assert!(edges[2..5].iter().all(|r| *r <= edges[0]), "{edges:?}");
+    let shot = app.shot("7-error").await;
+    let png = std::fs::read(&shot).unwrap();
+    let png_width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    assert_eq!(
+        f64::from(png_width),
+        edges[5],
+        "the screenshot is as wide as the window"
     );
 
     // Re-run the navigation from the history.

@@ -208,13 +208,24 @@ impl AppPage {
         std::fs::create_dir_all(&dir).expect("screenshot dir");
         // From the top: a sticky header scrolled along would land mid-page in the capture.
         self.eval("window.scrollTo(0, 0)").await;
+        // The whole page at the window's width: a capture beyond the viewport lays the page
+        // out without its scrollbar (1280 px) but, left to itself, clips it to the content
+        // width measured with one (1265 px), cutting the right edge off.
+        let size = self
+            .eval("[innerWidth, document.documentElement.scrollHeight]")
+            .await;
+        let (width, height) = (size[0].as_f64().unwrap(), size[1].as_f64().unwrap());
         let res = self
             .page
             .raw
             .send(
                 Some(&self.page.session),
                 "Page.captureScreenshot",
-                json!({"format": "png", "captureBeyondViewport": true}),
+                json!({
+                    "format": "png",
+                    "captureBeyondViewport": true,
+                    "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1},
+                }),
             )
             .await
             .expect("screenshot");

@@ -68,9 +68,9 @@ impl KaptureServer {
             None => "MCP over stdio".into(),
         };
         let plural = if open == 1 { "" } else { "s" };
+        // The label holds the client's self-chosen name: page-like text, escaped.
         format!(
-            "{served}: {open} session{plural} open; this one is #{} ({})",
-            self.id(),
+            "{served}: {open} session{plural} open; this one is {}",
             escape::inline_cut(&me, 80)
         )
     }
