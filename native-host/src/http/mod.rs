@@ -447,3 +447,57 @@ where
         Err(never) => match never {},
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_twin_is_the_other_loopback() {
+        assert_eq!(
+            twin_of(Ipv4Addr::LOCALHOST.into()),
+            Some(Ipv6Addr::LOCALHOST.into())
+        );
+        assert_eq!(
+            twin_of(Ipv6Addr::LOCALHOST.into()),
+            Some(Ipv4Addr::LOCALHOST.into())
+        );
+        assert_eq!(twin_of(Ipv4Addr::UNSPECIFIED.into()), None);
+        assert_eq!(twin_of("192.168.1.5".parse().unwrap()), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_a_missing_loopback_lets_kapture_go_on_without_it() {
+        use nix::errno::Errno;
+        let os = |e: Errno| std::io::Error::from_raw_os_error(e as i32);
+        assert!(no_such_address(&os(Errno::EADDRNOTAVAIL)));
+        assert!(no_such_address(&os(Errno::EAFNOSUPPORT)));
+        assert!(!no_such_address(&os(Errno::EADDRINUSE)));
+        assert!(!no_such_address(&os(Errno::EACCES)));
+    }
+
+    #[tokio::test]
+    async fn a_loopback_port_is_held_in_both_families_or_refused() {
+        if std::net::TcpListener::bind("[::1]:0").is_err() {
+            eprintln!("skipped: this machine has no ::1");
+            return;
+        }
+        let held = bind("127.0.0.1:0", false).await.unwrap();
+        let addrs = held.addrs();
+        assert_eq!(addrs.len(), 2, "{addrs:?}");
+        assert_eq!(addrs[0].ip(), IpAddr::from(Ipv4Addr::LOCALHOST));
+        assert_eq!(addrs[1].ip(), IpAddr::from(Ipv6Addr::LOCALHOST));
+        assert_eq!(addrs[0].port(), addrs[1].port());
+        // Someone on [::1]:P: 127.0.0.1:P is refused, naming the squatted address.
+        let squatter = std::net::TcpListener::bind("[::1]:0").unwrap();
+        let port = squatter.local_addr().unwrap().port();
+        match bind(&format!("127.0.0.1:{port}"), false).await {
+            Err(HttpError::TwinTaken { addr, .. }) => {
+                assert_eq!(addr, SocketAddr::from((Ipv6Addr::LOCALHOST, port)))
+            }
+            Err(e) => panic!("{e}"),
+            Ok(l) => panic!("bound beside a squatter: {:?}", l.addrs()),
+        }
+    }
+}
