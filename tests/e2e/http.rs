@@ -208,10 +208,27 @@ async fn http_refuses_strangers_before_anything_runs() {
     let went = k.raw("POST", &query, &headers, navigate.as_bytes());
     assert_eq!(went.status, 200, "{went:?}");
     assert!(rpc(&went).to_string().contains("Page B"), "{went:?}");
-    assert!(k
-        .audit_lines()
-        .iter()
-        .any(|e| e["tool"] == "browser_navigate"));
+    // The journal is written behind the answer: wait for the line, then there is exactly
+    // one (a refused request that ran would have made a second).
+    let navigations = eventually(
+        "the served navigation in the journal",
+        Duration::from_secs(10),
+        || {
+            let n = k
+                .audit_lines()
+                .iter()
+                .filter(|e| e["tool"] == "browser_navigate")
+                .count();
+            async move { (n > 0).then_some(n) }
+        },
+    )
+    .await;
+    assert_eq!(
+        navigations,
+        1,
+        "a refused request ran: {:?}",
+        k.audit_lines()
+    );
     // The token is only taken from a query on /mcp: never logged.
     assert!(!k.stderr().replace(&k.app_url, "").contains(&k.token));
 }
