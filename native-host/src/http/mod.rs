@@ -174,6 +174,12 @@ where
     });
     let router = axum::Router::new().fallback(handle::<S>).with_state(shared);
     let task = tokio::spawn(async move {
+        use axum::serve::ListenerExt;
+        // Without TCP_NODELAY an answer's last small write waits for the client's delayed
+        // ACK: ~40 ms on every call.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let served = axum::serve(listener, router)
             .with_graceful_shutdown(shutdown.cancelled_owned())
             .await;
