@@ -299,6 +299,23 @@ async fn sessions_keep_their_own_tabs_and_cannot_drive_each_others() {
     assert_eq!(index.as_array().unwrap().len(), 1, "{index}");
     let snap = b.ok("browser_snapshot", json!({"tabId": tab_a})).await;
     assert!(snap.contains("Popup opener"), "{snap}");
+
+    // The journal tells the sessions apart, also when clients share a name.
+    let journal = eventually("both sessions journaled", Duration::from_secs(10), || {
+        let file = k._dir.path().join("audit").join("audit.jsonl");
+        async move {
+            let text = std::fs::read_to_string(file).ok()?;
+            let who: Vec<String> = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter_map(|e| e["who"].as_str().map(str::to_string))
+                .collect();
+            (who.iter().any(|w| w == "mcp:agent-a #1") && who.iter().any(|w| w == "mcp:agent-b #2"))
+                .then_some(who)
+        }
+    })
+    .await;
+    assert!(!journal.is_empty());
     k.started.shutdown.cancel();
 }
 

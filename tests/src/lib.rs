@@ -728,8 +728,12 @@ impl Kapture {
         handshakes_in(self.runtime_dir.path())
     }
 
-    /// The profile folder of the browser this kapture launched.
+    /// The profile folder of the browser this kapture drives: the one it launched, or the
+    /// test's own on the native engine.
     pub fn browser_profile(&self) -> PathBuf {
+        if let Some(own) = &self.browser {
+            return own.profile().to_path_buf();
+        }
         let browser = *children_of(self.pid)
             .first()
             .expect("kapture launched a browser");

@@ -323,8 +323,8 @@ impl ServerHandler for KaptureServer {
         let who = context
             .peer
             .peer_info()
-            .map(|info| format!("mcp:{}", info.client_info.name))
-            .unwrap_or_else(|| "mcp".into());
+            .map(|info| format!("mcp:{} #{}", info.client_info.name, self.id()))
+            .unwrap_or_else(|| format!("mcp #{}", self.id()));
         self.met(&context.peer);
         let cancelled = context.ct.clone();
         // An approval this call triggers in the native engine is asked of this client.

@@ -62,10 +62,11 @@ impl KaptureServer {
                     tab.tab_id,
                     escape::inline_cut(&tab.url, URL_MAX),
                     escape::quoted_cut(&tab.title, TITLE_MAX),
-                    if args.isolated {
-                        " in this session's own browser context"
-                    } else {
-                        ""
+                    match (&tab.group, args.isolated) {
+                        (_, true) => " in this session's own browser context".to_string(),
+                        (Some(group), false) =>
+                            format!(" in the tab group {}", escape::quoted_cut(group, TITLE_MAX)),
+                        (None, false) => String::new(),
                     }
                 ))
             }

@@ -113,8 +113,6 @@ pub struct NativeHost {
     /// session's label: their pages are tabs even where only the default context is driven
     /// (kapture made them; they are nobody's own), and a context goes when its last tab does.
     isolated: RefCell<HashMap<String, String>>,
-    /// The session label each tab was opened under (there are no tab groups over CDP).
-    labels: RefCell<HashMap<TabId, String>>,
 }
 
 impl NativeHost {
@@ -131,7 +129,6 @@ impl NativeHost {
             downloads,
             helpers: RefCell::default(),
             isolated: RefCell::default(),
-            labels: RefCell::default(),
             browser,
             contexts,
             default_context: RefCell::default(),
@@ -281,12 +278,9 @@ impl NativeHost {
     fn info(&self, index: usize, t: &TargetInfo) -> TabInfo {
         let tab_id = self.id_for(&t.target_id);
         TabInfo {
-            group: self
-                .labels
-                .borrow()
-                .get(&tab_id)
-                .cloned()
-                .or_else(|| self.context_label(t)),
+            // There are no tab groups over CDP: a tab names a group only when it is in a
+            // session's own context.
+            group: self.context_label(t),
             tab_id,
             index: index as u32,
             window_id: 1,
@@ -487,11 +481,7 @@ impl Host for NativeHost {
             (false, _) => None,
         };
         let target = self.browser.create_page(url, context.as_deref()).await?;
-        let tab = self.id_for(&target);
-        if let Some(label) = &place.group {
-            self.labels.borrow_mut().insert(tab, label.clone());
-        }
-        self.tab(tab).await
+        self.tab(self.id_for(&target)).await
     }
 
     async fn activate_tab(&self, tab: TabId) -> Result<TabInfo, WireError> {
@@ -518,7 +508,6 @@ impl Host for NativeHost {
         self.browser.close_target(&target).await?;
         // Said at once (the browser's news of it may come later).
         self.on_destroyed(&target);
-        self.labels.borrow_mut().remove(&tab);
         if let Some(context) = context {
             self.drop_context_if_empty(&context).await;
         }
