@@ -125,6 +125,11 @@ pub enum HostFrame {
         method: String,
         params: Value,
         timeout_ms: u64,
+        /// The MCP session whose call this is: an approval "for the session" is granted to
+        /// it alone. Absent (the panel, an older kapture): the grants of commands that name
+        /// none. Optional, so no version bump: an older extension ignores it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
     },
     /// Heartbeat; an application message so that it resets the service worker's idle timer.
     Ping,
@@ -680,6 +685,7 @@ mod tests {
                 method: "click".into(),
                 params: json!({"selector": "#go"}),
                 timeout_ms: 30000,
+                session: None,
             },
             r##"{"v":2,"type":"command","id":1,"tab_id":4,"method":"click","params":{"selector":"#go"},"timeout_ms":30000}"##,
         );
@@ -690,8 +696,20 @@ mod tests {
                 method: "tabs.list".into(),
                 params: json!({}),
                 timeout_ms: 30000,
+                session: None,
             },
             r#"{"v":2,"type":"command","id":2,"method":"tabs.list","params":{},"timeout_ms":30000}"#,
+        );
+        golden(
+            HostFrame::Command {
+                id: 3,
+                tab_id: Some(4),
+                method: "evaluate".into(),
+                params: json!({"script": "1"}),
+                timeout_ms: 30000,
+                session: Some("7".into()),
+            },
+            r#"{"v":2,"type":"command","id":3,"tab_id":4,"method":"evaluate","params":{"script":"1"},"timeout_ms":30000,"session":"7"}"#,
         );
         golden(HostFrame::Ping, r#"{"v":2,"type":"ping"}"#);
         golden(

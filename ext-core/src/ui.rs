@@ -37,7 +37,7 @@ pub enum PanelRequest {
     Agree { port: u16, accept: bool },
     /// Forget this tab's history.
     ClearHistory { tab_id: TabId },
-    /// A person's answer to an approval: `once`, `origin` (this origin, for every agent of this kapture until it reconnects) or `deny`.
+    /// A person's answer to an approval: `once`, `origin` (this origin, for the asking agent's MCP session only) or `deny`.
     Answer { id: u64, answer: String },
     /// Safe mode on or off for every server (kept across browser restarts).
     SafeMode { on: bool },

@@ -308,15 +308,17 @@ fn host_frame() -> impl Strategy<Value = HostFrame> {
             any::<Option<i32>>(),
             any_string(),
             json_value(),
-            any::<u64>()
+            any::<u64>(),
+            proptest::option::of(any_string())
         )
-            .prop_map(|(id, tab_id, method, params, timeout_ms)| {
+            .prop_map(|(id, tab_id, method, params, timeout_ms, session)| {
                 HostFrame::Command {
                     id,
                     tab_id,
                     method,
                     params,
                     timeout_ms,
+                    session,
                 }
             }),
         Just(HostFrame::Ping),

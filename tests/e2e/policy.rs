@@ -437,7 +437,7 @@ async fn an_action_inside_a_frame_is_judged_on_the_frames_origin_on(engine: Engi
 
 /// The natively asked question's answers (what the client's form offers).
 const ONCE: &str = "approve once";
-const SESSION: &str = "approve for this kapture's agents";
+const SESSION: &str = "approve for this session";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn natively_the_mcp_client_is_asked_and_its_answer_decides() {

@@ -11,18 +11,20 @@ use std::time::Duration;
 use base64::Engine as _;
 use clap::Parser;
 use kapture_e2e::devtools::DevToolsBrowser;
-use kapture_e2e::{eventually, png_size, tab_of, Outcome};
+use kapture_e2e::{eventually, png_size, tab_of, Elicit, Outcome, Said};
 use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams, SubscribeRequestParams};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use www_test_pages::Site;
 
-/// A client that keeps the resource updates it is told of.
+/// A client that keeps the resource updates it is told of, and answers kapture's questions
+/// from a script when it has one.
 #[derive(Clone)]
 struct Agent {
     name: &'static str,
     updates: Arc<Mutex<Vec<String>>>,
+    elicit: Option<Elicit>,
 }
 
 impl rmcp::ClientHandler for Agent {
@@ -34,10 +36,28 @@ impl rmcp::ClientHandler for Agent {
         self.updates.lock().unwrap().push(params.uri);
     }
 
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        match &self.elicit {
+            Some(elicit) => Ok(elicit.answer(request).await),
+            None => Err(rmcp::ErrorData::invalid_request(
+                "no elicitation here",
+                None,
+            )),
+        }
+    }
+
     fn get_info(&self) -> rmcp::model::ClientConfig {
+        let capabilities = match self.elicit {
+            Some(_) => json!({"elicitation": {"form": {}}}),
+            None => json!({}),
+        };
         serde_json::from_value(json!({
             "protocolVersion": "2025-06-18",
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": {"name": self.name, "version": "1"},
         }))
         .expect("a client info")
@@ -101,6 +121,11 @@ impl Kapture {
 
     /// A new MCP session with a client named `name`.
     async fn session(&self, name: &'static str) -> Session {
+        self.session_asking(name, None).await
+    }
+
+    /// A new MCP session whose client answers kapture's questions as `elicit` says.
+    async fn session_asking(&self, name: &'static str, elicit: Option<Elicit>) -> Session {
         let (server_end, client_end) = tokio::io::duplex(1 << 20);
         let server = self.started.kapture.session();
         tokio::spawn(async move {
@@ -112,6 +137,7 @@ impl Kapture {
         let agent = Agent {
             name,
             updates: updates.clone(),
+            elicit,
         };
         let client = agent.serve(client_end).await.expect("MCP initialize");
         Session { client, updates }
@@ -467,5 +493,52 @@ async fn tabs_of_a_sessions_own_context_close_when_it_ends() {
         },
     )
     .await;
+    k.started.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_for_the_session_is_the_asking_sessions_alone() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(
+        "[[rule]]\norigin = \"127.0.0.1\"\ncategory = \"eval\"\nverdict = \"ask\"\n",
+    )
+    .await;
+    let asks_a = Elicit::answering(&[Said::Accept("approve for this session")]);
+    let asks_b = Elicit::answering(&[Said::Accept("deny")]);
+    let a = k.session_asking("agent-a", Some(asks_a.clone())).await;
+    let b = k.session_asking("agent-b", Some(asks_b.clone())).await;
+    a.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    b.ok("browser_navigate", json!({"url": site.url("page-b.html")}))
+        .await;
+    let eval = json!({"function": "() => 6 * 7"});
+    let origin = format!("http://127.0.0.1:{}", site.port());
+
+    // A is asked once and grants eval on the origin for its session: its next call runs
+    // unasked.
+    assert!(a.ok("browser_evaluate", eval.clone()).await.contains("42"));
+    let asked = asks_a.asked();
+    assert_eq!(asked.len(), 1, "A is asked the first time");
+    assert!(
+        asked[0].0.contains(&origin) && asked[0].0.contains("to this agent (MCP session) only"),
+        "the question says whose grant it is: {}",
+        asked[0].0
+    );
+    assert!(a.ok("browser_evaluate", eval.clone()).await.contains("42"));
+    assert_eq!(asks_a.asked().len(), 1, "A's grant holds for A");
+
+    // B, another session of the same kapture on the same origin, is asked (and its person
+    // refuses): A's grant is not B's.
+    assert_eq!(
+        b.fails("browser_evaluate", eval.clone()).await,
+        "APPROVAL_DENIED"
+    );
+    let asked = asks_b.asked();
+    assert_eq!(asked.len(), 1, "B is asked: {asked:?}");
+    assert!(asked[0].0.contains(&origin), "{}", asked[0].0);
+
+    // B's refusal takes nothing from A.
+    assert!(a.ok("browser_evaluate", eval).await.contains("42"));
+    assert_eq!(asks_a.asked().len(), 1);
     k.started.shutdown.cancel();
 }

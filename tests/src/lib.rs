@@ -221,6 +221,32 @@ impl Elicit {
     pub fn asked(&self) -> Vec<(String, Value)> {
         self.asked.lock().unwrap().clone()
     }
+
+    /// Note the question `request` and answer it with the next scripted answer (for any
+    /// client handler that declares elicitation).
+    pub async fn answer(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+    ) -> rmcp::model::ElicitResult {
+        use rmcp::model::{ElicitResult, ElicitationAction};
+        let asked = serde_json::to_value(&request).unwrap_or_default();
+        let message = asked["message"].as_str().unwrap_or_default().to_string();
+        self.asked
+            .lock()
+            .unwrap()
+            .push((message, asked["requestedSchema"].clone()));
+        let said = self.answers.lock().unwrap().pop_front();
+        match said.unwrap_or(Said::Decline) {
+            Said::Accept(answer) => {
+                let mut r = ElicitResult::new(ElicitationAction::Accept);
+                r.content = Some(json!({ "answer": answer }));
+                r
+            }
+            Said::Decline => ElicitResult::new(ElicitationAction::Decline),
+            Said::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+            Said::Silent => std::future::pending().await,
+        }
+    }
 }
 
 impl rmcp::ClientHandler for Notices {
@@ -247,31 +273,13 @@ impl rmcp::ClientHandler for Notices {
         request: rmcp::model::ElicitRequestParams,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        use rmcp::model::{ElicitResult, ElicitationAction};
         let Some(elicit) = &self.elicit else {
             return Err(rmcp::ErrorData::invalid_request(
                 "no elicitation here",
                 None,
             ));
         };
-        let asked = serde_json::to_value(&request).unwrap_or_default();
-        let message = asked["message"].as_str().unwrap_or_default().to_string();
-        elicit
-            .asked
-            .lock()
-            .unwrap()
-            .push((message, asked["requestedSchema"].clone()));
-        let said = elicit.answers.lock().unwrap().pop_front();
-        Ok(match said.unwrap_or(Said::Decline) {
-            Said::Accept(answer) => {
-                let mut r = ElicitResult::new(ElicitationAction::Accept);
-                r.content = Some(json!({ "answer": answer }));
-                r
-            }
-            Said::Decline => ElicitResult::new(ElicitationAction::Decline),
-            Said::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-            Said::Silent => std::future::pending().await,
-        })
+        Ok(elicit.answer(request).await)
     }
 }
 

@@ -131,12 +131,25 @@ pub trait Host: 'static {
 /// Pause between two looks at a download's progress.
 const DOWNLOAD_POLL: Duration = Duration::from_millis(100);
 
-/// The executor: the tabs under control and what people allowed for the session.
+/// Whose command it is: the MCP session (as the sender names it) whose call is run, `None`
+/// for commands that name none (the panel's, an older kapture's). Grants are theirs alone.
+pub type Asker<'a> = Option<&'a str>;
+
+/// The executor: the tabs under control and what people allowed for each session.
 pub struct Exec<H: Host> {
     host: Rc<H>,
     pub tabs: Tabs<H>,
-    /// What people allowed for the whole session (category on origin).
-    granted: RefCell<Vec<(Category, Origin)>>,
+    /// What people allowed for the rest of a session: category on origin, for the asker
+    /// whose command was approved (another agent of the same kapture is asked again).
+    granted: RefCell<Vec<(Option<String>, Category, Origin)>>,
+}
+
+/// The grants `asker` holds.
+fn grants_of(all: &[(Option<String>, Category, Origin)], asker: Asker) -> Vec<(Category, Origin)> {
+    all.iter()
+        .filter(|(who, _, _)| who.as_deref() == asker)
+        .map(|(_, c, o)| (*c, o.clone()))
+        .collect()
 }
 
 impl<H: Host> Exec<H> {
@@ -152,9 +165,24 @@ impl<H: Host> Exec<H> {
         &self.host
     }
 
-    /// Run one command; the answer always comes back (never a hang).
+    /// Run one command that names no session; the answer always comes back (never a hang).
     pub async fn run(
         &self,
+        tab_id: Option<TabId>,
+        method: &str,
+        params: Value,
+        timeout_ms: u64,
+        rules: Rules,
+    ) -> Result<Value, WireError> {
+        self.run_as(None, tab_id, method, params, timeout_ms, rules)
+            .await
+    }
+
+    /// Run one command of `asker`'s: judged with its grants, an approval "for the session"
+    /// granted to it alone.
+    pub async fn run_as(
+        &self,
+        asker: Asker<'_>,
         tab_id: Option<TabId>,
         method: &str,
         params: Value,
@@ -169,7 +197,8 @@ impl<H: Host> Exec<H> {
                 // A browser method may wait for an approval before its own work.
                 let limit = timeout_ms + rules.1;
                 let name = cmd.name();
-                let run = self.browser_method(tab_id, cmd, deadline_ms + rules.1 as f64, rules);
+                let run =
+                    self.browser_method(asker, tab_id, cmd, deadline_ms + rules.1 as f64, rules);
                 platform::timeout(Duration::from_millis(limit), run)
                     .await
                     .unwrap_or_else(|| {
@@ -194,7 +223,7 @@ impl<H: Host> Exec<H> {
                     }
                     None => self.host.default_tab().await?,
                 };
-                let guard = self.check(tab_id, &cmd, rules).await?;
+                let guard = self.check(asker, tab_id, &cmd, rules).await?;
                 // The command's clock starts once it is allowed (a person may have taken a while).
                 let deadline_ms = platform::now_ms() + timeout_ms as f64;
                 self.tabs.run(tab_id, cmd, deadline_ms, guard).await
@@ -204,6 +233,7 @@ impl<H: Host> Exec<H> {
 
     async fn browser_method(
         &self,
+        asker: Asker<'_>,
         tab_id: Option<TabId>,
         cmd: Command,
         deadline_ms: f64,
@@ -230,7 +260,7 @@ impl<H: Host> Exec<H> {
                 let tab = self.host.create_tab("about:blank", &place).await?;
                 if let Some(url) = p.url.clone() {
                     let nav = Command::Navigate(Navigate { url });
-                    let guard = self.check(tab.tab_id, &nav, rules.clone()).await?;
+                    let guard = self.check(asker, tab.tab_id, &nav, rules.clone()).await?;
                     self.tabs.run(tab.tab_id, nav, deadline_ms, guard).await?;
                 }
                 json!(shown_tab(&rules.0, self.host.tab(tab.tab_id).await?))
@@ -243,7 +273,7 @@ impl<H: Host> Exec<H> {
                 let id = need_tab()?;
                 // Closing a tab changes the person's browser (unsaved work goes with it):
                 // judged like any interaction with that tab's page.
-                self.check(id, &cmd, rules.clone()).await?;
+                self.check(asker, id, &cmd, rules.clone()).await?;
                 self.host.close_tab(id).await?;
                 json!(Closed { tab_id: id })
             }
@@ -252,7 +282,7 @@ impl<H: Host> Exec<H> {
                     Some(t) => t,
                     None => self.host.default_tab().await?,
                 };
-                let guard = self.check(tab, &cmd, rules.clone()).await?;
+                let guard = self.check(asker, tab, &cmd, rules.clone()).await?;
                 json!(
                     self.download(tab, p.clone(), deadline_ms, guard.as_ref())
                         .await?
@@ -272,6 +302,7 @@ impl<H: Host> Exec<H> {
     /// the command has no category (nothing to judge, nothing to re-check).
     pub async fn check(
         &self,
+        asker: Asker<'_>,
         tab: TabId,
         command: &Command,
         rules: Rules,
@@ -290,18 +321,18 @@ impl<H: Host> Exec<H> {
         } else {
             Vec::new()
         };
-        let granted = self.granted.borrow().clone();
+        let granted = grants_of(&self.granted.borrow(), asker);
         let safe_mode = self.host.safe_mode().await;
         let approved = match pure::admit(&policy, category, &urls, &here, safe_mode, &granted)? {
             Admission::Allowed => None,
             Admission::Granted(origin) => Some((category, origin)),
             Admission::Ask(origin) => {
-                self.ask(tab, command, category, &origin, approval_ms)
+                self.ask(asker, tab, command, category, &origin, approval_ms)
                     .await?;
                 Some((category, origin))
             }
         };
-        let granted = self.granted.borrow().clone();
+        let granted = grants_of(&self.granted.borrow(), asker);
         Ok(Some(Guard {
             policy,
             approved,
@@ -347,6 +378,7 @@ impl<H: Host> Exec<H> {
 
     async fn ask(
         &self,
+        asker: Asker<'_>,
         tab: TabId,
         command: &Command,
         category: Category,
@@ -366,7 +398,9 @@ impl<H: Host> Exec<H> {
         };
         let answer = self.host.ask(request, approval_ms).await;
         if answer == Answer::Origin {
-            self.granted.borrow_mut().push((category, origin.clone()));
+            self.granted
+                .borrow_mut()
+                .push((asker.map(str::to_string), category, origin.clone()));
         }
         answer.verdict(category, origin, approval_ms)
     }

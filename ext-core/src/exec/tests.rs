@@ -323,6 +323,35 @@ fn an_ask_waits_for_a_person_and_an_origin_grant_holds_for_the_session() {
 }
 
 #[test]
+fn a_grant_is_the_asking_sessions_alone() {
+    let (mut pool, host, exec) = setup();
+    let asks = rules(&[
+        ("allowed.test", None, Verdict::Allow),
+        ("allowed.test", Some(Category::Eval), Verdict::Ask),
+    ]);
+    let run = |who: Option<&'static str>, n: &'static str| {
+        exec.run_as(who, Some(1), "evaluate", eval(n), 5_000, asks.clone())
+    };
+    pool.run_until(async {
+        // Session "a" is granted eval on the origin for the session.
+        *host.answer.borrow_mut() = Answer::Origin;
+        run(Some("a"), "1").await.unwrap();
+        *host.answer.borrow_mut() = Answer::Denied;
+        run(Some("a"), "2").await.unwrap();
+        // Another session, and a command that names none, are asked again (and refused).
+        for who in [Some("b"), None] {
+            let err = run(who, "3").await.unwrap_err();
+            assert_eq!(err.code, ErrorCode::ApprovalDenied, "{who:?}");
+        }
+    });
+    assert_eq!(
+        host.asked.borrow().len(),
+        3,
+        "a once, b once, the nameless once"
+    );
+}
+
+#[test]
 fn a_page_that_moved_while_the_command_waited_is_refused_by_the_recheck() {
     let (mut pool, host, exec) = setup();
     pool.run_until(async {

@@ -270,8 +270,8 @@ impl Ui {
                 .ok();
             for (answer, label) in [
                 ("once", "Allow once"),
-                // Grants live per browser connection: every agent of this kapture gets them.
-                ("origin", "Allow for this origin, all agents"),
+                // A grant is the asking MCP session's alone (another agent is asked again).
+                ("origin", "Allow for this origin, this agent"),
                 ("deny", "Deny"),
             ] {
                 let b = el(

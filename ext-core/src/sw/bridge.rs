@@ -501,6 +501,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             method,
             params,
             timeout_ms,
+            session,
         } => {
             // Noted before the command starts, so that a worker killed meanwhile resumes
             // saying it had received it (and kapture never runs it twice).
@@ -517,7 +518,14 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 let started = platform::now_ms();
                 let mut shown = crate::ui::mask_params(&method, &params);
                 let rules = (conn.policy.borrow().clone(), conn.approval_ms.get());
-                let run = app.run_command(tab_id, &method, params, timeout_ms, rules);
+                // Session numbers are one kapture's: grants are keyed by its connection's
+                // session too (a later kapture on the same port starts with none).
+                let asker = session.map(|s| match &*conn.state.borrow() {
+                    ConnState::Connected { session: c } => format!("{c}/{s}"),
+                    _ => format!("{}/{s}", conn.port),
+                });
+                let run =
+                    app.run_command(asker.as_deref(), tab_id, &method, params, timeout_ms, rules);
                 let outcome = futures::future::Abortable::new(run, registration).await;
                 app.running.borrow_mut().remove(&(conn.port, id));
                 // Cancelled: the server no longer waits, and dropping the run dropped the job

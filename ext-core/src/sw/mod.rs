@@ -49,10 +49,11 @@ pub struct App {
 }
 
 impl App {
-    /// Run one command from a server; the answer always comes back (never a hang).
-    /// `rules`: the sender's policy and how long an `ask` waits for a person.
+    /// Run one command from a server (for the MCP session `asker`, when it names one); the
+    /// answer always comes back (never a hang). `rules`: the sender's policy and how long an `ask` waits for a person.
     async fn run_command(
         &self,
+        asker: crate::exec::Asker<'_>,
         tab_id: Option<TabId>,
         method: &str,
         params: Value,
@@ -60,7 +61,7 @@ impl App {
         rules: crate::exec::Rules,
     ) -> Result<Value, WireError> {
         self.exec
-            .run(tab_id, method, params, timeout_ms, rules)
+            .run_as(asker, tab_id, method, params, timeout_ms, rules)
             .await
     }
 }

@@ -130,7 +130,7 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
                 let mut shown = ui::mask_params(&method, &params);
                 let rules = bridge::panel_rules(&app);
                 let result = app
-                    .run_command(Some(tab_id), &method, params, PANEL_TIMEOUT_MS, rules)
+                    .run_command(None, Some(tab_id), &method, params, PANEL_TIMEOUT_MS, rules)
                     .await;
                 let ms = platform::now_ms() - started;
                 // Values typed into confidential fields, as the answer names them.

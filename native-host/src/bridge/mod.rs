@@ -82,6 +82,8 @@ enum HubMsg {
         tab_id: Option<TabId>,
         params: Value,
         timeout_ms: u64,
+        /// The MCP session whose call it is (its grants are its own).
+        session: Option<String>,
         reply: oneshot::Sender<Answer>,
     },
     /// A connection passed `hello`; it becomes the active one.
@@ -239,6 +241,8 @@ impl BridgeHandle {
             tab_id,
             params,
             timeout_ms: timeout_ms.saturating_sub(waited).max(1),
+            // Read here, in the caller's task, where the tool call set it.
+            session: crate::native::ask::session(),
             reply,
         };
         self.hub.send(msg).await.map_err(|_| BridgeError::Closed)?;
@@ -485,6 +489,7 @@ struct Call {
     method: String,
     tab_id: Option<TabId>,
     params: Value,
+    session: Option<String>,
     /// When the caller's own timeout runs out.
     deadline: Instant,
     reply: oneshot::Sender<Answer>,
@@ -554,12 +559,14 @@ async fn run_hub(
                 tab_id,
                 params,
                 timeout_ms,
+                session,
                 reply,
             } => {
                 let call = Call {
                     method,
                     tab_id,
                     params,
+                    session,
                     deadline: Instant::now() + Duration::from_millis(timeout_ms),
                     reply,
                     drops: 0,
@@ -766,6 +773,7 @@ impl Hub {
             method: call.method.clone(),
             params: call.params.clone(),
             timeout_ms: (call.deadline - now).as_millis().max(1) as u64,
+            session: call.session.clone(),
         };
         // A full outbound queue means the socket is stuck; answer rather than wait.
         match a.out.try_send(frame) {

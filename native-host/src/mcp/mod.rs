@@ -365,7 +365,7 @@ impl ServerHandler for KaptureServer {
         // stop the command too. The adapters note what the journal must know (the call's
         // own notes, whatever else runs meanwhile).
         let (res, notes) = tokio::select! {
-            done = crate::native::ask::scope(client, crate::session_log::CallNotes::scope(work)) => done,
+            done = crate::native::ask::scope(client, self.id().to_string(), crate::session_log::CallNotes::scope(work)) => done,
             () = cancelled.cancelled() => (Err(ErrorData::new(
                 rmcp::model::ErrorCode(-32800),
                 "the request was cancelled by the client",

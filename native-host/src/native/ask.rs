@@ -25,9 +25,9 @@ pub const QUESTIONS: usize = 16;
 
 /// The three answers, as the client's form offers them.
 pub const ONCE: &str = "approve once";
-/// A grant is kept per browser connection, not per MCP session: every agent of this
-/// kapture gets it, and the answer says so.
-pub const SESSION: &str = "approve for this kapture's agents";
+/// A grant is the asking MCP session's alone: another agent of the same kapture is asked
+/// again.
+pub const SESSION: &str = "approve for this session";
 pub const DENY: &str = "deny";
 
 /// The refusal when the calling client cannot be asked.
@@ -42,13 +42,22 @@ pub const BY_FALLBACK: &str = "rule's fallback (the MCP client could not be aske
 tokio::task_local! {
     /// The MCP client whose tool call runs on this task (set around every tool call).
     static CLIENT: Client;
+    /// The MCP session of that call, as commands name it: grants are its alone.
+    static SESSION_ID: String;
     /// On the executor thread: the command being run, whose `ask` goes to its caller.
     static CALLER: Rc<Caller>;
 }
 
-/// Run `f` (one tool call) with `client` as the one its approvals are asked of.
-pub async fn scope<F: Future>(client: Client, f: F) -> F::Output {
-    CLIENT.scope(client, f).await
+/// Run `f` (one tool call of MCP session `session`) with `client` as the one its approvals
+/// are asked of.
+pub async fn scope<F: Future>(client: Client, session: String, f: F) -> F::Output {
+    CLIENT.scope(client, SESSION_ID.scope(session, f)).await
+}
+
+/// The MCP session whose tool call is running on this task, if any (the bridge puts it in
+/// each command it sends, so an approval's grant is that session's alone).
+pub fn session() -> Option<String> {
+    SESSION_ID.try_with(Clone::clone).ok()
 }
 
 /// The MCP client whose tool call is running on this task, if any.
@@ -140,7 +149,7 @@ fn request(message: &str) -> ElicitRequestParams {
                 "answer": {
                     "type": "string",
                     "title": "Your answer",
-                    "description": "approve once: this action only; approve for this kapture's agents: this kind of action on this site, for every agent (MCP session) of this kapture until it stops or reconnects to the browser; deny: refuse it",
+                    "description": "approve once: this action only; approve for this session: this kind of action on this site, for this agent (MCP session) only, until it ends or kapture reconnects to the browser; deny: refuse it",
                     "enum": [ONCE, SESSION, DENY],
                     "default": DENY
                 }
@@ -317,7 +326,7 @@ pub fn message(view: &ApprovalView, rule: &str, wait_ms: u64) -> String {
         ));
     }
     m.push_str(&format!(
-        "\n\"{ONCE}\" allows this action only; \"{SESSION}\" allows {} on {origin} to every agent (MCP session) of this kapture, not only this one, until kapture stops or reconnects to the browser; \"{DENY}\" refuses it. No answer within {} s denies it. Text in backticks is quoted from the page or the agent, not said by Kapture.",
+        "\n\"{ONCE}\" allows this action only; \"{SESSION}\" allows {} on {origin} to this agent (MCP session) only, until it ends or kapture reconnects to the browser; \"{DENY}\" refuses it. No answer within {} s denies it. Text in backticks is quoted from the page or the agent, not said by Kapture.",
         view.category,
         wait_ms / 1000
     ));
@@ -381,7 +390,7 @@ mod tests {
         assert!(
             m.contains(ONCE)
                 && m.contains(SESSION)
-                && m.contains("every agent (MCP session) of this kapture")
+                && m.contains("to this agent (MCP session) only")
                 && m.contains("within 60 s"),
             "{m}"
         );

@@ -260,15 +260,23 @@ impl NativeEngine {
         let (policy, approval_ms) = (self.inner.policy.clone(), self.inner.approval_ms);
         let sink = self.inner.sink.clone();
         let method_owned = method.to_string();
-        // An `ask` goes to the client whose tool call this is.
+        // An `ask` goes to the client whose tool call this is; a grant is its session's.
         let client = ask::client();
+        let session = ask::session();
         let job: Job = Box::new(move |exec| {
             let exec = exec.clone();
             tokio::task::spawn_local(async move {
                 let mut reply = reply;
                 let rules = (Rc::new(policy), approval_ms);
                 let caller = ask::Caller::new(client);
-                let run = caller.run(exec.run(tab_id, &method_owned, params, timeout_ms, rules));
+                let run = caller.run(exec.run_as(
+                    session.as_deref(),
+                    tab_id,
+                    &method_owned,
+                    params,
+                    timeout_ms,
+                    rules,
+                ));
                 let result = tokio::select! {
                     r = run => r,
                     // The caller gave up (its MCP request was cancelled): stop here.
