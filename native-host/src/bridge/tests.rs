@@ -378,22 +378,25 @@ async fn commands_round_trip_and_a_bad_frame_does_not_break_the_connection() {
     let mut ws = authenticated(&f).await;
     assert!(f.handle.wait_connected(Duration::from_secs(1)).await);
     let handle = f.handle.clone();
-    let call = tokio::spawn(async move {
+    // A call of MCP session 3: the command names it (its grants are its own).
+    let call = tokio::spawn(crate::native::ask::in_session("3".into(), async move {
         handle
             .call_raw("evaluate", Some(7), json!({"function": "1+1"}), 5000)
             .await
-    });
+    }));
     let Some(HostFrame::Command {
         id,
         tab_id,
         method,
         params,
         timeout_ms,
+        session,
     }) = next_frame(&mut ws).await
     else {
         panic!("expected a command");
     };
     assert_eq!((tab_id, method.as_str()), (Some(7), "evaluate"));
+    assert_eq!(session.as_deref(), Some("3"));
     // The time left of the caller's 5 s.
     assert!((4_500..=5_000).contains(&timeout_ms), "{timeout_ms}");
     assert_eq!(params, json!({"function": "1+1"}));

@@ -51,7 +51,12 @@ tokio::task_local! {
 /// Run `f` (one tool call of MCP session `session`) with `client` as the one its approvals
 /// are asked of.
 pub async fn scope<F: Future>(client: Client, session: String, f: F) -> F::Output {
-    CLIENT.scope(client, SESSION_ID.scope(session, f)).await
+    CLIENT.scope(client, in_session(session, f)).await
+}
+
+/// Run `f` as a call of MCP session `session` (its commands name it).
+pub async fn in_session<F: Future>(session: String, f: F) -> F::Output {
+    SESSION_ID.scope(session, f).await
 }
 
 /// The MCP session whose tool call is running on this task, if any (the bridge puts it in
