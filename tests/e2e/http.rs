@@ -788,3 +788,105 @@ async fn http_refuses_to_start_when_the_other_loopback_is_squatted() {
     );
     drop(squatter);
 }
+
+/// Open a tab at `url` for `client`'s session; its id.
+async fn open_tab(client: &HttpClient, url: &str) -> i64 {
+    let opened = call(client, "browser_tabs", json!({"action": "new", "url": url})).await;
+    opened
+        .split_whitespace()
+        .nth(2)
+        .and_then(|t| t.parse::<i64>().ok())
+        .unwrap_or_else(|| panic!("no tab in {opened}"))
+}
+
+/// The profile folder of the browser the `--http` kapture launched.
+fn launched_profile(k: &HttpKapture) -> std::path::PathBuf {
+    let browser = *kapture_e2e::children_of(k.pid)
+        .first()
+        .expect("kapture launched a browser");
+    std::fs::read_to_string(format!("/proc/{browser}/cmdline"))
+        .unwrap_or_default()
+        .split('\0')
+        .find_map(|a| {
+            a.strip_prefix("--user-data-dir=")
+                .map(std::path::PathBuf::from)
+        })
+        .expect("the launched browser has a profile folder")
+}
+
+/// On the extension engine, an approval given "for this origin, this agent" in the Kapture
+/// panel is the asking MCP session's alone: another client of the same kapture is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_a_grant_in_the_panel_is_the_asking_sessions_alone() {
+    let site = www_test_pages::Site::start().unwrap();
+    let k = HttpKapture::start(&[
+        "--ask",
+        &format!("eval@127.0.0.1:{}", site.port()),
+        "--approval-timeout-ms",
+        "20000",
+        "--chromium-arg=--remote-debugging-port=0",
+    ])
+    .await;
+    let (a, b) = (k.client().await, k.client().await);
+    let tab_a = open_tab(&a, &site.url("page-a.html")).await;
+    let tab_b = open_tab(&b, &site.url("page-b.html")).await;
+    let eval = |tab: i64| json!({"function": "() => 6 * 7", "tabId": tab});
+    let profile = launched_profile(&k);
+
+    // A is asked in its tab's panel, and the person allows the origin for A.
+    let mut panel = kapture_e2e::panel::Panel::open_in(&profile, tab_a).await;
+    let (first, ()) = tokio::join!(call(&a, "browser_evaluate", eval(tab_a)), async {
+        panel
+            .until(
+                "A's approval",
+                "document.querySelector('[id^=approve-origin-]')?.id",
+            )
+            .await;
+        panel.click("[id^=approve-origin-]").await;
+    });
+    assert!(first.contains("42"), "{first}");
+    // A again: nobody answers now, so an ask would end APPROVAL_DENIED; it runs unasked.
+    let again = call(&a, "browser_evaluate", eval(tab_a)).await;
+    assert!(again.contains("42"), "{again}");
+
+    // B's same call on the same origin is asked (in a window for its tab); denied there.
+    let mut raw = kapture_e2e::cdp::RawCdp::connect(&profile)
+        .await
+        .expect("raw CDP to the launched browser");
+    let params = CallToolRequestParams::new("browser_evaluate")
+        .with_arguments(eval(tab_b).as_object().cloned().unwrap_or_default());
+    let (refused, ()) = tokio::join!(
+        async { b.call_tool(params).await.expect("tools/call answered") },
+        async {
+            let wanted = format!("panel.html?tabId={tab_b}");
+            // Polled with a deadline: the window opens when B's ask reaches the extension.
+            let deadline = std::time::Instant::now() + Duration::from_secs(15);
+            let session = loop {
+                if let Ok(session) = raw.attach_page(&wanted).await {
+                    break session;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "B's approval window never opened (B was not asked)"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            };
+            let mut window = kapture_e2e::panel::Panel { raw, session };
+            window
+                .until(
+                    "B's approval",
+                    "document.querySelector('[id^=approve-deny-]')?.id",
+                )
+                .await;
+            window.click("[id^=approve-deny-]").await;
+        }
+    );
+    let text = text_of(&refused);
+    assert_eq!(
+        refused.is_error,
+        Some(true),
+        "B ran under A's grant: {text}"
+    );
+    assert!(text.contains("APPROVAL_DENIED"), "{text}");
+    drop((a, b));
+}
