@@ -551,13 +551,7 @@ async fn inspector_cli_lists_and_calls_tools_over_http_and_stdio() {
     let browser = kapture_e2e::devtools::DevToolsBrowser::start();
     let endpoint = browser.endpoint().await;
     let scratch = tempfile::tempdir().unwrap();
-    let runtime = scratch.path().join("run");
-    std::fs::create_dir(&runtime).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
-    }
+    let runtime = kapture_e2e::private_dir(scratch.path(), "run");
     let kapture = vec![
         kapture_e2e::kapture_bin().display().to_string(),
         "--browser".into(),

@@ -81,13 +81,7 @@ impl Kapture {
         let browser = DevToolsBrowser::start();
         let endpoint = browser.endpoint().await;
         let dir = tempfile::tempdir().unwrap();
-        let runtime = dir.path().join("runtime");
-        std::fs::create_dir(&runtime).unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
-        }
+        let runtime = kapture_e2e::private_dir(dir.path(), "runtime");
         let policy_file = dir.path().join("policy.toml");
         std::fs::write(&policy_file, policy).unwrap();
         let path = |p: &std::path::Path| p.display().to_string();

@@ -3,7 +3,8 @@
 //! and the JSON editor, sees results with timing, screenshot thumbnails and coded errors,
 //! re-runs from the history and downloads it as JSON. Screenshots in target/app-screenshots/.
 
-use kapture_e2e::web_app::{AppPage, HttpKapture};
+use kapture_e2e::http::HttpKapture;
+use kapture_e2e::web_app::AppPage;
 use serde_json::Value;
 use www_test_pages::Site;
 
@@ -361,5 +362,6 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
         "the token is printed once, in the app link"
     );
     drop(app);
-    k.stop().await;
+    let status = k.stop(std::time::Duration::from_secs(20)).await;
+    assert!(status.success(), "kapture's exit on SIGTERM: {status}");
 }

@@ -60,14 +60,7 @@ impl HttpKapture {
     /// Start kapture with `--http 127.0.0.1:0`, `browser` flags and `flags`.
     pub async fn start_with(browser: &[&str], flags: &[&str]) -> HttpKapture {
         let scratch = tempfile::tempdir().expect("temp dir");
-        let runtime = scratch.path().join("run");
-        std::fs::create_dir(&runtime).expect("runtime dir");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700))
-                .expect("private runtime dir");
-        }
+        let runtime = crate::private_dir(scratch.path(), "run");
         let stderr_path = scratch.path().join("kapture.stderr");
         let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
         let child = tokio::process::Command::new(kapture_bin())
@@ -141,6 +134,11 @@ impl HttpKapture {
         ().serve(StreamableHttpClientTransport::from_config(config))
             .await
             .map_err(|e| e.to_string())
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn origin(&self) -> String {
+        self.mcp_url.trim_end_matches("/mcp").to_string()
     }
 
     /// kapture's stderr so far.

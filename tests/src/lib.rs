@@ -57,6 +57,20 @@ pub const QUIET_CHROMIUM_FLAGS: &[&str] = &[
 ];
 
 /// `name` as found on PATH.
+/// A folder `name` in `parent` that only this user may use: kapture refuses a runtime
+/// folder others could enter.
+pub fn private_dir(parent: &Path, name: &str) -> PathBuf {
+    let dir = parent.join(name);
+    std::fs::create_dir_all(&dir).expect("a private folder");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+            .expect("a private folder's mode");
+    }
+    dir
+}
+
 pub fn on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|dir| dir.join(name))

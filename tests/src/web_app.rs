@@ -1,9 +1,8 @@
-//! The Test Web App end to end: `kapture --http` with its launched headless Chromium, and a
+//! The Test Web App end to end (kapture itself: `crate::http::HttpKapture`): a
 //! second headless Chromium the test drives over raw CDP like a person (mouse at element
 //! boxes, typed text), with screenshots saved to look at.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -12,109 +11,7 @@ use serde_json::{json, Value};
 use crate::cdp::RawCdp;
 use crate::devtools::DevToolsBrowser;
 use crate::panel::Panel;
-use crate::{eventually, kapture_bin, process_alive, target_dir, RESOLVER_RULES};
-
-/// A `kapture --http 127.0.0.1:0` with a launched headless Chromium; stopped (SIGTERM, then
-/// SIGKILL after a bounded wait) when dropped.
-pub struct HttpKapture {
-    child: tokio::process::Child,
-    pub pid: u32,
-    /// `http://127.0.0.1:PORT/mcp`, as kapture printed it.
-    pub mcp_url: String,
-    /// `http://127.0.0.1:PORT/app?token=T`, as kapture printed it.
-    pub app_url: String,
-    pub stderr_path: PathBuf,
-    _scratch: tempfile::TempDir,
-}
-
-impl HttpKapture {
-    pub async fn start(extra: &[&str]) -> HttpKapture {
-        let scratch = tempfile::tempdir().expect("temp dir");
-        let runtime = scratch.path().join("run");
-        std::fs::create_dir(&runtime).expect("runtime dir");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700))
-                .expect("private runtime dir");
-        }
-        let stderr_path = scratch.path().join("kapture.stderr");
-        let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
-        let child = tokio::process::Command::new(kapture_bin())
-            .arg(format!("--chromium-arg={RESOLVER_RULES}"))
-            .args(["--browser", "launch", "--headless", "--http", "127.0.0.1:0"])
-            .args(extra)
-            .args(["--port", "0"])
-            .arg("--runtime-dir")
-            .arg(&runtime)
-            .arg("--audit-dir")
-            .arg(scratch.path().join("audit"))
-            .arg("--data-dir")
-            .arg(scratch.path().join("data"))
-            .env("KAPTURE_LOG", "debug")
-            .env("KAPTURE_KEYRING", "off")
-            .env("XDG_CONFIG_HOME", scratch.path().join("config"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(stderr))
-            .kill_on_drop(true)
-            .spawn()
-            .expect("kapture starts");
-        let pid = child.id().expect("kapture pid");
-        let path = stderr_path.clone();
-        let (mcp_url, app_url) = eventually(
-            "kapture to print its MCP and app URLs",
-            Duration::from_secs(30),
-            || {
-                let path = path.clone();
-                async move {
-                    let text = std::fs::read_to_string(&path).ok()?;
-                    let mcp = url_in(&text, "/mcp")?;
-                    let app = url_in(&text, "/app?token=")?;
-                    Some((mcp, app))
-                }
-            },
-        )
-        .await;
-        HttpKapture {
-            child,
-            pid,
-            mcp_url,
-            app_url,
-            stderr_path,
-            _scratch: scratch,
-        }
-    }
-
-    pub fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
-    }
-
-    /// `http://127.0.0.1:PORT`.
-    pub fn origin(&self) -> String {
-        self.mcp_url.trim_end_matches("/mcp").to_string()
-    }
-
-    /// SIGTERM, as a person's Ctrl+C; waits for the exit (bounded).
-    pub async fn stop(mut self) {
-        let _ = std::process::Command::new("kill")
-            .args(["-TERM", &self.pid.to_string()])
-            .status();
-        let exited = tokio::time::timeout(Duration::from_secs(20), self.child.wait()).await;
-        assert!(
-            matches!(exited, Ok(Ok(_))) && !process_alive(self.pid),
-            "kapture did not stop on SIGTERM"
-        );
-    }
-}
-
-/// The first `http://127.0.0.1:…` URL in `text` that contains `part`, cut at whitespace.
-fn url_in(text: &str, part: &str) -> Option<String> {
-    text.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| c == '(' || c == ')' || c == ',' || c == '"'))
-        .find(|w| w.starts_with("http://127.0.0.1:") && w.contains(part))
-        .map(str::to_string)
-}
+use crate::{eventually, target_dir};
 
 /// The app page open in a second headless Chromium, driven like a person.
 pub struct AppPage {
