@@ -51,16 +51,7 @@ impl rmcp::ClientHandler for Agent {
     }
 
     fn get_info(&self) -> rmcp::model::ClientConfig {
-        let capabilities = match self.elicit {
-            Some(_) => json!({"elicitation": {"form": {}}}),
-            None => json!({}),
-        };
-        serde_json::from_value(json!({
-            "protocolVersion": "2025-06-18",
-            "capabilities": capabilities,
-            "clientInfo": {"name": self.name, "version": "1"},
-        }))
-        .expect("a client info")
+        kapture_e2e::client_info(self.name, self.elicit.is_some())
     }
 }
 

@@ -57,6 +57,21 @@ pub const QUIET_CHROMIUM_FLAGS: &[&str] = &[
 ];
 
 /// `name` as found on PATH.
+/// What a test client tells kapture at `initialize`: its name, and whether it answers
+/// elicitation (approvals asked of the client).
+pub fn client_info(name: &str, answers_elicitation: bool) -> rmcp::model::ClientConfig {
+    let capabilities = match answers_elicitation {
+        true => json!({"elicitation": {"form": {}}}),
+        false => json!({}),
+    };
+    serde_json::from_value(json!({
+        "protocolVersion": "2025-06-18",
+        "capabilities": capabilities,
+        "clientInfo": {"name": name, "version": "1"},
+    }))
+    .expect("a client info")
+}
+
 /// A folder `name` in `parent` that only this user may use: kapture refuses a runtime
 /// folder others could enter.
 pub fn private_dir(parent: &Path, name: &str) -> PathBuf {
@@ -270,16 +285,7 @@ impl rmcp::ClientHandler for Notices {
     }
 
     fn get_info(&self) -> rmcp::model::ClientConfig {
-        let capabilities = match self.elicit {
-            Some(_) => json!({"elicitation": {"form": {}}}),
-            None => json!({}),
-        };
-        serde_json::from_value(json!({
-            "protocolVersion": "2025-06-18",
-            "capabilities": capabilities,
-            "clientInfo": {"name": "kapture-e2e", "version": "1"},
-        }))
-        .expect("a client info")
+        client_info("kapture-e2e", self.elicit.is_some())
     }
 
     async fn create_elicitation(
