@@ -130,6 +130,9 @@ pub enum HostFrame {
         /// none. Optional, so no version bump: an older extension ignores it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session: Option<String>,
+        /// How people know that session (`<client> #<id>`), for the side panel's feed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
     },
     /// Heartbeat; an application message so that it resets the service worker's idle timer.
     Ping,
@@ -148,6 +151,16 @@ pub enum HostFrame {
     /// The saved scenarios, summarised (after `scenarios_wanted` and after each change).
     Scenarios {
         list: Vec<crate::scenario::ScenarioSummary>,
+    },
+    /// An MCP session's step budget (`--max-steps`) as it stands, sent when it is spent and
+    /// when a person extended it (`used >= max`: spent). `ended`: the session is gone.
+    Budget {
+        session: String,
+        label: String,
+        used: u64,
+        max: u64,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        ended: bool,
     },
 }
 
@@ -205,6 +218,8 @@ pub enum BrowserEvent {
     },
     /// The extension wants the saved scenarios' summaries (for dependency suggestions).
     ScenariosWanted,
+    /// A person gave an MCP session of this server `steps` more steps (the side panel).
+    ExtendBudget { session: String, steps: u64 },
     /// A person ran a command from the Kapture panel (arguments masked), for the journal.
     PanelRan {
         tab_id: TabId,
@@ -311,11 +326,16 @@ pub enum ErrorCode {
     /// The tab belongs to another live MCP session (issue 17: sessions do not trample
     /// each other) and the policy does not let sessions share tabs.
     TabNotYours,
+    /// A step budget is spent (the session's `--max-steps`, or an origin's
+    /// `maxStepsPerHour`); the message says when it resets.
+    BudgetExceeded,
+    /// A person paused Kapture in the side panel: nothing runs until they resume.
+    Paused,
 }
 
 impl ErrorCode {
     /// Every code (the wire-spelling test and the fuzzers go through all of them).
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 29] = [
         ErrorCode::TabNotFound,
         ErrorCode::TabClosed,
         ErrorCode::NoBrowser,
@@ -343,6 +363,8 @@ impl ErrorCode {
         ErrorCode::Internal,
         ErrorCode::BrowserExited,
         ErrorCode::TabNotYours,
+        ErrorCode::BudgetExceeded,
+        ErrorCode::Paused,
     ];
 
     /// The wire spelling (`TAB_NOT_FOUND`…).
@@ -375,6 +397,8 @@ impl ErrorCode {
             Self::Internal => "INTERNAL",
             Self::BrowserExited => "BROWSER_EXITED",
             Self::TabNotYours => "TAB_NOT_YOURS",
+            Self::BudgetExceeded => "BUDGET_EXCEEDED",
+            Self::Paused => "PAUSED",
         }
     }
 
@@ -408,7 +432,29 @@ impl ErrorCode {
             Self::Internal => "Kapture hit an internal error; retry, and report it if it persists.",
             Self::BrowserExited => "The browser kapture launched has exited; retrying will not bring it back. The message quotes its last error lines and the likely fix: tell the person, who fixes it and restarts kapture.",
             Self::TabNotYours => "Another agent's session drives this tab. Open your own with browser_tabs {action: \"new\"}; sharing tabs between sessions is for the person to allow (share_tabs in the policy file, or --share-tabs).",
+            Self::BudgetExceeded => "The step budget is spent. Stop and tell the person: it resets at the time the message gives, or they extend it in Kapture's side panel; do not work around it in another tab or session.",
+            Self::Paused => "A person paused Kapture in its side panel. Wait for them to resume, then retry; do not work around it.",
         }
+    }
+
+    /// Whether the same call, repeated unchanged later, may succeed (the agent's state need
+    /// not change first): a lost connection, a time-out, a pause, a spent budget that resets.
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            Self::NoBrowser
+                | Self::ExtensionDisconnected
+                | Self::Timeout
+                | Self::SelectorNotFound
+                | Self::NotInteractable
+                | Self::NavigationFailed
+                | Self::DebuggerDetached
+                | Self::DebuggerConflict
+                | Self::DownloadFailed
+                | Self::Internal
+                | Self::BudgetExceeded
+                | Self::Paused
+        )
     }
 }
 
@@ -686,6 +732,7 @@ mod tests {
                 params: json!({"selector": "#go"}),
                 timeout_ms: 30000,
                 session: None,
+                label: None,
             },
             r##"{"v":2,"type":"command","id":1,"tab_id":4,"method":"click","params":{"selector":"#go"},"timeout_ms":30000}"##,
         );
@@ -697,6 +744,7 @@ mod tests {
                 params: json!({}),
                 timeout_ms: 30000,
                 session: None,
+                label: None,
             },
             r#"{"v":2,"type":"command","id":2,"method":"tabs.list","params":{},"timeout_ms":30000}"#,
         );
@@ -708,6 +756,7 @@ mod tests {
                 params: json!({"script": "1"}),
                 timeout_ms: 30000,
                 session: Some("7".into()),
+                label: None,
             },
             r#"{"v":2,"type":"command","id":3,"tab_id":4,"method":"evaluate","params":{"script":"1"},"timeout_ms":30000,"session":"7"}"#,
         );
@@ -780,6 +829,8 @@ mod tests {
                 ErrorCode::Internal => 24,
                 ErrorCode::BrowserExited => 25,
                 ErrorCode::TabNotYours => 26,
+                ErrorCode::BudgetExceeded => 27,
+                ErrorCode::Paused => 28,
             }
         };
         for (i, code) in ErrorCode::ALL.into_iter().enumerate() {

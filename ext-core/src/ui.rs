@@ -5,6 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::policy::budget::BudgetState;
+use crate::policy::person::{PersonBudget, PersonPolicy, PersonRule, SiteMode};
+use crate::policy::risk::Risk;
+use crate::policy::{Category, Verdict};
 use crate::protocol::TabId;
 
 /// Name of the panel's port.
@@ -37,10 +41,87 @@ pub enum PanelRequest {
     Agree { port: u16, accept: bool },
     /// Forget this tab's history.
     ClearHistory { tab_id: TabId },
-    /// A person's answer to an approval: `once`, `origin` (this origin, for the asking agent's MCP session only) or `deny`.
+    /// A person's answer to an approval: `once`, `origin` (this origin, for the asking
+    /// agent's MCP session only), `always` (this category on this origin, every agent, until
+    /// revoked in the side panel) or `deny`.
     Answer { id: u64, answer: String },
     /// Safe mode on or off for every server (kept across browser restarts).
     SafeMode { on: bool },
+    /// The side panel: receive the live feed, the control state and every tab's approvals;
+    /// `tab_id` is the tab it shows the site of (the window's active tab).
+    Watch {
+        #[serde(default)]
+        tab_id: Option<TabId>,
+    },
+    /// Pause (stop every command running now and refuse new ones until resumed) or resume.
+    Pause { on: bool },
+    /// Replace the person's rules and budgets (grants are kept: they are given by answering
+    /// an approval and taken back by `Revoke`). Refused, nothing changed, when an entry does
+    /// not parse.
+    SetRules {
+        rules: Vec<PersonRule>,
+        budgets: Vec<PersonBudget>,
+    },
+    /// Set a site's mode (its rules replaced by the mode's).
+    SetMode { origin: String, mode: SiteMode },
+    /// Take back an "always allow here".
+    Revoke { origin: String, category: Category },
+    /// Give a budget more steps now: an origin budget's pattern, or an MCP session of the
+    /// server on `port`.
+    Extend { budget: BudgetKey, steps: u64 },
+}
+
+/// Which budget to extend.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BudgetKey {
+    /// An origin budget, by its pattern.
+    Origin { origin: String },
+    /// An MCP session's `--max-steps`.
+    Session { port: u16, session: String },
+}
+
+/// One command an agent (or a person in the panel) ran, as the side panel's feed shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedEntry {
+    /// ms since the epoch, when it was received.
+    pub time: f64,
+    pub tab_id: Option<TabId>,
+    /// The agent's session (`claude-code #2 · port 61822`), or `panel`.
+    pub who: String,
+    pub method: String,
+    /// The element it acted on, as the page model showed it (or its selector).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Where it landed (empty when it never got that far).
+    #[serde(default)]
+    pub origin: String,
+    /// What the gate said: allowed, granted, approved (once|origin|always), or why refused.
+    pub verdict: String,
+    /// ok, or the error code.
+    pub status: String,
+    pub ms: f64,
+}
+
+/// An MCP session's step budget as its server last told it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionBudget {
+    pub port: u16,
+    pub session: String,
+    pub label: String,
+    pub used: u64,
+    pub max: u64,
+}
+
+/// The site of the tab the side panel looks at.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SiteView {
+    pub tab_id: TabId,
+    /// Its origin (`https://shop.test`), or why it has none a rule can name.
+    pub origin: String,
+    pub mode: SiteMode,
+    /// The verdict per category there, under the strictest connected server's rules.
+    pub verdicts: Vec<(Category, Verdict)>,
 }
 
 /// An action waiting for a person's approval.
@@ -58,6 +139,14 @@ pub struct ApprovalView {
     pub target: Option<String>,
     /// When it is denied if nobody answers, ms since the epoch.
     pub expires: f64,
+    /// How risky it is, and why in a few words (`policy::risk`).
+    #[serde(default)]
+    pub risk: Risk,
+    #[serde(default)]
+    pub risk_why: String,
+    /// Who asks (the agent's session), when known.
+    #[serde(default)]
+    pub who: Option<String>,
 }
 
 /// State of one server connection as the panel shows it.
@@ -127,6 +216,26 @@ pub enum PanelEvent {
         tab_id: TabId,
         pending: Vec<ApprovalView>,
     },
+    /// The side panel's feed, oldest first (after `Watch`).
+    Feed { entries: Vec<FeedEntry> },
+    /// One more feed entry.
+    Step { entry: FeedEntry },
+    /// What the side panel controls, as it stands.
+    Control {
+        paused: bool,
+        safe_mode: bool,
+        person: PersonPolicy,
+        /// Origin budgets (the servers' and the person's) with their counts.
+        budgets: Vec<BudgetState>,
+        /// MCP sessions whose `--max-steps` is spent.
+        sessions: Vec<SessionBudget>,
+        site: Option<SiteView>,
+        /// Why the last change was refused (a pattern that does not parse).
+        #[serde(default)]
+        error: Option<String>,
+    },
+    /// Every tab's pending approvals (the side panel).
+    AllApprovals { pending: Vec<ApprovalView> },
 }
 
 /// Parameter names whose values are secrets.

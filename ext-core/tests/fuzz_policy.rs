@@ -157,7 +157,10 @@ fn policy() -> impl Strategy<Value = Policy> {
                 source: "fuzz".into(),
             })
         });
-    prop::collection::vec(rule, 0..5).prop_map(|rules| Policy { rules })
+    prop::collection::vec(rule, 0..5).prop_map(|rules| Policy {
+        rules,
+        ..Policy::default()
+    })
 }
 
 const SPECIAL: [&str; 5] = ["http", "https", "ws", "wss", "ftp"];

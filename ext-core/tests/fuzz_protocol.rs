@@ -268,7 +268,10 @@ fn policy() -> impl Strategy<Value = Policy> {
             verdict,
             source,
         });
-    prop::collection::vec(rule, 0..5).prop_map(|rules| Policy { rules })
+    prop::collection::vec(rule, 0..5).prop_map(|rules| Policy {
+        rules,
+        ..Policy::default()
+    })
 }
 
 fn host_frame() -> impl Strategy<Value = HostFrame> {
@@ -309,9 +312,10 @@ fn host_frame() -> impl Strategy<Value = HostFrame> {
             any_string(),
             json_value(),
             any::<u64>(),
+            proptest::option::of(any_string()),
             proptest::option::of(any_string())
         )
-            .prop_map(|(id, tab_id, method, params, timeout_ms, session)| {
+            .prop_map(|(id, tab_id, method, params, timeout_ms, session, label)| {
                 HostFrame::Command {
                     id,
                     tab_id,
@@ -319,6 +323,7 @@ fn host_frame() -> impl Strategy<Value = HostFrame> {
                     params,
                     timeout_ms,
                     session,
+                    label,
                 }
             }),
         Just(HostFrame::Ping),
@@ -327,6 +332,20 @@ fn host_frame() -> impl Strategy<Value = HostFrame> {
             .prop_map(|(id, ok, message)| HostFrame::RecordingSaved { id, ok, message }),
         any::<u64>().prop_map(|id| HostFrame::Cancel { id }),
         Just(HostFrame::Scenarios { list: vec![] }),
+        (
+            any_string(),
+            any_string(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<bool>()
+        )
+            .prop_map(|(session, label, used, max, ended)| HostFrame::Budget {
+                session,
+                label,
+                used,
+                max,
+                ended
+            }),
     ]
 }
 

@@ -21,11 +21,12 @@ use serde_json::{json, Value};
 
 use crate::methods::{Click, Closed, Command, DownloadArgs, Downloaded, Navigate, TabInfo};
 use crate::platform;
+use crate::policy::budget::{self, BudgetState, Ledger};
 use crate::policy::gate::{self as pure, Admission, Answer, Guard, Target};
-use crate::policy::{Category, Origin, Policy};
+use crate::policy::{origin_of, risk, Category, Origin, Policy};
 use crate::protocol::{ErrorCode, TabId, WireError};
 use crate::router::Route;
-use crate::ui::ApprovalView;
+use crate::ui::{ApprovalView, FeedEntry};
 
 pub use tabs::Tabs;
 
@@ -112,6 +113,11 @@ pub trait Host: 'static {
     ) -> Result<Value, WireError>;
     /// Whether safe mode is on (a person's switch the host keeps).
     async fn safe_mode(&self) -> bool;
+    /// Whether a person paused Kapture: every command is refused until they resume.
+    async fn paused(&self) -> bool;
+    /// A command was answered (or refused): what it did, for the live feed. `who` is the
+    /// asker's key as the sender named it (the host knows its label), or `panel`.
+    fn on_step(&self, step: FeedEntry);
     /// Ask a person to approve `request` (its `id` is the host's to set), waiting at most
     /// `wait_ms`; the host journals the answer.
     async fn ask(&self, request: ApprovalView, wait_ms: u64) -> Answer;
@@ -142,6 +148,34 @@ pub struct Exec<H: Host> {
     /// What people allowed for the rest of a session: category on origin, for the asker
     /// whose command was approved (another agent of the same kapture is asked again).
     granted: RefCell<Vec<(Option<String>, Category, Origin)>>,
+    /// Steps counted against the origin budgets (`maxStepsPerHour`).
+    ledger: RefCell<Ledger>,
+}
+
+/// What the gate found out about one command, for its feed entry.
+#[derive(Default)]
+pub struct StepNote {
+    target: RefCell<Option<String>>,
+    origin: RefCell<String>,
+    verdict: RefCell<String>,
+}
+
+impl StepNote {
+    fn verdict(&self, v: impl Into<String>) {
+        *self.verdict.borrow_mut() = v.into();
+    }
+}
+
+/// How the feed names a refusal, when the gate did not say more.
+fn verdict_of(err: &WireError) -> &'static str {
+    match err.code {
+        ErrorCode::PolicyDenied => "denied by policy",
+        ErrorCode::ApprovalDenied => "not approved",
+        ErrorCode::BudgetExceeded => "over budget",
+        ErrorCode::Paused => "paused",
+        ErrorCode::BadArgs => "bad arguments",
+        _ => "",
+    }
 }
 
 /// The grants `asker` holds.
@@ -158,7 +192,22 @@ impl<H: Host> Exec<H> {
             tabs: Tabs::new(host.clone()),
             host,
             granted: RefCell::default(),
+            ledger: RefCell::default(),
         }
+    }
+
+    /// A person gave the origin budget on `pattern` `steps` more steps this hour.
+    pub fn extend_budget(&self, pattern: &str, steps: u64) {
+        self.ledger
+            .borrow_mut()
+            .extend(pattern, steps, platform::now_ms());
+    }
+
+    /// `policy`'s budgets with their counts now.
+    pub fn budget_states(&self, policy: &Policy) -> Vec<BudgetState> {
+        self.ledger
+            .borrow()
+            .states(&policy.budgets, platform::now_ms())
     }
 
     pub fn host(&self) -> &Rc<H> {
@@ -179,7 +228,7 @@ impl<H: Host> Exec<H> {
     }
 
     /// Run one command of `asker`'s: judged with its grants, an approval "for the session"
-    /// granted to it alone.
+    /// granted to it alone. Whatever the outcome, the host hears of it (`Host::on_step`).
     pub async fn run_as(
         &self,
         asker: Asker<'_>,
@@ -189,6 +238,58 @@ impl<H: Host> Exec<H> {
         timeout_ms: u64,
         rules: Rules,
     ) -> Result<Value, WireError> {
+        let started = platform::now_ms();
+        let note = StepNote::default();
+        let result = if self.host.paused().await {
+            Err(WireError::new(
+                ErrorCode::Paused,
+                format!("{method} was not run: a person paused Kapture in its side panel"),
+            ))
+        } else {
+            self.run_judged(asker, tab_id, method, params, timeout_ms, rules, &note)
+                .await
+        };
+        let ran_on = result
+            .as_ref()
+            .ok()
+            .and_then(|d| d.get("tab_id").and_then(Value::as_i64))
+            .map(|t| t as TabId)
+            .or(tab_id);
+        let mut verdict = note.verdict.take();
+        if let Err(e) = &result {
+            if verdict.is_empty() || matches!(e.code, ErrorCode::Paused | ErrorCode::BudgetExceeded)
+            {
+                verdict = verdict_of(e).to_string();
+            }
+        }
+        self.host.on_step(FeedEntry {
+            time: started,
+            tab_id: ran_on,
+            who: asker.unwrap_or("panel").to_string(),
+            method: method.to_string(),
+            target: note.target.take(),
+            origin: note.origin.take(),
+            verdict,
+            status: match &result {
+                Ok(_) => "ok".into(),
+                Err(e) => e.code.as_str().into(),
+            },
+            ms: platform::now_ms() - started,
+        });
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)] // the command's parts, as run_as received them
+    async fn run_judged(
+        &self,
+        asker: Asker<'_>,
+        tab_id: Option<TabId>,
+        method: &str,
+        params: Value,
+        timeout_ms: u64,
+        rules: Rules,
+        note: &StepNote,
+    ) -> Result<Value, WireError> {
         let deadline_ms = platform::now_ms() + timeout_ms as f64;
         // Decoded once: bad arguments are `BAD_ARGS` before any tab is touched.
         let cmd = Command::decode(method, params)?;
@@ -197,8 +298,14 @@ impl<H: Host> Exec<H> {
                 // A browser method may wait for an approval before its own work.
                 let limit = timeout_ms + rules.1;
                 let name = cmd.name();
-                let run =
-                    self.browser_method(asker, tab_id, cmd, deadline_ms + rules.1 as f64, rules);
+                let run = self.browser_method(
+                    asker,
+                    tab_id,
+                    cmd,
+                    deadline_ms + rules.1 as f64,
+                    rules,
+                    note,
+                );
                 platform::timeout(Duration::from_millis(limit), run)
                     .await
                     .unwrap_or_else(|| {
@@ -223,7 +330,7 @@ impl<H: Host> Exec<H> {
                     }
                     None => self.host.default_tab().await?,
                 };
-                let guard = self.check(asker, tab_id, &cmd, rules).await?;
+                let guard = self.check(asker, tab_id, &cmd, rules, note).await?;
                 // The command's clock starts once it is allowed (a person may have taken a while).
                 let deadline_ms = platform::now_ms() + timeout_ms as f64;
                 self.tabs.run(tab_id, cmd, deadline_ms, guard).await
@@ -238,6 +345,7 @@ impl<H: Host> Exec<H> {
         cmd: Command,
         deadline_ms: f64,
         rules: Rules,
+        note: &StepNote,
     ) -> Result<Value, WireError> {
         let need_tab = || {
             tab_id.ok_or_else(|| {
@@ -260,7 +368,9 @@ impl<H: Host> Exec<H> {
                 let tab = self.host.create_tab("about:blank", &place).await?;
                 if let Some(url) = p.url.clone() {
                     let nav = Command::Navigate(Navigate { url });
-                    let guard = self.check(asker, tab.tab_id, &nav, rules.clone()).await?;
+                    let guard = self
+                        .check(asker, tab.tab_id, &nav, rules.clone(), note)
+                        .await?;
                     self.tabs.run(tab.tab_id, nav, deadline_ms, guard).await?;
                 }
                 json!(shown_tab(&rules.0, self.host.tab(tab.tab_id).await?))
@@ -273,7 +383,7 @@ impl<H: Host> Exec<H> {
                 let id = need_tab()?;
                 // Closing a tab changes the person's browser (unsaved work goes with it):
                 // judged like any interaction with that tab's page.
-                self.check(asker, id, &cmd, rules.clone()).await?;
+                self.check(asker, id, &cmd, rules.clone(), note).await?;
                 self.host.close_tab(id).await?;
                 json!(Closed { tab_id: id })
             }
@@ -282,7 +392,7 @@ impl<H: Host> Exec<H> {
                     Some(t) => t,
                     None => self.host.default_tab().await?,
                 };
-                let guard = self.check(asker, tab, &cmd, rules.clone()).await?;
+                let guard = self.check(asker, tab, &cmd, rules.clone(), note).await?;
                 json!(
                     self.download(tab, p.clone(), deadline_ms, guard.as_ref())
                         .await?
@@ -298,17 +408,21 @@ impl<H: Host> Exec<H> {
         Ok(value)
     }
 
-    /// Judge a command before it is queued; an `ask` waits (bounded) for a person. `None`:
-    /// the command has no category (nothing to judge, nothing to re-check).
-    pub async fn check(
+    /// Judge a command before it is queued; an `ask` waits (bounded) for a person; a step
+    /// is counted against the origin budgets. `None`: the command has no category (nothing
+    /// to judge, nothing to re-check). What it found is noted for the feed.
+    async fn check(
         &self,
         asker: Asker<'_>,
         tab: TabId,
         command: &Command,
         rules: Rules,
+        note: &StepNote,
     ) -> Result<Option<Guard>, WireError> {
         let (policy, approval_ms) = rules;
+        *note.target.borrow_mut() = self.describe_target(tab, &command.params());
         let Some(category) = command.category() else {
+            note.verdict("no check needed");
             return Ok(None);
         };
         if let Command::Navigate(p) = command {
@@ -321,17 +435,49 @@ impl<H: Host> Exec<H> {
         } else {
             Vec::new()
         };
+        if let Some(o) = urls.first().and_then(|u| origin_of(u)) {
+            *note.origin.borrow_mut() = o.to_string();
+        }
         let granted = grants_of(&self.granted.borrow(), asker);
         let safe_mode = self.host.safe_mode().await;
-        let approved = match pure::admit(&policy, category, &urls, &here, safe_mode, &granted)? {
-            Admission::Allowed => None,
-            Admission::Granted(origin) => Some((category, origin)),
+        let admitted = pure::admit(&policy, category, &urls, &here, safe_mode, &granted);
+        if let Err(e) = &admitted {
+            note.verdict(if e.message.contains("safe mode") {
+                "refused: safe mode"
+            } else {
+                verdict_of(e)
+            });
+        }
+        let approved = match admitted? {
+            Admission::Allowed => {
+                note.verdict("allowed");
+                None
+            }
+            Admission::Granted(origin) => {
+                note.verdict("granted for the session");
+                Some((category, origin))
+            }
             Admission::Ask(origin) => {
-                self.ask(asker, tab, command, category, &origin, approval_ms)
-                    .await?;
+                let page = here.first().and_then(|u| origin_of(u));
+                let answer = self
+                    .ask(asker, tab, command, category, &origin, page, approval_ms)
+                    .await;
+                note.verdict(match &answer {
+                    Ok(a) => format!("approved: {}", a.name()),
+                    Err(_) => "not approved".into(),
+                });
+                answer?;
                 Some((category, origin))
             }
         };
+        // A step on a budgeted origin: counted once it is allowed, refused when spent.
+        if budget::counts(category) && !policy.budgets.is_empty() {
+            if let Some(origin) = urls.first().and_then(|u| origin_of(u)) {
+                self.ledger
+                    .borrow_mut()
+                    .take(&policy.budgets, &origin, platform::now_ms())?;
+            }
+        }
         let granted = grants_of(&self.granted.borrow(), asker);
         Ok(Some(Guard {
             policy,
@@ -376,6 +522,9 @@ impl<H: Host> Exec<H> {
         Ok(vec![self.host.tab(tab).await?.url])
     }
 
+    /// Ask a person (through the host) about `command`, rated for risk; `page`: the origin
+    /// of the page it leaves, if it leaves one. The answer, or the coded refusal.
+    #[allow(clippy::too_many_arguments)] // the approval's parts
     async fn ask(
         &self,
         asker: Asker<'_>,
@@ -383,9 +532,24 @@ impl<H: Host> Exec<H> {
         command: &Command,
         category: Category,
         origin: &Origin,
+        page: Option<Origin>,
         approval_ms: u64,
-    ) -> Result<(), WireError> {
+    ) -> Result<Answer, WireError> {
         let (method, params) = (command.name(), command.params());
+        let target = self.describe_target(tab, &params);
+        let submits = params.get("submit").and_then(Value::as_bool) == Some(true)
+            || params
+                .get("key")
+                .and_then(Value::as_str)
+                .is_some_and(|k| k.eq_ignore_ascii_case("enter"));
+        let (risk, risk_why) = risk::rate(&risk::Action {
+            method,
+            category,
+            target: target.as_deref(),
+            origin,
+            page: page.as_ref().or(Some(origin)),
+            submits,
+        });
         let request = ApprovalView {
             id: 0,
             tab_id: tab,
@@ -393,16 +557,22 @@ impl<H: Host> Exec<H> {
             category: category.name().to_string(),
             origin: origin.to_string(),
             args: crate::ui::mask_params(method, &params),
-            target: self.describe_target(tab, &params),
+            target,
             expires: platform::now_ms() + approval_ms as f64,
+            risk,
+            risk_why,
+            who: asker.map(str::to_string),
         };
         let answer = self.host.ask(request, approval_ms).await;
-        if answer == Answer::Origin {
+        // "Always" is kept by the host (every agent, until revoked); it also holds for the
+        // rest of this session at once.
+        if matches!(answer, Answer::Origin | Answer::Always) {
             self.granted
                 .borrow_mut()
                 .push((asker.map(str::to_string), category, origin.clone()));
         }
-        answer.verdict(category, origin, approval_ms)
+        answer.verdict(category, origin, approval_ms)?;
+        Ok(answer)
     }
 
     /// The element a command names, as a person can recognise it.

@@ -30,6 +30,9 @@ struct FakeHost {
     /// Downloads as the browser reports them, and the ids cancelled.
     downloads: RefCell<Vec<DownloadItem>>,
     cancelled: RefCell<Vec<i32>>,
+    paused: Cell<bool>,
+    /// What the feed was told.
+    steps: RefCell<Vec<crate::ui::FeedEntry>>,
 }
 
 impl FakeHost {
@@ -49,6 +52,8 @@ impl FakeHost {
             asked: RefCell::default(),
             downloads: RefCell::default(),
             cancelled: RefCell::default(),
+            paused: Cell::new(false),
+            steps: RefCell::default(),
         })
     }
 
@@ -150,6 +155,12 @@ impl Host for FakeHost {
     async fn safe_mode(&self) -> bool {
         false
     }
+    async fn paused(&self) -> bool {
+        self.paused.get()
+    }
+    fn on_step(&self, step: crate::ui::FeedEntry) {
+        self.steps.borrow_mut().push(step);
+    }
     async fn ask(&self, request: ApprovalView, _wait_ms: u64) -> Answer {
         self.asked.borrow_mut().push(request);
         self.answer.borrow().clone()
@@ -203,6 +214,7 @@ fn rules(list: &[(&str, Option<Category>, Verdict)]) -> Rules {
                 source: format!("test {o}"),
             })
             .collect(),
+        ..Policy::default()
     };
     (Rc::new(policy), 1_000)
 }
@@ -525,4 +537,111 @@ fn a_sessions_group_keeps_its_colour_and_sessions_spread_over_the_colours() {
         .map(|i| Placement::colour_of(&format!("agent #{i}")))
         .collect();
     assert!(colours.len() >= 4, "{colours:?}");
+}
+
+#[test]
+fn a_pause_refuses_every_command_and_the_feed_says_so() {
+    let (mut pool, host, exec) = setup();
+    pool.run_until(async {
+        host.paused.set(true);
+        let err = exec
+            .run_as(
+                Some("s1/2"),
+                Some(1),
+                "evaluate",
+                eval("1"),
+                5_000,
+                allowed(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::Paused);
+        assert!(err.code.retryable());
+        host.paused.set(false);
+        exec.run(Some(1), "evaluate", eval("2"), 5_000, allowed())
+            .await
+            .unwrap();
+    });
+    assert_eq!(host.scripts(1).len(), 1, "nothing ran while paused");
+    let steps = host.steps.borrow();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(
+        (
+            steps[0].who.as_str(),
+            steps[0].verdict.as_str(),
+            steps[0].status.as_str()
+        ),
+        ("s1/2", "paused", "PAUSED")
+    );
+    assert_eq!(
+        (
+            steps[1].who.as_str(),
+            steps[1].verdict.as_str(),
+            steps[1].status.as_str()
+        ),
+        ("panel", "allowed", "ok")
+    );
+    assert_eq!(steps[1].origin, "http://allowed.test:80");
+}
+
+#[test]
+fn an_origin_budget_refuses_steps_over_it_until_a_person_extends_it() {
+    let (mut pool, host, exec) = setup();
+    let (policy, ms) = allowed();
+    let mut policy = (*policy).clone();
+    policy.budgets.push(crate::policy::budget::Budget {
+        origin: OriginPattern::parse("allowed.test").unwrap(),
+        max_steps_per_hour: 1,
+        source: "test budget".into(),
+    });
+    let rules: Rules = (Rc::new(policy), ms);
+    pool.run_until(async {
+        exec.run(Some(1), "evaluate", eval("1"), 5_000, rules.clone())
+            .await
+            .unwrap();
+        let err = exec
+            .run(Some(1), "evaluate", eval("2"), 5_000, rules.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::BudgetExceeded);
+        assert!(err.message.contains("resets in"), "{}", err.message);
+        // Reads are not steps.
+        exec.run(Some(1), "snapshot", json!({}), 5_000, rules.clone())
+            .await
+            .ok();
+        exec.extend_budget("allowed.test", 1);
+        exec.run(Some(1), "evaluate", eval("3"), 5_000, rules.clone())
+            .await
+            .unwrap();
+        let state = &exec.budget_states(&rules.0)[0];
+        assert_eq!((state.used, state.extra), (2, 1));
+    });
+    assert_eq!(host.steps.borrow()[1].verdict, "over budget");
+}
+
+#[test]
+fn an_approval_says_how_risky_the_action_is() {
+    let (mut pool, host, exec) = setup();
+    let asks = rules(&[
+        ("allowed.test", None, Verdict::Allow),
+        ("allowed.test", Some(Category::Eval), Verdict::Ask),
+    ]);
+    pool.run_until(async {
+        *host.answer.borrow_mut() = Answer::Always;
+        exec.run_as(
+            Some("a"),
+            Some(1),
+            "evaluate",
+            eval("1"),
+            5_000,
+            asks.clone(),
+        )
+        .await
+        .unwrap();
+    });
+    let asked = host.asked.borrow();
+    assert_eq!(asked[0].risk, crate::policy::risk::Risk::High);
+    assert!(asked[0].risk_why.contains("code"), "{}", asked[0].risk_why);
+    assert_eq!(asked[0].who.as_deref(), Some("a"));
+    assert_eq!(host.steps.borrow()[0].verdict, "approved: always");
 }

@@ -126,6 +126,11 @@ impl Ui {
                 self.show_history();
             }
             PanelEvent::Approvals { pending, .. } => self.show_approvals(&pending),
+            // The side panel's events: this panel does not `Watch`.
+            PanelEvent::Feed { .. }
+            | PanelEvent::Step { .. }
+            | PanelEvent::Control { .. }
+            | PanelEvent::AllApprovals { .. } => {}
             PanelEvent::Audit { entries } => self.show_audit(&entries),
             PanelEvent::Result { id, ok, data, ms } => {
                 let done = self.pending.borrow_mut().remove(&id);
@@ -255,7 +260,24 @@ impl Ui {
         }
         let _ = section.remove_attribute("hidden");
         for a in pending {
-            let li = el(&self.doc, "li", &[("class", "approval")], "");
+            let li = el(
+                &self.doc,
+                "li",
+                &[("class", "approval"), ("data-risk", a.risk.name())],
+                "",
+            );
+            let risk = format!("{} risk", a.risk.name());
+            li.append_child(&el(
+                &self.doc,
+                "span",
+                &[("class", "risk"), ("title", &a.risk_why)],
+                &risk,
+            ))
+            .ok();
+            if !a.risk_why.is_empty() {
+                li.append_child(&el(&self.doc, "span", &[("class", "why")], &a.risk_why))
+                    .ok();
+            }
             let args = serde_json::to_string(&a.args).unwrap_or_default();
             let on_what = a
                 .target
@@ -272,6 +294,8 @@ impl Ui {
                 ("once", "Allow once"),
                 // A grant is the asking MCP session's alone (another agent is asked again).
                 ("origin", "Allow for this origin, this agent"),
+                // Kept for every agent until revoked in the side panel.
+                ("always", "Always allow here"),
                 ("deny", "Deny"),
             ] {
                 let b = el(

@@ -113,7 +113,18 @@ pub fn bound(policy: &Policy, ceiling: &Policy, note: &str) -> Policy {
             });
         }
     }
-    Policy { rules }
+    // Budgets only restrict: both sides' are kept.
+    let budgets = policy
+        .budgets
+        .iter()
+        .chain(&ceiling.budgets)
+        .cloned()
+        .collect();
+    Policy {
+        rules,
+        budgets,
+        ..Policy::default()
+    }
 }
 
 /// Something a policy allows more freely than the ceiling does.

@@ -202,6 +202,9 @@ pub enum Answer {
     Once,
     /// Allowed this category on this origin for the session.
     Origin,
+    /// Allowed this category on this origin from now on, for every agent ("Always allow
+    /// here": kept by the host until a person revokes it).
+    Always,
     /// Said no.
     Denied,
     /// The request went away unanswered (the panel closed it, the worker moved on).
@@ -216,6 +219,7 @@ impl Answer {
         match said {
             "once" => Answer::Once,
             "origin" => Answer::Origin,
+            "always" => Answer::Always,
             _ => Answer::Denied,
         }
     }
@@ -225,6 +229,7 @@ impl Answer {
         match self {
             Answer::Once => "once",
             Answer::Origin => "origin",
+            Answer::Always => "always",
             Answer::Denied => "deny",
             Answer::Withdrawn => "withdrawn",
             Answer::NoAnswer => "timeout",
@@ -245,7 +250,7 @@ impl Answer {
             ))
         };
         match self {
-            Answer::Once | Answer::Origin => Ok(()),
+            Answer::Once | Answer::Origin | Answer::Always => Ok(()),
             Answer::Denied => denied("a person denied it"),
             Answer::Withdrawn => denied("the approval was withdrawn"),
             Answer::NoAnswer => denied(&format!("nobody answered within {} s", waited_ms / 1000)),
@@ -329,6 +334,7 @@ mod tests {
                     source: format!("test rule {o}"),
                 })
                 .collect(),
+            ..Policy::default()
         }
     }
 

@@ -9,8 +9,11 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::{ErrorCode, WireError};
 
 pub mod bound;
+pub mod budget;
 pub mod frames;
 pub mod gate;
+pub mod person;
+pub mod risk;
 pub use frames::{judged_urls, strictest, Judge, Refusal};
 
 /// What an action does, for the policy.
@@ -239,10 +242,22 @@ pub struct Rule {
     pub source: String,
 }
 
-/// Rules in order; the last matching rule decides.
+/// Rules in order; the last matching rule decides. Over them, in the extension, what the
+/// person set in the side panel (`person`, then `grants`), which decides wherever `rules`
+/// do not deny; and the step budgets of both.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Policy {
     pub rules: Vec<Rule>,
+    /// A person's own rules (the side panel): the last matching one decides, unless
+    /// `rules` deny.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub person: Vec<Rule>,
+    /// "Always allow here": turns an ask of that category on that origin into an allow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grants: Vec<Rule>,
+    /// Steps per hour per origin (kapture's policy file, the side panel).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budgets: Vec<budget::Budget>,
 }
 
 /// A decision and the rule that made it.
@@ -295,7 +310,10 @@ impl Policy {
             verdict: Verdict::Allow,
             source: "default: eval on pages of no site".into(),
         });
-        Policy { rules }
+        Policy {
+            rules,
+            ..Policy::default()
+        }
     }
 
     /// The user's own browser: look freely, ask before changing anything, no `eval`.
@@ -305,13 +323,17 @@ impl Policy {
         rules.push(rule("*", Some(Category::Navigate), Verdict::Allow, src));
         rules.push(rule("*", Some(Category::Read), Verdict::Allow, src));
         rules.push(rule("*", Some(Category::Eval), Verdict::Deny, src));
-        Policy { rules }
+        Policy {
+            rules,
+            ..Policy::default()
+        }
     }
 
     /// Everything allowed (`--unsafe-allow-all`).
     pub fn allow_all() -> Policy {
         Policy {
             rules: vec![rule("*", None, Verdict::Allow, "--unsafe-allow-all")],
+            ..Policy::default()
         }
     }
 
@@ -345,19 +367,30 @@ impl Policy {
                 because: format!("{url:?} is not a URL the policy can judge"),
             };
         };
+        let last = |rules: &[Rule]| {
+            rules
+                .iter()
+                .rev()
+                .find(|r| r.category.is_none_or(|c| c == category) && r.origin.matches(&origin))
+                .map(|r| Decision {
+                    verdict: r.verdict,
+                    because: r.source.clone(),
+                })
+        };
         // Browser-neutral pages (a new tab's about:blank) belong to no site: judged as `*`.
-        self.rules
-            .iter()
-            .rev()
-            .find(|r| r.category.is_none_or(|c| c == category) && r.origin.matches(&origin))
-            .map(|r| Decision {
-                verdict: r.verdict,
-                because: r.source.clone(),
-            })
-            .unwrap_or(Decision {
-                verdict: Verdict::Deny,
-                because: "no rule allows it (the policy denies by default)".into(),
-            })
+        let own = last(&self.rules).unwrap_or(Decision {
+            verdict: Verdict::Deny,
+            because: "no rule allows it (the policy denies by default)".into(),
+        });
+        // What kapture's configuration denies stays denied, whatever the person set.
+        if own.verdict == Verdict::Deny {
+            return own;
+        }
+        let decided = last(&self.person).unwrap_or(own);
+        match decided.verdict {
+            Verdict::Ask => last(&self.grants).unwrap_or(decided),
+            _ => decided,
+        }
     }
 
     /// The coded error for a denied decision.

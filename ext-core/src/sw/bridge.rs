@@ -481,6 +481,24 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             spawn_local(async move { super::recorder::on_saved(&app, &id, ok, &message).await });
         }
         HostFrame::Scenarios { list } => *app.scenarios.borrow_mut() = list,
+        HostFrame::Budget {
+            session,
+            label,
+            used,
+            max,
+            ended,
+        } => super::control::session_budget(
+            app,
+            conn.port,
+            crate::ui::SessionBudget {
+                port: conn.port,
+                session,
+                label,
+                used,
+                max,
+            },
+            ended,
+        ),
         HostFrame::Unauthorized { reason, message } => {
             *conn.state.borrow_mut() = ConnState::Rejected(format!("{reason:?}: {message}"));
             update_badge(app);
@@ -502,6 +520,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             params,
             timeout_ms,
             session,
+            label,
         } => {
             // Noted before the command starts, so that a worker killed meanwhile resumes
             // saying it had received it (and kapture never runs it twice).
@@ -517,20 +536,35 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             spawn_local(async move {
                 let started = platform::now_ms();
                 let mut shown = crate::ui::mask_params(&method, &params);
-                let rules = (conn.policy.borrow().clone(), conn.approval_ms.get());
                 // Session numbers are one kapture's: grants are keyed by its connection's
                 // session too (a later kapture on the same port starts with none).
                 let asker = session.map(|s| match &*conn.state.borrow() {
                     ConnState::Connected { session: c } => format!("{c}/{s}"),
                     _ => format!("{}/{s}", conn.port),
                 });
-                let run =
-                    app.run_command(asker.as_deref(), tab_id, &method, params, timeout_ms, rules);
+                if let (Some(key), Some(label)) = (&asker, &label) {
+                    super::control::label(&app, key, label, conn.port);
+                }
+                let run = async {
+                    // The server's rules with the person's over them.
+                    let policy =
+                        super::control::rules_for(&app, &conn.policy.borrow().clone()).await;
+                    let rules = (policy, conn.approval_ms.get());
+                    app.run_command(asker.as_deref(), tab_id, &method, params, timeout_ms, rules)
+                        .await
+                };
                 let outcome = futures::future::Abortable::new(run, registration).await;
                 app.running.borrow_mut().remove(&(conn.port, id));
                 // Cancelled: the server no longer waits, and dropping the run dropped the job
-                // (a queued one is skipped, a running one stopped).
-                let Ok(result) = outcome else { return };
+                // (a queued one is skipped, a running one stopped). Stopped by a pause: the
+                // server still waits, and hears why.
+                let result = match outcome {
+                    Ok(result) => result,
+                    Err(_) => match super::control::stopped_answer(&app, conn.port, id) {
+                        Some(e) => Err(e),
+                        None => return,
+                    },
+                };
                 // The worker is being stopped under the command: no answer from here. The socket
                 // drops next, and kapture re-sends the command or answers it as lost.
                 if matches!(&result, Err(e) if e.code == crate::protocol::ErrorCode::ExtensionDisconnected)
@@ -762,14 +796,35 @@ pub fn user_disconnect(app: &Rc<App>, port: u16) {
 }
 
 /// The rules for commands a person runs from the panel: those of a connected server (the
-/// strictest default when none is).
+/// strictest default when none is), with the person's own over them.
 pub fn panel_rules(app: &App) -> (Rc<crate::policy::Policy>, u64) {
     let conns = app.bridge.conns.borrow();
     let connected = conns
         .values()
         .find(|c| matches!(*c.state.borrow(), ConnState::Connected { .. }));
-    match connected {
+    let (server, ms) = match connected {
         Some(c) => (c.policy.borrow().clone(), c.approval_ms.get()),
         None => (Rc::new(crate::policy::Policy::connected_default()), 60_000),
+    };
+    (Rc::new(super::control::person_now(app).apply(&server)), ms)
+}
+
+/// The policies of the connected servers (as their commands run, before the person's).
+pub fn server_policies(app: &App) -> Vec<crate::policy::Policy> {
+    app.bridge
+        .conns
+        .borrow()
+        .values()
+        .filter(|c| matches!(*c.state.borrow(), ConnState::Connected { .. }))
+        .map(|c| (*c.policy.borrow().clone()).clone())
+        .collect()
+}
+
+/// Send `frame` to the connected server on `port`, if there is one.
+pub fn send_to(app: &App, port: u16, frame: &ExtensionFrame) {
+    if let Some(c) = app.bridge.conns.borrow().get(&port) {
+        if matches!(*c.state.borrow(), ConnState::Connected { .. }) {
+            c.send(frame);
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::Duration;
 
 use futures::channel::oneshot;
@@ -70,6 +71,23 @@ impl Approvals {
         v
     }
 
+    /// Every tab's pending approvals, oldest first (the side panel).
+    pub fn all_views(&self) -> Vec<ApprovalView> {
+        let mut v: Vec<ApprovalView> = self
+            .pending
+            .borrow()
+            .values()
+            .map(|p| p.view.clone())
+            .collect();
+        v.sort_by_key(|a| a.id);
+        v
+    }
+
+    /// Withdraw every pending approval (a pause): each is refused as withdrawn.
+    pub fn withdraw_all(&self) {
+        self.pending.borrow_mut().clear();
+    }
+
     /// A person answered.
     pub fn answer(&self, id: u64, answer: String) -> Option<TabId> {
         let p = self.pending.borrow_mut().remove(&id)?;
@@ -81,11 +99,17 @@ impl Approvals {
 
 /// Show `view` to a person in the panel and wait (at most `approval_ms`) for the answer;
 /// every server journals who decided.
-pub async fn ask(app: &App, mut view: ApprovalView, approval_ms: u64) -> Answer {
+pub async fn ask(app: &Rc<App>, mut view: ApprovalView, approval_ms: u64) -> Answer {
     let id = app.approvals.next.get() + 1;
     app.approvals.next.set(id);
     view.id = id;
+    // Who asks, as people know the session (the executor knows only its key).
+    view.who = Some(super::control::who(
+        app,
+        view.who.as_deref().unwrap_or("panel"),
+    ));
     let (tab, method, origin) = (view.tab_id, view.method.clone(), view.origin.clone());
+    let category = view.category.clone();
     let (reply, answer) = oneshot::channel();
     app.approvals
         .pending
@@ -99,6 +123,9 @@ pub async fn ask(app: &App, mut view: ApprovalView, approval_ms: u64) -> Answer 
     let answer = platform::timeout(Duration::from_millis(approval_ms), answer).await;
     app.approvals.pending.borrow_mut().remove(&id);
     super::panel::broadcast_approvals(app, tab);
+    if matches!(&answer, Some(Ok(a)) if a == "always") {
+        super::control::remember_always(app, &origin, &category);
+    }
     let said = match &answer {
         Some(Ok(a)) => a.clone(),
         Some(Err(_)) => "withdrawn".into(),

@@ -109,6 +109,19 @@ impl Host for ChromeHost {
         }
     }
 
+    async fn paused(&self) -> bool {
+        match self.app.upgrade() {
+            Some(app) => super::control::paused(&app).await,
+            None => true,
+        }
+    }
+
+    fn on_step(&self, step: crate::ui::FeedEntry) {
+        if let Some(app) = self.app.upgrade() {
+            super::control::on_step(&app, step);
+        }
+    }
+
     async fn ask(&self, request: ApprovalView, wait_ms: u64) -> Answer {
         match self.app.upgrade() {
             Some(app) => super::gate::ask(&app, request, wait_ms).await,

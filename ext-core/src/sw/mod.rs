@@ -2,6 +2,7 @@
 //! queues, and answers every command exactly once (result or coded error).
 
 mod bridge;
+mod control;
 mod gate;
 mod host;
 mod panel;
@@ -36,6 +37,8 @@ pub struct App {
     history_dirty: RefCell<std::collections::BTreeSet<TabId>>,
     history_flush: std::cell::Cell<bool>,
     approvals: gate::Approvals,
+    /// Pause, the person's rules, the feed, spent session budgets (the side panel's).
+    control: control::Control,
     /// The servers' latest audit entries, for the panel (bounded).
     audit: RefCell<std::collections::VecDeque<Value>>,
     /// Commands being run, by server port and id, to stop one its server cancelled.
@@ -114,6 +117,7 @@ impl Worker {
                 history_dirty: Default::default(),
                 history_flush: Default::default(),
                 approvals: Default::default(),
+                control: Default::default(),
                 audit: Default::default(),
                 running: Default::default(),
                 scenarios: Default::default(),

@@ -9,7 +9,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{bridge, App};
+use super::{bridge, control, App};
 use crate::chrome::{self, port::Port};
 use crate::platform;
 use crate::protocol::TabId;
@@ -18,10 +18,40 @@ use crate::ui::{self, HistoryEntry, PanelEvent, PanelRequest};
 /// Timeout of a command run from the panel.
 const PANEL_TIMEOUT_MS: u64 = 30_000;
 
-/// One open panel.
+/// One open panel (the DevTools panel, the approval window or the side panel).
 pub struct PanelConn {
     port: Port,
     tab: Cell<Option<TabId>>,
+    /// A side panel: it gets the feed, the controls and every tab's approvals.
+    watching: Cell<bool>,
+    /// The tab whose site it shows, and that site as last sent.
+    site_tab: Cell<Option<TabId>>,
+    last_site: RefCell<Option<crate::ui::SiteView>>,
+}
+
+impl PanelConn {
+    pub fn post(&self, event: &PanelEvent) {
+        self.port.post(event);
+    }
+    pub fn site_tab(&self) -> Option<TabId> {
+        self.site_tab.get()
+    }
+    pub fn last_site(&self) -> Option<crate::ui::SiteView> {
+        self.last_site.borrow().clone()
+    }
+    pub fn set_last_site(&self, site: Option<crate::ui::SiteView>) {
+        *self.last_site.borrow_mut() = site;
+    }
+}
+
+/// The side panels open now.
+pub fn watcher_conns(app: &App) -> Vec<Rc<PanelConn>> {
+    app.panels
+        .borrow()
+        .iter()
+        .filter(|p| p.watching.get())
+        .cloned()
+        .collect()
 }
 
 fn history_key(tab: TabId) -> String {
@@ -84,6 +114,9 @@ pub fn on_port(app: &Rc<App>, port: JsValue) {
     let conn = Rc::new(PanelConn {
         port: port.clone(),
         tab: Cell::new(None),
+        watching: Cell::new(false),
+        site_tab: Cell::new(None),
+        last_site: RefCell::new(None),
     });
     app.panels.borrow_mut().push(conn.clone());
     let weak = Rc::downgrade(app);
@@ -180,6 +213,51 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
                 broadcast_state(&app);
             });
         }
+        PanelRequest::Watch { tab_id } => {
+            conn.watching.set(true);
+            conn.site_tab.set(tab_id);
+            send_state(app, conn);
+            send_audit(app, conn);
+            conn.port.post(&PanelEvent::Feed {
+                entries: control::feed(app),
+            });
+            conn.port.post(&PanelEvent::AllApprovals {
+                pending: app.approvals.all_views(),
+            });
+            control::broadcast(app);
+        }
+        PanelRequest::Pause { on } => {
+            let app = app.clone();
+            spawn_local(async move { control::set_paused(&app, on).await });
+        }
+        PanelRequest::SetRules { rules, budgets } => {
+            let app = app.clone();
+            spawn_local(async move {
+                control::change_person(&app, |p| {
+                    p.rules = rules;
+                    p.budgets = budgets;
+                    Ok(())
+                })
+                .await
+            });
+        }
+        PanelRequest::SetMode { origin, mode } => {
+            let app = app.clone();
+            spawn_local(async move {
+                control::change_person(&app, |p| p.set_mode(&origin, mode)).await
+            });
+        }
+        PanelRequest::Revoke { origin, category } => {
+            let app = app.clone();
+            spawn_local(async move {
+                control::change_person(&app, |p| {
+                    p.revoke(&origin, category);
+                    Ok(())
+                })
+                .await
+            });
+        }
+        PanelRequest::Extend { budget, steps } => control::extend(app, budget, steps),
         PanelRequest::Connect => bridge::user_connect(app),
         PanelRequest::Disconnect { port } => bridge::user_disconnect(app, port),
         PanelRequest::Agree { port, accept } => bridge::user_agree(app, port, accept),
@@ -237,10 +315,18 @@ fn send_audit(app: &App, conn: &PanelConn) {
     conn.port.post(&PanelEvent::Audit { entries });
 }
 
-/// Show a tab's pending approvals in its panels; false when no panel shows that tab.
+/// Show a tab's pending approvals in its panels and every side panel; false when no panel
+/// shows them.
 pub fn broadcast_approvals(app: &App, tab: TabId) -> bool {
     let pending = app.approvals.views(tab);
-    let mut shown = false;
+    let watchers = watcher_conns(app);
+    let all = app.approvals.all_views();
+    for w in &watchers {
+        w.post(&PanelEvent::AllApprovals {
+            pending: all.clone(),
+        });
+    }
+    let mut shown = !watchers.is_empty();
     for p in app
         .panels
         .borrow()

@@ -84,6 +84,8 @@ enum HubMsg {
         timeout_ms: u64,
         /// The MCP session whose call it is (its grants are its own).
         session: Option<String>,
+        /// How people know that session (the side panel's feed).
+        label: Option<String>,
         reply: oneshot::Sender<Answer>,
     },
     /// A connection passed `hello`; it becomes the active one.
@@ -243,6 +245,7 @@ impl BridgeHandle {
             timeout_ms: timeout_ms.saturating_sub(waited).max(1),
             // Read here, in the caller's task, where the tool call set it.
             session: crate::native::ask::session(),
+            label: crate::native::ask::label(),
             reply,
         };
         self.hub.send(msg).await.map_err(|_| BridgeError::Closed)?;
@@ -490,6 +493,7 @@ struct Call {
     tab_id: Option<TabId>,
     params: Value,
     session: Option<String>,
+    label: Option<String>,
     /// When the caller's own timeout runs out.
     deadline: Instant,
     reply: oneshot::Sender<Answer>,
@@ -560,6 +564,7 @@ async fn run_hub(
                 params,
                 timeout_ms,
                 session,
+                label,
                 reply,
             } => {
                 let call = Call {
@@ -567,6 +572,7 @@ async fn run_hub(
                     tab_id,
                     params,
                     session,
+                    label,
                     deadline: Instant::now() + Duration::from_millis(timeout_ms),
                     reply,
                     drops: 0,
@@ -774,6 +780,7 @@ impl Hub {
             params: call.params.clone(),
             timeout_ms: (call.deadline - now).as_millis().max(1) as u64,
             session: call.session.clone(),
+            label: call.label.clone(),
         };
         // A full outbound queue means the socket is stuck; answer rather than wait.
         match a.out.try_send(frame) {

@@ -364,8 +364,9 @@ impl ServerHandler for KaptureServer {
         // `notifications/cancelled` stops the call here; dropping it tells the extension to
         // stop the command too. The adapters note what the journal must know (the call's
         // own notes, whatever else runs meanwhile).
+        let label = self.shared.registry().label(self.id());
         let (res, notes) = tokio::select! {
-            done = crate::native::ask::scope(client, self.id().to_string(), crate::session_log::CallNotes::scope(work)) => done,
+            done = crate::native::ask::scope(client, self.id().to_string(), label, crate::session_log::CallNotes::scope(work)) => done,
             () = cancelled.cancelled() => (Err(ErrorData::new(
                 rmcp::model::ErrorCode(-32800),
                 "the request was cancelled by the client",

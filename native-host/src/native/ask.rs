@@ -44,14 +44,23 @@ tokio::task_local! {
     static CLIENT: Client;
     /// The MCP session of that call, as commands name it: grants are its alone.
     static SESSION_ID: String;
+    /// How people know that session (`<client> #<id>`): the side panel's feed names it.
+    static SESSION_LABEL: String;
     /// On the executor thread: the command being run, whose `ask` goes to its caller.
     static CALLER: Rc<Caller>;
 }
 
-/// Run `f` (one tool call of MCP session `session`) with `client` as the one its approvals
-/// are asked of.
-pub async fn scope<F: Future>(client: Client, session: String, f: F) -> F::Output {
-    CLIENT.scope(client, in_session(session, f)).await
+/// Run `f` (one tool call of MCP session `session`, known to people as `label`) with
+/// `client` as the one its approvals are asked of.
+pub async fn scope<F: Future>(client: Client, session: String, label: String, f: F) -> F::Output {
+    CLIENT
+        .scope(client, SESSION_LABEL.scope(label, in_session(session, f)))
+        .await
+}
+
+/// The label of the MCP session whose tool call is running on this task, if any.
+pub fn label() -> Option<String> {
+    SESSION_LABEL.try_with(Clone::clone).ok()
 }
 
 /// Run `f` as a call of MCP session `session` (its commands name it).

@@ -564,6 +564,15 @@ impl Host for NativeHost {
         false
     }
 
+    async fn paused(&self) -> bool {
+        // Pausing is the side panel's switch: there is none without the extension.
+        false
+    }
+
+    fn on_step(&self, _step: ext_core::ui::FeedEntry) {
+        // The feed is the side panel's; kapture's own journal records each call.
+    }
+
     async fn ask(&self, request: ApprovalView, wait_ms: u64) -> Answer {
         let (answer, by) = self.asking.ask(&request, wait_ms).await;
         // Journaled as the extension journals a person's answer in its panel, naming who

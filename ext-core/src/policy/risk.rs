@@ -1,0 +1,269 @@
+//! How risky an action waiting for approval is — low, medium or high — from what it does
+//! (its category and arguments) and what it acts on (the element as the page model shows
+//! it: role, name, field kind). Shown in every approval surface so a person can tell a
+//! "Delete account" click from a "Next" one at a glance. Advisory only: it never changes a
+//! verdict. The words are data, with examples in the tests.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Category, Origin};
+
+/// How much could go wrong.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    #[default]
+    Low,
+    Medium,
+    High,
+}
+
+impl Risk {
+    pub fn name(self) -> &'static str {
+        match self {
+            Risk::Low => "low",
+            Risk::Medium => "medium",
+            Risk::High => "high",
+        }
+    }
+}
+
+/// Words in an element's name (or the selector an agent gave) that make acting on it high
+/// risk: money, deletion, sending, committing, credentials. Several languages; matched on
+/// whole words, lower case, so `pay` is not found in `display`.
+const HIGH_WORDS: &[(&str, &str)] = &[
+    ("pay", "a payment"),
+    ("payment", "a payment"),
+    ("purchase", "a purchase"),
+    ("buy", "a purchase"),
+    ("checkout", "a purchase"),
+    ("order", "an order"),
+    ("subscribe", "a subscription"),
+    ("donate", "a payment"),
+    ("transfer", "a money transfer"),
+    ("wire", "a money transfer"),
+    ("withdraw", "a money transfer"),
+    ("delete", "a deletion"),
+    ("remove", "a deletion"),
+    ("erase", "a deletion"),
+    ("destroy", "a deletion"),
+    ("discard", "a deletion"),
+    ("cancel", "a cancellation"),
+    ("unsubscribe", "a cancellation"),
+    ("close account", "a deletion"),
+    ("send", "sending something"),
+    ("post", "publishing something"),
+    ("publish", "publishing something"),
+    ("share", "sharing something"),
+    ("reply", "sending something"),
+    ("submit", "a form submission"),
+    ("confirm", "a confirmation"),
+    ("sign", "a signature"),
+    ("accept", "an agreement"),
+    ("agree", "an agreement"),
+    ("approve", "an approval"),
+    ("password", "a password"),
+    ("passcode", "a password"),
+    ("pin", "a password"),
+    ("card", "card details"),
+    ("cvv", "card details"),
+    ("cvc", "card details"),
+    ("iban", "bank details"),
+    ("upload", "a file upload"),
+    ("file", "a file control"),
+    // Other languages: French, German, Spanish, Italian, Portuguese, Dutch.
+    ("payer", "a payment"),
+    ("acheter", "a purchase"),
+    ("commander", "an order"),
+    ("supprimer", "a deletion"),
+    ("envoyer", "sending something"),
+    ("valider", "a confirmation"),
+    ("bezahlen", "a payment"),
+    ("kaufen", "a purchase"),
+    ("bestellen", "an order"),
+    ("löschen", "a deletion"),
+    ("senden", "sending something"),
+    ("absenden", "sending something"),
+    ("pagar", "a payment"),
+    ("comprar", "a purchase"),
+    ("eliminar", "a deletion"),
+    ("borrar", "a deletion"),
+    ("enviar", "sending something"),
+    ("paga", "a payment"),
+    ("acquista", "a purchase"),
+    ("elimina", "a deletion"),
+    ("invia", "sending something"),
+    ("excluir", "a deletion"),
+    ("betalen", "a payment"),
+    ("kopen", "a purchase"),
+    ("verwijderen", "a deletion"),
+    ("verzenden", "sending something"),
+];
+
+/// The high-risk word `text` holds as a whole word (or phrase), and what it means.
+fn high_word(text: &str) -> Option<&'static str> {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    HIGH_WORDS.iter().find_map(|(word, meaning)| {
+        let parts: Vec<&str> = word.split(' ').collect();
+        words
+            .windows(parts.len())
+            .any(|w| w == parts.as_slice())
+            .then_some(*meaning)
+    })
+}
+
+/// What the approval is about, as `rate` reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct Action<'a> {
+    pub method: &'a str,
+    pub category: Category,
+    /// The element acted on as the page model shows it (`button "Pay now" [ref=e5]`), or
+    /// the selector the agent gave.
+    pub target: Option<&'a str>,
+    /// Where the action lands (a navigation's destination, else the page's origin).
+    pub origin: &'a Origin,
+    /// The origin of the page the tab shows now, when known.
+    pub page: Option<&'a Origin>,
+    /// Whether it also submits (`type` with `submit`, a key that is Enter).
+    pub submits: bool,
+}
+
+/// The site part of a host: its last two labels (`www.shop.example` → `shop.example`), so
+/// going from `www.` to `accounts.` of one site is not "a new site".
+fn site(o: &Origin) -> String {
+    let labels: Vec<&str> = o.host.rsplit('.').take(2).collect();
+    labels.into_iter().rev().collect::<Vec<_>>().join(".")
+}
+
+/// The risk of `a`, and why, in a few words a person reads in the approval.
+pub fn rate(a: &Action) -> (Risk, String) {
+    let on_element = |what: &str| match a.target {
+        Some(t) => format!("{what} on {}", crate::escape::inline_cut(t, 80)),
+        None => what.to_string(),
+    };
+    match a.category {
+        Category::Submit => return (Risk::High, on_element("submits a form")),
+        Category::Upload => return (Risk::High, "sends a local file to the page".into()),
+        Category::Eval => return (Risk::High, "runs the agent's own code in the page".into()),
+        Category::Record => {
+            return (Risk::Medium, "records what you do in this tab".into());
+        }
+        Category::Download => return (Risk::Medium, "saves a file to your computer".into()),
+        Category::Storage => {
+            return (
+                Risk::Medium,
+                "changes the site's cookies or stored data".into(),
+            )
+        }
+        Category::Read => return (Risk::Low, "reads the page".into()),
+        Category::Navigate => {
+            let new_site = a.page.is_none_or(|p| site(p) != site(a.origin));
+            return if new_site {
+                (Risk::Medium, format!("goes to a new site, {}", a.origin))
+            } else {
+                (Risk::Low, "goes to another page of this site".into())
+            };
+        }
+        Category::Interact => {}
+    }
+    if let Some(meaning) = a.target.and_then(high_word) {
+        return (Risk::High, on_element(&format!("looks like {meaning}")));
+    }
+    if a.submits {
+        return (Risk::High, on_element("submits what it types"));
+    }
+    match a.method {
+        "type" | "fill_form" | "select_option" => (Risk::Medium, on_element("changes a field")),
+        "handle_dialog" => (Risk::Medium, "answers the page's dialog".into()),
+        "tabs.close" => (Risk::Medium, "closes a tab (unsaved work is lost)".into()),
+        _ => (Risk::Low, on_element("acts on the page")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::origin_of;
+
+    fn rate_on(method: &str, category: Category, target: Option<&str>) -> (Risk, String) {
+        let o = origin_of("https://shop.test/").unwrap();
+        rate(&Action {
+            method,
+            category,
+            target,
+            origin: &o,
+            page: Some(&o),
+            submits: false,
+        })
+    }
+
+    #[test]
+    fn payment_delete_send_password_and_file_controls_are_high() {
+        for line in [
+            r#"button "Pay now" [ref=e5]"#,
+            r#"button "Place order" [ref=e2]"#,
+            r#"link "Delete account" [ref=e9]"#,
+            r#"button "Send" [ref=e1]"#,
+            r#"textbox "Password" [ref=e3] password"#,
+            r#"button "Choose file" [ref=e4]"#,
+            r#"button "Jetzt bezahlen" [ref=e6]"#,
+            r#"button "Supprimer" [ref=e7]"#,
+            "the element matching #checkout-button",
+        ] {
+            let (risk, why) = rate_on("click", Category::Interact, Some(line));
+            assert_eq!(risk, Risk::High, "{line}: {why}");
+        }
+        assert_eq!(rate_on("click", Category::Submit, None).0, Risk::High);
+        assert_eq!(rate_on("upload_file", Category::Upload, None).0, Risk::High);
+        assert_eq!(rate_on("evaluate", Category::Eval, None).0, Risk::High);
+    }
+
+    #[test]
+    fn plain_controls_are_low_and_words_inside_words_do_not_count() {
+        for line in [
+            r#"button "Next" [ref=e1]"#,
+            r#"link "Display settings" [ref=e2]"#,
+            r#"button "Sending tips" [ref=e3]"#,
+            r#"checkbox "Spinach" [ref=e4]"#,
+        ] {
+            assert_eq!(
+                rate_on("click", Category::Interact, Some(line)).0,
+                Risk::Low,
+                "{line}"
+            );
+        }
+        let (risk, why) = rate_on(
+            "type",
+            Category::Interact,
+            Some(r#"textbox "Name" [ref=e1]"#),
+        );
+        assert_eq!(risk, Risk::Medium);
+        assert!(why.contains("textbox \"Name\""), "{why}");
+        assert_eq!(rate_on("snapshot", Category::Read, None).0, Risk::Low);
+    }
+
+    #[test]
+    fn a_navigation_to_a_new_site_is_medium() {
+        let here = origin_of("https://www.shop.test/").unwrap();
+        let same = origin_of("https://accounts.shop.test/").unwrap();
+        let other = origin_of("https://elsewhere.test/").unwrap();
+        let go = |to: &Origin| {
+            rate(&Action {
+                method: "navigate",
+                category: Category::Navigate,
+                target: None,
+                origin: to,
+                page: Some(&here),
+                submits: false,
+            })
+        };
+        assert_eq!(go(&same).0, Risk::Low);
+        let (risk, why) = go(&other);
+        assert_eq!(risk, Risk::Medium);
+        assert!(why.contains("elsewhere.test"), "{why}");
+    }
+}

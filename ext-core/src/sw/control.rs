@@ -1,0 +1,298 @@
+//! The worker's side of the side panel's controls: pause (stored; stops what runs, refuses
+//! what comes), the person's rules, grants and budgets (stored, laid over every server's
+//! policy by `policy::person`), the live feed of every command, and the spent session
+//! budgets servers report. What the side panel sees is one `Control` event plus the feed.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::rc::Rc;
+
+use serde_json::Value;
+use wasm_bindgen_futures::spawn_local;
+
+use super::App;
+use crate::chrome;
+use crate::platform;
+use crate::policy::person::{PersonPolicy, SiteMode};
+use crate::policy::{origin_of, Category, Policy};
+use crate::protocol::{CommandId, ErrorCode, TabId, WireError};
+use crate::ui::{BudgetKey, FeedEntry, PanelEvent, SessionBudget, SiteView};
+
+const PAUSED_KEY: &str = "kapture.paused";
+const PERSON_KEY: &str = "kapture.person";
+/// Feed entries kept (in memory: the feed is what happens now).
+pub const FEED_KEPT: usize = 200;
+
+/// The side panel's state in the worker.
+#[derive(Default)]
+pub struct Control {
+    /// `None` until read from storage (a restarted worker must not forget a pause).
+    paused: Cell<Option<bool>>,
+    person: RefCell<Option<PersonPolicy>>,
+    feed: RefCell<VecDeque<FeedEntry>>,
+    /// Asker keys (`<bridge session>/<mcp session>`) → how people know them.
+    labels: RefCell<HashMap<String, String>>,
+    /// Spent `--max-steps` budgets, by (server port, MCP session).
+    sessions: RefCell<HashMap<(u16, String), SessionBudget>>,
+    /// Commands a pause stopped: their answer says so (a cancelled one gets none).
+    stopped: RefCell<HashSet<(u16, CommandId)>>,
+}
+
+/// Whether a person paused Kapture (read from storage once per worker).
+pub async fn paused(app: &App) -> bool {
+    if let Some(on) = app.control.paused.get() {
+        return on;
+    }
+    let on = matches!(
+        chrome::storage::local_get(PAUSED_KEY).await,
+        Ok(Some(Value::Bool(true)))
+    );
+    app.control.paused.set(Some(on));
+    on
+}
+
+/// Pause (stopping every command running now, answering each `PAUSED`) or resume.
+pub async fn set_paused(app: &Rc<App>, on: bool) {
+    app.control.paused.set(Some(on));
+    if on {
+        let running: Vec<_> = app.running.borrow_mut().drain().collect();
+        for (key, stop) in running {
+            app.control.stopped.borrow_mut().insert(key);
+            stop.abort();
+        }
+        app.approvals.withdraw_all();
+    }
+    let _ = chrome::storage::local_set(PAUSED_KEY, &Value::Bool(on)).await;
+    broadcast(app);
+}
+
+/// The answer of a command a pause stopped, if it was one (taken once).
+pub fn stopped_answer(app: &App, port: u16, id: CommandId) -> Option<WireError> {
+    app.control
+        .stopped
+        .borrow_mut()
+        .remove(&(port, id))
+        .then(|| {
+            WireError::new(
+                ErrorCode::Paused,
+                "stopped while it ran: a person paused Kapture in its side panel",
+            )
+        })
+}
+
+/// The person's settings (read from storage once per worker).
+pub async fn person(app: &App) -> PersonPolicy {
+    if let Some(p) = app.control.person.borrow().clone() {
+        return p;
+    }
+    let stored = chrome::storage::local_get(PERSON_KEY)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|v| serde_json::from_value::<PersonPolicy>(v).ok())
+        .unwrap_or_default();
+    app.control
+        .person
+        .borrow_mut()
+        .get_or_insert(stored)
+        .clone()
+}
+
+/// The person's settings as last read (for synchronous callers; empty before the first
+/// read, which every command's `rules_for` does first).
+pub fn person_now(app: &App) -> PersonPolicy {
+    app.control.person.borrow().clone().unwrap_or_default()
+}
+
+/// `server`'s policy with the person's settings over it.
+pub async fn rules_for(app: &App, server: &Policy) -> Rc<Policy> {
+    Rc::new(person(app).await.apply(server))
+}
+
+/// Change the person's settings with `change` (refused, nothing stored, when the result
+/// does not validate), store them and show every side panel.
+pub async fn change_person(
+    app: &Rc<App>,
+    change: impl FnOnce(&mut PersonPolicy) -> Result<(), String>,
+) {
+    let mut p = person(app).await;
+    let done = change(&mut p).and_then(|()| p.validate());
+    match done {
+        Ok(()) => {
+            *app.control.person.borrow_mut() = Some(p.clone());
+            let value = serde_json::to_value(&p).unwrap_or(Value::Null);
+            let _ = chrome::storage::local_set(PERSON_KEY, &value).await;
+            broadcast(app);
+        }
+        Err(why) => send_control(app, Some(why)),
+    }
+}
+
+/// "Always allow here", answered to an approval: kept for every agent until revoked.
+pub fn remember_always(app: &Rc<App>, origin: &str, category: &str) {
+    let Some(category) = Category::parse(category) else {
+        return;
+    };
+    let (app, origin) = (app.clone(), origin.to_string());
+    spawn_local(async move {
+        let now = platform::now_ms() as u64;
+        change_person(&app, |p| {
+            p.grant(&origin, category, now);
+            Ok(())
+        })
+        .await;
+    });
+}
+
+/// Name the asker `key` as people know it (from a command that carried a label).
+pub fn label(app: &App, key: &str, label: &str, port: u16) {
+    app.control
+        .labels
+        .borrow_mut()
+        .insert(key.to_string(), format!("{label} · port {port}"));
+}
+
+/// How the feed and approvals name `who` (an asker key, or `panel`).
+pub fn who(app: &App, key: &str) -> String {
+    app.control
+        .labels
+        .borrow()
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| match key {
+            "panel" => "you (panel)".into(),
+            other => format!("session {other}"),
+        })
+}
+
+/// One more feed entry, shown in every side panel.
+pub fn on_step(app: &App, mut step: FeedEntry) {
+    step.who = who(app, &step.who);
+    {
+        let mut feed = app.control.feed.borrow_mut();
+        feed.push_back(step.clone());
+        while feed.len() > FEED_KEPT {
+            feed.pop_front();
+        }
+    }
+    for p in super::panel::watcher_conns(app) {
+        p.post(&PanelEvent::Step {
+            entry: step.clone(),
+        });
+    }
+    // A step may have spent a budget: counts change.
+    if step.status == ErrorCode::BudgetExceeded.as_str() || step.verdict == "allowed" {
+        send_control_quietly(app);
+    }
+}
+
+/// The whole feed, oldest first.
+pub fn feed(app: &App) -> Vec<FeedEntry> {
+    app.control.feed.borrow().iter().cloned().collect()
+}
+
+/// A server told a session's budget: kept while spent, shown in the side panel.
+pub fn session_budget(app: &Rc<App>, port: u16, b: SessionBudget, ended: bool) {
+    let key = (port, b.session.clone());
+    if ended || b.used < b.max {
+        app.control.sessions.borrow_mut().remove(&key);
+    } else {
+        app.control.sessions.borrow_mut().insert(key, b);
+    }
+    broadcast(app);
+}
+
+/// A person gave a budget more steps.
+pub fn extend(app: &Rc<App>, budget: BudgetKey, steps: u64) {
+    let steps = steps.clamp(1, 10_000);
+    match budget {
+        BudgetKey::Origin { origin } => app.exec.extend_budget(&origin, steps),
+        BudgetKey::Session { port, session } => super::bridge::send_to(
+            app,
+            port,
+            &crate::protocol::ExtensionFrame::Event {
+                event: crate::protocol::BrowserEvent::ExtendBudget { session, steps },
+            },
+        ),
+    }
+    broadcast(app);
+}
+
+/// Every server's origin budgets (and the person's) with their counts.
+fn budgets(app: &App) -> Vec<crate::policy::budget::BudgetState> {
+    let person = person_now(app);
+    let mut all = Vec::new();
+    for policy in super::bridge::server_policies(app) {
+        for b in app.exec.budget_states(&person.apply(&policy)) {
+            if !all.contains(&b) {
+                all.push(b);
+            }
+        }
+    }
+    if all.is_empty() {
+        all = app.exec.budget_states(&person.apply(&Policy::default()));
+    }
+    all
+}
+
+/// The site of `tab` under the rules the panel's commands run on.
+async fn site(app: &App, tab: TabId) -> Option<SiteView> {
+    let url = chrome::tabs::get(tab).await.ok()?.url;
+    let (policy, _) = super::bridge::panel_rules(app);
+    let origin = match origin_of(&url) {
+        Some(o) if !o.host.is_empty() => o.to_string(),
+        _ => return None,
+    };
+    Some(SiteView {
+        tab_id: tab,
+        origin,
+        mode: SiteMode::on(&policy, &url),
+        verdicts: Category::ALL
+            .into_iter()
+            .map(|c| (c, policy.decide(c, &url).verdict))
+            .collect(),
+    })
+}
+
+fn control_event(app: &App, site: Option<SiteView>, error: Option<String>) -> PanelEvent {
+    let mut sessions: Vec<SessionBudget> =
+        app.control.sessions.borrow().values().cloned().collect();
+    sessions.sort_by(|a, b| (a.port, &a.session).cmp(&(b.port, &b.session)));
+    PanelEvent::Control {
+        paused: app.control.paused.get().unwrap_or(false),
+        safe_mode: app.approvals.safe_mode_now(),
+        person: person_now(app),
+        budgets: budgets(app),
+        sessions,
+        site,
+        error,
+    }
+}
+
+/// Send every side panel the control state (each with its own tab's site).
+pub fn broadcast(app: &Rc<App>) {
+    send_control(app, None);
+}
+
+fn send_control(app: &Rc<App>, error: Option<String>) {
+    let app = app.clone();
+    spawn_local(async move {
+        paused(&app).await;
+        person(&app).await;
+        for p in super::panel::watcher_conns(&app) {
+            let site = match p.site_tab() {
+                Some(tab) => site(&app, tab).await,
+                None => None,
+            };
+            p.set_last_site(site.clone());
+            p.post(&control_event(&app, site, error.clone()));
+        }
+    });
+}
+
+/// The control state after a step: counts only, so no site lookup per command.
+fn send_control_quietly(app: &App) {
+    for p in super::panel::watcher_conns(app) {
+        p.post(&control_event(app, p.last_site(), None));
+    }
+}
