@@ -331,6 +331,64 @@ pub fn push_history(history: &mut Vec<HistoryEntry>, entry: HistoryEntry) {
     }
 }
 
+/// Feed entries the side panel shows (newest first; older ones drop off).
+pub const FEED_SHOWN: usize = 100;
+
+/// How long an approval has left, in words (`42 s left`, `2 min left`, `expired`).
+pub fn time_left(expires: f64, now: f64) -> String {
+    if expires <= now {
+        return "expired".into();
+    }
+    let words = crate::policy::budget::wait_words(expires, now);
+    format!("{} left", words.trim_start_matches("in "))
+}
+
+/// The person's rules after the side panel's form: `rule` replaces entry `editing`, or is
+/// added (replacing an entry for the same origin and category, which would be shadowed).
+pub fn upsert_rule(
+    rules: &[PersonRule],
+    editing: Option<usize>,
+    rule: PersonRule,
+) -> Vec<PersonRule> {
+    let mut out = rules.to_vec();
+    match editing.filter(|i| *i < out.len()) {
+        Some(i) => out[i] = rule,
+        None => match out
+            .iter()
+            .position(|r| r.origin == rule.origin && r.category == rule.category)
+        {
+            Some(i) => out[i] = rule,
+            None => out.push(rule),
+        },
+    }
+    out
+}
+
+/// The person's budgets with `budget` set (one per origin).
+pub fn upsert_budget(budgets: &[PersonBudget], budget: PersonBudget) -> Vec<PersonBudget> {
+    let mut out = budgets.to_vec();
+    match out.iter().position(|b| b.origin == budget.origin) {
+        Some(i) => out[i] = budget,
+        None => out.push(budget),
+    }
+    out
+}
+
+/// The verdicts of a site in one compact line per verdict (`allow: read, navigate`).
+pub fn verdict_summary(verdicts: &[(Category, Verdict)]) -> Vec<(Verdict, String)> {
+    [Verdict::Allow, Verdict::Ask, Verdict::Deny]
+        .into_iter()
+        .filter_map(|v| {
+            let names: Vec<&str> = verdicts
+                .iter()
+                .filter(|(_, w)| *w == v)
+                .map(|(c, _)| c.name())
+                .collect();
+            (!names.is_empty()).then(|| (v, names.join(", ")))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -426,5 +484,58 @@ mod tests {
         }
         assert_eq!(h.len(), HISTORY_MAX);
         assert_eq!(h[0].time, 5.0);
+    }
+
+    #[test]
+    fn side_panel_forms_replace_or_add() {
+        let rule = |o: &str, c: Option<Category>, v| PersonRule {
+            origin: o.into(),
+            category: c,
+            verdict: v,
+        };
+        let rules = vec![
+            rule("a.test", None, Verdict::Allow),
+            rule("b.test", Some(Category::Interact), Verdict::Ask),
+        ];
+        // Edited in place.
+        let edited = upsert_rule(&rules, Some(1), rule("b.test", None, Verdict::Deny));
+        assert_eq!(edited[1], rule("b.test", None, Verdict::Deny));
+        assert_eq!(edited.len(), 2);
+        // The same origin and category again replaces, a new one is appended.
+        let same = upsert_rule(&rules, None, rule("a.test", None, Verdict::Deny));
+        assert_eq!((same.len(), same[0].verdict), (2, Verdict::Deny));
+        let more = upsert_rule(&rules, None, rule("c.test", None, Verdict::Ask));
+        assert_eq!(more.len(), 3);
+        // A stale index (the list changed meanwhile) adds instead of writing out of bounds.
+        assert_eq!(
+            upsert_rule(&rules, Some(9), rule("d.test", None, Verdict::Ask)).len(),
+            3
+        );
+        let b = |o: &str, n| PersonBudget {
+            origin: o.into(),
+            max_steps_per_hour: n,
+        };
+        let budgets = upsert_budget(&[b("a.test", 5)], b("a.test", 1));
+        assert_eq!(budgets, vec![b("a.test", 1)]);
+        assert_eq!(upsert_budget(&budgets, b("b.test", 2)).len(), 2);
+    }
+
+    #[test]
+    fn time_left_and_verdicts_read_as_words() {
+        assert_eq!(time_left(100_000.0, 58_000.0), "42 s left");
+        assert_eq!(time_left(1_000.0, 5_000.0), "expired");
+        assert_eq!(time_left(600_000.0, 0.0), "10 min left");
+        let summary = verdict_summary(&[
+            (Category::Read, Verdict::Allow),
+            (Category::Navigate, Verdict::Allow),
+            (Category::Interact, Verdict::Deny),
+        ]);
+        assert_eq!(
+            summary,
+            vec![
+                (Verdict::Allow, "read, navigate".to_string()),
+                (Verdict::Deny, "interact".to_string())
+            ]
+        );
     }
 }

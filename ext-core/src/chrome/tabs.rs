@@ -23,6 +23,14 @@ extern "C" {
     async fn update_js(tab_id: i32, props: JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = remove)]
     async fn remove_js(tab_id: i32) -> Result<JsValue, JsValue>;
+
+    type TabEvent;
+    #[wasm_bindgen(thread_local_v2, js_namespace = ["chrome", "tabs"], js_name = onActivated)]
+    static ON_ACTIVATED: TabEvent;
+    #[wasm_bindgen(thread_local_v2, js_namespace = ["chrome", "tabs"], js_name = onUpdated)]
+    static ON_UPDATED: TabEvent;
+    #[wasm_bindgen(method, js_name = addListener)]
+    fn add_listener(this: &TabEvent, listener: &Closure<dyn FnMut(JsValue, JsValue)>);
 }
 
 /// The fields of `tabs.Tab` that Kapture reads.
@@ -102,4 +110,34 @@ pub async fn activate(tab_id: TabId) -> Result<TabInfo, WireError> {
 
 pub async fn remove(tab_id: TabId) -> Result<(), WireError> {
     remove_js(tab_id).await.map(drop).map_err(wire_error)
+}
+
+/// Call `f(tab, window)` whenever a window's active tab changes (an extension page's
+/// listener, for the page's life: the side panel follows its window's tab).
+pub fn on_activated(mut f: impl FnMut(TabId, i32) + 'static) {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Info {
+        tab_id: TabId,
+        window_id: i32,
+    }
+    let closure = Closure::<dyn FnMut(JsValue, JsValue)>::new(move |info: JsValue, _| {
+        if let Ok(i) = from_js::<Info>(info) {
+            f(i.tab_id, i.window_id)
+        }
+    });
+    ON_ACTIVATED.with(|e| e.add_listener(&closure));
+    closure.forget();
+}
+
+/// Call `f(tab)` whenever a tab's URL changes (for the page's life).
+pub fn on_url_changed(mut f: impl FnMut(TabId) + 'static) {
+    let closure = Closure::<dyn FnMut(JsValue, JsValue)>::new(move |tab: JsValue, change| {
+        let url = js_sys::Reflect::get(&change, &JsValue::from_str("url")).ok();
+        if let (Some(tab), Some(_)) = (tab.as_f64(), url.and_then(|u| u.as_string())) {
+            f(tab as TabId)
+        }
+    });
+    ON_UPDATED.with(|e| e.add_listener(&closure));
+    closure.forget();
 }

@@ -4,6 +4,7 @@
 //! service worker, over a `chrome.runtime` port.
 
 pub mod form;
+pub mod side;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -80,6 +81,161 @@ pub(crate) fn time_of(ms: f64) -> String {
     )
 }
 
+/// Where a panel sends what a person asks for (its port to the worker).
+pub(crate) type Send = Rc<dyn Fn(PanelRequest)>;
+
+/// The connection pill (`#status`): connected when any server is.
+pub(crate) fn show_pill(doc: &Document, servers: &[ServerView]) {
+    let connected = servers.iter().any(|s| s.state == "connected");
+    let pill: Element = by_id(doc, "status");
+    pill.set_text_content(Some(if connected {
+        "connected"
+    } else {
+        "not connected"
+    }));
+    let _ = pill.set_attribute("data-state", if connected { "connected" } else { "off" });
+}
+
+/// Dark when DevTools is, or when the page was opened with `?theme=dark`; otherwise the
+/// CSS follows the system's preference.
+pub(crate) fn apply_theme(doc: &Document) {
+    let dark = chrome::devtools::theme().as_deref() == Some("dark")
+        || web_sys::window()
+            .and_then(|w| w.location().search().ok())
+            .is_some_and(|q| q.contains("theme=dark"));
+    if let Some(root) = doc.document_element().filter(|_| dark) {
+        let _ = root.class_list().add_1("dark");
+    }
+}
+
+/// A number from the page's query string (`?tabId=12`).
+pub(crate) fn query_number(name: &str) -> Option<i32> {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
+        .and_then(|p| p.get(name))
+        .and_then(|v| v.parse::<i32>().ok())
+}
+
+/// Every `[data-expires]` element says how long is left, once a second, for the page's
+/// life (the approvals' countdowns).
+pub(crate) fn start_countdowns(doc: &Document) {
+    let doc = doc.clone();
+    let tick = Closure::<dyn FnMut()>::new(move || update_countdowns(&doc));
+    if let Some(w) = web_sys::window() {
+        let _ = w.set_interval_with_callback_and_timeout_and_arguments_0(
+            tick.as_ref().unchecked_ref(),
+            1000,
+        );
+    }
+    tick.forget();
+}
+
+fn update_countdowns(doc: &Document) {
+    let Ok(all) = doc.query_selector_all("[data-expires]") else {
+        return;
+    };
+    let now = js_sys::Date::now();
+    for i in 0..all.length() {
+        let Some(e) = all.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else {
+            continue;
+        };
+        let at = e
+            .get_attribute("data-expires")
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        e.set_text_content(Some(&crate::ui::time_left(at, now)));
+    }
+}
+
+/// The approvals waiting for a person, each with its risk as a word and a colour, why, who
+/// asks, what and where, the time left, and the four answers. Both panels show them so.
+pub(crate) fn approval_list(
+    doc: &Document,
+    list: &Element,
+    pending: &[crate::ui::ApprovalView],
+    send: Send,
+) {
+    list.set_inner_html("");
+    for a in pending {
+        let li = el(
+            doc,
+            "li",
+            &[
+                ("class", "approval"),
+                ("data-risk", a.risk.name()),
+                ("data-id", &a.id.to_string()),
+            ],
+            "",
+        );
+        let head = el(doc, "div", &[("class", "head")], "");
+        let risk = format!("{} risk", a.risk.name());
+        head.append_child(&el(doc, "span", &[("class", "risk")], &risk))
+            .ok();
+        if !a.risk_why.is_empty() {
+            head.append_child(&el(doc, "span", &[("class", "why")], &a.risk_why))
+                .ok();
+        }
+        let left = crate::ui::time_left(a.expires, js_sys::Date::now());
+        head.append_child(&el(
+            doc,
+            "span",
+            &[("class", "left"), ("data-expires", &a.expires.to_string())],
+            &left,
+        ))
+        .ok();
+        li.append_child(&head).ok();
+        let what = format!("{} ({})", a.method, a.category);
+        li.append_child(&el(doc, "div", &[("class", "mono what")], &what))
+            .ok();
+        if let Some(target) = &a.target {
+            li.append_child(&el(doc, "div", &[("class", "mono target")], target))
+                .ok();
+        }
+        let args = serde_json::to_string(&a.args).unwrap_or_default();
+        li.append_child(&el(doc, "div", &[("class", "mono args")], &args))
+            .ok();
+        let whom = a.who.as_deref().unwrap_or("an agent");
+        li.append_child(&el(
+            doc,
+            "div",
+            &[("class", "muted where")],
+            &format!("{} · asked by {whom}", a.origin),
+        ))
+        .ok();
+        let buttons = el(doc, "div", &[("class", "answers")], "");
+        for (answer, label) in [
+            ("once", "Allow once"),
+            // A grant is the asking MCP session's alone (another agent is asked again).
+            ("origin", "Allow for this agent"),
+            // Kept for every agent until revoked in the side panel.
+            ("always", "Always allow here"),
+            ("deny", "Deny"),
+        ] {
+            let b = el(
+                doc,
+                "button",
+                &[
+                    ("type", "button"),
+                    ("id", &format!("approve-{answer}-{}", a.id)),
+                    ("data-answer", answer),
+                ],
+                label,
+            );
+            let (send, id) = (send.clone(), a.id);
+            on(&b, "click", move |_| {
+                send(PanelRequest::Answer {
+                    id,
+                    answer: answer.to_string(),
+                })
+            });
+            buttons.append_child(&b).ok();
+        }
+        li.append_child(&buttons).ok();
+        list.append_child(&li).ok();
+    }
+}
+
 impl Ui {
     fn send(&self, req: &PanelRequest) {
         self.port.post(req);
@@ -144,14 +300,7 @@ impl Ui {
     fn show_servers(self: &Rc<Self>, servers: &[ServerView], problem: Option<&str>) {
         let list: Element = by_id(&self.doc, "servers");
         list.set_inner_html("");
-        let connected = servers.iter().any(|s| s.state == "connected");
-        let pill: Element = by_id(&self.doc, "status");
-        pill.set_text_content(Some(if connected {
-            "connected"
-        } else {
-            "not connected"
-        }));
-        let _ = pill.set_attribute("data-state", if connected { "connected" } else { "off" });
+        show_pill(&self.doc, servers);
         if servers.is_empty() {
             let why = problem.unwrap_or("no kapture server found yet");
             list.append_child(&el(&self.doc, "li", &[("class", "muted")], why))
@@ -249,75 +398,17 @@ impl Ui {
         block
     }
 
-    /// Actions waiting for this person's decision, each with its three answers.
+    /// Actions waiting for this person's decision (the shared rendering, `approval_list`).
     fn show_approvals(self: &Rc<Self>, pending: &[crate::ui::ApprovalView]) {
         let section: Element = by_id(&self.doc, "approvals");
         let list: Element = by_id(&self.doc, "approval-list");
-        list.set_inner_html("");
         if pending.is_empty() {
             let _ = section.set_attribute("hidden", "");
-            return;
+        } else {
+            let _ = section.remove_attribute("hidden");
         }
-        let _ = section.remove_attribute("hidden");
-        for a in pending {
-            let li = el(
-                &self.doc,
-                "li",
-                &[("class", "approval"), ("data-risk", a.risk.name())],
-                "",
-            );
-            let risk = format!("{} risk", a.risk.name());
-            li.append_child(&el(
-                &self.doc,
-                "span",
-                &[("class", "risk"), ("title", &a.risk_why)],
-                &risk,
-            ))
-            .ok();
-            if !a.risk_why.is_empty() {
-                li.append_child(&el(&self.doc, "span", &[("class", "why")], &a.risk_why))
-                    .ok();
-            }
-            let args = serde_json::to_string(&a.args).unwrap_or_default();
-            let on_what = a
-                .target
-                .as_deref()
-                .map(|t| format!(" → {t}"))
-                .unwrap_or_default();
-            let what = format!(
-                "{} ({}){on_what} on {} — {}",
-                a.method, a.category, a.origin, args
-            );
-            li.append_child(&el(&self.doc, "span", &[("class", "mono")], &what))
-                .ok();
-            for (answer, label) in [
-                ("once", "Allow once"),
-                // A grant is the asking MCP session's alone (another agent is asked again).
-                ("origin", "Allow for this origin, this agent"),
-                // Kept for every agent until revoked in the side panel.
-                ("always", "Always allow here"),
-                ("deny", "Deny"),
-            ] {
-                let b = el(
-                    &self.doc,
-                    "button",
-                    &[
-                        ("type", "button"),
-                        ("id", &format!("approve-{answer}-{}", a.id)),
-                    ],
-                    label,
-                );
-                let (ui, id) = (self.clone(), a.id);
-                on(&b, "click", move |_| {
-                    ui.send(&PanelRequest::Answer {
-                        id,
-                        answer: answer.to_string(),
-                    })
-                });
-                li.append_child(&b).ok();
-            }
-            list.append_child(&li).ok();
-        }
+        let ui = self.clone();
+        approval_list(&self.doc, &list, pending, Rc::new(move |r| ui.send(&r)));
     }
 
     /// kapture's journal as it arrives: who, tool, verdict, status, time taken.
@@ -680,15 +771,8 @@ impl PanelUi {
     pub fn start(&self) {
         let ui = self.ui.clone();
         let doc = ui.doc.clone();
-        let dark = chrome::devtools::theme().as_deref() == Some("dark")
-            || web_sys::window()
-                .and_then(|w| w.location().search().ok())
-                .is_some_and(|q| q.contains("theme=dark"));
-        if dark {
-            if let Some(root) = doc.document_element() {
-                let _ = root.class_list().add_1("dark");
-            }
-        }
+        apply_theme(&doc);
+        start_countdowns(&doc);
         let listener = ui.clone();
         ui.port.on_message(move |msg| {
             if let Ok(ev) = chrome::from_js::<PanelEvent>(msg) {
@@ -773,11 +857,7 @@ impl PanelUi {
                 u.load_console();
             }
         });
-        let from_query = web_sys::window()
-            .and_then(|w| w.location().search().ok())
-            .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
-            .and_then(|p| p.get("tabId"))
-            .and_then(|v| v.parse::<i32>().ok());
+        let from_query = query_number("tabId");
         match chrome::devtools::inspected_tab().or(from_query) {
             Some(tab) => {
                 ui.use_tab(tab);

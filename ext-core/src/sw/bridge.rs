@@ -547,8 +547,9 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 }
                 let run = async {
                     // The server's rules with the person's over them.
-                    let policy =
-                        super::control::rules_for(&app, &conn.policy.borrow().clone()).await;
+                    // Cloned before the await: a `welcome` may replace it meanwhile.
+                    let server = conn.policy.borrow().clone();
+                    let policy = super::control::rules_for(&app, &server).await;
                     let rules = (policy, conn.approval_ms.get());
                     app.run_command(asker.as_deref(), tab_id, &method, params, timeout_ms, rules)
                         .await

@@ -130,6 +130,10 @@ impl Worker {
     pub fn start(&self) {
         chrome::alarms::create_periodic(WAKE_ALARM, WAKE_PERIOD_MIN);
         bridge::update_badge(&self.app);
+        // The toolbar icon opens the side panel (a browser without one keeps the icon inert).
+        wasm_bindgen_futures::spawn_local(async {
+            let _ = chrome::side_panel::open_on_action_click().await;
+        });
         let app = self.app.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let instance = browser_instance().await;
