@@ -30,6 +30,7 @@ pub mod devtools;
 pub mod http;
 pub mod panel;
 pub mod pool;
+pub mod side_panel;
 pub mod tasks;
 pub mod tls;
 pub mod web_app;

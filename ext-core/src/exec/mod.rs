@@ -203,6 +203,14 @@ impl<H: Host> Exec<H> {
             .extend(pattern, steps, platform::now_ms());
     }
 
+    /// A person took back "always allow `category` on `origin`": the sessions that
+    /// answered it lose it too (an "always" also held for the asking session at once).
+    pub fn revoke_grants(&self, origin: &str, category: Category) {
+        self.granted
+            .borrow_mut()
+            .retain(|(_, c, o)| !(*c == category && o.to_string() == origin));
+    }
+
     /// `policy`'s budgets with their counts now.
     pub fn budget_states(&self, policy: &Policy) -> Vec<BudgetState> {
         self.ledger

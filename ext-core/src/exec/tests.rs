@@ -364,6 +364,35 @@ fn a_grant_is_the_asking_sessions_alone() {
 }
 
 #[test]
+fn an_always_revoked_in_the_side_panel_is_asked_again_in_the_session_that_answered_it() {
+    let (mut pool, host, exec) = setup();
+    let asks = rules(&[
+        ("allowed.test", None, Verdict::Allow),
+        ("allowed.test", Some(Category::Eval), Verdict::Ask),
+    ]);
+    let run =
+        |n: &'static str| exec.run_as(Some("a"), Some(1), "evaluate", eval(n), 5_000, asks.clone());
+    pool.run_until(async {
+        *host.answer.borrow_mut() = Answer::Always;
+        run("1").await.unwrap();
+        *host.answer.borrow_mut() = Answer::Denied;
+        run("2").await.unwrap();
+        // Another category or origin keeps its grants.
+        exec.revoke_grants("http://allowed.test:80", Category::Interact);
+        exec.revoke_grants("http://other.test:80", Category::Eval);
+        run("3").await.unwrap();
+        exec.revoke_grants("http://allowed.test:80", Category::Eval);
+        let err = run("4").await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::ApprovalDenied);
+    });
+    assert_eq!(
+        host.asked.borrow().len(),
+        2,
+        "asked first, and again after the revoke"
+    );
+}
+
+#[test]
 fn a_page_that_moved_while_the_command_waited_is_refused_by_the_recheck() {
     let (mut pool, host, exec) = setup();
     pool.run_until(async {

@@ -1,0 +1,424 @@
+//! Kapture's side panel driven like a person (real mouse clicks and keys through CDP) beside
+//! an agent: the live feed, approvals rated by risk and answered "Always allow here" (the
+//! grant listed and revoked), the site's mode (Read-only refuses with the person's rule,
+//! Auto allows without asking), the rules table (add, edit, remove, a bad pattern refused),
+//! a rule that cannot loosen kapture's own deny, Pause stopping a running wait, and an
+//! origin budget spent and extended. Screenshots: target/panel-screenshots/side-*.png.
+
+use std::time::Duration;
+
+use kapture_e2e::side_panel::SidePanel;
+use kapture_e2e::{ref_on, tab_of, Kapture, Outcome, Start};
+use serde_json::json;
+use www_test_pages::Site;
+
+fn launched_with(flags: &[&str]) -> Start {
+    let mut opts = Start::debuggable();
+    opts.args.extend(flags.iter().map(|f| f.to_string()));
+    opts
+}
+
+/// What the agent's clicks did on account.html, read straight from the page over CDP (not
+/// through kapture, whose reads the person's rules judge).
+async fn clicks_on(side: &mut SidePanel, page: &str) -> String {
+    let res = side
+        .raw
+        .send(
+            Some(page),
+            "Runtime.evaluate",
+            json!({"expression": "document.getElementById('log').textContent", "returnByValue": true}),
+        )
+        .await
+        .expect("the page answers");
+    res.pointer("/result/value")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A call that must be answered without a person (a hang means it was asked).
+async fn unasked(k: &Kapture, tool: &str, args: serde_json::Value) -> Outcome {
+    tokio::time::timeout(Duration::from_secs(20), k.call(tool, args))
+        .await
+        .expect("answered without asking anyone")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
+    let site = Site::start().unwrap();
+    let other = Site::start().unwrap();
+    let here = format!("http://127.0.0.1:{}", site.port());
+    let k = Kapture::start(launched_with(&[
+        "--ask",
+        "interact@127.0.0.1",
+        "--ask",
+        &format!("navigate@127.0.0.1:{}", other.port()),
+    ]))
+    .await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("account.html")}))
+        .await;
+    let tab = tab_of(&nav);
+    let mut side = SidePanel::open(&k, tab).await;
+    let page = side.raw.attach_page("account.html").await.unwrap();
+
+    // The feed shows what the agent did, with its verdict; "This site" is the agent's tab.
+    let feed = side
+        .until(
+            "the navigation in the feed",
+            "document.querySelector('#feed-list li[data-method=\"navigate\"]')?.textContent",
+        )
+        .await;
+    let feed = feed.as_str().unwrap();
+    assert!(
+        feed.contains("allowed") && feed.contains("ok") && feed.contains(&here),
+        "method, verdict, status and origin: {feed}"
+    );
+    side.until(
+        "this site",
+        &format!("document.getElementById('site-origin').textContent === {here:?}"),
+    )
+    .await;
+    let verdicts = side.text("#site-verdicts").await;
+    assert!(
+        verdicts.contains("ask") && verdicts.contains("interact"),
+        "{verdicts}"
+    );
+    side.shot("side-1-watching").await;
+
+    // A click on "Delete account": high risk, answered "Always allow here".
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    let delete = ref_on(&snap, "Delete account");
+    let (out, ()) = tokio::join!(k.call("browser_click", json!({"ref": delete})), async {
+        let id = side.approval().await;
+        let risk = side.text("#approval-list li.approval .risk").await;
+        assert_eq!(risk, "high risk");
+        let item = side.text("#approval-list li.approval").await;
+        assert!(
+            item.contains("Delete account") && item.contains(&here) && item.contains("left"),
+            "why, the element line, origin, time left: {item}"
+        );
+        assert!(item.contains("asked by"), "who asks: {item}");
+        side.shot("side-2-approval-high").await;
+        side.click(&format!("#approve-always-{id}")).await;
+    });
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(clicks_on(&mut side, &page).await, "delete");
+    let grant = side
+        .until(
+            "the grant listed",
+            "document.querySelector('#grants-list .grant')?.textContent",
+        )
+        .await;
+    assert!(
+        grant
+            .as_str()
+            .unwrap()
+            .contains(&format!("interact on {here}")),
+        "{grant}"
+    );
+    // The same action again is not asked.
+    let out = unasked(&k, "browser_click", json!({"ref": delete})).await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(clicks_on(&mut side, &page).await, "delete delete");
+    side.until(
+        "the allowed click in the feed",
+        "document.querySelectorAll('#feed-list li[data-method=\"click\"][data-status=\"ok\"]').length >= 2",
+    )
+    .await;
+    side.shot("side-3-always-allowed").await;
+
+    // Revoked: asked again (and denied this time).
+    side.click("#revoke-0").await;
+    side.until(
+        "the grant gone",
+        "!document.querySelector('#grants-list .grant')",
+    )
+    .await;
+    let (out, ()) = tokio::join!(k.call("browser_click", json!({"ref": delete})), async {
+        let id = side.approval().await;
+        side.click(&format!("#approve-deny-{id}")).await;
+    });
+    assert_eq!(out.code().as_deref(), Some("APPROVAL_DENIED"), "{}", out.text);
+    assert_eq!(clicks_on(&mut side, &page).await, "delete delete");
+
+    // A new tab on another site: medium risk.
+    let (out, ()) = tokio::join!(
+        k.call(
+            "browser_tabs",
+            json!({"action": "new", "url": other.url("page-a.html")})
+        ),
+        async {
+            let id = side.approval().await;
+            let risk = side.text("#approval-list li.approval .risk").await;
+            assert_eq!(risk, "medium risk");
+            let why = side.text("#approval-list li.approval .why").await;
+            assert!(why.contains("new site"), "{why}");
+            side.shot("side-4-approval-medium").await;
+            side.click(&format!("#approve-once-{id}")).await;
+        }
+    );
+    assert!(!out.is_error, "{}", out.text);
+    // The side panel follows the window's active tab.
+    let there = format!("http://127.0.0.1:{}", other.port());
+    side.until(
+        "the new tab's site",
+        &format!("document.getElementById('site-origin').textContent === {there:?}"),
+    )
+    .await;
+    k.ok("browser_tabs", json!({"action": "select", "tabId": tab}))
+        .await;
+    side.until(
+        "back on the first site",
+        &format!("document.getElementById('site-origin').textContent === {here:?}"),
+    )
+    .await;
+
+    // Read-only: the agent's click is refused, naming the person's rule.
+    side.click("#mode-read-only").await;
+    side.until(
+        "read-only chosen",
+        "document.getElementById('mode-read-only')?.getAttribute('aria-pressed') === 'true'",
+    )
+    .await;
+    let out = unasked(&k, "browser_click", json!({"selector": "#next"})).await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    assert!(out.text.contains("side panel"), "{}", out.text);
+    assert!(!clicks_on(&mut side, &page).await.contains("next"));
+    side.shot("side-5-read-only").await;
+
+    // Auto: allowed without asking.
+    side.click("#mode-auto").await;
+    side.until(
+        "auto chosen",
+        "document.getElementById('mode-auto')?.getAttribute('aria-pressed') === 'true'",
+    )
+    .await;
+    let out = unasked(&k, "browser_click", json!({"selector": "#next"})).await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(clicks_on(&mut side, &page).await.ends_with("next"));
+    let rules = side.text("#rule-rows").await;
+    assert!(
+        rules.contains(&format!("127.0.0.1:{}", site.port())),
+        "{rules}"
+    );
+    side.shot("side-6-auto").await;
+
+    // The rules table: add (keyboard through the form), edit, a bad pattern, remove.
+    let count = "document.querySelectorAll('#rule-rows tr').length";
+    let before = side.eval(count).await.as_u64().unwrap();
+    side.type_into("#rule-origin", "shop.test").await;
+    side.press("Tab").await;
+    side.keys("i").await; // category: interact
+    side.press("Tab").await;
+    side.keys("d").await; // verdict: deny
+    side.click("#rule-save").await;
+    let row = "[...document.querySelectorAll('#rule-rows tr')].find((r) => r.textContent.includes('shop.test'))";
+    let added = side
+        .until("the rule added", &format!("{row}?.textContent"))
+        .await;
+    assert_eq!(added, json!("shop.testinteractdenyEditRemove"));
+    assert_eq!(side.eval(count).await.as_u64().unwrap(), before + 1);
+    let edit = side
+        .eval(&format!("{row}.querySelector('[id^=rule-edit-]').id"))
+        .await;
+    side.click(&format!("#{}", edit.as_str().unwrap())).await;
+    assert_eq!(side.text("#rule-save").await, "Save rule");
+    side.click("#rule-origin").await;
+    side.press("Tab").await;
+    side.press("Tab").await;
+    side.keys("as").await; // verdict: ask
+    side.click("#rule-save").await;
+    side.until(
+        "the rule edited",
+        &format!("{row}?.textContent === 'shop.testinteractaskEditRemove'"),
+    )
+    .await;
+    assert_eq!(side.eval(count).await.as_u64().unwrap(), before + 1);
+    let table = side.text("#rule-rows").await;
+    side.type_into("#rule-origin", "exa*mple.com").await;
+    side.click("#rule-save").await;
+    let error = side
+        .until(
+            "the error",
+            "!document.getElementById('rules-error').hidden && document.getElementById('rules-error').textContent",
+        )
+        .await;
+    assert!(error.as_str().unwrap().contains("exa*mple.com"), "{error}");
+    assert_eq!(side.text("#rule-rows").await, table, "nothing changed");
+    side.shot("side-7-rule-error").await;
+    side.click("#rule-cancel").await;
+    let remove = side
+        .eval(&format!("{row}.querySelector('[id^=rule-remove-]').id"))
+        .await;
+    side.click(&format!("#{}", remove.as_str().unwrap())).await;
+    side.until("the rule removed", &format!("!{row}")).await;
+    assert_eq!(side.eval(count).await.as_u64().unwrap(), before);
+
+    // Dark, and never wider than the column.
+    side.eval("document.documentElement.classList.add('dark')")
+        .await;
+    side.shot("side-8-dark").await;
+    let wide = side
+        .eval("[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1).map((e) => e.tagName + '#' + e.id + '.' + e.className).slice(0, 5).join(' ')")
+        .await;
+    assert_eq!(wide, json!(""), "nothing wider than the side panel");
+    k.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_side_panel_never_loosens_kapture_pauses_everything_and_spends_budgets() {
+    let site = Site::start().unwrap();
+    let other = Site::start().unwrap();
+    let denied = format!("interact@127.0.0.1:{}", site.port());
+    let k = Kapture::start(launched_with(&["--deny", &denied])).await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("account.html")}))
+        .await;
+    let tab = tab_of(&nav);
+    let mut side = SidePanel::open(&k, tab).await;
+    let page = side.raw.attach_page("account.html").await.unwrap();
+
+    // Auto in the side panel does not undo kapture's --deny.
+    side.until("this site's modes", "document.getElementById('mode-auto')")
+        .await;
+    side.click("#mode-auto").await;
+    side.until(
+        "auto chosen",
+        "document.querySelector('#rule-rows')?.textContent.includes('allow')",
+    )
+    .await;
+    let out = unasked(&k, "browser_click", json!({"selector": "#next"})).await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    assert!(
+        out.text.contains(&format!("--deny {denied}")),
+        "{}",
+        out.text
+    );
+    assert_eq!(clicks_on(&mut side, &page).await, "");
+
+    // Pause stops a running wait and refuses new calls; Resume lets them through.
+    let wait_url = site.url("wait.html");
+    let created = side
+        .raw
+        .send(None, "Target.createTarget", json!({"url": wait_url}))
+        .await
+        .unwrap();
+    let target = created["targetId"].as_str().unwrap().to_string();
+    let tabs = k.ok("browser_tabs", json!({"action": "list"})).await;
+    let waiting_tab = tab_of(
+        tabs.lines()
+            .find(|l| l.contains("wait.html"))
+            .unwrap_or_else(|| panic!("the wait tab listed: {tabs}")),
+    );
+    let started = std::time::Instant::now();
+    let (out, ()) = tokio::join!(
+        k.call(
+            "browser_wait_for",
+            json!({"time": 25, "tabId": waiting_tab})
+        ),
+        async {
+            // The wait runs once the extension's debugger is on that tab.
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            loop {
+                let targets = side
+                    .raw
+                    .send(None, "Target.getTargets", json!({}))
+                    .await
+                    .unwrap();
+                let attached = targets["targetInfos"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|t| t["targetId"] == target.as_str() && t["attached"] == true);
+                if attached {
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the wait never started"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            side.click("#pause").await;
+            side.until(
+                "the paused banner",
+                "!document.getElementById('paused-banner').hidden && document.getElementById('pause').textContent === 'Resume'",
+            )
+            .await;
+        }
+    );
+    assert_eq!(out.code().as_deref(), Some("PAUSED"), "{}", out.text);
+    assert!(out.text.contains("stopped while it ran"), "{}", out.text);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "stopped, not waited out"
+    );
+    let refused = unasked(&k, "browser_snapshot", json!({})).await;
+    assert_eq!(
+        refused.code().as_deref(),
+        Some("PAUSED"),
+        "{}",
+        refused.text
+    );
+    side.shot("side-9-paused").await;
+    side.click("#pause").await;
+    side.until(
+        "resumed",
+        "document.getElementById('paused-banner').hidden && document.getElementById('pause').textContent === 'Pause'",
+    )
+    .await;
+    k.ok("browser_snapshot", json!({})).await;
+
+    // A budget of 1 step per hour on the other site, set in the side panel.
+    let origin = format!("127.0.0.1:{}", other.port());
+    side.type_into("#budget-origin", &origin).await;
+    side.type_into("#budget-max", "1").await;
+    side.click("#budget-add").await;
+    side.until(
+        "the budget listed",
+        &format!("document.getElementById('budget-list').textContent.includes({origin:?})"),
+    )
+    .await;
+    assert!(side.text("#my-budget-rows").await.contains("1 / hour"));
+    k.ok(
+        "browser_navigate",
+        json!({"url": other.url("account.html"), "tabId": tab}),
+    )
+    .await;
+    let out = unasked(&k, "browser_click", json!({"selector": "#next"})).await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("BUDGET_EXCEEDED"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("resets in"), "{}", out.text);
+    let budget = format!(
+        "[...document.querySelectorAll('#budget-list li')].find((l) => l.textContent.includes({origin:?}))"
+    );
+    side.until(
+        "the budget spent",
+        &format!("{budget}?.dataset.spent === 'true'"),
+    )
+    .await;
+    side.until(
+        "the refusal in the feed",
+        "document.querySelector('#feed-list li[data-status=\"BUDGET_EXCEEDED\"]')",
+    )
+    .await;
+    side.shot("side-10-budget-spent").await;
+    let extend = side
+        .eval(&format!("{budget}.querySelector('button').id"))
+        .await;
+    side.click(&format!("#{}", extend.as_str().unwrap())).await;
+    side.until(
+        "the budget extended",
+        &format!("{budget}?.dataset.spent === 'false'"),
+    )
+    .await;
+    let out = unasked(&k, "browser_click", json!({"selector": "#next"})).await;
+    assert!(!out.is_error, "{}", out.text);
+    side.shot("side-11-budget-extended").await;
+    k.stop().await;
+}

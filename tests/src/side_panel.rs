@@ -1,0 +1,153 @@
+//! Kapture's side panel page (`sidepanel.html`) opened in a background tab of the agent's
+//! window, following that window's active tab, and driven like a person: real mouse
+//! clicks, keys and typing through CDP (the `Panel` helpers), screenshots to look at.
+
+use std::ops::{Deref, DerefMut};
+
+use serde_json::json;
+
+use crate::panel::{Panel, EXTENSION_ID};
+
+/// The width the side panel gets in a browser window by default (it can be dragged to
+/// about 320–600 px).
+pub const WIDTH: u32 = 400;
+
+/// A side panel page and the CDP session attached to it.
+pub struct SidePanel(pub Panel);
+
+impl Deref for SidePanel {
+    type Target = Panel;
+    fn deref(&self) -> &Panel {
+        &self.0
+    }
+}
+
+impl DerefMut for SidePanel {
+    fn deref_mut(&mut self) -> &mut Panel {
+        &mut self.0
+    }
+}
+
+impl SidePanel {
+    /// Open the side panel page in a background tab of `tab`'s window; it follows that
+    /// window's active tab, as the real side panel follows the window it is docked in.
+    /// Waits until it is connected.
+    pub async fn open(k: &crate::Kapture, tab: i64) -> SidePanel {
+        let mut raw = k.raw_cdp().await;
+        let url = format!("chrome-extension://{EXTENSION_ID}/sidepanel.html?tabId={tab}");
+        raw.send(
+            None,
+            "Target.createTarget",
+            json!({"url": url, "background": true}),
+        )
+        .await
+        .unwrap();
+        let session = raw.attach_page("sidepanel.html").await.unwrap();
+        raw.send(
+            Some(&session),
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": WIDTH, "height": 1000, "deviceScaleFactor": 1, "mobile": false}),
+        )
+        .await
+        .unwrap();
+        let mut panel = SidePanel(Panel { raw, session });
+        panel
+            .until(
+                "the side panel connected",
+                "document.getElementById('status').textContent === 'connected'",
+            )
+            .await;
+        panel
+    }
+
+    /// Press a key (`Tab`, `Enter`, `Escape`…) like a person, on whatever has the focus.
+    pub async fn press(&mut self, key: &str) {
+        let code = match key {
+            "Tab" => 9,
+            "Enter" => 13,
+            "Escape" => 27,
+            _ => 0,
+        };
+        for kind in ["rawKeyDown", "keyUp"] {
+            let session = self.session.clone();
+            self.raw
+                .send(
+                    Some(&session),
+                    "Input.dispatchKeyEvent",
+                    json!({"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code}),
+                )
+                .await
+                .unwrap();
+        }
+    }
+
+    /// Type characters as key presses (a closed `<select>` picks the option they begin).
+    pub async fn keys(&mut self, text: &str) {
+        for c in text.chars() {
+            let session = self.session.clone();
+            let s = c.to_string();
+            let upper = c.to_ascii_uppercase() as u32;
+            self.raw
+                .send(
+                    Some(&session),
+                    "Input.dispatchKeyEvent",
+                    json!({"type": "keyDown", "key": s, "text": s, "windowsVirtualKeyCode": upper}),
+                )
+                .await
+                .unwrap();
+            self.raw
+                .send(
+                    Some(&session),
+                    "Input.dispatchKeyEvent",
+                    json!({"type": "keyUp", "key": s, "windowsVirtualKeyCode": upper}),
+                )
+                .await
+                .unwrap();
+        }
+    }
+
+    /// Empty a text field like a person: click it, select all, delete.
+    pub async fn clear(&mut self, selector: &str) {
+        self.click(selector).await;
+        let session = self.session.clone();
+        for (kind, key, code) in [
+            ("rawKeyDown", "a", 65),
+            ("keyUp", "a", 65),
+            ("rawKeyDown", "Backspace", 8),
+            ("keyUp", "Backspace", 8),
+        ] {
+            let modifiers = if key == "a" { 2 } else { 0 };
+            self.raw
+                .send(
+                    Some(&session),
+                    "Input.dispatchKeyEvent",
+                    json!({"type": kind, "key": key, "code": if key == "a" { "KeyA" } else { key }, "windowsVirtualKeyCode": code, "modifiers": modifiers, "commands": if key == "a" && kind == "rawKeyDown" { json!(["selectAll"]) } else { json!([]) }}),
+                )
+                .await
+                .unwrap();
+        }
+    }
+
+    /// The text of the first element matching `selector` ("" when there is none).
+    pub async fn text(&mut self, selector: &str) -> String {
+        self.eval(&format!(
+            "document.querySelector({selector:?})?.textContent ?? ''"
+        ))
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+    }
+
+    /// Wait until the approval list shows one, and answer its id.
+    pub async fn approval(&mut self) -> u64 {
+        self.until(
+            "an approval in the side panel",
+            "document.querySelector('#approval-list li.approval')?.dataset.id",
+        )
+        .await
+        .as_str()
+        .and_then(|id| id.parse().ok())
+        .expect("an approval id")
+    }
+}
