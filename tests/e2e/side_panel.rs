@@ -139,7 +139,12 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
         let id = side.approval().await;
         side.click(&format!("#approve-deny-{id}")).await;
     });
-    assert_eq!(out.code().as_deref(), Some("APPROVAL_DENIED"), "{}", out.text);
+    assert_eq!(
+        out.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        out.text
+    );
     assert_eq!(clicks_on(&mut side, &page).await, "delete delete");
 
     // A new tab on another site: medium risk.
@@ -217,7 +222,7 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
     let added = side
         .until("the rule added", &format!("{row}?.textContent"))
         .await;
-    assert_eq!(added, json!("shop.testinteractdenyEditRemove"));
+    assert_eq!(added, json!("shop.testinteractdenyEdit✕"));
     assert_eq!(side.eval(count).await.as_u64().unwrap(), before + 1);
     let edit = side
         .eval(&format!("{row}.querySelector('[id^=rule-edit-]').id"))
@@ -231,7 +236,7 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
     side.click("#rule-save").await;
     side.until(
         "the rule edited",
-        &format!("{row}?.textContent === 'shop.testinteractaskEditRemove'"),
+        &format!("{row}?.textContent === 'shop.testinteractaskEdit✕'"),
     )
     .await;
     assert_eq!(side.eval(count).await.as_u64().unwrap(), before + 1);
@@ -301,16 +306,24 @@ async fn the_side_panel_never_loosens_kapture_pauses_everything_and_spends_budge
     let wait_url = site.url("wait.html");
     let created = side
         .raw
-        .send(None, "Target.createTarget", json!({"url": wait_url}))
+        .send(
+            None,
+            "Target.createTarget",
+            json!({"url": wait_url, "background": true}),
+        )
         .await
         .unwrap();
     let target = created["targetId"].as_str().unwrap().to_string();
     let tabs = k.ok("browser_tabs", json!({"action": "list"})).await;
-    let waiting_tab = tab_of(
-        tabs.lines()
-            .find(|l| l.contains("wait.html"))
-            .unwrap_or_else(|| panic!("the wait tab listed: {tabs}")),
-    );
+    // `- [2] tab 17: "Wait" http://…/wait.html`, or (still loading) the note of new tabs
+    // `The page opened new tabs: tab 17 http://…/wait.html`.
+    let waiting_tab: i64 = tabs
+        .lines()
+        .find(|l| l.contains("wait.html"))
+        .and_then(|l| l.split("tab ").nth(1))
+        .and_then(|t| t.split([':', ' ']).next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("the wait tab listed: {tabs}"));
     let started = std::time::Instant::now();
     let (out, ()) = tokio::join!(
         k.call(
@@ -384,6 +397,12 @@ async fn the_side_panel_never_loosens_kapture_pauses_everything_and_spends_budge
     k.ok(
         "browser_navigate",
         json!({"url": other.url("account.html"), "tabId": tab}),
+    )
+    .await;
+    // The side panel follows its tab to the other site.
+    side.until(
+        "the other site",
+        &format!("document.getElementById('site-origin').textContent === 'http://{origin}'"),
     )
     .await;
     let out = unasked(&k, "browser_click", json!({"selector": "#next"})).await;

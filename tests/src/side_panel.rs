@@ -128,6 +128,13 @@ impl SidePanel {
         }
     }
 
+    /// Save the whole page as `target/panel-screenshots/<name>.png`, from the top (a
+    /// sticky header captured while scrolled shows in the middle of the picture).
+    pub async fn shot(&mut self, name: &str) {
+        self.eval("window.scrollTo(0, 0)").await;
+        self.0.shot(name).await;
+    }
+
     /// The text of the first element matching `selector` ("" when there is none).
     pub async fn text(&mut self, selector: &str) -> String {
         self.eval(&format!(

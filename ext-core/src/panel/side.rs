@@ -292,13 +292,16 @@ impl Side {
             for (i, r) in person.rules.iter().enumerate() {
                 let tr = el(doc, "tr", &[("id", &format!("rule-{i}"))], "");
                 let category = r.category.map(Category::name).unwrap_or("all");
-                for (text, class) in [
-                    (r.origin.as_str(), "mono"),
-                    (category, ""),
-                    (verdict_word(r.verdict), "verdict"),
+                let verdict = verdict_word(r.verdict);
+                for (text, attrs) in [
+                    (r.origin.as_str(), &[("class", "mono")][..]),
+                    (category, &[][..]),
+                    (
+                        verdict,
+                        &[("class", "verdict"), ("data-verdict", verdict)][..],
+                    ),
                 ] {
-                    tr.append_child(&el(doc, "td", &[("class", class)], text))
-                        .ok();
+                    tr.append_child(&el(doc, "td", attrs, text)).ok();
                 }
                 let td = el(doc, "td", &[("class", "actions")], "");
                 let edit = self.button(
@@ -310,9 +313,10 @@ impl Side {
                 on(&edit, "click", move |_| ui.edit_rule(i, &rule));
                 let remove = self.button(
                     &format!("rule-remove-{i}"),
-                    "Remove",
+                    "✕",
                     &format!("Remove the rule for {}", r.origin),
                 );
+                let _ = remove.set_attribute("title", "Remove");
                 let ui = self.clone();
                 on(&remove, "click", move |_| {
                     let p = ui.person.borrow().clone();
@@ -521,7 +525,7 @@ impl Side {
                     .map(|at| format!(" · resets at {}", time_of(at)))
                     .unwrap_or_default();
                 let count = format!("{} / {limit} steps this hour{resets}", b.used);
-                text.append_child(&el(doc, "div", &[("class", "count")], &count))
+                text.append_child(&el(doc, "div", &[("class", "used")], &count))
                     .ok();
                 text.append_child(&el(doc, "div", &[("class", "muted")], &b.source))
                     .ok();
