@@ -36,6 +36,20 @@ async fn clicks_on(side: &mut SidePanel, page: &str) -> String {
         .to_string()
 }
 
+/// Whether a debugger client (the extension's) is attached to the page `target`.
+async fn attached_to(side: &mut SidePanel, target: &str) -> bool {
+    let targets = side
+        .raw
+        .send(None, "Target.getTargets", json!({}))
+        .await
+        .unwrap();
+    targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["targetId"] == target && t["attached"] == true)
+}
+
 /// A call that must be answered without a person (a hang means it was asked).
 async fn unasked(k: &Kapture, tool: &str, args: serde_json::Value) -> Outcome {
     tokio::time::timeout(Duration::from_secs(20), k.call(tool, args))
@@ -74,11 +88,7 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
         feed.contains("allowed") && feed.contains("ok") && feed.contains(&here),
         "method, verdict, status and origin: {feed}"
     );
-    side.until(
-        "this site",
-        &format!("document.getElementById('site-origin').textContent === {here:?}"),
-    )
-    .await;
+    side.until_site(&here).await;
     let verdicts = side.text("#site-verdicts").await;
     assert!(
         verdicts.contains("ask") && verdicts.contains("interact"),
@@ -166,26 +176,13 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
     assert!(!out.is_error, "{}", out.text);
     // The side panel follows the window's active tab.
     let there = format!("http://127.0.0.1:{}", other.port());
-    side.until(
-        "the new tab's site",
-        &format!("document.getElementById('site-origin').textContent === {there:?}"),
-    )
-    .await;
+    side.until_site(&there).await;
     k.ok("browser_tabs", json!({"action": "select", "tabId": tab}))
         .await;
-    side.until(
-        "back on the first site",
-        &format!("document.getElementById('site-origin').textContent === {here:?}"),
-    )
-    .await;
+    side.until_site(&here).await;
 
     // Read-only: the agent's click is refused, naming the person's rule.
-    side.click("#mode-read-only").await;
-    side.until(
-        "read-only chosen",
-        "document.getElementById('mode-read-only')?.getAttribute('aria-pressed') === 'true'",
-    )
-    .await;
+    side.choose_mode("read-only").await;
     let out = unasked(&k, "browser_click", json!({"selector": "#next"})).await;
     assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
     assert!(out.text.contains("side panel"), "{}", out.text);
@@ -193,12 +190,7 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
     side.shot("side-5-read-only").await;
 
     // Auto: allowed without asking.
-    side.click("#mode-auto").await;
-    side.until(
-        "auto chosen",
-        "document.getElementById('mode-auto')?.getAttribute('aria-pressed') === 'true'",
-    )
-    .await;
+    side.choose_mode("auto").await;
     let out = unasked(&k, "browser_click", json!({"selector": "#next"})).await;
     assert!(!out.is_error, "{}", out.text);
     assert!(clicks_on(&mut side, &page).await.ends_with("next"));
@@ -314,53 +306,50 @@ async fn the_side_panel_never_loosens_kapture_pauses_everything_and_spends_budge
         .await
         .unwrap();
     let target = created["targetId"].as_str().unwrap().to_string();
-    let tabs = k.ok("browser_tabs", json!({"action": "list"})).await;
-    // `- [2] tab 17: "Wait" http://…/wait.html`, or (still loading) the note of new tabs
-    // `The page opened new tabs: tab 17 http://…/wait.html`.
-    let waiting_tab: i64 = tabs
-        .lines()
-        .find(|l| l.contains("wait.html"))
-        .and_then(|l| l.split("tab ").nth(1))
-        .and_then(|t| t.split([':', ' ']).next())
-        .and_then(|t| t.parse().ok())
-        .unwrap_or_else(|| panic!("the wait tab listed: {tabs}"));
+    // `- [2] tab 17: "Wait" http://…/wait.html` once it has loaded.
+    let waiting_tab: i64 =
+        kapture_e2e::eventually("the wait tab listed", Duration::from_secs(10), || async {
+            let tabs = k.ok("browser_tabs", json!({"action": "list"})).await;
+            tabs.lines()
+                .find(|l| l.starts_with("- [") && l.contains("wait.html"))
+                .and_then(|l| l.split("tab ").nth(1))
+                .and_then(|t| t.split([':', ' ']).next())
+                .and_then(|t| t.parse().ok())
+        })
+        .await;
     let started = std::time::Instant::now();
-    let (out, ()) = tokio::join!(
-        k.call(
+    // A block: the pinned call borrows kapture until it is answered.
+    let out = {
+        let wait = k.call(
             "browser_wait_for",
-            json!({"time": 25, "tabId": waiting_tab})
-        ),
-        async {
-            // The wait runs once the extension's debugger is on that tab.
-            let deadline = std::time::Instant::now() + Duration::from_secs(20);
-            loop {
-                let targets = side
-                    .raw
-                    .send(None, "Target.getTargets", json!({}))
-                    .await
-                    .unwrap();
-                let attached = targets["targetInfos"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|t| t["targetId"] == target.as_str() && t["attached"] == true);
-                if attached {
-                    break;
-                }
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "the wait never started"
-                );
-                tokio::time::sleep(Duration::from_millis(50)).await;
+            json!({"time": 25, "tabId": waiting_tab}),
+        );
+        tokio::pin!(wait);
+        // The wait runs once the extension's debugger is on that tab (an answer before that is
+        // a failure, shown).
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let attached = tokio::select! {
+                out = &mut wait => panic!("the wait ended before the pause: {}", out.text),
+                attached = attached_to(&mut side, &target) => attached,
+            };
+            if attached {
+                break;
             }
-            side.click("#pause").await;
-            side.until(
-                "the paused banner",
-                "!document.getElementById('paused-banner').hidden && document.getElementById('pause').textContent === 'Resume'",
-            )
-            .await;
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the wait never started"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-    );
+        side.click("#pause").await;
+        side.until(
+            "the paused banner",
+            "!document.getElementById('paused-banner').hidden && document.getElementById('pause').textContent === 'Resume'",
+        )
+        .await;
+        wait.await
+    };
     assert_eq!(out.code().as_deref(), Some("PAUSED"), "{}", out.text);
     assert!(out.text.contains("stopped while it ran"), "{}", out.text);
     assert!(
@@ -400,11 +389,7 @@ async fn the_side_panel_never_loosens_kapture_pauses_everything_and_spends_budge
     )
     .await;
     // The side panel follows its tab to the other site.
-    side.until(
-        "the other site",
-        &format!("document.getElementById('site-origin').textContent === 'http://{origin}'"),
-    )
-    .await;
+    side.until_site(&format!("http://{origin}")).await;
     let out = unasked(&k, "browser_click", json!({"selector": "#next"})).await;
     assert_eq!(
         out.code().as_deref(),

@@ -43,14 +43,8 @@ impl SidePanel {
         .await
         .unwrap();
         let session = raw.attach_page("sidepanel.html").await.unwrap();
-        raw.send(
-            Some(&session),
-            "Emulation.setDeviceMetricsOverride",
-            json!({"width": WIDTH, "height": 1000, "deviceScaleFactor": 1, "mobile": false}),
-        )
-        .await
-        .unwrap();
         let mut panel = SidePanel(Panel { raw, session });
+        panel.metrics(1000).await;
         panel
             .until(
                 "the side panel connected",
@@ -58,6 +52,27 @@ impl SidePanel {
             )
             .await;
         panel
+    }
+
+    /// Choose the site's mode (`auto`, `ask`, `read-only`) and wait until the worker has it.
+    pub async fn choose_mode(&mut self, mode: &str) {
+        let button = format!("document.getElementById('mode-{mode}')");
+        self.until("the mode buttons", &button).await;
+        self.click(&format!("#mode-{mode}")).await;
+        self.until(
+            &format!("mode {mode} chosen"),
+            &format!("{button}?.getAttribute('aria-pressed') === 'true'"),
+        )
+        .await;
+    }
+
+    /// Wait until "This site" shows `origin`.
+    pub async fn until_site(&mut self, origin: &str) {
+        self.until(
+            &format!("this site: {origin}"),
+            &format!("document.getElementById('site-origin').textContent === {origin:?}"),
+        )
+        .await;
     }
 
     /// Press a key (`Tab`, `Enter`, `Escape`…) like a person, on whatever has the focus.
@@ -128,11 +143,30 @@ impl SidePanel {
         }
     }
 
-    /// Save the whole page as `target/panel-screenshots/<name>.png`, from the top (a
-    /// sticky header captured while scrolled shows in the middle of the picture).
+    /// Save the whole page as `target/panel-screenshots/<name>.png`: from the top (a
+    /// sticky header captured while scrolled shows in the middle of the picture), in a
+    /// viewport as tall as the page (no scroll bar eating the column's width).
     pub async fn shot(&mut self, name: &str) {
-        self.eval("window.scrollTo(0, 0)").await;
+        let height = self
+            .eval("(window.scrollTo(0, 0), document.documentElement.scrollHeight)")
+            .await
+            .as_u64()
+            .unwrap_or(1000);
+        self.metrics(height).await;
         self.0.shot(name).await;
+        self.metrics(1000).await;
+    }
+
+    async fn metrics(&mut self, height: u64) {
+        let session = self.session.clone();
+        self.raw
+            .send(
+                Some(&session),
+                "Emulation.setDeviceMetricsOverride",
+                json!({"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": false}),
+            )
+            .await
+            .unwrap();
     }
 
     /// The text of the first element matching `selector` ("" when there is none).

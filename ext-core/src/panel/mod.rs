@@ -81,6 +81,13 @@ pub(crate) fn time_of(ms: f64) -> String {
     )
 }
 
+/// The page's document.
+pub(crate) fn document() -> Document {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .unwrap_or_else(|| wasm_bindgen::throw_str("no document"))
+}
+
 /// Where a panel sends what a person asks for (its port to the worker).
 pub(crate) type Send = Rc<dyn Fn(PanelRequest)>;
 
@@ -751,11 +758,8 @@ pub struct PanelUi {
 impl PanelUi {
     #[wasm_bindgen(constructor)]
     pub fn new() -> PanelUi {
-        let doc = web_sys::window()
-            .and_then(|w| w.document())
-            .unwrap_or_else(|| wasm_bindgen::throw_str("no document"));
         let ui = Rc::new(Ui {
-            doc,
+            doc: document(),
             port: Port::connect(PANEL_PORT),
             tab: Cell::new(None),
             tools: RefCell::default(),

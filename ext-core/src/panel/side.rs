@@ -311,22 +311,12 @@ impl Side {
                 );
                 let (ui, rule) = (self.clone(), r.clone());
                 on(&edit, "click", move |_| ui.edit_rule(i, &rule));
-                let remove = self.button(
-                    &format!("rule-remove-{i}"),
-                    "✕",
-                    &format!("Remove the rule for {}", r.origin),
-                );
-                let _ = remove.set_attribute("title", "Remove");
-                let ui = self.clone();
-                on(&remove, "click", move |_| {
-                    let p = ui.person.borrow().clone();
-                    let mut rules = p.rules.clone();
-                    if i < rules.len() {
-                        rules.remove(i);
-                    }
-                    ui.editing.set(None);
-                    ui.set_rules(rules, p.budgets, "rules");
-                });
+                let remove =
+                    self.remover(&format!("rule-remove-{i}"), &r.origin, "rules", move |p| {
+                        if i < p.rules.len() {
+                            p.rules.remove(i);
+                        }
+                    });
                 td.append_child(&edit).ok();
                 td.append_child(&remove).ok();
                 tr.append_child(&td).ok();
@@ -372,6 +362,30 @@ impl Side {
                 list.append_child(&li).ok();
             }
         }
+    }
+
+    /// A ✕ button that sends the person's settings with `change` made (a rule or a budget
+    /// of `origin` removed, from `form`'s table).
+    fn remover(
+        self: &Rc<Self>,
+        id: &str,
+        origin: &str,
+        form: &'static str,
+        change: impl Fn(&mut PersonPolicy) + 'static,
+    ) -> Element {
+        let what = if form == "rules" { "rule" } else { "budget" };
+        let b = self.button(id, "✕", &format!("Remove the {what} for {origin}"));
+        let _ = b.set_attribute("title", "Remove");
+        let ui = self.clone();
+        on(&b, "click", move |_| {
+            let mut p = ui.person.borrow().clone();
+            change(&mut p);
+            if form == "rules" {
+                ui.editing.set(None);
+            }
+            ui.set_rules(p.rules, p.budgets, form);
+        });
+        b
     }
 
     fn edit_rule(&self, i: usize, rule: &PersonRule) {
@@ -558,20 +572,16 @@ impl Side {
                 let per_hour = format!("{} / hour", b.max_steps_per_hour);
                 tr.append_child(&el(doc, "td", &[], &per_hour)).ok();
                 let td = el(doc, "td", &[("class", "actions")], "");
-                let remove = self.button(
+                let remove = self.remover(
                     &format!("budget-remove-{i}"),
-                    "Remove",
-                    &format!("Remove the budget for {}", b.origin),
+                    &b.origin,
+                    "budgets",
+                    move |p| {
+                        if i < p.budgets.len() {
+                            p.budgets.remove(i);
+                        }
+                    },
                 );
-                let ui = self.clone();
-                on(&remove, "click", move |_| {
-                    let p = ui.person.borrow().clone();
-                    let mut budgets = p.budgets.clone();
-                    if i < budgets.len() {
-                        budgets.remove(i);
-                    }
-                    ui.set_rules(p.rules, budgets, "budgets");
-                });
                 td.append_child(&remove).ok();
                 tr.append_child(&td).ok();
                 body.append_child(&tr).ok();
@@ -695,11 +705,8 @@ pub struct SidePanelUi {
 impl SidePanelUi {
     #[wasm_bindgen(constructor)]
     pub fn new() -> SidePanelUi {
-        let doc = web_sys::window()
-            .and_then(|w| w.document())
-            .unwrap_or_else(|| wasm_bindgen::throw_str("no document"));
         let ui = Rc::new(Side {
-            doc,
+            doc: super::document(),
             port: Port::connect(PANEL_PORT),
             window: Cell::new(None),
             tab: Cell::new(None),
