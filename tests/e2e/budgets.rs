@@ -25,7 +25,12 @@ async fn a_session_over_its_max_steps_is_refused_until_a_person_extends_it() {
         .call("browser_navigate", json!({"url": site.url("console.html")}))
         .await;
     assert!(over.is_error);
-    assert_eq!(over.code().as_deref(), Some("BUDGET_EXCEEDED"), "{}", over.text);
+    assert_eq!(
+        over.code().as_deref(),
+        Some("BUDGET_EXCEEDED"),
+        "{}",
+        over.text
+    );
     assert!(
         over.text.contains("resets when this MCP session ends"),
         "{}",
@@ -34,7 +39,9 @@ async fn a_session_over_its_max_steps_is_refused_until_a_person_extends_it() {
     let sc = over.structured.clone().unwrap();
     assert_eq!(sc["retryable"], json!(true), "{sc}");
     assert!(
-        sc["suggestion"].as_str().is_some_and(|s| s.contains("side panel")),
+        sc["suggestion"]
+            .as_str()
+            .is_some_and(|s| s.contains("side panel")),
         "{sc}"
     );
 
@@ -54,7 +61,11 @@ async fn a_session_over_its_max_steps_is_refused_until_a_person_extends_it() {
     let sessions = panel.eval(listen).await;
     let spent = &sessions.as_array().expect("a spent session is listed")[0];
     assert_eq!(
-        (spent["port"].as_u64(), spent["used"].as_u64(), spent["max"].as_u64()),
+        (
+            spent["port"].as_u64(),
+            spent["used"].as_u64(),
+            spent["max"].as_u64()
+        ),
         (Some(port), Some(2), Some(2)),
         "{sessions}"
     );
@@ -64,18 +75,27 @@ async fn a_session_over_its_max_steps_is_refused_until_a_person_extends_it() {
         Value::String(spent["session"].as_str().unwrap().into())
     );
     panel.eval(&extend).await;
-    kapture_e2e::eventually("the extended budget", std::time::Duration::from_secs(10), || async {
-        let r = k
-            .call("browser_navigate", json!({"url": site.url("console.html")}))
-            .await;
-        (!r.is_error).then_some(())
-    })
+    kapture_e2e::eventually(
+        "the extended budget",
+        std::time::Duration::from_secs(10),
+        || async {
+            let r = k
+                .call("browser_navigate", json!({"url": site.url("console.html")}))
+                .await;
+            (!r.is_error).then_some(())
+        },
+    )
     .await;
     // One step more, then spent again.
     let again = k
         .call("browser_navigate", json!({"url": site.url("form.html")}))
         .await;
-    assert_eq!(again.code().as_deref(), Some("BUDGET_EXCEEDED"), "{}", again.text);
+    assert_eq!(
+        again.code().as_deref(),
+        Some("BUDGET_EXCEEDED"),
+        "{}",
+        again.text
+    );
     let journal = k.audit_lines();
     assert!(
         journal
@@ -104,7 +124,12 @@ async fn origin_budget_on(engine: Engine) {
     let over = k
         .call("browser_navigate", json!({"url": site.url("form.html")}))
         .await;
-    assert_eq!(over.code().as_deref(), Some("BUDGET_EXCEEDED"), "{engine:?}: {}", over.text);
+    assert_eq!(
+        over.code().as_deref(),
+        Some("BUDGET_EXCEEDED"),
+        "{engine:?}: {}",
+        over.text
+    );
     assert!(
         over.text.contains("2 steps per hour on 127.0.0.1")
             && over.text.contains("resets in 60 min")

@@ -542,6 +542,14 @@ impl<H: Host> Exec<H> {
                 .get("key")
                 .and_then(Value::as_str)
                 .is_some_and(|k| k.eq_ignore_ascii_case("enter"));
+        // The element the arguments name (ref or selector), read as the page has it.
+        let named = serde_json::from_value::<crate::methods::ElementTarget>(params.clone())
+            .ok()
+            .and_then(|t| t.get());
+        let facts = match named {
+            Some(t) => self.tabs.element_facts(tab, &t).await,
+            None => None,
+        };
         let (risk, risk_why) = risk::rate(&risk::Action {
             method,
             category,
@@ -549,6 +557,7 @@ impl<H: Host> Exec<H> {
             origin,
             page: page.as_ref().or(Some(origin)),
             submits,
+            facts: facts.as_ref(),
         });
         let request = ApprovalView {
             id: 0,
@@ -564,9 +573,9 @@ impl<H: Host> Exec<H> {
             who: asker.map(str::to_string),
         };
         let answer = self.host.ask(request, approval_ms).await;
-        // "Always" is kept by the host (every agent, until revoked); it also holds for the
-        // rest of this session at once.
-        if matches!(answer, Answer::Origin | Answer::Always) {
+        // "Always" is kept by the host (every agent, until revoked: so not here, where a
+        // revoke could not reach it).
+        if answer == Answer::Origin {
             self.granted
                 .borrow_mut()
                 .push((asker.map(str::to_string), category, origin.clone()));

@@ -187,6 +187,29 @@ impl<H: Host> Tabs<H> {
         href.as_str().map(str::to_string)
     }
 
+    /// What the element `target` names is, as the page has it now (whether clicking it
+    /// submits a form, its field kind, its visible words), for an approval's risk. `None`
+    /// when the tab is not under control yet or the element is not found.
+    pub async fn element_facts(
+        &self,
+        tab_id: TabId,
+        target: &ElementTarget,
+    ) -> Option<crate::policy::risk::ElementFacts> {
+        let slot = self.get(tab_id)?;
+        if !slot.attached.get() || slot.closed.get() {
+            return None;
+        }
+        let session = TabSession {
+            host: &*self.host,
+            slot: &slot,
+        };
+        let located = cdp::world::locate_target(&session, target).await.ok()?;
+        let facts = cdp::world::run(&session, &located.frame, ELEMENT_FACTS, &[located.js])
+            .await
+            .ok()?;
+        serde_json::from_value(facts).ok()
+    }
+
     /// The line of the last snapshot that shows `reference` (`e5`), for approvals.
     pub fn ref_line(&self, tab_id: TabId, reference: &str) -> Option<String> {
         let slot = self.get(tab_id)?;
@@ -428,3 +451,13 @@ async fn attach<H: Host>(host: &H, slot: &TabSlot) -> Result<(), WireError> {
     slot.attachment.borrow_mut().attached(platform::now_ms());
     Ok(())
 }
+
+/// Kapture's world reads an element's facts for its risk: a submit control of a form, its
+/// field kind and autocomplete hint, and a few of its words.
+const ELEMENT_FACTS: &str = "async (t) => { const f = await resolve(t, 0); const el = f.el; if (!el) return null; \
+const tag = el.tagName.toLowerCase(); const type = (el.getAttribute('type') || '').toLowerCase(); \
+const form = el.form || el.closest('form'); \
+const submits = !!form && ((tag === 'button' && (type === '' || type === 'submit')) || (tag === 'input' && (type === 'submit' || type === 'image'))); \
+const field = tag === 'input' ? (el.type || 'text') : tag; \
+const words = (el.getAttribute('aria-label') || el.innerText || el.value || el.getAttribute('title') || '').slice(0, 120); \
+return { submits, field, autocomplete: (el.getAttribute('autocomplete') || '').toLowerCase().slice(0, 60), words }; }";

@@ -116,6 +116,23 @@ fn high_word(text: &str) -> Option<&'static str> {
     })
 }
 
+/// What the page says of the element acted on (read in Kapture's world when the approval
+/// is made): advisory, like the rating.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ElementFacts {
+    /// Clicking it submits a form (a submit button or input inside one).
+    #[serde(default)]
+    pub submits: bool,
+    /// `input` type (`password`, `file`…) or the tag name.
+    #[serde(default)]
+    pub field: String,
+    #[serde(default)]
+    pub autocomplete: String,
+    /// Its label or visible words (cut).
+    #[serde(default)]
+    pub words: String,
+}
+
 /// What the approval is about, as `rate` reads it.
 #[derive(Debug, Clone, Copy)]
 pub struct Action<'a> {
@@ -130,6 +147,8 @@ pub struct Action<'a> {
     pub page: Option<&'a Origin>,
     /// Whether it also submits (`type` with `submit`, a key that is Enter).
     pub submits: bool,
+    /// The element as the page has it, when it could be read.
+    pub facts: Option<&'a ElementFacts>,
 }
 
 /// The site part of a host: its last two labels (`www.shop.example` → `shop.example`), so
@@ -139,14 +158,11 @@ fn site(o: &Origin) -> String {
     labels.into_iter().rev().collect::<Vec<_>>().join(".")
 }
 
-/// The risk of `a`, and why, in a few words a person reads in the approval.
+/// The risk of `a`, and why, in a few words a person reads in the approval (beside the
+/// element, which every approval shows on its own).
 pub fn rate(a: &Action) -> (Risk, String) {
-    let on_element = |what: &str| match a.target {
-        Some(t) => format!("{what} on {}", crate::escape::inline_cut(t, 80)),
-        None => what.to_string(),
-    };
     match a.category {
-        Category::Submit => return (Risk::High, on_element("submits a form")),
+        Category::Submit => return (Risk::High, "submits a form".into()),
         Category::Upload => return (Risk::High, "sends a local file to the page".into()),
         Category::Eval => return (Risk::High, "runs the agent's own code in the page".into()),
         Category::Record => {
@@ -170,17 +186,34 @@ pub fn rate(a: &Action) -> (Risk, String) {
         }
         Category::Interact => {}
     }
-    if let Some(meaning) = a.target.and_then(high_word) {
-        return (Risk::High, on_element(&format!("looks like {meaning}")));
+    if let Some(f) = a.facts {
+        match f.field.as_str() {
+            "password" => return (Risk::High, "a password field".into()),
+            "file" => return (Risk::High, "a file control".into()),
+            _ => {}
+        }
+        if f.autocomplete.contains("cc-") || f.autocomplete.contains("password") {
+            return (Risk::High, "a card or password field".into());
+        }
+    }
+    let named = a
+        .target
+        .and_then(high_word)
+        .or_else(|| a.facts.and_then(|f| high_word(&f.words)));
+    if let Some(meaning) = named {
+        return (Risk::High, format!("looks like {meaning}"));
+    }
+    if a.facts.is_some_and(|f| f.submits) {
+        return (Risk::High, "submits a form".into());
     }
     if a.submits {
-        return (Risk::High, on_element("submits what it types"));
+        return (Risk::High, "submits what it types".into());
     }
     match a.method {
-        "type" | "fill_form" | "select_option" => (Risk::Medium, on_element("changes a field")),
+        "type" | "fill_form" | "select_option" => (Risk::Medium, "changes a field".into()),
         "handle_dialog" => (Risk::Medium, "answers the page's dialog".into()),
         "tabs.close" => (Risk::Medium, "closes a tab (unsaved work is lost)".into()),
-        _ => (Risk::Low, on_element("acts on the page")),
+        _ => (Risk::Low, "acts on the page".into()),
     }
 }
 
@@ -198,6 +231,7 @@ mod tests {
             origin: &o,
             page: Some(&o),
             submits: false,
+            facts: None,
         })
     }
 
@@ -242,7 +276,7 @@ mod tests {
             Some(r#"textbox "Name" [ref=e1]"#),
         );
         assert_eq!(risk, Risk::Medium);
-        assert!(why.contains("textbox \"Name\""), "{why}");
+        assert_eq!(why, "changes a field");
         assert_eq!(rate_on("snapshot", Category::Read, None).0, Risk::Low);
     }
 
@@ -259,11 +293,57 @@ mod tests {
                 origin: to,
                 page: Some(&here),
                 submits: false,
+                facts: None,
             })
         };
         assert_eq!(go(&same).0, Risk::Low);
         let (risk, why) = go(&other);
         assert_eq!(risk, Risk::Medium);
         assert!(why.contains("elsewhere.test"), "{why}");
+    }
+
+    #[test]
+    fn what_the_page_says_of_the_element_counts_too() {
+        let o = origin_of("https://shop.test/").unwrap();
+        let on = |facts: ElementFacts| {
+            rate(&Action {
+                method: "click",
+                category: Category::Interact,
+                target: Some(r#"button "Continue" [ref=e2]"#),
+                origin: &o,
+                page: Some(&o),
+                submits: false,
+                facts: Some(&facts),
+            })
+        };
+        assert_eq!(on(ElementFacts::default()).0, Risk::Low);
+        let (risk, why) = on(ElementFacts {
+            submits: true,
+            field: "button".into(),
+            ..Default::default()
+        });
+        assert_eq!(risk, Risk::High);
+        assert!(why.contains("submits"), "{why}");
+        for f in [
+            ElementFacts {
+                field: "password".into(),
+                ..Default::default()
+            },
+            ElementFacts {
+                field: "file".into(),
+                ..Default::default()
+            },
+            ElementFacts {
+                autocomplete: "cc-number".into(),
+                ..Default::default()
+            },
+            // An icon button whose label is only in aria-label.
+            ElementFacts {
+                words: "Delete message".into(),
+                ..Default::default()
+            },
+        ] {
+            assert_eq!(on(f.clone()).0, Risk::High, "{f:?}");
+        }
     }
 }

@@ -133,9 +133,13 @@ pub fn remember_always(app: &Rc<App>, origin: &str, category: &str) {
     let Some(category) = Category::parse(category) else {
         return;
     };
+    let now = platform::now_ms() as u64;
+    // At once in memory (the agent's next command must see it), then stored.
+    if let Some(p) = app.control.person.borrow_mut().as_mut() {
+        p.grant(origin, category, now);
+    }
     let (app, origin) = (app.clone(), origin.to_string());
     spawn_local(async move {
-        let now = platform::now_ms() as u64;
         change_person(&app, |p| {
             p.grant(&origin, category, now);
             Ok(())
