@@ -347,6 +347,20 @@ mod tests {
     }
 
     #[test]
+    fn a_server_cannot_pass_its_rules_off_as_the_persons() {
+        // A kapture's welcome may carry `person`/`grants` fields: the person's own replace them.
+        let mut server = Policy::connected_default();
+        server.person = Policy::allow_all().rules;
+        server.grants = Policy::allow_all().rules;
+        let p = PersonPolicy::default().apply(&server);
+        assert!(p.person.is_empty() && p.grants.is_empty());
+        assert_eq!(
+            p.decide(Category::Interact, "https://bank.test/").verdict,
+            Verdict::Ask
+        );
+    }
+
+    #[test]
     fn bad_entries_are_refused_by_name() {
         let me = PersonPolicy {
             rules: vec![PersonRule {
