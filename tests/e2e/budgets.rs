@@ -19,8 +19,10 @@ async fn a_session_over_its_max_steps_is_refused_until_a_person_extends_it() {
     let tab = kapture_e2e::tab_of(&nav);
     k.ok("browser_navigate", json!({"url": site.url("form.html")}))
         .await;
-    // Reads are not steps.
+    // Reads are not steps; browser_status says where the budget stands.
     k.ok("browser_snapshot", json!({})).await;
+    let status = k.ok("browser_status", json!({})).await;
+    assert!(status.contains("steps 2 of 2 (--max-steps)"), "{status}");
     let over = k
         .call("browser_navigate", json!({"url": site.url("console.html")}))
         .await;
