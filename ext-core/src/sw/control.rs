@@ -148,12 +148,18 @@ pub fn remember_always(app: &Rc<App>, origin: &str, category: &str) {
     });
 }
 
+/// Labels kept (sessions come and go; the feed names the recent ones).
+const LABELS_KEPT: usize = 256;
+
 /// Name the asker `key` as people know it (from a command that carried a label).
 pub fn label(app: &App, key: &str, label: &str, port: u16) {
-    app.control
-        .labels
-        .borrow_mut()
-        .insert(key.to_string(), format!("{label} · port {port}"));
+    let mut labels = app.control.labels.borrow_mut();
+    if labels.len() >= LABELS_KEPT && !labels.contains_key(key) {
+        labels.clear();
+    }
+    // The label holds an MCP client's self-chosen name: one line, bounded.
+    let label = crate::escape::inline_cut(label, 80);
+    labels.insert(key.to_string(), format!("{label} · port {port}"));
 }
 
 /// How the feed and approvals name `who` (an asker key, or `panel`).
