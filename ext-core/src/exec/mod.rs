@@ -249,12 +249,7 @@ impl<H: Host> Exec<H> {
             self.run_judged(asker, tab_id, method, params, timeout_ms, rules, &note)
                 .await
         };
-        let ran_on = result
-            .as_ref()
-            .ok()
-            .and_then(|d| d.get("tab_id").and_then(Value::as_i64))
-            .map(|t| t as TabId)
-            .or(tab_id);
+        let ran_on = ran_on(&result, tab_id);
         let mut verdict = note.verdict.take();
         if let Err(e) = &result {
             if verdict.is_empty() || matches!(e.code, ErrorCode::Paused | ErrorCode::BudgetExceeded)
@@ -719,6 +714,17 @@ impl<H: Host> Exec<H> {
             }
         }
     }
+}
+
+/// The tab a command ran on: the one its answer names (a new tab's), else the one it was
+/// sent to.
+pub fn ran_on(result: &Result<Value, WireError>, sent_to: Option<TabId>) -> Option<TabId> {
+    result
+        .as_ref()
+        .ok()
+        .and_then(|d| d.get("tab_id").and_then(Value::as_i64))
+        .map(|t| t as TabId)
+        .or(sent_to)
 }
 
 /// An http(s) URL: the only kind a download fetches, and the only kind judged as where it

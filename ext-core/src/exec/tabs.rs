@@ -167,6 +167,24 @@ impl<H: Host> Tabs<H> {
     /// The absolute URL of the link a `download` by ref or selector would click, if the
     /// element is (inside) a link: what the download fetches, judged where it lands.
     pub async fn link_href(&self, tab_id: TabId, target: &ElementTarget) -> Option<String> {
+        let href = self
+            .on_element(
+                tab_id,
+                target,
+                "async (t) => { const f = await resolve(t, 0); if (!f.el) return null; const a = f.el.closest('a[href], area[href]'); return a ? a.href : null; }",
+            )
+            .await?;
+        href.as_str().map(str::to_string)
+    }
+
+    /// Run `script` (`async (t) => …`, `t` the located target) in Kapture's world of the
+    /// frame `target` is in; `None` when the tab is not under control or it fails.
+    async fn on_element(
+        &self,
+        tab_id: TabId,
+        target: &ElementTarget,
+        script: &str,
+    ) -> Option<Value> {
         let slot = self.get(tab_id)?;
         if !slot.attached.get() || slot.closed.get() {
             return None;
@@ -176,15 +194,9 @@ impl<H: Host> Tabs<H> {
             slot: &slot,
         };
         let located = cdp::world::locate_target(&session, target).await.ok()?;
-        let href = cdp::world::run(
-            &session,
-            &located.frame,
-            "async (t) => { const f = await resolve(t, 0); if (!f.el) return null; const a = f.el.closest('a[href], area[href]'); return a ? a.href : null; }",
-            &[located.js],
-        )
-        .await
-        .ok()?;
-        href.as_str().map(str::to_string)
+        cdp::world::run(&session, &located.frame, script, &[located.js])
+            .await
+            .ok()
     }
 
     /// What the element `target` names is, as the page has it now (whether clicking it
@@ -195,18 +207,7 @@ impl<H: Host> Tabs<H> {
         tab_id: TabId,
         target: &ElementTarget,
     ) -> Option<crate::policy::risk::ElementFacts> {
-        let slot = self.get(tab_id)?;
-        if !slot.attached.get() || slot.closed.get() {
-            return None;
-        }
-        let session = TabSession {
-            host: &*self.host,
-            slot: &slot,
-        };
-        let located = cdp::world::locate_target(&session, target).await.ok()?;
-        let facts = cdp::world::run(&session, &located.frame, ELEMENT_FACTS, &[located.js])
-            .await
-            .ok()?;
+        let facts = self.on_element(tab_id, target, ELEMENT_FACTS).await?;
         serde_json::from_value(facts).ok()
     }
 

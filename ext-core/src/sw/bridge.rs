@@ -547,8 +547,10 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 }
                 let run = async {
                     // The server's rules with the person's over them.
-                    let policy =
-                        super::control::rules_for(&app, &conn.policy.borrow().clone()).await;
+                    let policy = {
+                        let server = conn.policy.borrow().clone();
+                        super::control::rules_for(&app, &server).await
+                    };
                     let rules = (policy, conn.approval_ms.get());
                     app.run_command(asker.as_deref(), tab_id, &method, params, timeout_ms, rules)
                         .await
@@ -571,14 +573,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 {
                     return;
                 }
-                let ran_on = match &result {
-                    Ok(data) => data
-                        .get("tab_id")
-                        .and_then(serde_json::Value::as_i64)
-                        .map(|t| t as i32)
-                        .or(tab_id),
-                    Err(_) => tab_id,
-                };
+                let ran_on = crate::exec::ran_on(&result, tab_id);
                 let status = match &result {
                     Ok(_) => "ok".to_string(),
                     Err(e) => e.code.as_str().to_string(),
