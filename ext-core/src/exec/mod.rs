@@ -132,7 +132,16 @@ pub trait Host: 'static {
     async fn cancel_download(&self, id: i32) -> Result<(), WireError>;
     /// Run `task` concurrently on this thread (a tab's queue).
     fn spawn(&self, task: LocalBoxFuture<'static, ()>);
+    /// The rules a queued command is held to when it runs: `policy` as the host knows it
+    /// now (the extension lays the person's latest rules over it, so a site made read-only
+    /// or a grant revoked meanwhile reaches commands already queued). Unchanged by default.
+    fn refresh(&self, policy: &Rc<Policy>) -> Rc<Policy> {
+        policy.clone()
+    }
 }
+
+/// How long an approval waits for the page to say what its element is.
+const FACTS_WAIT: Duration = Duration::from_millis(1000);
 
 /// Pause between two looks at a download's progress.
 const DOWNLOAD_POLL: Duration = Duration::from_millis(100);
@@ -443,6 +452,20 @@ impl<H: Host> Exec<H> {
                 verdict_of(e)
             });
         }
+        // A spent budget refuses before anyone is asked (an agent cannot flood the person
+        // with questions it may not act on anyway).
+        let counted = budget::counts(category) && !policy.budgets.is_empty();
+        let budget_origin = urls.first().and_then(|u| origin_of(u)).filter(|_| counted);
+        if let (Ok(_), Some(origin)) = (&admitted, &budget_origin) {
+            if let Err(e) = self
+                .ledger
+                .borrow_mut()
+                .room(&policy.budgets, origin, platform::now_ms())
+            {
+                note.verdict("over budget");
+                return Err(e);
+            }
+        }
         let approved = match admitted? {
             Admission::Allowed => {
                 note.verdict("allowed");
@@ -465,13 +488,12 @@ impl<H: Host> Exec<H> {
                 Some((category, origin))
             }
         };
-        // A step on a budgeted origin: counted once it is allowed, refused when spent.
-        if budget::counts(category) && !policy.budgets.is_empty() {
-            if let Some(origin) = urls.first().and_then(|u| origin_of(u)) {
-                self.ledger
-                    .borrow_mut()
-                    .take(&policy.budgets, &origin, platform::now_ms())?;
-            }
+        // A step on a budgeted origin: counted once it is allowed (refused if an approval
+        // took so long that the budget went meanwhile).
+        if let Some(origin) = budget_origin {
+            self.ledger
+                .borrow_mut()
+                .take(&policy.budgets, &origin, platform::now_ms())?;
         }
         let granted = grants_of(&self.granted.borrow(), asker);
         Ok(Some(Guard {
@@ -532,17 +554,29 @@ impl<H: Host> Exec<H> {
     ) -> Result<Answer, WireError> {
         let (method, params) = (command.name(), command.params());
         let target = self.describe_target(tab, &params);
+        // Enter submits: `submit`, a key chord ending in Enter, text with a line break.
         let submits = params.get("submit").and_then(Value::as_bool) == Some(true)
+            || params.get("key").and_then(Value::as_str).is_some_and(|k| {
+                k.rsplit('+')
+                    .next()
+                    .is_some_and(|last| last.trim().eq_ignore_ascii_case("enter"))
+            })
             || params
-                .get("key")
+                .get("text")
                 .and_then(Value::as_str)
-                .is_some_and(|k| k.eq_ignore_ascii_case("enter"));
+                .is_some_and(|t| t.contains(['\n', '\r']));
         // The element the arguments name (ref or selector), read as the page has it.
         let named = serde_json::from_value::<crate::methods::ElementTarget>(params.clone())
             .ok()
             .and_then(|t| t.get());
+        // Bounded: a page busy in a loop or holding a dialog must not keep the question
+        // from being asked.
         let facts = match named {
-            Some(t) => self.tabs.element_facts(tab, &t).await,
+            Some(t) => {
+                platform::timeout(FACTS_WAIT, self.tabs.element_facts(tab, &t))
+                    .await
+                    .flatten()
+            }
             None => None,
         };
         let (risk, risk_why) = risk::rate(&risk::Action {
@@ -589,7 +623,12 @@ impl<H: Host> Exec<H> {
                     .unwrap_or_else(|| format!("element {r} of the last snapshot")),
             );
         }
-        text("selector").map(|s| format!("the element matching {s}"))
+        text("selector").map(|s| {
+            format!(
+                "the element matching {}",
+                crate::escape::quoted_cut(s, 200)
+            )
+        })
     }
 
     /// Download a URL, or what clicking an element downloads, and wait until the file is

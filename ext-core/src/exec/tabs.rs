@@ -417,6 +417,12 @@ async fn execute<H: Host>(
         attach(host, slot).await?;
         cdp::prepare(&session).await?;
     }
+    // Held to the rules as they are now, not as they were when it was queued.
+    let fresh = guard.map(|g| Guard {
+        policy: host.refresh(&g.policy),
+        ..g.clone()
+    });
+    let guard = fresh.as_ref();
     if let Some(guard) = guard {
         let now = slot.events.borrow().judged_for(&command.params());
         gate::recheck(guard, command, now.as_deref())?;
@@ -460,5 +466,7 @@ const tag = el.tagName.toLowerCase(); const type = (el.getAttribute('type') || '
 const form = el.form || el.closest('form'); \
 const submits = !!form && ((tag === 'button' && (type === '' || type === 'submit')) || (tag === 'input' && (type === 'submit' || type === 'image'))); \
 const field = tag === 'input' ? (el.type || 'text') : tag; \
-const words = (el.getAttribute('aria-label') || el.innerText || el.value || el.getAttribute('title') || '').slice(0, 120); \
-return { submits, field, autocomplete: (el.getAttribute('autocomplete') || '').toLowerCase().slice(0, 60), words }; }";
+const parts = [el.getAttribute('aria-label'), el.innerText, tag === 'input' && ['submit', 'button', 'reset', 'image'].includes(type) ? el.value : '', el.getAttribute('title')]; \
+const words = parts.filter(Boolean).join(' ').normalize('NFKC').slice(0, 240); \
+const link = el.closest('a[href], area[href]'); \
+return { submits, field, autocomplete: (el.getAttribute('autocomplete') || '').toLowerCase().slice(0, 60), words, href: link ? link.href : null }; }";

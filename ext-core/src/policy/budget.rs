@@ -85,16 +85,11 @@ impl Ledger {
     /// Count one step on `origin` against every budget that matches it; refused (and
     /// nothing counted) when one of them is spent.
     pub fn take(&mut self, budgets: &[Budget], origin: &Origin, now: f64) -> Result<(), WireError> {
+        self.room(budgets, origin, now)?;
         let matching: Vec<&Budget> = budgets
             .iter()
             .filter(|b| b.origin.matches(origin))
             .collect();
-        for b in &matching {
-            let w = self.window(&b.key(), now);
-            if w.used >= b.max_steps_per_hour + w.extra {
-                return Err(spent(b, origin, w, now));
-            }
-        }
         for b in &matching {
             // Two budgets on one pattern share a count: counted once.
             if matching
@@ -105,6 +100,18 @@ impl Ledger {
                 continue;
             }
             self.window(&b.key(), now).used += 1;
+        }
+        Ok(())
+    }
+
+    /// Whether one more step on `origin` fits every budget that matches it (nothing
+    /// counted): checked before a person is asked, so a spent budget never asks.
+    pub fn room(&mut self, budgets: &[Budget], origin: &Origin, now: f64) -> Result<(), WireError> {
+        for b in budgets.iter().filter(|b| b.origin.matches(origin)) {
+            let w = self.window(&b.key(), now);
+            if w.used >= b.max_steps_per_hour + w.extra {
+                return Err(spent(b, origin, w, now));
+            }
         }
         Ok(())
     }

@@ -98,8 +98,8 @@ impl SiteMode {
     }
 }
 
-/// Where a person's settings show in refusals.
-const SOURCE: &str = "your rule in Kapture's side panel";
+/// Where a person's settings show in refusals (and how their budgets are told apart).
+pub const SOURCE: &str = "your rule in Kapture's side panel";
 
 impl PersonPolicy {
     /// Every pattern must parse and every budget allow at least one step; the error names
@@ -157,6 +157,9 @@ impl PersonPolicy {
                 })
             })
             .collect();
+        // Applied again to an applied policy (a queued command's re-check): the person's
+        // budgets replace the earlier ones.
+        p.budgets.retain(|b| b.source != SOURCE);
         p.budgets.extend(self.budgets.iter().filter_map(|b| {
             Some(Budget {
                 origin: OriginPattern::parse(&b.origin).ok()?,

@@ -102,7 +102,7 @@ const HIGH_WORDS: &[(&str, &str)] = &[
 
 /// The high-risk word `text` holds as a whole word (or phrase), and what it means.
 fn high_word(text: &str) -> Option<&'static str> {
-    let lower = text.to_lowercase();
+    let lower = fold(text);
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -114,6 +114,33 @@ fn high_word(text: &str) -> Option<&'static str> {
             .any(|w| w == parts.as_slice())
             .then_some(*meaning)
     })
+}
+
+/// `text` as the words matcher reads it: invisible format characters (soft hyphen,
+/// zero-width and bidi marks) dropped, fullwidth Latin made plain, the Cyrillic and Greek
+/// letters that look like Latin ones made Latin, lower case. A page cannot hide "Delete"
+/// from the rating by writing `De\u{ad}lete`, `Dеlete` (Cyrillic е) or `ｄｅｌｅｔｅ`.
+fn fold(text: &str) -> String {
+    const LOOKALIKES: &[(char, char)] = &[
+        ('а', 'a'), ('е', 'e'), ('о', 'o'), ('р', 'p'), ('с', 'c'), ('х', 'x'), ('у', 'y'),
+        ('і', 'i'), ('ј', 'j'), ('ѕ', 's'), ('ԁ', 'd'), ('ӏ', 'l'), ('ո', 'n'), ('ս', 'u'),
+        ('α', 'a'), ('ο', 'o'), ('ε', 'e'), ('ι', 'i'), ('κ', 'k'), ('ν', 'v'), ('τ', 't'),
+        ('ρ', 'p'), ('υ', 'u'),
+    ];
+    text.to_lowercase()
+        .chars()
+        .filter(|c| {
+            !matches!(*c as u32, 0xAD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0xFEFF)
+        })
+        .map(|c| match c as u32 {
+            0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            _ => LOOKALIKES
+                .iter()
+                .find(|(from, _)| *from == c)
+                .map_or(c, |(_, to)| *to),
+        })
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// What the page says of the element acted on (read in Kapture's world when the approval
@@ -128,9 +155,12 @@ pub struct ElementFacts {
     pub field: String,
     #[serde(default)]
     pub autocomplete: String,
-    /// Its label or visible words (cut).
+    /// Its label, visible words, value and title together (cut).
     #[serde(default)]
     pub words: String,
+    /// Where the link it is in (or is) goes, if it is one.
+    #[serde(default)]
+    pub href: Option<String>,
 }
 
 /// What the approval is about, as `rate` reads it.
@@ -153,9 +183,10 @@ pub struct Action<'a> {
 
 /// The site part of a host: its last two labels (`www.shop.example` → `shop.example`), so
 /// going from `www.` to `accounts.` of one site is not "a new site".
-fn site(o: &Origin) -> String {
-    let labels: Vec<&str> = o.host.rsplit('.').take(2).collect();
-    labels.into_iter().rev().collect::<Vec<_>>().join(".")
+/// The host without a leading `www.`: any other change of host is another site (no
+/// public-suffix guess can tell `bank.co.uk` from `evil.co.uk` by counting labels).
+fn site(o: &Origin) -> &str {
+    o.host.strip_prefix("www.").unwrap_or(&o.host)
 }
 
 /// The risk of `a`, and why, in a few words a person reads in the approval (beside the
@@ -203,11 +234,19 @@ pub fn rate(a: &Action) -> (Risk, String) {
     if let Some(meaning) = named {
         return (Risk::High, format!("looks like {meaning}"));
     }
+    let elsewhere = a
+        .facts
+        .and_then(|f| f.href.as_deref())
+        .and_then(super::origin_of)
+        .filter(|to| !to.host.is_empty() && site(to) != site(a.page.unwrap_or(a.origin)));
     if a.facts.is_some_and(|f| f.submits) {
         return (Risk::High, "submits a form".into());
     }
     if a.submits {
         return (Risk::High, "submits what it types".into());
+    }
+    if let Some(to) = elsewhere {
+        return (Risk::Medium, format!("opens another site, {to}"));
     }
     match a.method {
         "type" | "fill_form" | "select_option" => (Risk::Medium, "changes a field".into()),
@@ -283,7 +322,7 @@ mod tests {
     #[test]
     fn a_navigation_to_a_new_site_is_medium() {
         let here = origin_of("https://www.shop.test/").unwrap();
-        let same = origin_of("https://accounts.shop.test/").unwrap();
+        let same = origin_of("https://shop.test/cart").unwrap();
         let other = origin_of("https://elsewhere.test/").unwrap();
         let go = |to: &Origin| {
             rate(&Action {
@@ -345,5 +384,37 @@ mod tests {
         ] {
             assert_eq!(on(f.clone()).0, Risk::High, "{f:?}");
         }
+    }
+
+    #[test]
+    fn hidden_characters_lookalikes_and_links_elsewhere_do_not_lower_the_risk() {
+        for line in [
+            "button \"De\u{ad}lete\" [ref=e1]",
+            "button \"Pa\u{200b}y\" [ref=e1]",
+            "button \"Dеlete\" [ref=e1]", // Cyrillic е
+            "button \"ｐａｙ\" [ref=e1]",
+        ] {
+            assert_eq!(rate_on("click", Category::Interact, Some(line)).0, Risk::High, "{line}");
+        }
+        let here = origin_of("https://www.bank.co.uk/").unwrap();
+        let link = |href: &str| {
+            let facts = ElementFacts {
+                href: Some(href.into()),
+                ..Default::default()
+            };
+            rate(&Action {
+                method: "click",
+                category: Category::Interact,
+                target: Some(r#"link "Continue" [ref=e3]"#),
+                origin: &here,
+                page: Some(&here),
+                submits: false,
+                facts: Some(&facts),
+            })
+        };
+        assert_eq!(link("https://bank.co.uk/next").0, Risk::Low);
+        let (risk, why) = link("https://evil.co.uk/login");
+        assert_eq!(risk, Risk::Medium);
+        assert!(why.contains("evil.co.uk"), "{why}");
     }
 }
