@@ -34,12 +34,16 @@ async fn a_session_over_its_max_steps_is_refused_until_a_person_extends_it() {
         over.text
     );
     assert!(
-        over.text.contains("resets when this MCP session ends"),
+        over.text.contains("does not reset with time"),
         "{}",
         over.text
     );
     let sc = over.structured.clone().unwrap();
-    assert_eq!(sc["retryable"], json!(true), "{sc}");
+    assert_eq!(
+        sc["retryable"],
+        json!(false),
+        "a session's budget never resets: {sc}"
+    );
     assert!(
         sc["suggestion"]
             .as_str()

@@ -212,6 +212,20 @@ impl<H: Host> Exec<H> {
             .extend(pattern, steps, platform::now_ms());
     }
 
+    /// The budget counts as they stand (for the host to keep).
+    pub fn ledger(&self) -> Ledger {
+        self.ledger.borrow().clone()
+    }
+
+    /// Counts kept from an earlier life of the host (a restarted service worker), unless
+    /// this one already counted.
+    pub fn restore_ledger(&self, kept: Ledger) {
+        let mut ledger = self.ledger.borrow_mut();
+        if ledger.is_empty() {
+            *ledger = kept;
+        }
+    }
+
     /// `policy`'s budgets with their counts now.
     pub fn budget_states(&self, policy: &Policy) -> Vec<BudgetState> {
         self.ledger
@@ -457,10 +471,10 @@ impl<H: Host> Exec<H> {
         let counted = budget::counts(category) && !policy.budgets.is_empty();
         let budget_origin = urls.first().and_then(|u| origin_of(u)).filter(|_| counted);
         if let (Ok(_), Some(origin)) = (&admitted, &budget_origin) {
-            if let Err(e) = self
-                .ledger
-                .borrow_mut()
-                .room(&policy.budgets, origin, platform::now_ms())
+            if let Err(e) =
+                self.ledger
+                    .borrow_mut()
+                    .room(&policy.budgets, origin, platform::now_ms())
             {
                 note.verdict("over budget");
                 return Err(e);
@@ -572,11 +586,9 @@ impl<H: Host> Exec<H> {
         // Bounded: a page busy in a loop or holding a dialog must not keep the question
         // from being asked.
         let facts = match named {
-            Some(t) => {
-                platform::timeout(FACTS_WAIT, self.tabs.element_facts(tab, &t))
-                    .await
-                    .flatten()
-            }
+            Some(t) => platform::timeout(FACTS_WAIT, self.tabs.element_facts(tab, &t))
+                .await
+                .flatten(),
             None => None,
         };
         let (risk, risk_why) = risk::rate(&risk::Action {
@@ -600,6 +612,7 @@ impl<H: Host> Exec<H> {
             risk,
             risk_why,
             who: asker.map(str::to_string),
+            lasting: crate::policy::person::lasting_origin(&origin.to_string()),
         };
         let answer = self.host.ask(request, approval_ms).await;
         // "Always" is kept by the host (every agent, until revoked: so not here, where a
@@ -623,12 +636,8 @@ impl<H: Host> Exec<H> {
                     .unwrap_or_else(|| format!("element {r} of the last snapshot")),
             );
         }
-        text("selector").map(|s| {
-            format!(
-                "the element matching {}",
-                crate::escape::quoted_cut(s, 200)
-            )
-        })
+        text("selector")
+            .map(|s| format!("the element matching {}", crate::escape::quoted_cut(s, 200)))
     }
 
     /// Download a URL, or what clicking an element downloads, and wait until the file is

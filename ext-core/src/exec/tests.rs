@@ -165,7 +165,10 @@ impl Host for FakeHost {
         self.steps.borrow_mut().push(step);
     }
     fn refresh(&self, policy: &Rc<Policy>) -> Rc<Policy> {
-        self.now_rules.borrow().clone().unwrap_or_else(|| policy.clone())
+        self.now_rules
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| policy.clone())
     }
     async fn ask(&self, request: ApprovalView, _wait_ms: u64) -> Answer {
         self.asked.borrow_mut().push(request);
@@ -674,7 +677,11 @@ fn a_spent_budget_refuses_before_a_person_is_asked() {
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::BudgetExceeded);
     });
-    assert_eq!(host.asked.borrow().len(), 1, "the spent budget asked nobody");
+    assert_eq!(
+        host.asked.borrow().len(),
+        1,
+        "the spent budget asked nobody"
+    );
 }
 
 #[test]
@@ -691,7 +698,8 @@ fn a_queued_command_is_held_to_the_rules_as_they_are_when_it_runs() {
             let change = async {
                 // A person makes the site read-only while the second waits its turn.
                 platform::sleep(Duration::from_millis(20)).await;
-                *host.now_rules.borrow_mut() = Some(rules(&[("other.test", None, Verdict::Allow)]).0);
+                *host.now_rules.borrow_mut() =
+                    Some(rules(&[("other.test", None, Verdict::Allow)]).0);
                 host.released();
             };
             futures::join!(second, change).0

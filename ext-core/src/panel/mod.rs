@@ -298,6 +298,9 @@ impl Ui {
                 ("always", "Always allow here"),
                 ("deny", "Deny"),
             ] {
+                if answer == "always" && !a.lasting {
+                    continue;
+                }
                 let b = el(
                     &self.doc,
                     "button",

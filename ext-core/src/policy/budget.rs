@@ -62,13 +62,17 @@ pub struct BudgetState {
     pub resets_at: Option<f64>,
 }
 
-/// The counts, per budget key.
-#[derive(Debug, Clone, Default)]
+/// The counts, per budget key (kept by the extension across worker restarts).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Ledger {
     windows: HashMap<String, Window>,
 }
 
 impl Ledger {
+    pub fn is_empty(&self) -> bool {
+        self.windows.is_empty()
+    }
+
     /// The window of `key` at `now` (a new one once the old ended).
     fn window(&mut self, key: &str, now: f64) -> &mut Window {
         let w = self.windows.entry(key.to_string()).or_default();

@@ -122,10 +122,29 @@ fn high_word(text: &str) -> Option<&'static str> {
 /// from the rating by writing `De\u{ad}lete`, `Dеlete` (Cyrillic е) or `ｄｅｌｅｔｅ`.
 fn fold(text: &str) -> String {
     const LOOKALIKES: &[(char, char)] = &[
-        ('а', 'a'), ('е', 'e'), ('о', 'o'), ('р', 'p'), ('с', 'c'), ('х', 'x'), ('у', 'y'),
-        ('і', 'i'), ('ј', 'j'), ('ѕ', 's'), ('ԁ', 'd'), ('ӏ', 'l'), ('ո', 'n'), ('ս', 'u'),
-        ('α', 'a'), ('ο', 'o'), ('ε', 'e'), ('ι', 'i'), ('κ', 'k'), ('ν', 'v'), ('τ', 't'),
-        ('ρ', 'p'), ('υ', 'u'),
+        ('а', 'a'),
+        ('е', 'e'),
+        ('о', 'o'),
+        ('р', 'p'),
+        ('с', 'c'),
+        ('х', 'x'),
+        ('у', 'y'),
+        ('і', 'i'),
+        ('ј', 'j'),
+        ('ѕ', 's'),
+        ('ԁ', 'd'),
+        ('ӏ', 'l'),
+        ('ո', 'n'),
+        ('ս', 'u'),
+        ('α', 'a'),
+        ('ο', 'o'),
+        ('ε', 'e'),
+        ('ι', 'i'),
+        ('κ', 'k'),
+        ('ν', 'v'),
+        ('τ', 't'),
+        ('ρ', 'p'),
+        ('υ', 'u'),
     ];
     text.to_lowercase()
         .chars()
@@ -394,7 +413,11 @@ mod tests {
             "button \"Dеlete\" [ref=e1]", // Cyrillic е
             "button \"ｐａｙ\" [ref=e1]",
         ] {
-            assert_eq!(rate_on("click", Category::Interact, Some(line)).0, Risk::High, "{line}");
+            assert_eq!(
+                rate_on("click", Category::Interact, Some(line)).0,
+                Risk::High,
+                "{line}"
+            );
         }
         let here = origin_of("https://www.bank.co.uk/").unwrap();
         let link = |href: &str| {

@@ -459,6 +459,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
         } => {
             if !resumed {
                 conn.last_command.set(0);
+                super::control::forget_server(app, conn.port);
             }
             remember(conn, &session);
             *conn.offered.borrow_mut() = Some(Rc::new(policy));
@@ -529,6 +530,18 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 if let ConnState::Connected { session } = &*conn.state.borrow() {
                     remember(conn, session);
                 }
+            }
+            // An id already running is refused: its stop handle must stay the one a cancel
+            // or a pause reaches.
+            if app.running.borrow().contains_key(&(conn.port, id)) {
+                conn.send(&crate::protocol::answer_frame(
+                    id,
+                    Err(crate::protocol::WireError::new(
+                        crate::protocol::ErrorCode::BadArgs,
+                        format!("command id {id} is already running"),
+                    )),
+                ));
+                return;
             }
             let (app, conn) = (app.clone(), conn.clone());
             let (stop, registration) = futures::future::AbortHandle::new_pair();

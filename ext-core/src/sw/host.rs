@@ -10,8 +10,8 @@ use super::App;
 use crate::chrome;
 use crate::exec::{DownloadItem, Host, Placement};
 use crate::methods::TabInfo;
-use crate::policy::Policy;
 use crate::policy::gate::Answer;
+use crate::policy::Policy;
 use crate::protocol::{ErrorCode, TabId, WireError};
 use crate::ui::ApprovalView;
 

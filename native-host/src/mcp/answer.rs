@@ -78,7 +78,7 @@ pub fn structured_error(err: &WireError) -> serde_json::Value {
     let mut sc = serde_json::json!({
         "code": err.code,
         "message": err.message,
-        "retryable": err.code.retryable(),
+        "retryable": err.retryable(),
         "suggestion": err.code.hint(),
     });
     if let Some(at) = err.data.as_ref().and_then(|d| d.get("resetsAt")) {

@@ -101,7 +101,7 @@ impl Shared {
     fn tell_budget_of(&self, id: SessionId, client: &str, steps: sessions::Steps, ended: bool) {
         self.bridge.notify(ext_core::protocol::HostFrame::Budget {
             session: id.to_string(),
-            label: format!("{client} #{id}"),
+            label: format!("{} #{id}", ext_core::escape::inline_cut(client, 60)),
             used: steps.used,
             max: steps.max,
             ended,

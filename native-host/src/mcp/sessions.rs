@@ -54,7 +54,7 @@ impl Steps {
         WireError::new(
             ErrorCode::BudgetExceeded,
             format!(
-                "this session's budget of {} steps (--max-steps) is spent: {} steps taken. It does not reset with time: it resets when this MCP session ends (a new session starts with a full budget), or when a person extends it in Kapture's side panel",
+                "this session's budget of {} steps (--max-steps) is spent: {} steps taken. It does not reset with time: only a person can extend it, in Kapture's side panel",
                 self.max, self.used
             ),
         )
@@ -406,10 +406,11 @@ mod tests {
         let e = spent.refusal();
         assert_eq!(e.code, ErrorCode::BudgetExceeded);
         assert!(
-            e.message.contains("resets when this MCP session ends"),
+            e.message.contains("does not reset with time"),
             "{}",
             e.message
         );
+        assert!(!e.retryable());
         assert!(r.get(a).unwrap().budget_told);
         // Budgets are per session.
         r.take_step(b).unwrap();

@@ -386,6 +386,7 @@ mod tests {
             risk: ext_core::policy::risk::Risk::High,
             risk_why: "looks like a payment".into(),
             who: None,
+            lasting: true,
         }
     }
 
