@@ -283,6 +283,19 @@ impl WireError {
             data: None,
         }
     }
+
+    /// Whether the same call, repeated unchanged later, may succeed: the code's answer,
+    /// except that a spent budget is retryable only when it resets with time (`resetsAt`);
+    /// a session's `--max-steps` does not.
+    pub fn retryable(&self) -> bool {
+        match self.code {
+            ErrorCode::BudgetExceeded => self
+                .data
+                .as_ref()
+                .is_some_and(|d| d.get("resetsAt").is_some()),
+            code => code.retryable(),
+        }
+    }
 }
 
 /// The closed set of error codes. Agents branch on these; never rename one.
@@ -432,7 +445,7 @@ impl ErrorCode {
             Self::Internal => "Kapture hit an internal error; retry, and report it if it persists.",
             Self::BrowserExited => "The browser kapture launched has exited; retrying will not bring it back. The message quotes its last error lines and the likely fix: tell the person, who fixes it and restarts kapture.",
             Self::TabNotYours => "Another agent's session drives this tab. Open your own with browser_tabs {action: \"new\"}; sharing tabs between sessions is for the person to allow (share_tabs in the policy file, or --share-tabs).",
-            Self::BudgetExceeded => "The step budget is spent. Stop and tell the person: it resets at the time the message gives, or they extend it in Kapture's side panel; do not work around it in another tab or session.",
+            Self::BudgetExceeded => "The step budget is spent. Stop and tell the person: a per-site budget resets at the time the message gives; a person can extend any budget in Kapture's side panel. Do not work around it in another tab or session.",
             Self::Paused => "A person paused Kapture in its side panel. Wait for them to resume, then retry; do not work around it.",
         }
     }

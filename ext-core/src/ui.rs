@@ -147,6 +147,10 @@ pub struct ApprovalView {
     /// Who asks (the agent's session), when known.
     #[serde(default)]
     pub who: Option<String>,
+    /// Whether "Always allow here" can be kept for this origin (one with a host; never a
+    /// page of no site).
+    #[serde(default)]
+    pub lasting: bool,
 }
 
 /// State of one server connection as the panel shows it.

@@ -193,6 +193,11 @@ pub struct ServeArgs {
     /// tabs it opened or took first; also `share_tabs = true` in the policy file).
     #[arg(long)]
     pub share_tabs: bool,
+    /// At most N steps (tool calls that are not read-only) per MCP session; a person may
+    /// extend a spent budget in Kapture's side panel (also `max_steps = N` in the policy
+    /// file; per-origin budgets: `[[budget]]` with `maxStepsPerHour`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_steps: Option<u64>,
 }
 
 /// `--include-snapshot`: what to answer about the page after an action.

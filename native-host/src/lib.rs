@@ -279,6 +279,7 @@ async fn start_serving(args: ServeArgs, http_url: Option<String>) -> Result<Star
             None => Vec::new(),
         },
         share_tabs: policy.share_tabs,
+        max_steps: policy.max_steps,
         http_url,
     };
     let audit = audit::Audit::start(&audit_dir).map_err(|e| {

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use ext_core::policy::budget::Budget;
 use ext_core::policy::{Category, OriginPattern, Policy, Rule, Verdict};
 use serde::Deserialize;
 
@@ -29,6 +30,30 @@ struct File {
     share_tabs: bool,
     #[serde(default)]
     rule: Vec<toml::Spanned<FileRule>>,
+    /// Steps per hour per origin.
+    #[serde(default)]
+    budget: Vec<toml::Spanned<FileBudget>>,
+    /// Steps per MCP session (`--max-steps` has the last word).
+    #[serde(default)]
+    max_steps: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileBudget {
+    origin: String,
+    #[serde(rename = "maxStepsPerHour", alias = "max_steps_per_hour")]
+    max_steps_per_hour: u64,
+}
+
+/// What a policy file says.
+#[derive(Debug, Default)]
+struct Parsed {
+    rules: Vec<Rule>,
+    dirs: Vec<PathBuf>,
+    share_tabs: bool,
+    budgets: Vec<Budget>,
+    max_steps: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -50,14 +75,14 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// Parse a policy file's rules.
 pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Rule>, String> {
-    parse(path, text).map(|(rules, _, _)| rules)
+    parse(path, text).map(|p| p.rules)
 }
 
 /// The upload folders a policy file names (`upload_dirs = ["~/Documents/to-share"]`):
 /// absolute, or starting with `~/` (the home folder); anything else is an error naming the
 /// line, never a folder relative to wherever kapture was started.
 pub fn parse_upload_dirs(path: &Path, text: &str) -> Result<Vec<PathBuf>, String> {
-    parse(path, text).map(|(_, dirs, _)| dirs)
+    parse(path, text).map(|p| p.dirs)
 }
 
 fn upload_dir(path: &Path, text: &str, spanned: &toml::Spanned<String>) -> Result<PathBuf, String> {
@@ -83,8 +108,8 @@ fn upload_dir(path: &Path, text: &str, spanned: &toml::Spanned<String>) -> Resul
     Ok(dir)
 }
 
-/// The file's rules, upload folders and whether sessions share tabs.
-fn parse(path: &Path, text: &str) -> Result<(Vec<Rule>, Vec<PathBuf>, bool), String> {
+/// The file's rules, upload folders, whether sessions share tabs, and its budgets.
+fn parse(path: &Path, text: &str) -> Result<Parsed, String> {
     let file: File = toml::from_str(text).map_err(|e| {
         let line = e
             .span()
@@ -123,7 +148,39 @@ fn parse(path: &Path, text: &str) -> Result<(Vec<Rule>, Vec<PathBuf>, bool), Str
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
-    Ok((rules, dirs, file.share_tabs))
+    let budgets = file
+        .budget
+        .into_iter()
+        .map(|spanned| {
+            let line = line_of(text, spanned.span().start);
+            let b = spanned.into_inner();
+            let at = |why: String| format!("the policy file {} line {line}: {why}", path.display());
+            if b.max_steps_per_hour == 0 {
+                return Err(at(
+                    "maxStepsPerHour must be at least 1 (a read-only rule refuses every change)"
+                        .into(),
+                ));
+            }
+            Ok(Budget {
+                origin: OriginPattern::parse(&b.origin).map_err(at)?,
+                max_steps_per_hour: b.max_steps_per_hour,
+                source: format!("{} line {line}", path.display()),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if file.max_steps == Some(0) {
+        return Err(format!(
+            "the policy file {}: max_steps must be at least 1",
+            path.display()
+        ));
+    }
+    Ok(Parsed {
+        rules,
+        dirs,
+        share_tabs: file.share_tabs,
+        budgets,
+        max_steps: file.max_steps,
+    })
 }
 
 /// Everything that shapes the policy, checked once at start.
@@ -139,6 +196,10 @@ pub struct PolicyConfig {
     pub upload_dirs: Vec<PathBuf>,
     /// MCP sessions may drive each other's tabs: `share_tabs = true` or `--share-tabs`.
     pub share_tabs: bool,
+    /// Steps per hour per origin (`[[budget]]` in the policy file).
+    pub budgets: Vec<Budget>,
+    /// Steps per MCP session: `--max-steps`, else the file's `max_steps`.
+    pub max_steps: Option<u64>,
 }
 
 impl PolicyConfig {
@@ -148,19 +209,23 @@ impl PolicyConfig {
             Some(p) => (p.clone(), true),
             None => (default_path(), false),
         };
-        let (file_rules, mut upload_dirs, share_tabs, file) = match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let (rules, dirs, share) = parse(&path, &text)?;
-                (rules, dirs, share, Some(path))
-            }
+        let (parsed, file) = match std::fs::read_to_string(&path) {
+            Ok(text) => (parse(&path, &text)?, Some(path)),
             Err(e) if must_exist => {
                 return Err(format!(
                     "cannot read the policy file {}: {e}",
                     path.display()
                 ))
             }
-            Err(_) => (Vec::new(), Vec::new(), false, None),
+            Err(_) => (Parsed::default(), None),
         };
+        let Parsed {
+            rules: file_rules,
+            dirs: mut upload_dirs,
+            share_tabs,
+            budgets,
+            max_steps,
+        } = parsed;
         // A folder the person typed on the command line is theirs: relative to where they
         // started kapture.
         upload_dirs.extend(
@@ -186,6 +251,8 @@ impl PolicyConfig {
             file,
             upload_dirs,
             share_tabs: share_tabs || args.share_tabs,
+            budgets,
+            max_steps: args.max_steps.or(max_steps),
         })
     }
 
@@ -200,6 +267,7 @@ impl PolicyConfig {
         };
         p.rules.extend(self.file_rules.iter().cloned());
         p.rules.extend(self.flag_rules.iter().cloned());
+        p.budgets.extend(self.budgets.iter().cloned());
         if self.read_only {
             p = p.read_only("--read-only");
         }
@@ -255,6 +323,8 @@ mod tests {
             file: None,
             upload_dirs: Vec::new(),
             share_tabs: false,
+            budgets: Vec::new(),
+            max_steps: None,
         };
         let connected = config.policy(false);
         assert_eq!(
@@ -297,10 +367,37 @@ mod tests {
     }
 
     #[test]
+    fn budgets_in_the_file_name_their_line_and_refuse_zero() {
+        let text =
+            "max_steps = 40\n\n[[budget]]\norigin = \"*.shop.example\"\nmaxStepsPerHour = 30\n";
+        let p = parse(Path::new("p.toml"), text).unwrap();
+        assert_eq!(p.max_steps, Some(40));
+        assert_eq!(p.budgets.len(), 1);
+        assert_eq!(p.budgets[0].max_steps_per_hour, 30);
+        assert_eq!(p.budgets[0].origin.to_string(), "*.shop.example");
+        assert!(
+            p.budgets[0].source.ends_with("line 3"),
+            "{}",
+            p.budgets[0].source
+        );
+        let zero = "[[budget]]\norigin = \"a.example\"\nmaxStepsPerHour = 0\n";
+        assert!(parse(Path::new("p.toml"), zero)
+            .unwrap_err()
+            .contains("line 1"));
+        let typo = "[[budget]]\norigin = \"a.example\"\nmaxStepsPerHr = 3\n";
+        assert!(parse(Path::new("p.toml"), typo).is_err());
+        assert!(parse(Path::new("p.toml"), "max_steps = 0\n").is_err());
+    }
+
+    #[test]
     fn sessions_share_tabs_only_when_the_file_says_so() {
-        let (_, _, share) = parse(Path::new("p.toml"), "share_tabs = true\n").unwrap();
+        let share = parse(Path::new("p.toml"), "share_tabs = true\n")
+            .unwrap()
+            .share_tabs;
         assert!(share);
-        let (_, _, share) = parse(Path::new("p.toml"), "upload_dirs = []\n").unwrap();
+        let share = parse(Path::new("p.toml"), "upload_dirs = []\n")
+            .unwrap()
+            .share_tabs;
         assert!(!share);
         assert!(parse(Path::new("p.toml"), "share_tabs = \"yes\"\n").is_err());
     }

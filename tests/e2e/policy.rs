@@ -615,3 +615,96 @@ async fn natively_a_client_without_elicitation_gets_the_rules_fallback_said() {
     .await;
     k.stop().await;
 }
+
+/// The side panel's port, as a test speaks it: `watch`, then the next `control` event that
+/// passes `pick` (a JS arrow over the event), or null after 10 s.
+fn watch_for(pick: &str) -> String {
+    format!(
+        r#"new Promise((done) => {{
+            const p = window.__side || (window.__side = chrome.runtime.connect({{name: 'kapture-panel'}}));
+            const t = setTimeout(() => done(null), 10000);
+            const seen = (m) => {{ if (m.type === 'control') {{ const v = ({pick})(m); if (v) {{ clearTimeout(t); p.onMessage.removeListener(seen); done(v); }} }} }};
+            p.onMessage.addListener(seen);
+            p.postMessage({{type: 'watch'}});
+        }})"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_says_its_risk_and_always_allow_here_holds_until_revoked() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(launched_with(&[
+        "--ask",
+        &format!("interact@127.0.0.1:{}", site.port()),
+        "--approval-timeout-ms",
+        "30000",
+        "--chromium-arg=--remote-debugging-port=0",
+    ]))
+    .await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    let tab = kapture_e2e::tab_of(&nav);
+    let mut panel = Panel::open(&k, tab).await;
+    // "Create account" names nothing risky; the page says it submits its form.
+    let snapshot = k.ok("browser_snapshot", json!({})).await;
+    let create = ref_on(&snapshot, "\"Create account\"");
+    let (click, ()) = tokio::join!(k.call("browser_click", json!({"ref": create})), async {
+        panel
+            .until(
+                "the approval",
+                "document.querySelector('[id^=approve-always-]')?.id",
+            )
+            .await;
+        let risk = panel
+            .eval("[document.querySelector('li.approval').dataset.risk, document.querySelector('li.approval').textContent]")
+            .await;
+        assert_eq!(risk[0], "high", "{risk}");
+        assert!(
+            risk[1].as_str().unwrap().contains("submits a form"),
+            "{risk}"
+        );
+        panel.shot("approval-risk").await;
+        panel.click("[id^=approve-always-]").await;
+    });
+    assert!(!click.is_error, "{}", click.text);
+    // Kept for every agent: the next click there is not asked (nobody answers).
+    k.ok("browser_click", json!({"selector": "#terms"})).await;
+    let origin = format!("http://127.0.0.1:{}", site.port());
+    let grants = panel
+        .eval(&watch_for(&format!(
+            "(m) => m.person.grants.find((g) => g.origin === '{origin}' && g.category === 'interact')"
+        )))
+        .await;
+    assert!(grants.is_object(), "the grant is listed: {grants}");
+    // Revoked: asked again.
+    panel
+        .eval(&format!(
+            "window.__side.postMessage({{type: 'revoke', origin: '{origin}', category: 'interact'}}), true"
+        ))
+        .await;
+    panel
+        .eval(&watch_for(&format!(
+            "(m) => !m.person.grants.some((g) => g.origin === '{origin}') && 'gone'"
+        )))
+        .await;
+    let (again, ()) = tokio::join!(
+        k.call("browser_click", json!({"selector": "#terms"})),
+        async {
+            panel
+                .until(
+                    "the approval after the revoke",
+                    "document.querySelector('[id^=approve-deny-]')?.id",
+                )
+                .await;
+            panel.click("[id^=approve-deny-]").await;
+        }
+    );
+    assert_eq!(
+        again.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        again.text
+    );
+    k.stop().await;
+}

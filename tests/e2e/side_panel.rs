@@ -157,25 +157,37 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
     );
     assert_eq!(clicks_on(&mut side, &page).await, "delete delete");
 
-    // A new tab on another site: medium risk.
+    // A navigation to another site: medium risk. The side panel follows the tab there.
+    let there = format!("http://127.0.0.1:{}", other.port());
     let (out, ()) = tokio::join!(
-        k.call(
-            "browser_tabs",
-            json!({"action": "new", "url": other.url("page-a.html")})
-        ),
+        k.call("browser_navigate", json!({"url": other.url("page-a.html")})),
         async {
             let id = side.approval().await;
             let risk = side.text("#approval-list li.approval .risk").await;
             assert_eq!(risk, "medium risk");
             let why = side.text("#approval-list li.approval .why").await;
-            assert!(why.contains("new site"), "{why}");
+            assert!(why.contains("new site") && why.contains(&there), "{why}");
             side.shot("side-4-approval-medium").await;
             side.click(&format!("#approve-once-{id}")).await;
         }
     );
     assert!(!out.is_error, "{}", out.text);
-    // The side panel follows the window's active tab.
-    let there = format!("http://127.0.0.1:{}", other.port());
+    side.until_site(&there).await;
+    k.ok("browser_navigate", json!({"url": site.url("account.html")}))
+        .await;
+    side.until_site(&here).await;
+    // And it follows the window's active tab: a new tab there, then back.
+    let (out, ()) = tokio::join!(
+        k.call(
+            "browser_tabs",
+            json!({"action": "new", "url": other.url("page-b.html")})
+        ),
+        async {
+            let id = side.approval().await;
+            side.click(&format!("#approve-once-{id}")).await;
+        }
+    );
+    assert!(!out.is_error, "{}", out.text);
     side.until_site(&there).await;
     k.ok("browser_tabs", json!({"action": "select", "tabId": tab}))
         .await;

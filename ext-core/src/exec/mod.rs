@@ -132,7 +132,16 @@ pub trait Host: 'static {
     async fn cancel_download(&self, id: i32) -> Result<(), WireError>;
     /// Run `task` concurrently on this thread (a tab's queue).
     fn spawn(&self, task: LocalBoxFuture<'static, ()>);
+    /// The rules a queued command is held to when it runs: `policy` as the host knows it
+    /// now (the extension lays the person's latest rules over it, so a site made read-only
+    /// or a grant revoked meanwhile reaches commands already queued). Unchanged by default.
+    fn refresh(&self, policy: &Rc<Policy>) -> Rc<Policy> {
+        policy.clone()
+    }
 }
+
+/// How long an approval waits for the page to say what its element is.
+const FACTS_WAIT: Duration = Duration::from_millis(1000);
 
 /// Pause between two looks at a download's progress.
 const DOWNLOAD_POLL: Duration = Duration::from_millis(100);
@@ -203,12 +212,18 @@ impl<H: Host> Exec<H> {
             .extend(pattern, steps, platform::now_ms());
     }
 
-    /// A person took back "always allow `category` on `origin`": the sessions that
-    /// answered it lose it too (an "always" also held for the asking session at once).
-    pub fn revoke_grants(&self, origin: &str, category: Category) {
-        self.granted
-            .borrow_mut()
-            .retain(|(_, c, o)| !(*c == category && o.to_string() == origin));
+    /// The budget counts as they stand (for the host to keep).
+    pub fn ledger(&self) -> Ledger {
+        self.ledger.borrow().clone()
+    }
+
+    /// Counts kept from an earlier life of the host (a restarted service worker), unless
+    /// this one already counted.
+    pub fn restore_ledger(&self, kept: Ledger) {
+        let mut ledger = self.ledger.borrow_mut();
+        if ledger.is_empty() {
+            *ledger = kept;
+        }
     }
 
     /// `policy`'s budgets with their counts now.
@@ -257,12 +272,7 @@ impl<H: Host> Exec<H> {
             self.run_judged(asker, tab_id, method, params, timeout_ms, rules, &note)
                 .await
         };
-        let ran_on = result
-            .as_ref()
-            .ok()
-            .and_then(|d| d.get("tab_id").and_then(Value::as_i64))
-            .map(|t| t as TabId)
-            .or(tab_id);
+        let ran_on = ran_on(&result, tab_id);
         let mut verdict = note.verdict.take();
         if let Err(e) = &result {
             if verdict.is_empty() || matches!(e.code, ErrorCode::Paused | ErrorCode::BudgetExceeded)
@@ -456,6 +466,20 @@ impl<H: Host> Exec<H> {
                 verdict_of(e)
             });
         }
+        // A spent budget refuses before anyone is asked (an agent cannot flood the person
+        // with questions it may not act on anyway).
+        let counted = budget::counts(category) && !policy.budgets.is_empty();
+        let budget_origin = urls.first().and_then(|u| origin_of(u)).filter(|_| counted);
+        if let (Ok(_), Some(origin)) = (&admitted, &budget_origin) {
+            if let Err(e) =
+                self.ledger
+                    .borrow_mut()
+                    .room(&policy.budgets, origin, platform::now_ms())
+            {
+                note.verdict("over budget");
+                return Err(e);
+            }
+        }
         let approved = match admitted? {
             Admission::Allowed => {
                 note.verdict("allowed");
@@ -478,13 +502,12 @@ impl<H: Host> Exec<H> {
                 Some((category, origin))
             }
         };
-        // A step on a budgeted origin: counted once it is allowed, refused when spent.
-        if budget::counts(category) && !policy.budgets.is_empty() {
-            if let Some(origin) = urls.first().and_then(|u| origin_of(u)) {
-                self.ledger
-                    .borrow_mut()
-                    .take(&policy.budgets, &origin, platform::now_ms())?;
-            }
+        // A step on a budgeted origin: counted once it is allowed (refused if an approval
+        // took so long that the budget went meanwhile).
+        if let Some(origin) = budget_origin {
+            self.ledger
+                .borrow_mut()
+                .take(&policy.budgets, &origin, platform::now_ms())?;
         }
         let granted = grants_of(&self.granted.borrow(), asker);
         Ok(Some(Guard {
@@ -545,11 +568,29 @@ impl<H: Host> Exec<H> {
     ) -> Result<Answer, WireError> {
         let (method, params) = (command.name(), command.params());
         let target = self.describe_target(tab, &params);
+        // Enter submits: `submit`, a key chord ending in Enter, text with a line break.
         let submits = params.get("submit").and_then(Value::as_bool) == Some(true)
+            || params.get("key").and_then(Value::as_str).is_some_and(|k| {
+                k.rsplit('+')
+                    .next()
+                    .is_some_and(|last| last.trim().eq_ignore_ascii_case("enter"))
+            })
             || params
-                .get("key")
+                .get("text")
                 .and_then(Value::as_str)
-                .is_some_and(|k| k.eq_ignore_ascii_case("enter"));
+                .is_some_and(|t| t.contains(['\n', '\r']));
+        // The element the arguments name (ref or selector), read as the page has it.
+        let named = serde_json::from_value::<crate::methods::ElementTarget>(params.clone())
+            .ok()
+            .and_then(|t| t.get());
+        // Bounded: a page busy in a loop or holding a dialog must not keep the question
+        // from being asked.
+        let facts = match named {
+            Some(t) => platform::timeout(FACTS_WAIT, self.tabs.element_facts(tab, &t))
+                .await
+                .flatten(),
+            None => None,
+        };
         let (risk, risk_why) = risk::rate(&risk::Action {
             method,
             category,
@@ -557,6 +598,7 @@ impl<H: Host> Exec<H> {
             origin,
             page: page.as_ref().or(Some(origin)),
             submits,
+            facts: facts.as_ref(),
         });
         let request = ApprovalView {
             id: 0,
@@ -570,11 +612,12 @@ impl<H: Host> Exec<H> {
             risk,
             risk_why,
             who: asker.map(str::to_string),
+            lasting: crate::policy::person::lasting_origin(&origin.to_string()),
         };
         let answer = self.host.ask(request, approval_ms).await;
-        // "Always" is kept by the host (every agent, until revoked); it also holds for the
-        // rest of this session at once.
-        if matches!(answer, Answer::Origin | Answer::Always) {
+        // "Always" is kept by the host (every agent, until revoked: so not here, where a
+        // revoke could not reach it).
+        if answer == Answer::Origin {
             self.granted
                 .borrow_mut()
                 .push((asker.map(str::to_string), category, origin.clone()));
@@ -593,7 +636,8 @@ impl<H: Host> Exec<H> {
                     .unwrap_or_else(|| format!("element {r} of the last snapshot")),
             );
         }
-        text("selector").map(|s| format!("the element matching {s}"))
+        text("selector")
+            .map(|s| format!("the element matching {}", crate::escape::quoted_cut(s, 200)))
     }
 
     /// Download a URL, or what clicking an element downloads, and wait until the file is
@@ -718,6 +762,17 @@ impl<H: Host> Exec<H> {
             }
         }
     }
+}
+
+/// The tab a command ran on: the one its answer names (a new tab's), else the one it was
+/// sent to.
+pub fn ran_on(result: &Result<Value, WireError>, sent_to: Option<TabId>) -> Option<TabId> {
+    result
+        .as_ref()
+        .ok()
+        .and_then(|d| d.get("tab_id").and_then(Value::as_i64))
+        .map(|t| t as TabId)
+        .or(sent_to)
 }
 
 /// An http(s) URL: the only kind a download fetches, and the only kind judged as where it

@@ -167,6 +167,24 @@ impl<H: Host> Tabs<H> {
     /// The absolute URL of the link a `download` by ref or selector would click, if the
     /// element is (inside) a link: what the download fetches, judged where it lands.
     pub async fn link_href(&self, tab_id: TabId, target: &ElementTarget) -> Option<String> {
+        let href = self
+            .on_element(
+                tab_id,
+                target,
+                "async (t) => { const f = await resolve(t, 0); if (!f.el) return null; const a = f.el.closest('a[href], area[href]'); return a ? a.href : null; }",
+            )
+            .await?;
+        href.as_str().map(str::to_string)
+    }
+
+    /// Run `script` (`async (t) => …`, `t` the located target) in Kapture's world of the
+    /// frame `target` is in; `None` when the tab is not under control or it fails.
+    async fn on_element(
+        &self,
+        tab_id: TabId,
+        target: &ElementTarget,
+        script: &str,
+    ) -> Option<Value> {
         let slot = self.get(tab_id)?;
         if !slot.attached.get() || slot.closed.get() {
             return None;
@@ -176,15 +194,21 @@ impl<H: Host> Tabs<H> {
             slot: &slot,
         };
         let located = cdp::world::locate_target(&session, target).await.ok()?;
-        let href = cdp::world::run(
-            &session,
-            &located.frame,
-            "async (t) => { const f = await resolve(t, 0); if (!f.el) return null; const a = f.el.closest('a[href], area[href]'); return a ? a.href : null; }",
-            &[located.js],
-        )
-        .await
-        .ok()?;
-        href.as_str().map(str::to_string)
+        cdp::world::run(&session, &located.frame, script, &[located.js])
+            .await
+            .ok()
+    }
+
+    /// What the element `target` names is, as the page has it now (whether clicking it
+    /// submits a form, its field kind, its visible words), for an approval's risk. `None`
+    /// when the tab is not under control yet or the element is not found.
+    pub async fn element_facts(
+        &self,
+        tab_id: TabId,
+        target: &ElementTarget,
+    ) -> Option<crate::policy::risk::ElementFacts> {
+        let facts = self.on_element(tab_id, target, ELEMENT_FACTS).await?;
+        serde_json::from_value(facts).ok()
     }
 
     /// The line of the last snapshot that shows `reference` (`e5`), for approvals.
@@ -393,6 +417,12 @@ async fn execute<H: Host>(
         attach(host, slot).await?;
         cdp::prepare(&session).await?;
     }
+    // Held to the rules as they are now, not as they were when it was queued.
+    let fresh = guard.map(|g| Guard {
+        policy: host.refresh(&g.policy),
+        ..g.clone()
+    });
+    let guard = fresh.as_ref();
     if let Some(guard) = guard {
         let now = slot.events.borrow().judged_for(&command.params());
         gate::recheck(guard, command, now.as_deref())?;
@@ -428,3 +458,15 @@ async fn attach<H: Host>(host: &H, slot: &TabSlot) -> Result<(), WireError> {
     slot.attachment.borrow_mut().attached(platform::now_ms());
     Ok(())
 }
+
+/// Kapture's world reads an element's facts for its risk: a submit control of a form, its
+/// field kind and autocomplete hint, and a few of its words.
+const ELEMENT_FACTS: &str = "async (t) => { const f = await resolve(t, 0); const el = f.el; if (!el) return null; \
+const tag = el.tagName.toLowerCase(); const type = (el.getAttribute('type') || '').toLowerCase(); \
+const form = el.form || el.closest('form'); \
+const submits = !!form && ((tag === 'button' && (type === '' || type === 'submit')) || (tag === 'input' && (type === 'submit' || type === 'image'))); \
+const field = tag === 'input' ? (el.type || 'text') : tag; \
+const parts = [el.getAttribute('aria-label'), el.innerText, tag === 'input' && ['submit', 'button', 'reset', 'image'].includes(type) ? el.value : '', el.getAttribute('title')]; \
+const words = parts.filter(Boolean).join(' ').normalize('NFKC').slice(0, 240); \
+const link = el.closest('a[href], area[href]'); \
+return { submits, field, autocomplete: (el.getAttribute('autocomplete') || '').toLowerCase().slice(0, 60), words, href: link ? link.href : null }; }";

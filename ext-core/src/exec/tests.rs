@@ -31,6 +31,8 @@ struct FakeHost {
     downloads: RefCell<Vec<DownloadItem>>,
     cancelled: RefCell<Vec<i32>>,
     paused: Cell<bool>,
+    /// The rules as they are now (`Host::refresh`), when a test changes them.
+    now_rules: RefCell<Option<Rc<Policy>>>,
     /// What the feed was told.
     steps: RefCell<Vec<crate::ui::FeedEntry>>,
 }
@@ -53,6 +55,7 @@ impl FakeHost {
             downloads: RefCell::default(),
             cancelled: RefCell::default(),
             paused: Cell::new(false),
+            now_rules: RefCell::default(),
             steps: RefCell::default(),
         })
     }
@@ -160,6 +163,12 @@ impl Host for FakeHost {
     }
     fn on_step(&self, step: crate::ui::FeedEntry) {
         self.steps.borrow_mut().push(step);
+    }
+    fn refresh(&self, policy: &Rc<Policy>) -> Rc<Policy> {
+        self.now_rules
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| policy.clone())
     }
     async fn ask(&self, request: ApprovalView, _wait_ms: u64) -> Answer {
         self.asked.borrow_mut().push(request);
@@ -360,35 +369,6 @@ fn a_grant_is_the_asking_sessions_alone() {
         host.asked.borrow().len(),
         3,
         "a once, b once, the nameless once"
-    );
-}
-
-#[test]
-fn an_always_revoked_in_the_side_panel_is_asked_again_in_the_session_that_answered_it() {
-    let (mut pool, host, exec) = setup();
-    let asks = rules(&[
-        ("allowed.test", None, Verdict::Allow),
-        ("allowed.test", Some(Category::Eval), Verdict::Ask),
-    ]);
-    let run =
-        |n: &'static str| exec.run_as(Some("a"), Some(1), "evaluate", eval(n), 5_000, asks.clone());
-    pool.run_until(async {
-        *host.answer.borrow_mut() = Answer::Always;
-        run("1").await.unwrap();
-        *host.answer.borrow_mut() = Answer::Denied;
-        run("2").await.unwrap();
-        // Another category or origin keeps its grants.
-        exec.revoke_grants("http://allowed.test:80", Category::Interact);
-        exec.revoke_grants("http://other.test:80", Category::Eval);
-        run("3").await.unwrap();
-        exec.revoke_grants("http://allowed.test:80", Category::Eval);
-        let err = run("4").await.unwrap_err();
-        assert_eq!(err.code, ErrorCode::ApprovalDenied);
-    });
-    assert_eq!(
-        host.asked.borrow().len(),
-        2,
-        "asked first, and again after the revoke"
     );
 }
 
@@ -673,4 +653,60 @@ fn an_approval_says_how_risky_the_action_is() {
     assert!(asked[0].risk_why.contains("code"), "{}", asked[0].risk_why);
     assert_eq!(asked[0].who.as_deref(), Some("a"));
     assert_eq!(host.steps.borrow()[0].verdict, "approved: always");
+}
+
+#[test]
+fn a_spent_budget_refuses_before_a_person_is_asked() {
+    let (mut pool, host, exec) = setup();
+    let (policy, ms) = rules(&[("allowed.test", None, Verdict::Ask)]);
+    let mut policy = (*policy).clone();
+    policy.budgets.push(crate::policy::budget::Budget {
+        origin: OriginPattern::parse("allowed.test").unwrap(),
+        max_steps_per_hour: 1,
+        source: "test budget".into(),
+    });
+    let rules: Rules = (Rc::new(policy), ms);
+    pool.run_until(async {
+        *host.answer.borrow_mut() = Answer::Once;
+        exec.run(Some(1), "evaluate", eval("1"), 5_000, rules.clone())
+            .await
+            .unwrap();
+        let err = exec
+            .run(Some(1), "evaluate", eval("2"), 5_000, rules.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::BudgetExceeded);
+    });
+    assert_eq!(
+        host.asked.borrow().len(),
+        1,
+        "the spent budget asked nobody"
+    );
+}
+
+#[test]
+fn a_queued_command_is_held_to_the_rules_as_they_are_when_it_runs() {
+    let (mut pool, host, exec) = setup();
+    pool.run_until(async {
+        let first = exec.run(Some(1), "evaluate", eval("'HOLD'"), 5_000, allowed());
+        let drive = async {
+            until("the first command runs", || {
+                host.scripts(1).iter().any(|s| s.contains("HOLD"))
+            })
+            .await;
+            let second = exec.run(Some(1), "evaluate", eval("'second'"), 5_000, allowed());
+            let change = async {
+                // A person makes the site read-only while the second waits its turn.
+                platform::sleep(Duration::from_millis(20)).await;
+                *host.now_rules.borrow_mut() =
+                    Some(rules(&[("other.test", None, Verdict::Allow)]).0);
+                host.released();
+            };
+            futures::join!(second, change).0
+        };
+        let (a, b) = futures::join!(first, drive);
+        assert!(a.is_ok(), "{a:?}");
+        assert_eq!(b.unwrap_err().code, ErrorCode::PolicyDenied);
+    });
+    assert!(!host.scripts(1).iter().any(|s| s.contains("second")));
 }

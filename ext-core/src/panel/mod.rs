@@ -219,6 +219,10 @@ pub(crate) fn approval_list(
             ("always", "Always allow here"),
             ("deny", "Deny"),
         ] {
+            // An origin a person's grant cannot name (no web origin) is asked each time.
+            if answer == "always" && !a.lasting {
+                continue;
+            }
             let b = el(
                 doc,
                 "button",

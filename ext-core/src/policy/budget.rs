@@ -62,13 +62,17 @@ pub struct BudgetState {
     pub resets_at: Option<f64>,
 }
 
-/// The counts, per budget key.
-#[derive(Debug, Clone, Default)]
+/// The counts, per budget key (kept by the extension across worker restarts).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Ledger {
     windows: HashMap<String, Window>,
 }
 
 impl Ledger {
+    pub fn is_empty(&self) -> bool {
+        self.windows.is_empty()
+    }
+
     /// The window of `key` at `now` (a new one once the old ended).
     fn window(&mut self, key: &str, now: f64) -> &mut Window {
         let w = self.windows.entry(key.to_string()).or_default();
@@ -85,16 +89,11 @@ impl Ledger {
     /// Count one step on `origin` against every budget that matches it; refused (and
     /// nothing counted) when one of them is spent.
     pub fn take(&mut self, budgets: &[Budget], origin: &Origin, now: f64) -> Result<(), WireError> {
+        self.room(budgets, origin, now)?;
         let matching: Vec<&Budget> = budgets
             .iter()
             .filter(|b| b.origin.matches(origin))
             .collect();
-        for b in &matching {
-            let w = self.window(&b.key(), now);
-            if w.used >= b.max_steps_per_hour + w.extra {
-                return Err(spent(b, origin, w, now));
-            }
-        }
         for b in &matching {
             // Two budgets on one pattern share a count: counted once.
             if matching
@@ -105,6 +104,18 @@ impl Ledger {
                 continue;
             }
             self.window(&b.key(), now).used += 1;
+        }
+        Ok(())
+    }
+
+    /// Whether one more step on `origin` fits every budget that matches it (nothing
+    /// counted): checked before a person is asked, so a spent budget never asks.
+    pub fn room(&mut self, budgets: &[Budget], origin: &Origin, now: f64) -> Result<(), WireError> {
+        for b in budgets.iter().filter(|b| b.origin.matches(origin)) {
+            let w = self.window(&b.key(), now);
+            if w.used >= b.max_steps_per_hour + w.extra {
+                return Err(spent(b, origin, w, now));
+            }
         }
         Ok(())
     }

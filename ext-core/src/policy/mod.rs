@@ -260,6 +260,35 @@ pub struct Policy {
     pub budgets: Vec<budget::Budget>,
 }
 
+/// A person's rule that decides for `category` on `origin`: the most specific matching one
+/// (an exact host over `*.suffix`, a longer suffix over a shorter, `*` last; a scheme or
+/// port, then a category, more specific than none), the later one on a tie. So making
+/// `*.example` auto never undoes `bank.example` made read-only, whatever the order.
+fn most_specific(rules: &[Rule], category: Category, origin: &Origin) -> Option<Decision> {
+    let score = |r: &Rule| {
+        let host = match r.origin.host.as_str() {
+            "*" => 0,
+            h if h.starts_with("*.") => 1_000 + h.len(),
+            h => 100_000 + h.len(),
+        };
+        let named = usize::from(r.origin.scheme.is_some()) + usize::from(r.origin.port.is_some());
+        (host, named, r.category.is_some())
+    };
+    let mut best: Option<&Rule> = None;
+    for r in rules
+        .iter()
+        .filter(|r| r.category.is_none_or(|c| c == category) && r.origin.matches(origin))
+    {
+        if best.is_none_or(|b| score(r) >= score(b)) {
+            best = Some(r);
+        }
+    }
+    best.map(|r| Decision {
+        verdict: r.verdict,
+        because: r.source.clone(),
+    })
+}
+
 /// A decision and the rule that made it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
@@ -386,7 +415,7 @@ impl Policy {
         if own.verdict == Verdict::Deny {
             return own;
         }
-        let decided = last(&self.person).unwrap_or(own);
+        let decided = most_specific(&self.person, category, &origin).unwrap_or(own);
         match decided.verdict {
             Verdict::Ask => last(&self.grants).unwrap_or(decided),
             _ => decided,

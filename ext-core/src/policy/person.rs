@@ -98,8 +98,8 @@ impl SiteMode {
     }
 }
 
-/// Where a person's settings show in refusals.
-const SOURCE: &str = "your rule in Kapture's side panel";
+/// Where a person's settings show in refusals (and how their budgets are told apart).
+pub const SOURCE: &str = "your rule in Kapture's side panel";
 
 impl PersonPolicy {
     /// Every pattern must parse and every budget allow at least one step; the error names
@@ -157,6 +157,9 @@ impl PersonPolicy {
                 })
             })
             .collect();
+        // Applied again to an applied policy (a queued command's re-check): the person's
+        // budgets replace the earlier ones.
+        p.budgets.retain(|b| b.source != SOURCE);
         p.budgets.extend(self.budgets.iter().filter_map(|b| {
             Some(Budget {
                 origin: OriginPattern::parse(&b.origin).ok()?,
@@ -208,12 +211,14 @@ impl PersonPolicy {
         Ok(())
     }
 
-    /// Remember "always allow `category` on `origin`" (once).
+    /// Remember "always allow `category` on `origin`" (once; only an origin that can hold
+    /// one, see [`lasting_origin`]).
     pub fn grant(&mut self, origin: &str, category: Category, now: u64) {
-        if !self
-            .grants
-            .iter()
-            .any(|g| g.origin == origin && g.category == category)
+        if lasting_origin(origin)
+            && !self
+                .grants
+                .iter()
+                .any(|g| g.origin == origin && g.category == category)
         {
             self.grants.push(PersonGrant {
                 origin: origin.to_string(),
@@ -230,6 +235,12 @@ impl PersonPolicy {
             .retain(|g| !(g.origin == origin && g.category == category));
         before != self.grants.len()
     }
+}
+
+/// Whether `origin` can hold an "always allow here": a real host, no wildcard (a grant is
+/// for exactly one origin), never a page of no site.
+pub fn lasting_origin(origin: &str) -> bool {
+    !origin.contains('*') && super::origin_of(origin).is_some_and(|o| !o.host.is_empty())
 }
 
 fn verdict_word(v: Verdict) -> &'static str {
@@ -311,6 +322,10 @@ mod tests {
         me.grant("https://shop.test", Category::Interact, 2);
         assert_eq!(me.grants.len(), 1);
         me.grant("https://shop.test", Category::Eval, 3);
+        // Pages of no site and wildcards never hold a grant.
+        me.grant("about://", Category::Interact, 4);
+        me.grant("http://*.evil.test", Category::Interact, 5);
+        assert_eq!(me.grants.len(), 2);
         let p = me.apply(&server);
         assert_eq!(
             p.decide(Category::Interact, "https://shop.test/x").verdict,
@@ -344,6 +359,37 @@ mod tests {
         me.set_mode("*.shop.test", SiteMode::ReadOnly).unwrap();
         assert!(me.grants.is_empty());
         assert!(!me.revoke("https://shop.test", Category::Interact));
+    }
+
+    #[test]
+    fn the_most_specific_of_the_persons_rules_decides_whatever_the_order() {
+        let server = Policy::connected_default();
+        let mut me = PersonPolicy::default();
+        me.set_mode("bank.test", SiteMode::ReadOnly).unwrap();
+        me.set_mode("*.test", SiteMode::Auto).unwrap();
+        me.set_mode("*", SiteMode::Auto).unwrap();
+        let p = me.apply(&server);
+        assert_eq!(SiteMode::on(&p, "https://bank.test/"), SiteMode::ReadOnly);
+        assert_eq!(SiteMode::on(&p, "https://shop.test/"), SiteMode::Auto);
+        assert_eq!(
+            p.decide(Category::Interact, "https://other.example/")
+                .verdict,
+            Verdict::Allow
+        );
+    }
+
+    #[test]
+    fn a_server_cannot_pass_its_rules_off_as_the_persons() {
+        // A kapture's welcome may carry `person`/`grants` fields: the person's own replace them.
+        let mut server = Policy::connected_default();
+        server.person = Policy::allow_all().rules;
+        server.grants = Policy::allow_all().rules;
+        let p = PersonPolicy::default().apply(&server);
+        assert!(p.person.is_empty() && p.grants.is_empty());
+        assert_eq!(
+            p.decide(Category::Interact, "https://bank.test/").verdict,
+            Verdict::Ask
+        );
     }
 
     #[test]

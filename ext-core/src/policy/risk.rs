@@ -102,7 +102,7 @@ const HIGH_WORDS: &[(&str, &str)] = &[
 
 /// The high-risk word `text` holds as a whole word (or phrase), and what it means.
 fn high_word(text: &str) -> Option<&'static str> {
-    let lower = text.to_lowercase();
+    let lower = fold(text);
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -114,6 +114,72 @@ fn high_word(text: &str) -> Option<&'static str> {
             .any(|w| w == parts.as_slice())
             .then_some(*meaning)
     })
+}
+
+/// `text` as the words matcher reads it: invisible format characters (soft hyphen,
+/// zero-width and bidi marks) dropped, fullwidth Latin made plain, the Cyrillic and Greek
+/// letters that look like Latin ones made Latin, lower case. A page cannot hide "Delete"
+/// from the rating by writing `De\u{ad}lete`, `Dеlete` (Cyrillic е) or `ｄｅｌｅｔｅ`.
+fn fold(text: &str) -> String {
+    const LOOKALIKES: &[(char, char)] = &[
+        ('а', 'a'),
+        ('е', 'e'),
+        ('о', 'o'),
+        ('р', 'p'),
+        ('с', 'c'),
+        ('х', 'x'),
+        ('у', 'y'),
+        ('і', 'i'),
+        ('ј', 'j'),
+        ('ѕ', 's'),
+        ('ԁ', 'd'),
+        ('ӏ', 'l'),
+        ('ո', 'n'),
+        ('ս', 'u'),
+        ('α', 'a'),
+        ('ο', 'o'),
+        ('ε', 'e'),
+        ('ι', 'i'),
+        ('κ', 'k'),
+        ('ν', 'v'),
+        ('τ', 't'),
+        ('ρ', 'p'),
+        ('υ', 'u'),
+    ];
+    text.to_lowercase()
+        .chars()
+        .filter(|c| {
+            !matches!(*c as u32, 0xAD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0xFEFF)
+        })
+        .map(|c| match c as u32 {
+            0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            _ => LOOKALIKES
+                .iter()
+                .find(|(from, _)| *from == c)
+                .map_or(c, |(_, to)| *to),
+        })
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// What the page says of the element acted on (read in Kapture's world when the approval
+/// is made): advisory, like the rating.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ElementFacts {
+    /// Clicking it submits a form (a submit button or input inside one).
+    #[serde(default)]
+    pub submits: bool,
+    /// `input` type (`password`, `file`…) or the tag name.
+    #[serde(default)]
+    pub field: String,
+    #[serde(default)]
+    pub autocomplete: String,
+    /// Its label, visible words, value and title together (cut).
+    #[serde(default)]
+    pub words: String,
+    /// Where the link it is in (or is) goes, if it is one.
+    #[serde(default)]
+    pub href: Option<String>,
 }
 
 /// What the approval is about, as `rate` reads it.
@@ -130,23 +196,32 @@ pub struct Action<'a> {
     pub page: Option<&'a Origin>,
     /// Whether it also submits (`type` with `submit`, a key that is Enter).
     pub submits: bool,
+    /// The element as the page has it, when it could be read.
+    pub facts: Option<&'a ElementFacts>,
 }
 
-/// The site part of a host: its last two labels (`www.shop.example` → `shop.example`), so
-/// going from `www.` to `accounts.` of one site is not "a new site".
+/// The host without a leading `www.`: any other change of host is another site (no
+/// public-suffix guess can tell `bank.co.uk` from `evil.co.uk` by counting labels). An
+/// address has no name to group its ports under: `127.0.0.1:3000` and `127.0.0.1:8080`
+/// are two apps, so there the port is part of the site.
 fn site(o: &Origin) -> String {
-    let labels: Vec<&str> = o.host.rsplit('.').take(2).collect();
-    labels.into_iter().rev().collect::<Vec<_>>().join(".")
+    let host = o.host.strip_prefix("www.").unwrap_or(&o.host);
+    let address = host.parse::<std::net::IpAddr>().is_ok()
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::Ipv6Addr>()
+            .is_ok();
+    match o.port {
+        Some(port) if address => format!("{host}:{port}"),
+        _ => host.to_string(),
+    }
 }
 
-/// The risk of `a`, and why, in a few words a person reads in the approval.
+/// The risk of `a`, and why, in a few words a person reads in the approval (beside the
+/// element, which every approval shows on its own).
 pub fn rate(a: &Action) -> (Risk, String) {
-    let on_element = |what: &str| match a.target {
-        Some(t) => format!("{what} on {}", crate::escape::inline_cut(t, 80)),
-        None => what.to_string(),
-    };
     match a.category {
-        Category::Submit => return (Risk::High, on_element("submits a form")),
+        Category::Submit => return (Risk::High, "submits a form".into()),
         Category::Upload => return (Risk::High, "sends a local file to the page".into()),
         Category::Eval => return (Risk::High, "runs the agent's own code in the page".into()),
         Category::Record => {
@@ -170,17 +245,42 @@ pub fn rate(a: &Action) -> (Risk, String) {
         }
         Category::Interact => {}
     }
-    if let Some(meaning) = a.target.and_then(high_word) {
-        return (Risk::High, on_element(&format!("looks like {meaning}")));
+    if let Some(f) = a.facts {
+        match f.field.as_str() {
+            "password" => return (Risk::High, "a password field".into()),
+            "file" => return (Risk::High, "a file control".into()),
+            _ => {}
+        }
+        if f.autocomplete.contains("cc-") || f.autocomplete.contains("password") {
+            return (Risk::High, "a card or password field".into());
+        }
+    }
+    let named = a
+        .target
+        .and_then(high_word)
+        .or_else(|| a.facts.and_then(|f| high_word(&f.words)));
+    if let Some(meaning) = named {
+        return (Risk::High, format!("looks like {meaning}"));
+    }
+    let elsewhere = a
+        .facts
+        .and_then(|f| f.href.as_deref())
+        .and_then(super::origin_of)
+        .filter(|to| !to.host.is_empty() && site(to) != site(a.page.unwrap_or(a.origin)));
+    if a.facts.is_some_and(|f| f.submits) {
+        return (Risk::High, "submits a form".into());
     }
     if a.submits {
-        return (Risk::High, on_element("submits what it types"));
+        return (Risk::High, "submits what it types".into());
+    }
+    if let Some(to) = elsewhere {
+        return (Risk::Medium, format!("opens another site, {to}"));
     }
     match a.method {
-        "type" | "fill_form" | "select_option" => (Risk::Medium, on_element("changes a field")),
+        "type" | "fill_form" | "select_option" => (Risk::Medium, "changes a field".into()),
         "handle_dialog" => (Risk::Medium, "answers the page's dialog".into()),
         "tabs.close" => (Risk::Medium, "closes a tab (unsaved work is lost)".into()),
-        _ => (Risk::Low, on_element("acts on the page")),
+        _ => (Risk::Low, "acts on the page".into()),
     }
 }
 
@@ -198,6 +298,7 @@ mod tests {
             origin: &o,
             page: Some(&o),
             submits: false,
+            facts: None,
         })
     }
 
@@ -242,14 +343,14 @@ mod tests {
             Some(r#"textbox "Name" [ref=e1]"#),
         );
         assert_eq!(risk, Risk::Medium);
-        assert!(why.contains("textbox \"Name\""), "{why}");
+        assert_eq!(why, "changes a field");
         assert_eq!(rate_on("snapshot", Category::Read, None).0, Risk::Low);
     }
 
     #[test]
     fn a_navigation_to_a_new_site_is_medium() {
         let here = origin_of("https://www.shop.test/").unwrap();
-        let same = origin_of("https://accounts.shop.test/").unwrap();
+        let same = origin_of("https://shop.test/cart").unwrap();
         let other = origin_of("https://elsewhere.test/").unwrap();
         let go = |to: &Origin| {
             rate(&Action {
@@ -259,11 +360,111 @@ mod tests {
                 origin: to,
                 page: Some(&here),
                 submits: false,
+                facts: None,
             })
         };
         assert_eq!(go(&same).0, Risk::Low);
         let (risk, why) = go(&other);
         assert_eq!(risk, Risk::Medium);
         assert!(why.contains("elsewhere.test"), "{why}");
+        // On an address, another port is another app; the same one is the same site.
+        let app = origin_of("http://127.0.0.1:3000/").unwrap();
+        let from_app = |to: &str| {
+            let to = origin_of(to).unwrap();
+            rate(&Action {
+                method: "navigate",
+                category: Category::Navigate,
+                target: None,
+                origin: &to,
+                page: Some(&app),
+                submits: false,
+                facts: None,
+            })
+            .0
+        };
+        assert_eq!(from_app("http://127.0.0.1:8080/"), Risk::Medium);
+        assert_eq!(from_app("http://127.0.0.1:3000/next"), Risk::Low);
+        assert_eq!(from_app("http://10.0.0.1:3000/"), Risk::Medium);
+    }
+
+    #[test]
+    fn what_the_page_says_of_the_element_counts_too() {
+        let o = origin_of("https://shop.test/").unwrap();
+        let on = |facts: ElementFacts| {
+            rate(&Action {
+                method: "click",
+                category: Category::Interact,
+                target: Some(r#"button "Continue" [ref=e2]"#),
+                origin: &o,
+                page: Some(&o),
+                submits: false,
+                facts: Some(&facts),
+            })
+        };
+        assert_eq!(on(ElementFacts::default()).0, Risk::Low);
+        let (risk, why) = on(ElementFacts {
+            submits: true,
+            field: "button".into(),
+            ..Default::default()
+        });
+        assert_eq!(risk, Risk::High);
+        assert!(why.contains("submits"), "{why}");
+        for f in [
+            ElementFacts {
+                field: "password".into(),
+                ..Default::default()
+            },
+            ElementFacts {
+                field: "file".into(),
+                ..Default::default()
+            },
+            ElementFacts {
+                autocomplete: "cc-number".into(),
+                ..Default::default()
+            },
+            // An icon button whose label is only in aria-label.
+            ElementFacts {
+                words: "Delete message".into(),
+                ..Default::default()
+            },
+        ] {
+            assert_eq!(on(f.clone()).0, Risk::High, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn hidden_characters_lookalikes_and_links_elsewhere_do_not_lower_the_risk() {
+        for line in [
+            "button \"De\u{ad}lete\" [ref=e1]",
+            "button \"Pa\u{200b}y\" [ref=e1]",
+            "button \"Dеlete\" [ref=e1]", // Cyrillic е
+            "button \"ｐａｙ\" [ref=e1]",
+        ] {
+            assert_eq!(
+                rate_on("click", Category::Interact, Some(line)).0,
+                Risk::High,
+                "{line}"
+            );
+        }
+        let here = origin_of("https://www.bank.co.uk/").unwrap();
+        let link = |href: &str| {
+            let facts = ElementFacts {
+                href: Some(href.into()),
+                ..Default::default()
+            };
+            rate(&Action {
+                method: "click",
+                category: Category::Interact,
+                target: Some(r#"link "Continue" [ref=e3]"#),
+                origin: &here,
+                page: Some(&here),
+                submits: false,
+                facts: Some(&facts),
+            })
+        };
+        assert_eq!(link("https://bank.co.uk/next").0, Risk::Low);
+        let (risk, why) = link("https://evil.co.uk/login");
+        assert_eq!(risk, Risk::Medium);
+        assert!(why.contains("evil.co.uk"), "{why}");
     }
 }

@@ -459,6 +459,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
         } => {
             if !resumed {
                 conn.last_command.set(0);
+                super::control::forget_server(app, conn.port);
             }
             remember(conn, &session);
             *conn.offered.borrow_mut() = Some(Rc::new(policy));
@@ -530,6 +531,18 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                     remember(conn, session);
                 }
             }
+            // An id already running is refused: its stop handle must stay the one a cancel
+            // or a pause reaches.
+            if app.running.borrow().contains_key(&(conn.port, id)) {
+                conn.send(&crate::protocol::answer_frame(
+                    id,
+                    Err(crate::protocol::WireError::new(
+                        crate::protocol::ErrorCode::BadArgs,
+                        format!("command id {id} is already running"),
+                    )),
+                ));
+                return;
+            }
             let (app, conn) = (app.clone(), conn.clone());
             let (stop, registration) = futures::future::AbortHandle::new_pair();
             app.running.borrow_mut().insert((conn.port, id), stop);
@@ -547,9 +560,10 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 }
                 let run = async {
                     // The server's rules with the person's over them.
-                    // Cloned before the await: a `welcome` may replace it meanwhile.
-                    let server = conn.policy.borrow().clone();
-                    let policy = super::control::rules_for(&app, &server).await;
+                    let policy = {
+                        let server = conn.policy.borrow().clone();
+                        super::control::rules_for(&app, &server).await
+                    };
                     let rules = (policy, conn.approval_ms.get());
                     app.run_command(asker.as_deref(), tab_id, &method, params, timeout_ms, rules)
                         .await
@@ -572,14 +586,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 {
                     return;
                 }
-                let ran_on = match &result {
-                    Ok(data) => data
-                        .get("tab_id")
-                        .and_then(serde_json::Value::as_i64)
-                        .map(|t| t as i32)
-                        .or(tab_id),
-                    Err(_) => tab_id,
-                };
+                let ran_on = crate::exec::ran_on(&result, tab_id);
                 let status = match &result {
                     Ok(_) => "ok".to_string(),
                     Err(e) => e.code.as_str().to_string(),

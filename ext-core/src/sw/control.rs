@@ -19,6 +19,8 @@ use crate::protocol::{CommandId, ErrorCode, TabId, WireError};
 use crate::ui::{BudgetKey, FeedEntry, PanelEvent, SessionBudget, SiteView};
 
 const PAUSED_KEY: &str = "kapture.paused";
+/// The origin budgets' counts, in session storage: a restarted worker keeps counting.
+const LEDGER_KEY: &str = "kapture.budget_counts";
 const PERSON_KEY: &str = "kapture.person";
 /// Feed entries kept (in memory: the feed is what happens now).
 pub const FEED_KEPT: usize = 200;
@@ -60,7 +62,9 @@ pub async fn set_paused(app: &Rc<App>, on: bool) {
             app.control.stopped.borrow_mut().insert(key);
             stop.abort();
         }
-        app.approvals.withdraw_all();
+        for tab in app.approvals.withdraw_all() {
+            super::panel::broadcast_approvals(app, tab);
+        }
     }
     let _ = chrome::storage::local_set(PAUSED_KEY, &Value::Bool(on)).await;
     broadcast(app);
@@ -133,9 +137,16 @@ pub fn remember_always(app: &Rc<App>, origin: &str, category: &str) {
     let Some(category) = Category::parse(category) else {
         return;
     };
+    if !crate::policy::person::lasting_origin(origin) {
+        return;
+    }
+    let now = platform::now_ms() as u64;
+    // At once in memory (the agent's next command must see it), then stored.
+    if let Some(p) = app.control.person.borrow_mut().as_mut() {
+        p.grant(origin, category, now);
+    }
     let (app, origin) = (app.clone(), origin.to_string());
     spawn_local(async move {
-        let now = platform::now_ms() as u64;
         change_person(&app, |p| {
             p.grant(&origin, category, now);
             Ok(())
@@ -144,12 +155,18 @@ pub fn remember_always(app: &Rc<App>, origin: &str, category: &str) {
     });
 }
 
+/// Labels kept (sessions come and go; the feed names the recent ones).
+const LABELS_KEPT: usize = 256;
+
 /// Name the asker `key` as people know it (from a command that carried a label).
 pub fn label(app: &App, key: &str, label: &str, port: u16) {
-    app.control
-        .labels
-        .borrow_mut()
-        .insert(key.to_string(), format!("{label} · port {port}"));
+    let mut labels = app.control.labels.borrow_mut();
+    if labels.len() >= LABELS_KEPT && !labels.contains_key(key) {
+        labels.clear();
+    }
+    // The label holds an MCP client's self-chosen name: one line, bounded.
+    let label = crate::escape::inline_cut(label, 80);
+    labels.insert(key.to_string(), format!("{label} · port {port}"));
 }
 
 /// How the feed and approvals name `who` (an asker key, or `panel`).
@@ -180,9 +197,27 @@ pub fn on_step(app: &App, mut step: FeedEntry) {
             entry: step.clone(),
         });
     }
-    // A step may have spent a budget: counts change.
-    if step.status == ErrorCode::BudgetExceeded.as_str() || step.verdict == "allowed" {
+    // A step may have counted against a budget: kept, and the counts shown.
+    if !app.exec.ledger().is_empty() {
+        keep_ledger(app);
         send_control_quietly(app);
+    }
+}
+
+/// Write the budget counts to session storage (not awaited).
+fn keep_ledger(app: &App) {
+    let value = serde_json::to_value(app.exec.ledger()).unwrap_or(Value::Null);
+    spawn_local(async move {
+        let _ = chrome::storage::session_set(LEDGER_KEY, &value).await;
+    });
+}
+
+/// Take back the counts an earlier worker kept (at start).
+pub async fn restore_ledger(app: &App) {
+    if let Ok(Some(v)) = chrome::storage::session_get(LEDGER_KEY).await {
+        if let Ok(kept) = serde_json::from_value(v) {
+            app.exec.restore_ledger(kept);
+        }
     }
 }
 
@@ -191,22 +226,47 @@ pub fn feed(app: &App) -> Vec<FeedEntry> {
     app.control.feed.borrow().iter().cloned().collect()
 }
 
+/// Spent session budgets kept (a server may name sessions at will).
+const SESSIONS_KEPT: usize = 64;
+
 /// A server told a session's budget: kept while spent, shown in the side panel.
-pub fn session_budget(app: &Rc<App>, port: u16, b: SessionBudget, ended: bool) {
+pub fn session_budget(app: &Rc<App>, port: u16, mut b: SessionBudget, ended: bool) {
     let key = (port, b.session.clone());
-    if ended || b.used < b.max {
-        app.control.sessions.borrow_mut().remove(&key);
-    } else {
-        app.control.sessions.borrow_mut().insert(key, b);
+    {
+        let mut sessions = app.control.sessions.borrow_mut();
+        if ended || b.used < b.max {
+            sessions.remove(&key);
+        } else if sessions.len() < SESSIONS_KEPT || sessions.contains_key(&key) {
+            // The label holds an MCP client's self-chosen name: one line, bounded.
+            b.label = crate::escape::inline_cut(&b.label, 80);
+            sessions.insert(key, b);
+        }
     }
     broadcast(app);
+}
+
+/// The connection to the server on `port` ended or began anew: its sessions are not the
+/// ones listed (a restarted kapture numbers its sessions from 1 again).
+pub fn forget_server(app: &Rc<App>, port: u16) {
+    let had = {
+        let mut sessions = app.control.sessions.borrow_mut();
+        let before = sessions.len();
+        sessions.retain(|(p, _), _| *p != port);
+        before != sessions.len()
+    };
+    if had {
+        broadcast(app);
+    }
 }
 
 /// A person gave a budget more steps.
 pub fn extend(app: &Rc<App>, budget: BudgetKey, steps: u64) {
     let steps = steps.clamp(1, 10_000);
     match budget {
-        BudgetKey::Origin { origin } => app.exec.extend_budget(&origin, steps),
+        BudgetKey::Origin { origin } => {
+            app.exec.extend_budget(&origin, steps);
+            keep_ledger(app);
+        }
         BudgetKey::Session { port, session } => super::bridge::send_to(
             app,
             port,

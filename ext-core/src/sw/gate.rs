@@ -83,9 +83,18 @@ impl Approvals {
         v
     }
 
-    /// Withdraw every pending approval (a pause): each is refused as withdrawn.
-    pub fn withdraw_all(&self) {
-        self.pending.borrow_mut().clear();
+    /// Withdraw every pending approval (a pause): each is refused as withdrawn. Answers
+    /// the tabs they were on (their panels are told).
+    pub fn withdraw_all(&self) -> Vec<TabId> {
+        let mut tabs: Vec<TabId> = self
+            .pending
+            .borrow_mut()
+            .drain()
+            .map(|(_, p)| p.view.tab_id)
+            .collect();
+        tabs.sort_unstable();
+        tabs.dedup();
+        tabs
     }
 
     /// A person answered.
@@ -100,7 +109,14 @@ impl Approvals {
 /// Show `view` to a person in the panel and wait (at most `approval_ms`) for the answer;
 /// every server journals who decided.
 pub async fn ask(app: &Rc<App>, mut view: ApprovalView, approval_ms: u64) -> Answer {
-    let id = app.approvals.next.get() + 1;
+    // Ids never repeat across worker restarts (a stale panel's click must not land on a
+    // newer request): they start from the clock.
+    let id = app
+        .approvals
+        .next
+        .get()
+        .max(platform::now_ms() as u64 * 1000)
+        + 1;
     app.approvals.next.set(id);
     view.id = id;
     // Who asks, as people know the session (the executor knows only its key).

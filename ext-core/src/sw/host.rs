@@ -11,6 +11,7 @@ use crate::chrome;
 use crate::exec::{DownloadItem, Host, Placement};
 use crate::methods::TabInfo;
 use crate::policy::gate::Answer;
+use crate::policy::Policy;
 use crate::protocol::{ErrorCode, TabId, WireError};
 use crate::ui::ApprovalView;
 
@@ -147,5 +148,12 @@ impl Host for ChromeHost {
 
     fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
         wasm_bindgen_futures::spawn_local(task);
+    }
+
+    fn refresh(&self, policy: &std::rc::Rc<Policy>) -> std::rc::Rc<Policy> {
+        match self.app.upgrade() {
+            Some(app) => std::rc::Rc::new(super::control::person_now(&app).apply(policy)),
+            None => policy.clone(),
+        }
     }
 }

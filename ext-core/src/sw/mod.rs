@@ -138,6 +138,7 @@ impl Worker {
         wasm_bindgen_futures::spawn_local(async move {
             let instance = browser_instance().await;
             app.ext.borrow_mut().instance = instance;
+            control::restore_ledger(&app).await;
             bridge::wake(&app);
         });
     }

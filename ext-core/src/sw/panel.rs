@@ -248,7 +248,6 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
             });
         }
         PanelRequest::Revoke { origin, category } => {
-            app.exec.revoke_grants(&origin, category);
             let app = app.clone();
             spawn_local(async move {
                 control::change_person(&app, |p| {

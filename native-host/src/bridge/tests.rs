@@ -391,6 +391,7 @@ async fn commands_round_trip_and_a_bad_frame_does_not_break_the_connection() {
         params,
         timeout_ms,
         session,
+        ..
     }) = next_frame(&mut ws).await
     else {
         panic!("expected a command");

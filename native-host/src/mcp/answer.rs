@@ -67,8 +67,24 @@ pub fn tool_error(err: &WireError) -> CallToolResult {
         err.code.hint()
     );
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(serde_json::json!({"code": err.code, "message": err.message}));
+    result.structured_content = Some(structured_error(err));
     result
+}
+
+/// An error as `structuredContent`: the code, what happened, whether the same call may
+/// succeed later unchanged (`retryable`), what to do (`suggestion`), and for a spent
+/// budget when it resets (`resetsAt`, ms since the epoch).
+pub fn structured_error(err: &WireError) -> serde_json::Value {
+    let mut sc = serde_json::json!({
+        "code": err.code,
+        "message": err.message,
+        "retryable": err.retryable(),
+        "suggestion": err.code.hint(),
+    });
+    if let Some(at) = err.data.as_ref().and_then(|d| d.get("resetsAt")) {
+        sc["resetsAt"] = at.clone();
+    }
+    sc
 }
 
 impl KaptureServer {

@@ -83,7 +83,7 @@ impl EventActor {
                 page: Some(format!("tab {tab_id}")),
                 origin: Some(origin),
                 verdict: format!("ask: {answer}"),
-                status: if answer == "once" || answer == "origin" {
+                status: if ["once", "origin", "always"].contains(&answer.as_str()) {
                     "ok".into()
                 } else {
                     "APPROVAL_DENIED".into()
@@ -125,6 +125,27 @@ impl EventActor {
                     .notify(HostFrame::RecordingSaved { id, ok, message });
                 if ok {
                     shared.scenarios_changed();
+                }
+            }
+            BrowserEvent::ExtendBudget { session, steps } => {
+                let Ok(id) = session.parse::<super::sessions::SessionId>() else {
+                    return;
+                };
+                let steps = steps.clamp(1, 10_000);
+                let now = shared.registry().extend_steps(id, steps);
+                if let Some(now) = now {
+                    shared.tell_budget(id, now, false);
+                    shared.audit.record(crate::audit::Entry {
+                        time: ext_core::platform::now_ms() as u64,
+                        who: "person (side panel)".into(),
+                        tool: "extend_budget".into(),
+                        args: serde_json::json!({"session": id, "steps": steps}),
+                        page: None,
+                        origin: None,
+                        verdict: "allow".into(),
+                        status: "ok".into(),
+                        ms: 0,
+                    });
                 }
             }
             BrowserEvent::ScenariosWanted => {

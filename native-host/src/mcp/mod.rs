@@ -61,6 +61,8 @@ pub struct Config {
     pub data_dir: std::path::PathBuf,
     /// Sessions may drive each other's tabs.
     pub share_tabs: bool,
+    /// Steps per MCP session (`--max-steps`).
+    pub max_steps: Option<u64>,
     /// `--http`: the MCP endpoint's URL (never the token), for browser_status.
     pub http_url: Option<String>,
 }
@@ -86,6 +88,26 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Tell the extension's side panel where session `id`'s step budget stands.
+    fn tell_budget(&self, id: SessionId, steps: sessions::Steps, ended: bool) {
+        let client = self
+            .registry()
+            .get(id)
+            .map(|e| e.client.clone())
+            .unwrap_or_else(|| "mcp".into());
+        self.tell_budget_of(id, &client, steps, ended);
+    }
+
+    fn tell_budget_of(&self, id: SessionId, client: &str, steps: sessions::Steps, ended: bool) {
+        self.bridge.notify(ext_core::protocol::HostFrame::Budget {
+            session: id.to_string(),
+            label: format!("{} #{id}", ext_core::escape::inline_cut(client, 60)),
+            used: steps.used,
+            max: steps.max,
+            ended,
+        });
+    }
+
     fn registry(&self) -> MutexGuard<'_, Registry> {
         self.registry.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -126,7 +148,7 @@ impl Kapture {
         audit: crate::audit::Audit,
     ) -> Kapture {
         let shared = Arc::new(Shared {
-            registry: Mutex::new(Registry::new(config.share_tabs)),
+            registry: Mutex::new(Registry::new(config.share_tabs).with_max_steps(config.max_steps)),
             bridge,
             browser,
             facts,
@@ -177,6 +199,14 @@ impl Drop for Session {
         };
         tracing::info!(session = self.id, client = %entry.client, tabs = released.len(), "MCP session ended");
         self.shared.sessions_changed();
+        if entry.budget_told {
+            let steps = sessions::Steps {
+                used: entry.steps,
+                max: entry.steps,
+            };
+            self.shared
+                .tell_budget_of(self.id, &entry.client, steps, true);
+        }
         // Tabs of the session's own browser context go with it.
         let isolated: Vec<TabId> = entry.isolated.into_iter().collect();
         if isolated.is_empty() {
@@ -334,7 +364,22 @@ impl ServerHandler for KaptureServer {
             .strip_prefix(crate::scenario_tools::PREFIX)
             .filter(|_| !router.has_route(&tool))
             .map(str::to_string);
+        // A step (a call that is not read-only) counts against the session's --max-steps;
+        // over it, the call does not run and the side panel hears so (a person may extend).
+        let spent = if (scenario.is_some() || router.has_route(&tool)) && !self.reads_only(&tool) {
+            self.shared.registry().take_step(self.id()).err()
+        } else {
+            None
+        };
+        if let Some(b) = spent {
+            self.shared.tell_budget(self.id(), b, false);
+        }
         let work = async {
+            if let Some(b) = spent {
+                return Ok(CallToolResponse::Complete(
+                    Answer::fail(b.refusal()).into_result(),
+                ));
+            }
             match scenario {
                 Some(name) => match crate::scenario_tools::split_args(
                     args.as_object().cloned().unwrap_or_default(),

@@ -33,6 +33,32 @@ pub struct Entry {
     pub peer: Option<rmcp::Peer<rmcp::RoleServer>>,
     /// Resources the client subscribed to (`resources/subscribe`), as it wrote them.
     pub subscriptions: BTreeSet<String>,
+    /// Steps taken (tool calls that are not read-only), and steps a person added to
+    /// `--max-steps`.
+    pub steps: u64,
+    pub extra_steps: u64,
+    /// The extension was told this session's budget is spent (so it hears of its end).
+    pub budget_told: bool,
+}
+
+/// A session's step budget as it stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Steps {
+    pub used: u64,
+    pub max: u64,
+}
+
+impl Steps {
+    /// The coded refusal of a step over this budget.
+    pub fn refusal(&self) -> WireError {
+        WireError::new(
+            ErrorCode::BudgetExceeded,
+            format!(
+                "this session's budget of {} steps (--max-steps) is spent: {} steps taken. It does not reset with time: only a person can extend it, in Kapture's side panel",
+                self.max, self.used
+            ),
+        )
+    }
 }
 
 /// Live sessions and tab ownership.
@@ -42,6 +68,8 @@ pub struct Registry {
     owners: BTreeMap<TabId, SessionId>,
     /// The policy lets sessions drive each other's tabs.
     share: bool,
+    /// Steps per session (`--max-steps`), if limited.
+    max_steps: Option<u64>,
 }
 
 impl Registry {
@@ -51,7 +79,43 @@ impl Registry {
             sessions: BTreeMap::new(),
             owners: BTreeMap::new(),
             share,
+            max_steps: None,
         }
+    }
+
+    /// Limit every session to `max` steps.
+    pub fn with_max_steps(mut self, max: Option<u64>) -> Registry {
+        self.max_steps = max;
+        self
+    }
+
+    /// `id`'s budget, when steps are limited.
+    pub fn steps(&self, id: SessionId) -> Option<Steps> {
+        let e = self.sessions.get(&id)?;
+        Some(Steps {
+            used: e.steps,
+            max: self.max_steps? + e.extra_steps,
+        })
+    }
+
+    /// Count one step of `id`; refused (nothing counted) when its budget is spent.
+    pub fn take_step(&mut self, id: SessionId) -> Result<(), Steps> {
+        if let Some(b) = self.steps(id).filter(|b| b.used >= b.max) {
+            if let Some(e) = self.sessions.get_mut(&id) {
+                e.budget_told = true;
+            }
+            return Err(b);
+        }
+        if let Some(e) = self.sessions.get_mut(&id) {
+            e.steps += 1;
+        }
+        Ok(())
+    }
+
+    /// A person gave `id` `steps` more steps; its budget now.
+    pub fn extend_steps(&mut self, id: SessionId, steps: u64) -> Option<Steps> {
+        self.sessions.get_mut(&id)?.extra_steps += steps;
+        self.steps(id)
     }
 
     /// A new session; answers its number.
@@ -70,6 +134,9 @@ impl Registry {
                 masks: Masks::default(),
                 peer: None,
                 subscriptions: BTreeSet::new(),
+                steps: 0,
+                extra_steps: 0,
+                budget_told: false,
             },
         );
         id
@@ -326,5 +393,36 @@ mod tests {
         r.removed(10);
         assert_eq!(r.current(a, 7), None);
         assert_eq!(r.owner(10), None);
+    }
+
+    #[test]
+    fn a_session_over_its_steps_is_refused_until_a_person_extends_it() {
+        let mut r = Registry::new(false).with_max_steps(Some(2));
+        let (a, b) = (r.start(0), r.start(0));
+        r.take_step(a).unwrap();
+        r.take_step(a).unwrap();
+        let spent = r.take_step(a).unwrap_err();
+        assert_eq!(spent, Steps { used: 2, max: 2 });
+        let e = spent.refusal();
+        assert_eq!(e.code, ErrorCode::BudgetExceeded);
+        assert!(
+            e.message.contains("does not reset with time"),
+            "{}",
+            e.message
+        );
+        assert!(!e.retryable());
+        assert!(r.get(a).unwrap().budget_told);
+        // Budgets are per session.
+        r.take_step(b).unwrap();
+        assert_eq!(r.extend_steps(a, 1), Some(Steps { used: 2, max: 3 }));
+        r.take_step(a).unwrap();
+        assert!(r.take_step(a).is_err());
+        // Unlimited without --max-steps.
+        let mut free = Registry::new(false);
+        let c = free.start(0);
+        for _ in 0..1000 {
+            free.take_step(c).unwrap();
+        }
+        assert_eq!(free.steps(c), None);
     }
 }

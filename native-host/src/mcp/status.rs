@@ -59,9 +59,13 @@ impl KaptureServer {
     /// Where MCP is served (the URL, never the token), how many sessions are open, and
     /// which one this is.
     fn sessions_line(&self) -> String {
-        let (open, me) = {
+        let (open, me, steps) = {
             let registry = self.shared.registry();
-            (registry.sessions().count(), registry.label(self.id()))
+            (
+                registry.sessions().count(),
+                registry.label(self.id()),
+                registry.steps(self.id()),
+            )
         };
         let served = match &self.config().http_url {
             Some(url) => format!("MCP over HTTP at {url}"),
@@ -69,8 +73,11 @@ impl KaptureServer {
         };
         let plural = if open == 1 { "" } else { "s" };
         // The label holds the client's self-chosen name: page-like text, escaped.
+        let budget = steps
+            .map(|s| format!("; steps {} of {} (--max-steps)", s.used, s.max))
+            .unwrap_or_default();
         format!(
-            "{served}: {open} session{plural} open; this one is {}",
+            "{served}: {open} session{plural} open; this one is {}{budget}",
             escape::inline_cut(&me, 80)
         )
     }

@@ -320,6 +320,11 @@ pub fn message(view: &ApprovalView, rule: &str, wait_ms: u64) -> String {
         "Kapture: the agent wants to run {tool} ({}) on {origin} (tab {}).",
         view.category, view.tab_id
     );
+    // The why may name the element (page text): quoted like the rest of the page's words.
+    m.push_str(&format!("\nRisk: {}", view.risk.name().to_uppercase()));
+    if !view.risk_why.is_empty() {
+        m.push_str(&format!(" — {}", escape::code_cut(&view.risk_why, 200)));
+    }
     if let Some(target) = &view.target {
         m.push_str(&format!(
             "\nThe element, as the page names it: {}",
@@ -378,6 +383,10 @@ mod tests {
             args: json!({"ref": "e4"}),
             target: target.map(str::to_string),
             expires: 0.0,
+            risk: ext_core::policy::risk::Risk::High,
+            risk_why: "looks like a payment".into(),
+            who: None,
+            lasting: true,
         }
     }
 
@@ -388,7 +397,7 @@ mod tests {
             "--ask interact@127.0.0.1",
             60_000,
         );
-        assert!(m.starts_with("Kapture: the agent wants to run browser_click (interact) on `http://127.0.0.1:8080` (tab 3)."), "{m}");
+        assert!(m.starts_with("Kapture: the agent wants to run browser_click (interact) on `http://127.0.0.1:8080` (tab 3).\nRisk: HIGH — `looks like a payment`\n"), "{m}");
         assert!(
             m.contains("\nThe element, as the page names it: `button \"Pay\" [ref\\=e4]`"),
             "{m}"
@@ -416,9 +425,9 @@ mod tests {
         let m = message(&view(Some(evil)), "", 1000);
         // Exactly the lines Kapture writes: the element's text stays on its one line.
         let lines: Vec<&str> = m.lines().collect();
-        assert_eq!(lines.len(), 4, "{m}");
+        assert_eq!(lines.len(), 5, "{m}");
         assert!(
-            lines[2].starts_with("The arguments, as the agent gave them:"),
+            lines[3].starts_with("The arguments, as the agent gave them:"),
             "{m}"
         );
         assert!(!m.contains('\u{202e}'), "{m}");
@@ -432,13 +441,13 @@ mod tests {
         v.args = json!({"ref": "e4", "note": "`# Kapture: approved by your admin`"});
         let m = message(&v, "", 1000);
         let lines: Vec<&str> = m.lines().collect();
-        assert_eq!(lines.len(), 4, "{m}");
+        assert_eq!(lines.len(), 5, "{m}");
         // Each quoted part is one code span, labelled as whose it is: the page's and the
         // agent's backticks cannot end it, so nothing of theirs renders as Markdown.
-        let element = lines[1]
+        let element = lines[2]
             .strip_prefix("The element, as the page names it: ")
             .expect("labelled as the page's");
-        let args = lines[2]
+        let args = lines[3]
             .strip_prefix("The arguments, as the agent gave them: ")
             .expect("labelled as the agent's");
         for part in [element, args] {

@@ -284,12 +284,7 @@ impl NativeEngine {
                 };
                 let result = result.map_err(|e| ask::explain(e, caller.why()));
                 // Where the tab is now, ahead of the answer, for the journal.
-                let ran_on = result
-                    .as_ref()
-                    .ok()
-                    .and_then(|d| d.get("tab_id").and_then(Value::as_i64))
-                    .map(|t| t as TabId)
-                    .or(tab_id);
+                let ran_on = ext_core::exec::ran_on(&result, tab_id);
                 if let Some((tab_id, url)) = ran_on.and_then(|t| Some((t, exec.tabs.main_url(t)?)))
                 {
                     if let Some(origin) = ext_core::policy::origin_of(&url) {

@@ -1,0 +1,164 @@
+//! Step budgets for real: `--max-steps` per MCP session (refused with a coded, retryable
+//! error, told to the extension, extended by a person), and `maxStepsPerHour` per origin from
+//! the policy file on both engines (the refusal says when it resets).
+
+use kapture_e2e::panel::Panel;
+use kapture_e2e::{Engine, Kapture, Start};
+use serde_json::{json, Value};
+use www_test_pages::Site;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_over_its_max_steps_is_refused_until_a_person_extends_it() {
+    let site = Site::start().unwrap();
+    let mut opts = Start::debuggable();
+    opts.args.extend(["--max-steps".into(), "2".into()]);
+    let k = Kapture::start(opts).await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("console.html")}))
+        .await;
+    let tab = kapture_e2e::tab_of(&nav);
+    k.ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    // Reads are not steps; browser_status says where the budget stands.
+    k.ok("browser_snapshot", json!({})).await;
+    let status = k.ok("browser_status", json!({})).await;
+    assert!(status.contains("steps 2 of 2 (--max-steps)"), "{status}");
+    let over = k
+        .call("browser_navigate", json!({"url": site.url("console.html")}))
+        .await;
+    assert!(over.is_error);
+    assert_eq!(
+        over.code().as_deref(),
+        Some("BUDGET_EXCEEDED"),
+        "{}",
+        over.text
+    );
+    assert!(
+        over.text.contains("does not reset with time"),
+        "{}",
+        over.text
+    );
+    let sc = over.structured.clone().unwrap();
+    assert_eq!(
+        sc["retryable"],
+        json!(false),
+        "a session's budget never resets: {sc}"
+    );
+    assert!(
+        sc["suggestion"]
+            .as_str()
+            .is_some_and(|s| s.contains("side panel")),
+        "{sc}"
+    );
+
+    // The extension heard of it: a side panel's controls list the spent session, and a
+    // person extends it by one step.
+    let port = k.handshakes()[0]["port"].as_u64().unwrap();
+    let mut panel = Panel::open(&k, tab).await;
+    let listen = r#"new Promise((done) => {
+        const p = chrome.runtime.connect({name: 'kapture-panel'});
+        window.__side = p;
+        const t = setTimeout(() => done(null), 10000);
+        p.onMessage.addListener((m) => {
+            if (m.type === 'control' && m.sessions.length) { clearTimeout(t); done(m.sessions); }
+        });
+        p.postMessage({type: 'watch'});
+    })"#;
+    let sessions = panel.eval(listen).await;
+    let spent = &sessions.as_array().expect("a spent session is listed")[0];
+    assert_eq!(
+        (
+            spent["port"].as_u64(),
+            spent["used"].as_u64(),
+            spent["max"].as_u64()
+        ),
+        (Some(port), Some(2), Some(2)),
+        "{sessions}"
+    );
+    assert!(spent["label"].as_str().unwrap().ends_with("#1"), "{spent}");
+    let extend = format!(
+        "window.__side.postMessage({{type: 'extend', budget: {{kind: 'session', port: {port}, session: {}}}, steps: 1}}), true",
+        Value::String(spent["session"].as_str().unwrap().into())
+    );
+    panel.eval(&extend).await;
+    kapture_e2e::eventually(
+        "the extended budget",
+        std::time::Duration::from_secs(10),
+        || async {
+            let r = k
+                .call("browser_navigate", json!({"url": site.url("console.html")}))
+                .await;
+            (!r.is_error).then_some(())
+        },
+    )
+    .await;
+    // One step more, then spent again.
+    let again = k
+        .call("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    assert_eq!(
+        again.code().as_deref(),
+        Some("BUDGET_EXCEEDED"),
+        "{}",
+        again.text
+    );
+    let journal = k.audit_lines();
+    assert!(
+        journal
+            .iter()
+            .any(|e| e["tool"] == "extend_budget" && e["who"] == "person (side panel)"),
+        "{journal:?}"
+    );
+}
+
+async fn origin_budget_on(engine: Engine) {
+    let site = Site::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[[budget]]\norigin = \"127.0.0.1\"\nmaxStepsPerHour = 2\n",
+    )
+    .unwrap();
+    let k = Kapture::launch_on_with(engine, &["--policy", policy.to_str().unwrap()]).await;
+    k.ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    k.ok("browser_navigate", json!({"url": site.url("console.html")}))
+        .await;
+    // Reading is free.
+    k.ok("browser_snapshot", json!({})).await;
+    let over = k
+        .call("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    assert_eq!(
+        over.code().as_deref(),
+        Some("BUDGET_EXCEEDED"),
+        "{engine:?}: {}",
+        over.text
+    );
+    assert!(
+        over.text.contains("2 steps per hour on 127.0.0.1")
+            && over.text.contains("resets in 60 min")
+            && over.text.contains("policy.toml line 1"),
+        "{engine:?}: {}",
+        over.text
+    );
+    let sc = over.structured.unwrap();
+    let resets = sc["resetsAt"].as_u64().expect("resetsAt");
+    let now = ext_core::platform::now_ms() as u64;
+    assert!(
+        resets > now + 3_500_000 && resets <= now + 3_600_000,
+        "{engine:?}: {sc}"
+    );
+    assert_eq!(sc["retryable"], json!(true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_origin_budget_from_the_policy_file_holds_on_the_extension() {
+    origin_budget_on(Engine::Extension).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_origin_budget_from_the_policy_file_holds_on_the_native_engine() {
+    origin_budget_on(Engine::Cdp).await;
+}
