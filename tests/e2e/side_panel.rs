@@ -101,9 +101,11 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
     let delete = ref_on(&snap, "Delete account");
     let (out, ()) = tokio::join!(k.call("browser_click", json!({"ref": delete})), async {
         let id = side.approval().await;
-        let risk = side.text("#approval-list li.approval .risk").await;
+        let risk = side
+            .text(&format!("li.approval[data-id='{id}'] .risk"))
+            .await;
         assert_eq!(risk, "high risk");
-        let item = side.text("#approval-list li.approval").await;
+        let item = side.text(&format!("li.approval[data-id='{id}']")).await;
         assert!(
             item.contains("Delete account") && item.contains(&here) && item.contains("left"),
             "why, the element line, origin, time left: {item}"
@@ -163,9 +165,13 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
         k.call("browser_navigate", json!({"url": other.url("page-a.html")})),
         async {
             let id = side.approval().await;
-            let risk = side.text("#approval-list li.approval .risk").await;
+            let risk = side
+                .text(&format!("li.approval[data-id='{id}'] .risk"))
+                .await;
             assert_eq!(risk, "medium risk");
-            let why = side.text("#approval-list li.approval .why").await;
+            let why = side
+                .text(&format!("li.approval[data-id='{id}'] .why"))
+                .await;
             assert!(why.contains("new site") && why.contains(&there), "{why}");
             side.shot("side-4-approval-medium").await;
             side.click(&format!("#approve-once-{id}")).await;

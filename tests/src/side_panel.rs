@@ -13,18 +13,22 @@ use crate::panel::{Panel, EXTENSION_ID};
 pub const WIDTH: u32 = 400;
 
 /// A side panel page and the CDP session attached to it.
-pub struct SidePanel(pub Panel);
+pub struct SidePanel {
+    pub panel: Panel,
+    /// The newest approval seen (ids only grow): the next one is another.
+    last_approval: u64,
+}
 
 impl Deref for SidePanel {
     type Target = Panel;
     fn deref(&self) -> &Panel {
-        &self.0
+        &self.panel
     }
 }
 
 impl DerefMut for SidePanel {
     fn deref_mut(&mut self) -> &mut Panel {
-        &mut self.0
+        &mut self.panel
     }
 }
 
@@ -43,7 +47,10 @@ impl SidePanel {
         .await
         .unwrap();
         let session = raw.attach_page("sidepanel.html").await.unwrap();
-        let mut panel = SidePanel(Panel { raw, session });
+        let mut panel = SidePanel {
+            panel: Panel { raw, session },
+            last_approval: 0,
+        };
         panel.metrics(1000).await;
         panel
             .until(
@@ -153,7 +160,7 @@ impl SidePanel {
             .as_u64()
             .unwrap_or(1000);
         self.metrics(height).await;
-        self.0.shot(name).await;
+        self.panel.shot(name).await;
         self.metrics(1000).await;
     }
 
@@ -180,15 +187,19 @@ impl SidePanel {
         .to_string()
     }
 
-    /// Wait until the approval list shows one, and answer its id.
+    /// Wait until the approval list shows a new one (not one already answered, which may
+    /// still show for a moment), and answer its id.
     pub async fn approval(&mut self) -> u64 {
-        self.until(
-            "an approval in the side panel",
-            "document.querySelector('#approval-list li.approval')?.dataset.id",
-        )
-        .await
-        .as_str()
-        .and_then(|id| id.parse().ok())
-        .expect("an approval id")
+        let newer = format!(
+            "[...document.querySelectorAll('#approval-list li.approval')].map((l) => +l.dataset.id).find((id) => id > {})",
+            self.last_approval
+        );
+        let id = self
+            .until("a new approval in the side panel", &newer)
+            .await
+            .as_u64()
+            .expect("an approval id");
+        self.last_approval = id;
+        id
     }
 }
