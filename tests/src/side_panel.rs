@@ -1,8 +1,9 @@
-//! Kapture's side panel page (`sidepanel.html`) opened in a background tab of the agent's
-//! window, following that window's active tab, and driven like a person: real mouse
-//! clicks, keys and typing through CDP (the `Panel` helpers), screenshots to look at.
+//! Kapture's real side panel (`sidepanel.html` docked in the agent's window, opened as the
+//! toolbar icon opens it) driven like a person: real mouse clicks, keys and typing through
+//! CDP (the `Panel` helpers), screenshots to look at.
 
 use std::ops::{Deref, DerefMut};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -33,20 +34,79 @@ impl DerefMut for SidePanel {
 }
 
 impl SidePanel {
-    /// Open the side panel page in a background tab of `tab`'s window; it follows that
-    /// window's active tab, as the real side panel follows the window it is docked in.
-    /// Waits until it is connected.
+    /// Open Kapture's real side panel in `tab`'s window, as a click on the toolbar icon
+    /// does (`chrome.sidePanel.open` with a user gesture, from a page of the extension's,
+    /// closed again), and attach to it. It follows that window's active tab. Waits until
+    /// it is connected.
     pub async fn open(k: &crate::Kapture, tab: i64) -> SidePanel {
         let mut raw = k.raw_cdp().await;
-        let url = format!("chrome-extension://{EXTENSION_ID}/sidepanel.html?tabId={tab}");
+        let panel_url = format!("chrome-extension://{EXTENSION_ID}/sidepanel.html");
+        let opener = raw
+            .send(
+                None,
+                "Target.createTarget",
+                json!({"url": format!("{panel_url}?opener"), "background": true}),
+            )
+            .await
+            .unwrap();
+        let session = raw.attach_page("sidepanel.html?opener").await.unwrap();
+        let mut opener_page = Panel { raw, session };
+        opener_page
+            .until(
+                "the extension's page loaded",
+                "location.search === '?opener' && !!globalThis.chrome?.sidePanel",
+            )
+            .await;
+        let Panel { mut raw, session } = opener_page;
+        let icon = format!(
+            "chrome.tabs.get({tab}).then((t) => chrome.sidePanel.getPanelBehavior().then((b) => b.openPanelOnActionClick ? chrome.sidePanel.open({{windowId: t.windowId}}).then(() => 'opened') : 'the icon does not open the side panel'))"
+        );
+        let opened = raw
+            .send(
+                Some(&session),
+                "Runtime.evaluate",
+                json!({"expression": icon, "awaitPromise": true, "userGesture": true, "returnByValue": true}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(opened["result"]["value"], "opened", "{opened}");
         raw.send(
             None,
-            "Target.createTarget",
-            json!({"url": url, "background": true}),
+            "Target.closeTarget",
+            json!({"targetId": opener["targetId"]}),
         )
         .await
         .unwrap();
-        let session = raw.attach_page("sidepanel.html").await.unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let target = loop {
+            let targets = raw
+                .send(None, "Target.getTargets", json!({}))
+                .await
+                .unwrap();
+            let found = targets["targetInfos"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| t["url"] == panel_url.as_str())
+                .map(|t| t["targetId"].clone());
+            if let Some(target) = found {
+                break target;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no side panel: {targets}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let attached = raw
+            .send(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": target, "flatten": true}),
+            )
+            .await
+            .unwrap();
+        let session = attached["sessionId"].as_str().unwrap().to_string();
         let mut panel = SidePanel {
             panel: Panel { raw, session },
             last_approval: 0,
@@ -122,28 +182,6 @@ impl SidePanel {
                     Some(&session),
                     "Input.dispatchKeyEvent",
                     json!({"type": "keyUp", "key": s, "windowsVirtualKeyCode": upper}),
-                )
-                .await
-                .unwrap();
-        }
-    }
-
-    /// Empty a text field like a person: click it, select all, delete.
-    pub async fn clear(&mut self, selector: &str) {
-        self.click(selector).await;
-        let session = self.session.clone();
-        for (kind, key, code) in [
-            ("rawKeyDown", "a", 65),
-            ("keyUp", "a", 65),
-            ("rawKeyDown", "Backspace", 8),
-            ("keyUp", "Backspace", 8),
-        ] {
-            let modifiers = if key == "a" { 2 } else { 0 };
-            self.raw
-                .send(
-                    Some(&session),
-                    "Input.dispatchKeyEvent",
-                    json!({"type": kind, "key": key, "code": if key == "a" { "KeyA" } else { key }, "windowsVirtualKeyCode": code, "modifiers": modifiers, "commands": if key == "a" && kind == "rawKeyDown" { json!(["selectAll"]) } else { json!([]) }}),
                 )
                 .await
                 .unwrap();
