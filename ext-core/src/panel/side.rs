@@ -208,7 +208,8 @@ impl Side {
             doc,
             "div",
             &[("class", "muted where")],
-            &format!("{origin} · {} · {:.0} ms", e.who, e.ms),
+            // A no-break space: the unit stays with its number.
+            &format!("{origin} · {} · {:.0}\u{a0}ms", e.who, e.ms),
         ))
         .ok();
         li
