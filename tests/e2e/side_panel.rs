@@ -234,6 +234,11 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
         .await;
     assert_eq!(added, json!("shop.testinteractdenyEdit✕"));
     assert_eq!(side.eval(count).await.as_u64().unwrap(), before + 1);
+    side.until(
+        "the form emptied once the rule is kept",
+        "document.getElementById('rule-origin').value === ''",
+    )
+    .await;
     let edit = side
         .eval(&format!("{row}.querySelector('[id^=rule-edit-]').id"))
         .await;
