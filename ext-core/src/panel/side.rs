@@ -43,7 +43,6 @@ struct Side {
     tab: Cell<Option<TabId>>,
     paused: Cell<bool>,
     person: RefCell<PersonPolicy>,
-    site: RefCell<Option<SiteView>>,
     /// What each section last showed (serialized): unchanged sections are left alone, so
     /// a click is never lost to a redraw the agents' steps cause.
     shown: RefCell<HashMap<&'static str, String>>,
@@ -115,7 +114,6 @@ impl Side {
             } => {
                 self.show_pause(paused, safe_mode);
                 *self.person.borrow_mut() = person.clone();
-                *self.site.borrow_mut() = site.clone();
                 self.show_site(site.as_ref());
                 self.show_rules(&person);
                 self.show_budgets(&person, &budgets, &sessions);
@@ -713,7 +711,6 @@ impl SidePanelUi {
             tab: Cell::new(None),
             paused: Cell::new(false),
             person: RefCell::default(),
-            site: RefCell::new(None),
             shown: RefCell::default(),
             editing: Cell::new(None),
             sent: RefCell::new(None),
