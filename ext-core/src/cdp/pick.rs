@@ -140,7 +140,7 @@ pub async fn pick<S: CdpSession>(s: &S, p: &Pick) -> Result<Picked, WireError> {
             end_all(s, &frames, &token).await;
             return Err(navigated());
         }
-        let wait = left.min(POLL_WAIT_MS).max(1.0).round();
+        let wait = left.clamp(1.0, POLL_WAIT_MS).round();
         let args = [json!(token), json!(wait)];
         let polls = frames
             .iter()

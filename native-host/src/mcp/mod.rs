@@ -12,6 +12,7 @@ mod calls;
 mod events;
 mod navigate;
 mod network;
+mod pick;
 mod read;
 pub mod resources;
 mod scenarios;
@@ -234,6 +235,7 @@ impl KaptureServer {
             + Self::network_router()
             + Self::scenarios_router()
             + Self::status_router()
+            + Self::pick_router()
     }
 
     /// Every exact value to mask now: `--secrets` and what this session learned.

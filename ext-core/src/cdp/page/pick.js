@@ -106,7 +106,7 @@
   // trace goes, at the deadline or when no poll came for a while.
   const watchdog = setInterval(() => {
     const now = Date.now();
-    if (now > me.until + 2000 || now - me.seenAt > opts.idleMs) me.end();
+    if (now > me.until + opts.idleMs || now - me.seenAt > opts.idleMs) me.end();
   }, 250);
   me.end = () => {
     clearInterval(watchdog);
