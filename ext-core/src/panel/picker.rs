@@ -314,8 +314,8 @@ impl Picker {
                     let _ = p.root.set_attribute("data-copied", &value);
                     let _ = p.root.set_attribute("data-copied-via", via);
                     p.say(&match via {
-                        "failed" => format!("Could not copy the {label}."),
-                        _ => format!("Copied the {label}."),
+                        "failed" => format!("Could not copy {label}."),
+                        _ => format!("Copied {label}."),
                     });
                 });
             });

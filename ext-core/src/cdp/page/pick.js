@@ -24,14 +24,16 @@
       color: #fff; background: #d63384; padding: 1px 6px; border-radius: 3px; }
     .banner { position: absolute; left: 50%; top: 10px; transform: translateX(-50%); max-width: 80vw; font: 13px/1.4 system-ui, sans-serif;
       color: #1d2330; background: #fff; border: 1px solid #d63384; border-radius: 8px; box-shadow: 0 4px 18px rgba(0,0,0,.2); padding: 8px 12px; }
+    .banner.low { top: auto; bottom: 10px; }
     .banner b { color: #d63384; }
     .prompt { margin-top: 4px; color: #445; overflow-wrap: anywhere; }
     [hidden] { display: none; }
   </style><div class="box" hidden></div><div class="tag" hidden></div>`;
   const box = root.querySelector('.box');
   const tag = root.querySelector('.tag');
+  let banner = null;
   if (opts.banner) {
-    const banner = document.createElement('div');
+    banner = document.createElement('div');
     banner.className = 'banner';
     banner.setAttribute('role', 'status');
     const lead = document.createElement('b');
@@ -73,6 +75,13 @@
     tag.hidden = false;
     const above = r.top >= 22;
     Object.assign(tag.style, { left: Math.max(0, r.left) + 'px', top: (above ? r.top - 22 : r.bottom + 2) + 'px' });
+    // The banner never hides what is pointed at: it moves to the bottom when in the way.
+    if (banner) {
+      const b = banner.getBoundingClientRect();
+      const overlaps = (x) => r.left < x.right && r.right > x.left && r.top - 24 < x.bottom && r.bottom > x.top;
+      if (!banner.classList.contains('low') && overlaps(b)) banner.classList.add('low');
+      else if (banner.classList.contains('low') && overlaps(b)) banner.classList.remove('low');
+    }
   };
   const hover = (e) => {
     if (!e.isTrusted || me.result) return;
