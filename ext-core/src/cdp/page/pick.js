@@ -78,9 +78,9 @@
     // The banner never hides what is pointed at: it moves to the bottom when in the way.
     if (banner) {
       const b = banner.getBoundingClientRect();
-      const overlaps = (x) => r.left < x.right && r.right > x.left && r.top - 24 < x.bottom && r.bottom > x.top;
-      if (!banner.classList.contains('low') && overlaps(b)) banner.classList.add('low');
-      else if (banner.classList.contains('low') && overlaps(b)) banner.classList.remove('low');
+      const atTop = { left: b.left, right: b.right, top: 10, bottom: 10 + b.height };
+      const inTheWay = r.left < atTop.right && r.right > atTop.left && r.top - 24 < atTop.bottom && r.bottom > atTop.top;
+      banner.classList.toggle('low', inTheWay);
     }
   };
   const hover = (e) => {
