@@ -129,11 +129,17 @@ async fn until_picking(raw: &mut RawCdp, session: &str) -> String {
 
 /// Hover `(x, y)` until the outline's label names `what`.
 async fn hover_until(raw: &mut RawCdp, session: &str, at: (f64, f64), what: &str) {
+    hover_until_in(raw, session, session, at, what).await
+}
+
+/// [`hover_until`] with the outline looked for in the document of `look` (an
+/// out-of-process frame's own session).
+async fn hover_until_in(raw: &mut RawCdp, session: &str, look: &str, at: (f64, f64), what: &str) {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         mouse(raw, session, at, false).await;
-        let tag = in_picker(raw, session, ".tag:not([hidden])").await;
-        let outline = in_picker(raw, session, ".box:not([hidden])").await;
+        let tag = in_picker(raw, look, ".tag:not([hidden])").await;
+        let outline = in_picker(raw, look, ".box:not([hidden])").await;
         if tag.as_deref().is_some_and(|t| t.contains(what)) && outline.is_some() {
             return;
         }
@@ -147,7 +153,10 @@ async fn hover_until(raw: &mut RawCdp, session: &str, at: (f64, f64), what: &str
 
 /// No picker host is left in the page or its frames (seen by the page's own script too).
 async fn no_picker_left(raw: &mut RawCdp, session: &str) {
-    assert!(picker_roots(raw, session).await.is_empty(), "a picker is left");
+    assert!(
+        picker_roots(raw, session).await.is_empty(),
+        "a picker is left"
+    );
     let hosts = page_eval(
         raw,
         session,
@@ -169,7 +178,12 @@ async fn a_person_picks_the_element_the_agent_asked_for(engine: Engine) {
     let person = async {
         let banner = until_picking(&mut raw, &session).await;
         hover_until(&mut raw, &session, buy, "Buy now").await;
-        screenshot(&mut raw, &session, &format!("pick-page-highlight-{engine:?}")).await;
+        screenshot(
+            &mut raw,
+            &session,
+            &format!("pick-page-highlight-{engine:?}"),
+        )
+        .await;
         mouse(&mut raw, &session, buy, true).await;
         banner
     };
@@ -203,14 +217,18 @@ async fn a_person_picks_the_element_the_agent_asked_for(engine: Engine) {
         .collect();
     assert_eq!(codes[0], r#"getByTestId("buy-button")"#, "{codes:?}");
     assert_eq!(
-        codes[1],
-        r#"getByRole("button", { name: "Buy now" })"#,
+        codes[1], r#"getByRole("button", { name: "Buy now" })"#,
         "{codes:?}"
     );
     assert!(codes.contains(&r##"locator("#buy")"##), "{codes:?}");
 
     // The person's click was the picker's: the page saw neither press nor click.
-    let seen = page_eval(&mut raw, &session, "[window.pageClicks, window.pagePresses]").await;
+    let seen = page_eval(
+        &mut raw,
+        &session,
+        "[window.pageClicks, window.pagePresses]",
+    )
+    .await;
     assert_eq!(seen, json!([0, 0]), "the pick click reached the page");
     no_picker_left(&mut raw, &session).await;
 
@@ -262,8 +280,17 @@ async fn a_pick_nobody_answers_ends_cleanly(engine: Engine) {
     let began = Instant::now();
     let timed_out = k.call("browser_pick", json!({"timeout": 1.5})).await;
     let took = began.elapsed();
-    assert_eq!(timed_out.code().as_deref(), Some("TIMEOUT"), "{}", timed_out.text);
-    assert!(timed_out.text.contains("within 1.5 s"), "{}", timed_out.text);
+    assert_eq!(
+        timed_out.code().as_deref(),
+        Some("TIMEOUT"),
+        "{}",
+        timed_out.text
+    );
+    assert!(
+        timed_out.text.contains("within 1.5 s"),
+        "{}",
+        timed_out.text
+    );
     assert!(
         took >= Duration::from_millis(1500) && took < Duration::from_secs(10),
         "{took:?}"
@@ -283,7 +310,12 @@ async fn a_pick_nobody_answers_ends_cleanly(engine: Engine) {
     };
     let (synthetic, clicks) = tokio::join!(k.call("browser_pick", json!({"timeout": 2})), page);
     assert_eq!(clicks, json!(2), "the page's own clicks reached it");
-    assert_eq!(synthetic.code().as_deref(), Some("TIMEOUT"), "{}", synthetic.text);
+    assert_eq!(
+        synthetic.code().as_deref(),
+        Some("TIMEOUT"),
+        "{}",
+        synthetic.text
+    );
     no_picker_left(&mut raw, &session).await;
 
     // Esc cancels (a person's key): APPROVAL_DENIED, nothing left.
@@ -320,11 +352,25 @@ async fn a_pick_nobody_answers_ends_cleanly(engine: Engine) {
             .unwrap();
     };
     let (navigated, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 60})), page);
-    assert_eq!(navigated.code().as_deref(), Some("REF_STALE"), "{}", navigated.text);
-    assert!(navigated.text.contains("navigated"), "{}", navigated.text);
-    assert!(began.elapsed() < Duration::from_secs(20), "{:?}", began.elapsed());
     assert_eq!(
-        page_eval(&mut raw, &session, "document.querySelectorAll('kapture-picker').length").await,
+        navigated.code().as_deref(),
+        Some("REF_STALE"),
+        "{}",
+        navigated.text
+    );
+    assert!(navigated.text.contains("navigated"), "{}", navigated.text);
+    assert!(
+        began.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(
+        page_eval(
+            &mut raw,
+            &session,
+            "document.querySelectorAll('kapture-picker').length"
+        )
+        .await,
         json!(0)
     );
 }
@@ -388,10 +434,18 @@ async fn a_person_picks_from_the_panel_and_copies_a_locator() {
     let items: Vec<String> = serde_json::from_value(items).unwrap();
     assert!(items[0].contains("button \"Buy now\" [ref="), "{items:?}");
     let element_ref = items[1].clone();
-    assert!(items[0].contains(&format!("[ref={element_ref}]")), "{items:?}");
+    assert!(
+        items[0].contains(&format!("[ref={element_ref}]")),
+        "{items:?}"
+    );
     assert_eq!(items[2], r#"getByTestId("buy-button")"#, "{items:?}");
     assert_eq!(
-        page_eval(&mut page_raw, &page, "[window.pageClicks, window.pagePresses]").await,
+        page_eval(
+            &mut page_raw,
+            &page,
+            "[window.pageClicks, window.pagePresses]"
+        )
+        .await,
         json!([0, 0])
     );
     no_picker_left(&mut page_raw, &page).await;
@@ -410,7 +464,10 @@ async fn a_person_picks_from_the_panel_and_copies_a_locator() {
     let via = panel
         .eval("document.getElementById('picker').dataset.copiedVia")
         .await;
-    assert!(via == json!("clipboard") || via == json!("execCommand"), "{via}");
+    assert!(
+        via == json!("clipboard") || via == json!("execCommand"),
+        "{via}"
+    );
     let status = panel
         .eval("document.getElementById('picker-status').textContent")
         .await;
@@ -439,4 +496,84 @@ async fn a_person_picks_from_the_panel_and_copies_a_locator() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panel.shot("pick-3-cancelled").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_picks_inside_an_out_of_process_frame() {
+    let site = Site::start().unwrap();
+    let mut start = Start::debuggable();
+    start.args.push(kapture_e2e::OOP_TEST_RULES.into());
+    let k = Kapture::start(start).await;
+    let child = format!("http://oop.test:{}/frame-child.html", site.port());
+    let page = format!("{}?cross={child}", site.url("frames.html"));
+    k.ok("browser_navigate", json!({"url": page})).await;
+    // Once kapture reads the frame (its own process, its own session), the picker goes there too.
+    kapture_e2e::eventually("the frame's content", Duration::from_secs(10), || {
+        let k = &k;
+        async move {
+            let snap = k.ok("browser_snapshot", json!({})).await;
+            (snap.matches("button \"Pay now\"").count() == 2).then_some(())
+        }
+    })
+    .await;
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("frames.html").await.unwrap();
+    let targets = raw
+        .send(None, "Target.getTargets", json!({}))
+        .await
+        .unwrap();
+    let frame_target = targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["type"] == "iframe" && t["url"] == json!(child))
+        .unwrap_or_else(|| panic!("no out-of-process frame: {targets}"))["targetId"]
+        .clone();
+    let attached = raw
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": frame_target, "flatten": true}),
+        )
+        .await
+        .unwrap();
+    let frame = attached["sessionId"].as_str().unwrap().to_string();
+    let outer = page_eval(&mut raw, &session, "(() => { const f = document.getElementById('cross'); const o = f.getBoundingClientRect(); return [o.left + f.clientLeft, o.top + f.clientTop]; })()").await;
+    let inner = page_eval(&mut raw, &frame, "(() => { const r = document.getElementById('pay').getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()").await;
+    let pay = (
+        outer[0].as_f64().unwrap() + inner[0].as_f64().unwrap(),
+        outer[1].as_f64().unwrap() + inner[1].as_f64().unwrap(),
+    );
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        hover_until_in(&mut raw, &session, &frame, pay, "Pay now").await;
+        screenshot(&mut raw, &session, "pick-page-out-of-process-frame").await;
+        mouse(&mut raw, &session, pay, true).await;
+    };
+    let (picked, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 60})), person);
+    assert!(!picked.is_error, "{}", picked.text);
+    assert!(
+        picked.text.contains("button \"Pay now\" [ref=f"),
+        "{}",
+        picked.text
+    );
+    let structured = picked.structured.clone().expect("structuredContent");
+    assert_eq!(structured["frameUrl"], json!(child), "{structured}");
+    let state = "document.getElementById('state').textContent";
+    assert_eq!(page_eval(&mut raw, &frame, state).await, json!("not paid"));
+    assert!(
+        picker_roots(&mut raw, &frame).await.is_empty(),
+        "a picker is left in the frame"
+    );
+    k.ok("browser_click", json!({"ref": structured["ref"]}))
+        .await;
+    // The frame's own process runs the handler: polled, with a deadline.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while page_eval(&mut raw, &frame, state).await != json!("paid with ") {
+        assert!(
+            Instant::now() < deadline,
+            "the picked ref did not click in the frame"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -12,7 +12,7 @@ use crate::methods::{Pick, Picked, PickedLocator, PICK_DEFAULT_SECS, PICK_MAX_SE
 use crate::platform;
 use crate::protocol::{ErrorCode, WireError};
 use crate::recorder::{self, ElementDescriptor, Locator};
-use crate::snapshot::{self, FrameKey, Page, RawNode, RenderOptions, RefTable, Walk};
+use crate::snapshot::{self, FrameKey, Page, RawNode, RefTable, RenderOptions, Walk};
 
 /// Longest one poll of a frame waits in the page for an outcome.
 const POLL_WAIT_MS: f64 = 250.0;
@@ -312,9 +312,7 @@ pub fn playwright(l: &Locator) -> String {
 /// Time a pick's command needs at most for a wait of `secs` (the person's wait and the
 /// grace for installing, removing and answering).
 pub fn command_ms(secs: Option<f64>) -> u64 {
-    let secs = secs
-        .unwrap_or(PICK_DEFAULT_SECS)
-        .clamp(0.0, PICK_MAX_SECS);
+    let secs = secs.unwrap_or(PICK_DEFAULT_SECS).clamp(0.0, PICK_MAX_SECS);
     (secs * 1000.0) as u64 + crate::methods::PICK_GRACE_MS
 }
 

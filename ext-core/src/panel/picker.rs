@@ -95,7 +95,11 @@ pub fn mount(container_id: &str, tab_id: TabId) -> Option<Rc<Picker>> {
     let cancel = el(
         &doc,
         "button",
-        &[("type", "button"), ("id", &picker.id("cancel")), ("hidden", "")],
+        &[
+            ("type", "button"),
+            ("id", &picker.id("cancel")),
+            ("hidden", ""),
+        ],
         "Cancel",
     );
     controls.append_child(&start).ok();
@@ -265,7 +269,12 @@ impl Picker {
             return;
         };
         out.set_inner_html("");
-        let text = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let text = |k: &str| {
+            data.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
         let list = el(&self.doc, "ol", &[("class", "rows pick-items")], "");
         let mut items = vec![
             ("line".to_string(), text("line")),
@@ -334,7 +343,10 @@ async fn copy_text(doc: &Document, text: &str) -> &'static str {
     if let Some(nav) = web_sys::window().and_then(|w| get(&w, "navigator")) {
         let clip = get(&nav, "clipboard").filter(|c| c.is_object());
         let write = clip.as_ref().and_then(|c| get(c, "writeText"));
-        if let (Some(clip), Some(write)) = (clip, write.and_then(|w| w.dyn_into::<js_sys::Function>().ok())) {
+        if let (Some(clip), Some(write)) = (
+            clip,
+            write.and_then(|w| w.dyn_into::<js_sys::Function>().ok()),
+        ) {
             if let Ok(promise) = write.call1(&clip, &JsValue::from_str(text)) {
                 let promise: js_sys::Promise = promise.unchecked_into();
                 if wasm_bindgen_futures::JsFuture::from(promise).await.is_ok() {

@@ -120,10 +120,15 @@ mod tests {
         assert!(text.starts_with("Picked in tab 3: button \"Buy\" [ref=e4]\n"));
         assert!(text.contains("Use ref e4 with browser_click"));
         assert_eq!(text.lines().count(), 5, "{text}");
-        assert!(!text.lines().any(|l| l.starts_with("Hint:") || l.starts_with("Error")));
+        assert!(!text
+            .lines()
+            .any(|l| l.starts_with("Hint:") || l.starts_with("Error")));
         let json = picked_json(&p);
         assert_eq!(json["ref"], "e4");
         assert_eq!(json["locators"][0]["by"], "text");
-        assert!(!json["locators"][0]["code"].as_str().unwrap().contains('\u{2028}'));
+        assert!(!json["locators"][0]["code"]
+            .as_str()
+            .unwrap()
+            .contains('\u{2028}'));
     }
 }
