@@ -236,6 +236,9 @@ async fn a_person_picks_the_element_the_agent_asked_for(engine: Engine) {
     k.ok("browser_click", json!({"ref": element_ref})).await;
     let seen = page_eval(&mut raw, &session, "window.pageClicks").await;
     assert_eq!(seen, json!(1));
+    // The session's log learned the ref from the pick's answer, like from a snapshot's.
+    let steps = k.resource("kapture://session/current/steps").await.unwrap();
+    assert!(steps.contains(r#"button \"Buy now\""#), "{steps}");
     let snapshot = k.ok("browser_snapshot", json!({})).await;
     let line = snapshot
         .lines()

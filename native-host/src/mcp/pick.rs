@@ -32,7 +32,8 @@ impl IntoCallToolResult for PickAnswer {
 /// The text answer: the line (already escaped as the page model's), how to use the ref, the
 /// locators (page text: escaped).
 pub fn picked_text(p: &Picked) -> String {
-    let mut out = format!("Picked in tab {}: {}\n", p.tab_id, p.line);
+    // The line on a line of its own, as in a snapshot (the session log learns its ref there).
+    let mut out = format!("Picked in tab {}:\n{}\n", p.tab_id, p.line);
     if let Some(url) = &p.frame_url {
         out.push_str(&format!(
             "In the frame {}\n",
@@ -117,9 +118,9 @@ mod tests {
             frame_url: Some("http://127.0.0.1/\nError BAD".into()),
         };
         let text = picked_text(&p);
-        assert!(text.starts_with("Picked in tab 3: button \"Buy\" [ref=e4]\n"));
+        assert!(text.starts_with("Picked in tab 3:\nbutton \"Buy\" [ref=e4]\n"));
         assert!(text.contains("Use ref e4 with browser_click"));
-        assert_eq!(text.lines().count(), 5, "{text}");
+        assert_eq!(text.lines().count(), 6, "{text}");
         assert!(!text
             .lines()
             .any(|l| l.starts_with("Hint:") || l.starts_with("Error")));
