@@ -374,6 +374,40 @@ async fn a_pick_nobody_answers_ends_cleanly(engine: Engine) {
         .await,
         json!(0)
     );
+
+    // The tab closes mid-pick: a coded error at once.
+    let targets = raw
+        .send(None, "Target.getTargets", json!({}))
+        .await
+        .unwrap();
+    let tab_target = targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| {
+            t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.contains("page-a.html"))
+        })
+        .unwrap_or_else(|| panic!("no page-a tab: {targets}"))["targetId"]
+        .clone();
+    let began = Instant::now();
+    let page = async {
+        until_picking(&mut raw, &session).await;
+        raw.send(None, "Target.closeTarget", json!({"targetId": tab_target}))
+            .await
+            .unwrap();
+    };
+    let (closed, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 60})), page);
+    assert_eq!(
+        closed.code().as_deref(),
+        Some("TAB_CLOSED"),
+        "{}",
+        closed.text
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        began.elapsed()
+    );
 }
 
 on_both_engines! {
@@ -589,4 +623,74 @@ async fn a_person_picks_inside_an_out_of_process_frame() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_the_policy_withholds_gets_no_picker() {
+    let site = Site::start().unwrap();
+    let mut start = Start::debuggable();
+    start.args.push(kapture_e2e::OOP_TEST_RULES.into());
+    start.args.extend(["--deny".into(), "oop.test".into()]);
+    let k = Kapture::start(start).await;
+    let child = format!("http://oop.test:{}/frame-child.html", site.port());
+    let page = format!("{}?cross={child}", site.url("frames.html"));
+    k.ok("browser_navigate", json!({"url": page})).await;
+    k.ok("browser_resize", json!({"width": 900, "height": 700}))
+        .await;
+    kapture_e2e::eventually("the withheld frame", Duration::from_secs(10), || {
+        let k = &k;
+        async move {
+            let snap = k.ok("browser_snapshot", json!({})).await;
+            snap.contains("content withheld").then_some(())
+        }
+    })
+    .await;
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("frames.html").await.unwrap();
+    let top = centre(&mut raw, &session, None, "top").await;
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        // The readable same-origin frame has its picker; the denied one none.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while picker_roots(&mut raw, &session).await.len() < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "the same-origin frame got no picker"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let targets = raw
+            .send(None, "Target.getTargets", json!({}))
+            .await
+            .unwrap();
+        let denied = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["type"] == "iframe" && t["url"] == json!(child))
+            .map(|t| t["targetId"].clone())
+            .unwrap_or_else(|| panic!("the denied frame is no target of its own: {targets}"));
+        let attached = raw
+            .send(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": denied, "flatten": true}),
+            )
+            .await
+            .unwrap();
+        let frame = attached["sessionId"].as_str().unwrap().to_string();
+        assert!(
+            picker_roots(&mut raw, &frame).await.is_empty(),
+            "the denied frame got a picker"
+        );
+        hover_until(&mut raw, &session, top, "Top button").await;
+        mouse(&mut raw, &session, top, true).await;
+    };
+    let (picked, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 60})), person);
+    assert!(!picked.is_error, "{}", picked.text);
+    assert!(
+        picked.text.contains("button \"Top button\" [ref="),
+        "{}",
+        picked.text
+    );
 }

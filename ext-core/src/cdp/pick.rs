@@ -162,8 +162,11 @@ pub async fn pick<S: CdpSession>(s: &S, p: &Pick) -> Result<Picked, WireError> {
                     )));
                     still.push(f.clone());
                 }
-                Ok(Outcome::Gone) | Err(_) if *f == main => {
-                    done = Some(Err(navigated()));
+                Ok(Outcome::Gone) if *f == main => done = Some(Err(navigated())),
+                // A document gone is the navigation; anything else (a closed tab) says itself.
+                Err(e) if *f == main => {
+                    let gone = e.code == ErrorCode::RefStale || super::context_gone(&e);
+                    done = Some(Err(if gone { navigated() } else { e }));
                 }
                 // A child frame that navigated or went away is left out from now on.
                 Ok(Outcome::Gone) | Err(_) => {}
