@@ -455,11 +455,21 @@ async fn a_person_picks_from_the_panel_and_copies_a_locator() {
         .await;
     panel.shot("pick-1-picking").await;
 
-    // The person points and clicks in the page, with real input.
+    // The person points and clicks in the page, with real input (the page in front, as
+    // beside its DevTools: a hidden page acknowledges input only after seconds).
+    page_raw
+        .send(Some(&page), "Page.bringToFront", json!({}))
+        .await
+        .unwrap();
     until_picking(&mut page_raw, &page).await;
     hover_until(&mut page_raw, &page, buy, "Buy now").await;
     screenshot(&mut page_raw, &page, "pick-page-from-panel").await;
     mouse(&mut page_raw, &page, buy, true).await;
+    panel
+        .raw
+        .send(Some(&panel.session), "Page.bringToFront", json!({}))
+        .await
+        .unwrap();
     let items = panel
         .until(
             "the picked element in the panel",
@@ -486,8 +496,8 @@ async fn a_person_picks_from_the_panel_and_copies_a_locator() {
     no_picker_left(&mut page_raw, &page).await;
     panel.shot("pick-2-result").await;
 
-    // Copy the role locator: what was handed to the copy call is exactly that text, and
-    // the clipboard holds it when the browser lets the test read it.
+    // Copy the role locator: what was handed to the copy call is exactly that text, and the
+    // clipboard holds it (read back once the test grants the panel's origin reading).
     panel.click("#picker-copy-3").await;
     let copied = panel
         .until(
@@ -499,14 +509,47 @@ async fn a_person_picks_from_the_panel_and_copies_a_locator() {
     let via = panel
         .eval("document.getElementById('picker').dataset.copiedVia")
         .await;
-    assert!(
-        via == json!("clipboard") || via == json!("execCommand"),
-        "{via}"
+    assert_eq!(
+        via,
+        json!("clipboard"),
+        "an extension page may use the clipboard API"
     );
     let status = panel
         .eval("document.getElementById('picker-status').textContent")
         .await;
     assert_eq!(status, json!("Copied 2. role."));
+    panel
+        .raw
+        .send(
+            None,
+            "Browser.grantPermissions",
+            json!({"permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"], "origin": format!("chrome-extension://{}", kapture_e2e::panel::EXTENSION_ID)}),
+        )
+        .await
+        .unwrap();
+    let clipboard = panel
+        .eval("navigator.clipboard.readText().catch((e) => 'unreadable: ' + e)")
+        .await;
+    eprintln!("copied via {via}; the clipboard holds {clipboard}");
+    assert_eq!(clipboard, copied, "what the clipboard holds");
+    // Where the clipboard API is refused (a DevTools panel's frame may be), the fallback
+    // copies all the same.
+    panel
+        .eval("navigator.clipboard.writeText = () => Promise.reject(new Error('refused')); true")
+        .await;
+    panel.click("#picker-copy-1").await;
+    panel
+        .until(
+            "the fallback copy",
+            "document.getElementById('picker').dataset.copiedVia === 'execCommand'",
+        )
+        .await;
+    let clipboard = panel.eval("navigator.clipboard.readText()").await;
+    assert_eq!(clipboard, json!(element_ref), "the fallback's copy");
+    let status = panel
+        .eval("document.getElementById('picker-status').textContent")
+        .await;
+    assert_eq!(status, json!("Copied ref."));
 
     // The ref from the panel drives the page like a snapshot's.
     k.ok("browser_click", json!({"ref": element_ref})).await;
@@ -518,6 +561,7 @@ async fn a_person_picks_from_the_panel_and_copies_a_locator() {
     // Cancel in the panel: the overlay goes, the panel says so.
     panel.click("#picker-start").await;
     until_picking(&mut page_raw, &page).await;
+    panel.shot("pick-3-picking-again").await;
     panel.click("#picker-cancel").await;
     panel
         .until(
@@ -530,7 +574,7 @@ async fn a_person_picks_from_the_panel_and_copies_a_locator() {
         assert!(Instant::now() < deadline, "the overlay stayed after Cancel");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panel.shot("pick-3-cancelled").await;
+    panel.shot("pick-4-cancelled").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
