@@ -218,6 +218,7 @@ commands! {
     PrintPdf(PrintPdf),
     Highlight(Highlight),
     Recorder(Recorder),
+    Pick(Pick),
 }
 
 // Every tab command is judged: one without a category would pass the gate unjudged.
@@ -1465,6 +1466,74 @@ pub struct RecorderState {
     pub start_url: Option<String>,
     #[serde(default)]
     pub steps: Vec<crate::recorder::RecordedStep>,
+}
+
+/// The picker's default wait for the person, in seconds.
+pub const PICK_DEFAULT_SECS: f64 = 60.0;
+/// The picker's longest wait, in seconds (the tool's whole call stays under kapture's
+/// 300 s call limit).
+pub const PICK_MAX_SECS: f64 = 240.0;
+/// Time a pick's command gets beyond the person's wait: the overlay installed and removed,
+/// the answer built.
+pub const PICK_GRACE_MS: u64 = 10_000;
+
+/// Ask the person to point at an element of the page: an outline follows the mouse, a click
+/// picks (the page never sees it), Esc cancels.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct Pick {
+    /// What to ask the person, shown in the page's banner (e.g. "the price of the first
+    /// result").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient::opt_text")]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::opt_text_schema"))]
+    pub prompt: Option<String>,
+    /// Seconds to wait for the person (default 60, at most 240); then TIMEOUT, the page
+    /// left as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+    /// The panel picks in short rounds so that its Cancel is heard between them: rounds
+    /// with the same `keep` share one overlay, and a round that ends without a pick leaves
+    /// it in the page (its watchdog removes it when no round follows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub keep: Option<String>,
+    /// Remove the picker (of `keep`, else any) and answer at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub cancel: bool,
+}
+method!(
+    Pick,
+    "pick",
+    Picked,
+    READ,
+    timeout = PICK_DEFAULT_SECS as u64 * 1000 + PICK_GRACE_MS,
+    page_text
+);
+
+/// The element a person picked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Picked {
+    pub tab_id: TabId,
+    /// The element's line of the page model (escaped like every snapshot line), with its ref.
+    pub line: String,
+    /// A ref of the page model: the element tools take it as it is.
+    #[serde(rename = "ref")]
+    pub element_ref: String,
+    /// The recorder's locators of the element, best first.
+    pub locators: Vec<PickedLocator>,
+    /// The URL of the frame holding the element, when it is not the main frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_url: Option<String>,
+}
+
+/// One locator of a picked element, and the same as a Playwright locator expression (raw
+/// page text: whoever shows it in a text answer escapes it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PickedLocator {
+    pub locator: crate::recorder::Locator,
+    pub code: String,
 }
 
 #[cfg(test)]

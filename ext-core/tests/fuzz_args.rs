@@ -85,6 +85,7 @@ const CHECKERS: &[(&str, Checker)] = checkers![
     PrintPdf,
     Highlight,
     Recorder,
+    Pick,
 ];
 
 fn checker(method: &str) -> Checker {
@@ -148,6 +149,7 @@ fn example(method: &str) -> Value {
         "recorder" => {
             json!({"action": "stop", "name": "n", "title": "t", "description": "d", "tags": ["a"], "dependencies": ["b"]})
         }
+        "pick" => json!({"prompt": "the price", "timeout": 5.5, "keep": "k", "cancel": true}),
         other => panic!("no example for {other}: add one"),
     }
 }
@@ -186,6 +188,7 @@ const LENIENT: &[(&str, &[&str])] = &[
     ("cookies", &["value"]),
     ("storage", &["key", "value"]),
     ("network_request", &["id"]),
+    ("pick", &["prompt"]),
 ];
 
 /// Whether the slot at `path` of `method`'s params is such a text field; `values/*` names

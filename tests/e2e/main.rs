@@ -21,6 +21,7 @@ mod navigation; // actions that load a page: named, answered on the new page; sn
 mod oopif; // cross-site frames Chrome runs in another process: read or said, denied ones withheld
 mod page_model; // snapshots, refs, frames, folding, reads, waits, forms
 mod panel; // the Kapture panel driven like a person, with screenshots
+mod picker; // the element picker: browser_pick and the panel's Pick, driven with real mouse input
 mod policy; // deny, safe mode, approvals in the Kapture window, origin binding, redirects
 mod real_apps;
 mod recorder; // a recorded flow saved as a scenario with sealed secrets

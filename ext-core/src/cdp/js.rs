@@ -210,8 +210,42 @@ pub const WAIT_CHECK: &str = r#"(text, textGone, sel, gone) => {
 /// Readable content as Markdown: headings, paragraphs, lists, links, code, tables, quotes.
 pub const MARKDOWN: &str = include_str!("page/markdown.js");
 
-/// The recorder's capture script (see `page/recorder.js`), run in its own world.
-pub const RECORDER: &str = include_str!("page/recorder.js");
+/// The recorder's capture script (see `page/recorder.js`), run in its own world, after the
+/// element descriptor it shares with the picker (in one block: run again in the same world,
+/// it declares nothing twice).
+pub const RECORDER: &str = concat!(
+    "{\n",
+    include_str!("page/describe.js"),
+    include_str!("page/recorder.js"),
+    "}\n"
+);
+
+/// The element picker's installer (see `page/pick.js`): a function `(token, opts)` with the
+/// recorder's element descriptor in scope.
+pub const PICK_START: &str = concat!(
+    "(() => {\n",
+    include_str!("page/describe.js"),
+    "return (",
+    include_str!("page/pick.js"),
+    ");\n})()"
+);
+
+/// The picker's outcome in this frame: `{picked: {id, descriptor, what}}`, `{cancelled}`,
+/// `{waiting}` after `waitMs` without one, or `{gone}` when no picker of `token` is here
+/// (the document was replaced). Each poll keeps the picker's watchdog quiet.
+pub const PICK_POLL: &str = r#"async (token, waitMs) => {
+  const p = K.pick;
+  if (!p || p.token !== token) return { gone: true };
+  p.seenAt = Date.now();
+  const timer = new Promise((res) => setTimeout(() => res(null), waitMs));
+  return (await Promise.race([p.done, timer])) || { waiting: true };
+}"#;
+
+/// Remove the picker of `token` (any picker when `token` is null) with every trace of it.
+pub const PICK_END: &str = r#"(token) => {
+  if (K.pick && (token === null || K.pick.token === token)) K.pick.end();
+  return true;
+}"#;
 
 /// The recorder's in-page widget (see `page/widget.js`), in the recorder's world.
 pub const RECORDER_WIDGET: &str = include_str!("page/widget.js");

@@ -7,6 +7,7 @@ pub mod js;
 pub mod keys;
 mod more;
 pub mod navigation;
+pub mod pick;
 mod read;
 pub mod world;
 

@@ -4,6 +4,7 @@
 //! service worker, over a `chrome.runtime` port.
 
 pub mod form;
+pub mod picker;
 pub mod side;
 
 use std::cell::{Cell, RefCell};
@@ -42,6 +43,8 @@ struct Ui {
     pending: RefCell<HashMap<u64, Callback>>,
     history: RefCell<Vec<HistoryEntry>>,
     got_state: Cell<bool>,
+    /// The "Pick an element" component, once a tab is known.
+    picker: RefCell<Option<Rc<picker::Picker>>>,
 }
 
 pub(crate) fn by_id<T: JsCast>(doc: &Document, id: &str) -> T {
@@ -680,6 +683,11 @@ impl Ui {
     /// Point the panel at a tab: subscribe and show what it is.
     fn use_tab(self: &Rc<Self>, tab: i32) {
         self.tab.set(Some(tab));
+        let mounted = self.picker.borrow().clone();
+        match mounted {
+            Some(p) => p.set_tab(tab),
+            None => *self.picker.borrow_mut() = picker::mount("picker", tab),
+        }
         self.send(&PanelRequest::Subscribe { tab_id: tab });
         let ui = self.clone();
         self.run("tabs.list", json!({}), true, move |_, data, _| {
@@ -771,6 +779,7 @@ impl PanelUi {
             pending: RefCell::default(),
             history: RefCell::default(),
             got_state: Cell::new(false),
+            picker: RefCell::default(),
         });
         PanelUi { ui }
     }

@@ -127,12 +127,17 @@ impl KaptureServer {
                 text.text = mask(&text.text);
             }
         }
-        if let Some(serde_json::Value::Object(sc)) = result.structured_content.as_mut() {
-            for value in sc.values_mut() {
-                if let serde_json::Value::String(text) = value {
-                    *text = mask(text);
-                }
+        // Every string of the structured copy, nested ones too (a picked element's locators).
+        fn walk(value: &mut serde_json::Value, mask: &dyn Fn(&str) -> String) {
+            match value {
+                serde_json::Value::String(text) => *text = mask(text),
+                serde_json::Value::Array(items) => items.iter_mut().for_each(|v| walk(v, mask)),
+                serde_json::Value::Object(map) => map.values_mut().for_each(|v| walk(v, mask)),
+                _ => {}
             }
+        }
+        if let Some(sc) = result.structured_content.as_mut() {
+            walk(sc, &mask);
         }
     }
 }
@@ -209,5 +214,6 @@ ran_on!(
     methods::Waited,
     methods::Downloaded,
     methods::Pdf,
-    methods::RecorderState
+    methods::RecorderState,
+    methods::Picked
 );

@@ -1,5 +1,6 @@
 // Kapture's recorder capture, in its own isolated world: it only forwards what a person
 // does (trusted events) with a description of the element; Rust decides what it means.
+// Runs after page/describe.js, in the same block (see `cdp/js.rs`).
 (() => {
   if (globalThis.__kaptureRecorder) return;
   globalThis.__kaptureRecorder = true;
@@ -12,63 +13,8 @@
   // What a person does in Kapture's own widget is not part of the flow.
   const ours = (e) => !!globalThis.__kaptureWidgetHost && e.composedPath().includes(globalThis.__kaptureWidgetHost);
   const clip = (s, n) => (s || '').replace(/\s+/g, ' ').trim().slice(0, n);
-  const cssPath = (el) => {
-    const parts = [];
-    for (let e = el; e && e.nodeType === 1 && parts.length < 8; e = e.parentElement) {
-      if (e.id && /^[A-Za-z][\w-]*$/.test(e.id)) { parts.unshift('#' + e.id); break; }
-      let part = e.localName;
-      const same = e.parentElement ? [...e.parentElement.children].filter((c) => c.localName === e.localName) : [];
-      if (same.length > 1) part += ':nth-of-type(' + (same.indexOf(e) + 1) + ')';
-      parts.unshift(part);
-    }
-    return parts.join(' > ');
-  };
-  const xpath = (el) => {
-    const parts = [];
-    for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
-      const same = e.parentElement ? [...e.parentElement.children].filter((c) => c.localName === e.localName) : [e];
-      parts.unshift(e.localName + '[' + (same.indexOf(e) + 1) + ']');
-    }
-    return '/' + parts.join('/');
-  };
-  const implicitRole = (el) => {
-    const t = el.localName;
-    if (t === 'button') return 'button';
-    if (t === 'a' && el.hasAttribute('href')) return 'link';
-    if (t === 'select') return 'combobox';
-    if (t === 'textarea') return 'textbox';
-    if (t === 'input') {
-      const ty = (el.type || 'text').toLowerCase();
-      if (ty === 'checkbox' || ty === 'radio') return ty;
-      if (['button', 'submit', 'reset'].includes(ty)) return 'button';
-      return 'textbox';
-    }
-    return '';
-  };
-  const labelOf = (el) => (el.labels && el.labels[0] ? clip(el.labels[0].innerText, 80) : '');
-  const describe = (el) => {
-    const form = el.form || (el.closest && el.closest('form'));
-    const heading = form && form.querySelector('h1,h2,h3,legend');
-    const label = labelOf(el);
-    const text = ['input', 'textarea', 'select'].includes(el.localName) ? '' : clip(el.innerText, 80);
-    return {
-      tag: el.localName,
-      id: el.id || '',
-      name: el.getAttribute('name') || '',
-      testId: el.getAttribute('data-testid') || el.getAttribute('data-test') || el.getAttribute('data-qa') || '',
-      role: el.getAttribute('role') || implicitRole(el),
-      accessibleName: clip(el.getAttribute('aria-label') || label || text || el.getAttribute('placeholder') || el.getAttribute('title') || '', 80),
-      label,
-      text,
-      inputType: el.localName === 'input' ? (el.type || 'text').toLowerCase() : '',
-      autocomplete: el.getAttribute('autocomplete') || '',
-      placeholder: el.getAttribute('placeholder') || '',
-      cssPath: cssPath(el),
-      xpath: xpath(el),
-      formHasPassword: !!(form && form.querySelector('input[type=password]')),
-      formHint: form ? clip([form.id, form.getAttribute('name'), form.getAttribute('action'), heading && heading.innerText].filter(Boolean).join(' '), 120) : '',
-    };
-  };
+  // `descriptorOf` (page/describe.js) is in scope: the recorder's description of an element.
+  const describe = descriptorOf;
   // Shortly after an action, what the page shows: whether it changed, a dialog, an alert.
   let mutations = 0;
   new MutationObserver((list) => { mutations += list.length; })

@@ -1,0 +1,433 @@
+//! The element picker: a person points at an element (an outline follows the mouse in
+//! Kapture's world of every frame it may read, a trusted click picks, Esc cancels) and the
+//! answer is the element's page-model line with a real ref of the page model, and the
+//! recorder's ranked locators. Page side in `page/pick.js`; the polling, the deadline, the
+//! clean-up and the answer here, target-independent.
+
+use serde_json::{json, Value};
+
+use super::world::{self, FrameInfo};
+use super::{js, CdpSession};
+use crate::methods::{Pick, Picked, PickedLocator, PICK_DEFAULT_SECS, PICK_MAX_SECS};
+use crate::platform;
+use crate::protocol::{ErrorCode, WireError};
+use crate::recorder::{self, ElementDescriptor, Locator};
+use crate::snapshot::{self, FrameKey, Page, RawNode, RefTable, RenderOptions, Walk};
+
+/// Longest one poll of a frame waits in the page for an outcome.
+const POLL_WAIT_MS: f64 = 250.0;
+/// A picker no poll reached for this long removes itself (the command ended otherwise).
+const IDLE_MS: u64 = 3_000;
+/// Nodes the walk under the picked element reads: only its own line is answered.
+const WALK_NODES: u32 = 200;
+/// Longest prompt shown in the page.
+const PROMPT_MAX: usize = 300;
+
+/// How a pick ended in one frame's poll.
+#[derive(Debug, Clone, PartialEq)]
+enum Outcome {
+    Waiting,
+    Picked {
+        id: u32,
+        descriptor: Box<ElementDescriptor>,
+    },
+    Cancelled,
+    /// No picker of this pick in the frame: its document was replaced.
+    Gone,
+}
+
+fn outcome(v: &Value) -> Outcome {
+    if let Some(p) = v.get("picked") {
+        let id = p.get("id").and_then(Value::as_u64).unwrap_or(0) as u32;
+        let descriptor = p
+            .get("descriptor")
+            .cloned()
+            .and_then(|d| serde_json::from_value(d).ok())
+            .unwrap_or_default();
+        return Outcome::Picked {
+            id,
+            descriptor: Box::new(descriptor),
+        };
+    }
+    if v.get("cancelled").and_then(Value::as_bool) == Some(true) {
+        return Outcome::Cancelled;
+    }
+    if v.get("gone").and_then(Value::as_bool) == Some(true) {
+        return Outcome::Gone;
+    }
+    Outcome::Waiting
+}
+
+/// The person's wait in seconds, or `BAD_ARGS`.
+fn wait_secs(p: &Pick) -> Result<f64, WireError> {
+    let secs = p.timeout.unwrap_or(PICK_DEFAULT_SECS);
+    if !(secs > 0.0 && secs <= PICK_MAX_SECS) {
+        return Err(WireError::new(
+            ErrorCode::BadArgs,
+            format!("timeout is in seconds, more than 0 and at most {PICK_MAX_SECS}"),
+        ));
+    }
+    Ok(secs)
+}
+
+fn navigated() -> WireError {
+    WireError::new(
+        ErrorCode::RefStale,
+        "the page navigated during the pick: nothing was picked (the picker went with the old page); ask again on the new page",
+    )
+}
+
+/// Remove the picker from every frame it was put in (best effort: a frame may be gone).
+async fn end_all<S: CdpSession>(s: &S, frames: &[String], token: &str) {
+    for f in frames {
+        let _ = world::run(s, f, js::PICK_END, &[json!(token)]).await;
+    }
+}
+
+/// Let the person pick an element of the tab's page.
+pub async fn pick<S: CdpSession>(s: &S, p: &Pick) -> Result<Picked, WireError> {
+    let secs = wait_secs(p)?;
+    let tree = world::refresh_frames(s).await?;
+    let main = tree[0].id.clone();
+    if p.cancel {
+        let ids: Vec<String> = tree.iter().map(|f| f.id.clone()).collect();
+        for f in &ids {
+            let _ = world::run(s, f, js::PICK_END, &[json!(p.keep)]).await;
+        }
+        return Err(WireError::new(
+            ErrorCode::ApprovalDenied,
+            "the pick was cancelled: nothing was picked",
+        ));
+    }
+    let token = p
+        .keep
+        .clone()
+        .unwrap_or_else(|| format!("pick-{}-{}", s.tab_id(), platform::now_ms() as u64));
+    let prompt = p
+        .prompt
+        .as_deref()
+        .map(|t| t.chars().take(PROMPT_MAX).collect::<String>());
+    // Every frame Kapture may read gets the picker (out-of-process ones through their own
+    // session): the main frame must, a child frame that cannot is left out.
+    let mut frames: Vec<String> = Vec::new();
+    for f in &tree {
+        let opts = json!({
+            "ms": secs * 1000.0,
+            "banner": f.id == main,
+            "prompt": prompt,
+            "idleMs": IDLE_MS,
+        });
+        match world::run(s, &f.id, js::PICK_START, &[json!(token), opts]).await {
+            Ok(_) => frames.push(f.id.clone()),
+            Err(e) if f.id == main => {
+                end_all(s, &frames, &token).await;
+                return Err(e);
+            }
+            Err(_) => {}
+        }
+    }
+    let loader = s.events().borrow().frame_loader(&main);
+    let started = platform::now_ms();
+    let deadline = started + secs * 1000.0;
+    // Bounded in time by the deadline, and in count: each round waits up to a poll's time.
+    let rounds = (secs * 1000.0 / POLL_WAIT_MS) as usize * 4 + 100;
+    for _ in 0..rounds {
+        let left = deadline - platform::now_ms();
+        if left <= 0.0 {
+            break;
+        }
+        if s.events().borrow().frame_loader(&main) != loader {
+            end_all(s, &frames, &token).await;
+            return Err(navigated());
+        }
+        let wait = left.clamp(1.0, POLL_WAIT_MS).round();
+        let args = [json!(token), json!(wait)];
+        let polls = frames
+            .iter()
+            .map(|f| world::run(s, f, js::PICK_POLL, &args));
+        let answers = futures::future::join_all(polls).await;
+        let mut still = Vec::new();
+        let mut done = None;
+        for (f, answer) in frames.iter().zip(answers) {
+            match answer.map(|v| outcome(&v)) {
+                Ok(Outcome::Waiting) => still.push(f.clone()),
+                Ok(Outcome::Picked { id, descriptor }) if done.is_none() => {
+                    done = Some(Ok((f.clone(), id, descriptor)));
+                    still.push(f.clone());
+                }
+                Ok(Outcome::Cancelled) if done.is_none() => {
+                    done = Some(Err(WireError::new(
+                        ErrorCode::ApprovalDenied,
+                        "the person cancelled the pick (Esc): nothing was picked",
+                    )));
+                    still.push(f.clone());
+                }
+                Ok(Outcome::Gone) if *f == main => done = Some(Err(navigated())),
+                // A document gone is the navigation; anything else (a closed tab) says itself.
+                Err(e) if *f == main => {
+                    let gone = e.code == ErrorCode::RefStale || super::context_gone(&e);
+                    done = Some(Err(if gone { navigated() } else { e }));
+                }
+                // A child frame that navigated or went away is left out from now on.
+                Ok(Outcome::Gone) | Err(_) => {}
+                Ok(_) => still.push(f.clone()),
+            }
+        }
+        frames = still;
+        match done {
+            None => {}
+            Some(Err(e)) => {
+                end_all(s, &frames, &token).await;
+                return Err(e);
+            }
+            Some(Ok((frame, id, descriptor))) => {
+                end_all(s, &frames, &token).await;
+                return answer(s, &tree, &frame, id, &descriptor).await;
+            }
+        }
+    }
+    if p.keep.is_none() {
+        end_all(s, &frames, &token).await;
+    }
+    Err(WireError::new(
+        ErrorCode::Timeout,
+        format!("nobody picked an element within {secs} s; the picker is gone from the page"),
+    ))
+}
+
+/// The answer for the element `id` (registry id in Kapture's world of `frame`).
+async fn answer<S: CdpSession>(
+    s: &S,
+    tree: &[FrameInfo],
+    frame: &str,
+    id: u32,
+    descriptor: &ElementDescriptor,
+) -> Result<Picked, WireError> {
+    let target = json!({"id": id, "ref": "the picked element"});
+    let raw = world::run(s, frame, js::WALKER, &[target, json!(WALK_NODES)]).await?;
+    let walk: Walk = serde_json::from_value(raw)
+        .map_err(|e| WireError::new(ErrorCode::Internal, format!("page walk: {e}")))?;
+    let key = FrameKey {
+        frame_id: frame.to_string(),
+        loader_id: s.events().borrow().frame_loader(frame).unwrap_or_default(),
+    };
+    let (line, element_ref) = {
+        let mut state = s.events().borrow_mut();
+        line_of(walk, &key, id, descriptor, &mut state.refs)
+    };
+    let frame_url = tree
+        .iter()
+        .find(|f| f.id == frame && f.parent.is_some())
+        .map(|f| f.url.clone());
+    Ok(Picked {
+        tab_id: s.tab_id(),
+        line,
+        element_ref,
+        locators: ranked(descriptor),
+        frame_url,
+    })
+}
+
+/// The picked element's page-model line and its ref: the walk's line for the element when
+/// the walk shows it, else a line made from what the recorder saw of it (an element the
+/// model folds away, such as a plain wrapper). The ref is the page model's own, from the
+/// same table, for the same registry id — never a second scheme.
+pub fn line_of(
+    walk: Walk,
+    key: &FrameKey,
+    id: u32,
+    d: &ElementDescriptor,
+    refs: &mut RefTable,
+) -> (String, String) {
+    let mut page = Page::from_walk(walk, key.clone());
+    let root = match page.node_by_local(0, id) {
+        Some(i) => i,
+        None => {
+            let role = if d.role.trim().is_empty() {
+                d.tag.clone()
+            } else {
+                d.role.clone()
+            };
+            let own = RawNode {
+                r: Some(role),
+                n: Some(d.accessible_name.clone()).filter(|n| !n.trim().is_empty()),
+                i: Some(id),
+                ..RawNode::default()
+            };
+            page = Page::from_walk(
+                Walk {
+                    nodes: vec![own],
+                    ..Walk::default()
+                },
+                key.clone(),
+            );
+            0
+        }
+    };
+    let opts = RenderOptions {
+        max_chars: 4_000,
+        depth: Some(0),
+        ..RenderOptions::default()
+    };
+    let out = snapshot::render(&page, Some(root), refs, &opts);
+    let element_ref = refs.ref_for(key, id);
+    let line = out
+        .lines
+        .first()
+        .map(|l| l.trim().to_string())
+        .unwrap_or_default();
+    (line, element_ref)
+}
+
+/// The recorder's locators of the element, best first, each with its Playwright form.
+pub fn ranked(d: &ElementDescriptor) -> Vec<PickedLocator> {
+    recorder::locators(d)
+        .into_iter()
+        .map(|l| PickedLocator {
+            code: playwright(&l),
+            locator: l,
+        })
+        .collect()
+}
+
+/// A locator as a Playwright locator expression (`getByRole("button", { name: "Buy" })`).
+pub fn playwright(l: &Locator) -> String {
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let plain_id = |id: &str| {
+        id.starts_with(|c: char| c.is_ascii_alphabetic())
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    match l {
+        Locator::TestId(v) => format!("getByTestId({})", q(v)),
+        Locator::Role(role, name) => format!("getByRole({}, {{ name: {} }})", q(role), q(name)),
+        Locator::Label(v) => format!("getByLabel({})", q(v)),
+        Locator::Id(v) if plain_id(v) => format!("locator({})", q(&format!("#{v}"))),
+        Locator::Id(v) => format!("locator({})", q(&format!("[id={}]", q(v)))),
+        Locator::Name(v) => format!("locator({})", q(&format!("[name={}]", q(v)))),
+        Locator::Text(v) => format!("getByText({})", q(v)),
+        Locator::Css(v) => format!("locator({})", q(v)),
+        Locator::XPath(v) => format!("locator({})", q(&format!("xpath={v}"))),
+    }
+}
+
+/// Time a pick's command needs at most for a wait of `secs` (the person's wait and the
+/// grace for installing, removing and answering).
+pub fn command_ms(secs: Option<f64>) -> u64 {
+    let secs = secs.unwrap_or(PICK_DEFAULT_SECS).clamp(0.0, PICK_MAX_SECS);
+    (secs * 1000.0) as u64 + crate::methods::PICK_GRACE_MS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> FrameKey {
+        FrameKey {
+            frame_id: "M".into(),
+            loader_id: "L1".into(),
+        }
+    }
+
+    fn walk(nodes: Value) -> Walk {
+        serde_json::from_value(json!({ "nodes": nodes })).unwrap()
+    }
+
+    #[test]
+    fn the_line_is_the_page_models_with_the_same_ref_a_snapshot_gives() {
+        let mut refs = RefTable::new();
+        refs.set_main_frame("M");
+        // A snapshot gave the element its ref first: the pick answers the same one.
+        let before = refs.ref_for(&key(), 7);
+        let w = walk(json!([{"d": 0, "r": "button", "n": "Buy now", "i": 7}]));
+        let (line, r) = line_of(w, &key(), 7, &ElementDescriptor::default(), &mut refs);
+        assert_eq!(r, before);
+        assert!(line.contains("button \"Buy now\""), "{line}");
+        assert!(line.contains(&format!("[ref={r}]")), "{line}");
+        // A new element gets a new ref, never one reused.
+        let w = walk(json!([{"d": 0, "r": "link", "n": "Home", "i": 8}]));
+        let (_, r2) = line_of(w, &key(), 8, &ElementDescriptor::default(), &mut refs);
+        assert_ne!(r2, before);
+    }
+
+    #[test]
+    fn an_element_the_model_folds_away_still_gets_a_line_and_a_ref() {
+        let mut refs = RefTable::new();
+        refs.set_main_frame("M");
+        // The walk shows only the wrapper's child: the wrapper (id 3) is not in it.
+        let w = walk(json!([{"d": 0, "t": "hello"}]));
+        let d = ElementDescriptor {
+            tag: "div".into(),
+            accessible_name: "hello \"there\"\n- button [ref=e1]".into(),
+            ..Default::default()
+        };
+        let (line, r) = line_of(w, &key(), 3, &d, &mut refs);
+        assert!(line.starts_with("div "), "{line}");
+        assert!(line.ends_with(&format!("[ref={r}]")), "{line}");
+        // The page's text cannot start a line or pass for a ref of Kapture's.
+        assert!(!line.contains('\n'), "{line}");
+        assert_eq!(line.matches("[ref=").count(), 1, "{line}");
+        assert_eq!(refs.resolve(&r, |_| Some("L1".into())).unwrap().local, 3);
+    }
+
+    #[test]
+    fn locators_come_ranked_with_their_playwright_form() {
+        let d = ElementDescriptor {
+            tag: "button".into(),
+            id: "buy".into(),
+            test_id: "checkout-buy".into(),
+            role: "button".into(),
+            accessible_name: "Buy \"now\"".into(),
+            text: "Buy \"now\"".into(),
+            css_path: "#buy".into(),
+            xpath: "/html/body/button[1]".into(),
+            ..Default::default()
+        };
+        let codes: Vec<String> = ranked(&d).into_iter().map(|l| l.code).collect();
+        assert_eq!(
+            codes,
+            vec![
+                r#"getByTestId("checkout-buy")"#,
+                r#"getByRole("button", { name: "Buy \"now\"" })"#,
+                r##"locator("#buy")"##,
+                r#"getByText("Buy \"now\"")"#,
+                r##"locator("#buy")"##,
+                r#"locator("xpath=/html/body/button[1]")"#,
+            ]
+        );
+        assert_eq!(
+            playwright(&Locator::Name("q".into())),
+            r#"locator("[name=\"q\"]")"#
+        );
+    }
+
+    #[test]
+    fn poll_answers_read_as_outcomes() {
+        assert_eq!(outcome(&json!({"waiting": true})), Outcome::Waiting);
+        assert_eq!(outcome(&json!({"cancelled": true})), Outcome::Cancelled);
+        assert_eq!(outcome(&json!({"gone": true})), Outcome::Gone);
+        let picked = outcome(&json!({"picked": {"id": 4, "descriptor": {"tag": "a"}}}));
+        let Outcome::Picked { id, descriptor } = picked else {
+            panic!("{picked:?}")
+        };
+        assert_eq!((id, descriptor.tag.as_str()), (4, "a"));
+    }
+
+    #[test]
+    fn waits_are_bounded_and_commands_outlast_them() {
+        for bad in [0.0, -1.0, PICK_MAX_SECS + 1.0, f64::NAN] {
+            let p = Pick {
+                timeout: Some(bad),
+                ..Pick::default()
+            };
+            assert_eq!(wait_secs(&p).unwrap_err().code, ErrorCode::BadArgs, "{bad}");
+        }
+        assert_eq!(wait_secs(&Pick::default()).unwrap(), PICK_DEFAULT_SECS);
+        assert!(command_ms(Some(5.0)) > 5_000);
+        assert_eq!(
+            command_ms(None),
+            <Pick as crate::methods::Method>::TIMEOUT_MS
+        );
+    }
+}

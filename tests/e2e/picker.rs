@@ -1,0 +1,740 @@
+//! The element picker driven like a person: while `browser_pick` (or the panel's "Pick an
+//! element") waits, a second raw DevTools client moves the mouse and clicks with real input
+//! events. The pick answers a ref that works at once and the recorder's locators; the click
+//! never reaches the page; a page script's click does not pick; Esc, a timeout and a
+//! navigation end it cleanly with no overlay left. Screenshots in target/panel-screenshots/.
+
+use std::time::{Duration, Instant};
+
+use kapture_e2e::cdp::RawCdp;
+use kapture_e2e::panel::{screenshot, Panel};
+use kapture_e2e::{on_both_engines, Engine, Kapture, Start};
+use serde_json::{json, Value};
+use www_test_pages::Site;
+
+/// Kapture on `engine` with the browser open to a raw DevTools client.
+async fn start(engine: Engine) -> Kapture {
+    match engine {
+        Engine::Extension => Kapture::start(Start::debuggable()).await,
+        Engine::Cdp => Kapture::launch_on(Engine::Cdp).await,
+    }
+}
+
+/// The shadow roots of every picker host in the page, its frames' documents included.
+async fn picker_roots(raw: &mut RawCdp, session: &str) -> Vec<i64> {
+    fn walk(node: &Value, out: &mut Vec<i64>) {
+        if node["nodeName"] == "KAPTURE-PICKER" {
+            if let Some(id) = node["shadowRoots"][0]["nodeId"].as_i64() {
+                out.push(id);
+            }
+        }
+        for key in ["children", "shadowRoots"] {
+            for child in node[key].as_array().into_iter().flatten() {
+                walk(child, out);
+            }
+        }
+        if node["contentDocument"].is_object() {
+            walk(&node["contentDocument"], out);
+        }
+    }
+    let doc = raw
+        .send(
+            Some(session),
+            "DOM.getDocument",
+            json!({"depth": -1, "pierce": true}),
+        )
+        .await
+        .expect("the document, as DevTools sees it");
+    let mut out = Vec::new();
+    walk(&doc["root"], &mut out);
+    out
+}
+
+/// The HTML of what `selector` matches in any picker's shadow root, if anything does.
+async fn in_picker(raw: &mut RawCdp, session: &str, selector: &str) -> Option<String> {
+    for root in picker_roots(raw, session).await {
+        let found = raw
+            .send(
+                Some(session),
+                "DOM.querySelector",
+                json!({"nodeId": root, "selector": selector}),
+            )
+            .await
+            .ok()?;
+        if let Some(node) = found["nodeId"].as_i64().filter(|n| *n > 0) {
+            let html = raw
+                .send(Some(session), "DOM.getOuterHTML", json!({"nodeId": node}))
+                .await
+                .ok()?;
+            return html["outerHTML"].as_str().map(str::to_string);
+        }
+    }
+    None
+}
+
+/// Evaluate in the page's own world (the test's script, as a page script would run).
+async fn page_eval(raw: &mut RawCdp, session: &str, expr: &str) -> Value {
+    let res = raw
+        .send(
+            Some(session),
+            "Runtime.evaluate",
+            json!({"expression": expr, "returnByValue": true, "awaitPromise": true}),
+        )
+        .await
+        .expect("page evaluate");
+    res.pointer("/result/value").cloned().unwrap_or(Value::Null)
+}
+
+/// The centre of `#id` in the top frame's viewport (inside the iframe `frame` when given).
+async fn centre(raw: &mut RawCdp, session: &str, frame: Option<&str>, id: &str) -> (f64, f64) {
+    let expr = match frame {
+        None => format!("(() => {{ const r = document.getElementById({id:?}).getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; }})()"),
+        Some(f) => format!("(() => {{ const f = document.getElementById({f:?}); const o = f.getBoundingClientRect(); const r = f.contentDocument.getElementById({id:?}).getBoundingClientRect(); return [o.left + f.clientLeft + r.left + r.width / 2, o.top + f.clientTop + r.top + r.height / 2]; }})()"),
+    };
+    let at = page_eval(raw, session, &expr).await;
+    (at[0].as_f64().unwrap(), at[1].as_f64().unwrap())
+}
+
+/// Real mouse input: move to `(x, y)`, and press and release there when `click`.
+async fn mouse(raw: &mut RawCdp, session: &str, (x, y): (f64, f64), click: bool) {
+    let mut kinds = vec!["mouseMoved"];
+    if click {
+        kinds.extend(["mousePressed", "mouseReleased"]);
+    }
+    for kind in kinds {
+        let button = if kind == "mouseMoved" { "none" } else { "left" };
+        raw.send(
+            Some(session),
+            "Input.dispatchMouseEvent",
+            json!({"type": kind, "x": x, "y": y, "button": button, "clickCount": 1}),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+/// Wait until the picker is in the page (its banner in the top frame).
+async fn until_picking(raw: &mut RawCdp, session: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(banner) = in_picker(raw, session, ".banner").await {
+            return banner;
+        }
+        assert!(Instant::now() < deadline, "the picker never showed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Hover `(x, y)` until the outline's label names `what`.
+async fn hover_until(raw: &mut RawCdp, session: &str, at: (f64, f64), what: &str) {
+    hover_until_in(raw, session, session, at, what).await
+}
+
+/// [`hover_until`] with the outline looked for in the document of `look` (an
+/// out-of-process frame's own session).
+async fn hover_until_in(raw: &mut RawCdp, session: &str, look: &str, at: (f64, f64), what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        mouse(raw, session, at, false).await;
+        let tag = in_picker(raw, look, ".tag:not([hidden])").await;
+        let outline = in_picker(raw, look, ".box:not([hidden])").await;
+        if tag.as_deref().is_some_and(|t| t.contains(what)) && outline.is_some() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the outline never named {what}: {tag:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// No picker host is left in the page or its frames (seen by the page's own script too).
+async fn no_picker_left(raw: &mut RawCdp, session: &str) {
+    assert!(
+        picker_roots(raw, session).await.is_empty(),
+        "a picker is left"
+    );
+    let hosts = page_eval(
+        raw,
+        session,
+        "document.querySelectorAll('kapture-picker').length + document.getElementById('same').contentDocument.querySelectorAll('kapture-picker').length",
+    )
+    .await;
+    assert_eq!(hosts, json!(0));
+}
+
+async fn a_person_picks_the_element_the_agent_asked_for(engine: Engine) {
+    let site = Site::start().unwrap();
+    let k = start(engine).await;
+    k.ok("browser_navigate", json!({"url": site.url("pick.html")}))
+        .await;
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("pick.html").await.unwrap();
+    let buy = centre(&mut raw, &session, None, "buy").await;
+
+    let person = async {
+        let banner = until_picking(&mut raw, &session).await;
+        hover_until(&mut raw, &session, buy, "Buy now").await;
+        screenshot(
+            &mut raw,
+            &session,
+            &format!("pick-page-highlight-{engine:?}"),
+        )
+        .await;
+        mouse(&mut raw, &session, buy, true).await;
+        banner
+    };
+    let (picked, banner) = tokio::join!(
+        k.call(
+            "browser_pick",
+            json!({"prompt": "the <b>Buy</b> button", "timeout": 60})
+        ),
+        person
+    );
+    // The agent's prompt is shown as text, never as markup.
+    assert!(
+        banner.contains("click the element to pick (Esc cancels)")
+            && banner.contains("the &lt;b&gt;Buy&lt;/b&gt; button"),
+        "{banner}"
+    );
+    assert!(!picked.is_error, "{}", picked.text);
+    assert!(
+        picked.text.contains("button \"Buy now\" [ref="),
+        "{}",
+        picked.text
+    );
+    let structured = picked.structured.clone().expect("structuredContent");
+    let element_ref = structured["ref"].as_str().unwrap().to_string();
+    assert!(picked.text.contains(&format!("Use ref {element_ref} ")));
+    let codes: Vec<&str> = structured["locators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes[0], r#"getByTestId("buy-button")"#, "{codes:?}");
+    assert_eq!(
+        codes[1], r#"getByRole("button", { name: "Buy now" })"#,
+        "{codes:?}"
+    );
+    assert!(codes.contains(&r##"locator("#buy")"##), "{codes:?}");
+
+    // The person's click was the picker's: the page saw neither press nor click.
+    let seen = page_eval(
+        &mut raw,
+        &session,
+        "[window.pageClicks, window.pagePresses]",
+    )
+    .await;
+    assert_eq!(seen, json!([0, 0]), "the pick click reached the page");
+    no_picker_left(&mut raw, &session).await;
+
+    // The ref is the page model's: it works at once, on that very element.
+    k.ok("browser_click", json!({"ref": element_ref})).await;
+    let seen = page_eval(&mut raw, &session, "window.pageClicks").await;
+    assert_eq!(seen, json!(1));
+    // The session's log learned the ref from the pick's answer, like from a snapshot's.
+    let steps = k.resource("kapture://session/current/steps").await.unwrap();
+    assert!(steps.contains(r#"button \"Buy now\""#), "{steps}");
+    let snapshot = k.ok("browser_snapshot", json!({})).await;
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(&format!("[ref={element_ref}]")))
+        .unwrap_or_else(|| panic!("no {element_ref} in {snapshot}"));
+    assert!(line.starts_with("button \"Buy now\""), "{snapshot}");
+
+    // Inside a same-process frame: the frame's own outline, a frame ref that clicks there.
+    let inner = centre(&mut raw, &session, Some("same"), "inner").await;
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        hover_until(&mut raw, &session, inner, "Inner button").await;
+        mouse(&mut raw, &session, inner, true).await;
+    };
+    let (picked, ()) = tokio::join!(k.call("browser_pick", json!({})), person);
+    assert!(!picked.is_error, "{}", picked.text);
+    let structured = picked.structured.clone().expect("structuredContent");
+    let frame_ref = structured["ref"].as_str().unwrap().to_string();
+    assert!(frame_ref.starts_with('f'), "{frame_ref}");
+    assert!(
+        structured["frameUrl"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("pick-frame.html")),
+        "{structured}"
+    );
+    let clicks = "document.getElementById('same').contentWindow.innerClicks || 0";
+    assert_eq!(page_eval(&mut raw, &session, clicks).await, json!(0));
+    k.ok("browser_click", json!({"ref": frame_ref})).await;
+    assert_eq!(page_eval(&mut raw, &session, clicks).await, json!(1));
+    no_picker_left(&mut raw, &session).await;
+}
+
+async fn a_pick_nobody_answers_ends_cleanly(engine: Engine) {
+    let site = Site::start().unwrap();
+    let k = start(engine).await;
+    k.ok("browser_navigate", json!({"url": site.url("pick.html")}))
+        .await;
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("pick.html").await.unwrap();
+
+    // Nobody picks: TIMEOUT after the wait asked for, nothing left in the page.
+    let began = Instant::now();
+    let timed_out = k.call("browser_pick", json!({"timeout": 1.5})).await;
+    let took = began.elapsed();
+    assert_eq!(
+        timed_out.code().as_deref(),
+        Some("TIMEOUT"),
+        "{}",
+        timed_out.text
+    );
+    assert!(
+        timed_out.text.contains("within 1.5 s"),
+        "{}",
+        timed_out.text
+    );
+    assert!(
+        took >= Duration::from_millis(1500) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
+    no_picker_left(&mut raw, &session).await;
+
+    // A page script's click is the page's own: it reaches the page and picks nothing.
+    let buy = centre(&mut raw, &session, None, "buy").await;
+    let page = async {
+        until_picking(&mut raw, &session).await;
+        page_eval(
+            &mut raw,
+            &session,
+            "document.getElementById('buy').click(); document.getElementById('buy').dispatchEvent(new MouseEvent('click', {bubbles: true, clientX: 10, clientY: 10})); window.pageClicks",
+        )
+        .await
+    };
+    let (synthetic, clicks) = tokio::join!(k.call("browser_pick", json!({"timeout": 2})), page);
+    assert_eq!(clicks, json!(2), "the page's own clicks reached it");
+    assert_eq!(
+        synthetic.code().as_deref(),
+        Some("TIMEOUT"),
+        "{}",
+        synthetic.text
+    );
+    no_picker_left(&mut raw, &session).await;
+
+    // Esc cancels (a person's key): APPROVAL_DENIED, nothing left.
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        hover_until(&mut raw, &session, buy, "Buy now").await;
+        for kind in ["keyDown", "keyUp"] {
+            raw.send(
+                Some(&session),
+                "Input.dispatchKeyEvent",
+                json!({"type": kind, "key": "Escape", "code": "Escape", "windowsVirtualKeyCode": 27}),
+            )
+            .await
+            .unwrap();
+        }
+    };
+    let (cancelled, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 30})), person);
+    assert_eq!(
+        cancelled.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        cancelled.text
+    );
+    assert!(cancelled.text.contains("Esc"), "{}", cancelled.text);
+    no_picker_left(&mut raw, &session).await;
+
+    // The page navigates away mid-pick: a coded error at once, not a wait for the deadline.
+    let began = Instant::now();
+    let away = site.url("page-a.html");
+    let page = async {
+        until_picking(&mut raw, &session).await;
+        raw.send(Some(&session), "Page.navigate", json!({"url": away}))
+            .await
+            .unwrap();
+    };
+    let (navigated, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 60})), page);
+    assert_eq!(
+        navigated.code().as_deref(),
+        Some("REF_STALE"),
+        "{}",
+        navigated.text
+    );
+    assert!(navigated.text.contains("navigated"), "{}", navigated.text);
+    assert!(
+        began.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(
+        page_eval(
+            &mut raw,
+            &session,
+            "document.querySelectorAll('kapture-picker').length"
+        )
+        .await,
+        json!(0)
+    );
+
+    // The tab closes mid-pick: a coded error at once.
+    let targets = raw
+        .send(None, "Target.getTargets", json!({}))
+        .await
+        .unwrap();
+    let tab_target = targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| {
+            t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.contains("page-a.html"))
+        })
+        .unwrap_or_else(|| panic!("no page-a tab: {targets}"))["targetId"]
+        .clone();
+    let began = Instant::now();
+    let page = async {
+        until_picking(&mut raw, &session).await;
+        raw.send(None, "Target.closeTarget", json!({"targetId": tab_target}))
+            .await
+            .unwrap();
+    };
+    let (closed, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 60})), page);
+    assert_eq!(
+        closed.code().as_deref(),
+        Some("TAB_CLOSED"),
+        "{}",
+        closed.text
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        began.elapsed()
+    );
+}
+
+on_both_engines! {
+    a_person_picks_the_element_the_agent_asked_for => pick_answers_a_working_ref_and_locators, pick_answers_a_working_ref_and_locators_natively;
+    a_pick_nobody_answers_ends_cleanly => pick_ends_cleanly_on_timeout_synthetic_clicks_esc_and_navigation, pick_ends_cleanly_on_timeout_synthetic_clicks_esc_and_navigation_natively;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_picks_from_the_panel_and_copies_a_locator() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(Start::debuggable()).await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("pick.html")}))
+        .await;
+    let tab = kapture_e2e::tab_of(&nav);
+    let mut page_raw = k.raw_cdp().await;
+    let page = page_raw.attach_page("pick.html").await.unwrap();
+    let buy = centre(&mut page_raw, &page, None, "buy").await;
+
+    let mut panel = Panel::open(&k, tab).await;
+    panel
+        .raw
+        .send(
+            Some(&panel.session),
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": 900, "height": 1000, "deviceScaleFactor": 1, "mobile": false}),
+        )
+        .await
+        .unwrap();
+    panel
+        .until(
+            "the connected status",
+            "document.getElementById('status').textContent === 'connected'",
+        )
+        .await;
+    panel
+        .until("the pick button", "document.getElementById('picker-start')")
+        .await;
+    panel.click("#picker-start").await;
+    panel
+        .until(
+            "the panel saying it picks",
+            "document.getElementById('picker').dataset.state === 'picking' && !document.getElementById('picker-cancel').hidden",
+        )
+        .await;
+    panel.shot("pick-1-picking").await;
+
+    // The person points and clicks in the page, with real input (the page in front, as
+    // beside its DevTools: a hidden page acknowledges input only after seconds).
+    page_raw
+        .send(Some(&page), "Page.bringToFront", json!({}))
+        .await
+        .unwrap();
+    until_picking(&mut page_raw, &page).await;
+    hover_until(&mut page_raw, &page, buy, "Buy now").await;
+    screenshot(&mut page_raw, &page, "pick-page-from-panel").await;
+    mouse(&mut page_raw, &page, buy, true).await;
+    panel
+        .raw
+        .send(Some(&panel.session), "Page.bringToFront", json!({}))
+        .await
+        .unwrap();
+    let items = panel
+        .until(
+            "the picked element in the panel",
+            "(() => { const rows = [...document.querySelectorAll('#picker-result li')]; return rows.length > 3 && rows.map((r) => r.querySelector('.v').textContent); })()",
+        )
+        .await;
+    let items: Vec<String> = serde_json::from_value(items).unwrap();
+    assert!(items[0].contains("button \"Buy now\" [ref="), "{items:?}");
+    let element_ref = items[1].clone();
+    assert!(
+        items[0].contains(&format!("[ref={element_ref}]")),
+        "{items:?}"
+    );
+    assert_eq!(items[2], r#"getByTestId("buy-button")"#, "{items:?}");
+    assert_eq!(
+        page_eval(
+            &mut page_raw,
+            &page,
+            "[window.pageClicks, window.pagePresses]"
+        )
+        .await,
+        json!([0, 0])
+    );
+    no_picker_left(&mut page_raw, &page).await;
+    panel.shot("pick-2-result").await;
+
+    // Copy the role locator: what was handed to the copy call is exactly that text, and the
+    // clipboard holds it (read back once the test grants the panel's origin reading).
+    panel.click("#picker-copy-3").await;
+    let copied = panel
+        .until(
+            "the copy",
+            "document.getElementById('picker').dataset.copied",
+        )
+        .await;
+    assert_eq!(copied, json!(r#"getByRole("button", { name: "Buy now" })"#));
+    let via = panel
+        .eval("document.getElementById('picker').dataset.copiedVia")
+        .await;
+    assert_eq!(
+        via,
+        json!("clipboard"),
+        "an extension page may use the clipboard API"
+    );
+    let status = panel
+        .eval("document.getElementById('picker-status').textContent")
+        .await;
+    assert_eq!(status, json!("Copied 2. role."));
+    panel
+        .raw
+        .send(
+            None,
+            "Browser.grantPermissions",
+            json!({"permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"], "origin": format!("chrome-extension://{}", kapture_e2e::panel::EXTENSION_ID)}),
+        )
+        .await
+        .unwrap();
+    let clipboard = panel
+        .eval("navigator.clipboard.readText().catch((e) => 'unreadable: ' + e)")
+        .await;
+    eprintln!("copied via {via}; the clipboard holds {clipboard}");
+    assert_eq!(clipboard, copied, "what the clipboard holds");
+    // Where the clipboard API is refused (a DevTools panel's frame may be), the fallback
+    // copies all the same.
+    panel
+        .eval("navigator.clipboard.writeText = () => Promise.reject(new Error('refused')); true")
+        .await;
+    panel.click("#picker-copy-1").await;
+    panel
+        .until(
+            "the fallback copy",
+            "document.getElementById('picker').dataset.copiedVia === 'execCommand'",
+        )
+        .await;
+    let clipboard = panel.eval("navigator.clipboard.readText()").await;
+    assert_eq!(clipboard, json!(element_ref), "the fallback's copy");
+    let status = panel
+        .eval("document.getElementById('picker-status').textContent")
+        .await;
+    assert_eq!(status, json!("Copied ref."));
+
+    // The ref from the panel drives the page like a snapshot's.
+    k.ok("browser_click", json!({"ref": element_ref})).await;
+    assert_eq!(
+        page_eval(&mut page_raw, &page, "window.pageClicks").await,
+        json!(1)
+    );
+
+    // Cancel in the panel: the overlay goes, the panel says so.
+    panel.click("#picker-start").await;
+    until_picking(&mut page_raw, &page).await;
+    panel.shot("pick-3-picking-again").await;
+    panel.click("#picker-cancel").await;
+    panel
+        .until(
+            "the cancel",
+            "document.getElementById('picker-status').textContent.startsWith('Cancelled')",
+        )
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !picker_roots(&mut page_raw, &page).await.is_empty() {
+        assert!(Instant::now() < deadline, "the overlay stayed after Cancel");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panel.shot("pick-4-cancelled").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_picks_inside_an_out_of_process_frame() {
+    let site = Site::start().unwrap();
+    let mut start = Start::debuggable();
+    start.args.push(kapture_e2e::OOP_TEST_RULES.into());
+    let k = Kapture::start(start).await;
+    let child = format!("http://oop.test:{}/frame-child.html", site.port());
+    let page = format!("{}?cross={child}", site.url("frames.html"));
+    k.ok("browser_navigate", json!({"url": page})).await;
+    // Room for the whole page: no scroll under the clicks (a click into an out-of-process
+    // frame measured while the scroll its element asked for still travels to the top
+    // frame lands where the element was: a known limit of clicks, not of the picker).
+    k.ok("browser_resize", json!({"width": 900, "height": 700}))
+        .await;
+    // Once kapture reads the frame (its own process, its own session), the picker goes there too.
+    kapture_e2e::eventually("the frame's content", Duration::from_secs(10), || {
+        let k = &k;
+        async move {
+            let snap = k.ok("browser_snapshot", json!({})).await;
+            (snap.matches("button \"Pay now\"").count() == 2).then_some(())
+        }
+    })
+    .await;
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("frames.html").await.unwrap();
+    let targets = raw
+        .send(None, "Target.getTargets", json!({}))
+        .await
+        .unwrap();
+    let frame_target = targets["targetInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["type"] == "iframe" && t["url"] == json!(child))
+        .unwrap_or_else(|| panic!("no out-of-process frame: {targets}"))["targetId"]
+        .clone();
+    let attached = raw
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": frame_target, "flatten": true}),
+        )
+        .await
+        .unwrap();
+    let frame = attached["sessionId"].as_str().unwrap().to_string();
+    let outer = page_eval(&mut raw, &session, "(() => { const f = document.getElementById('cross'); const o = f.getBoundingClientRect(); return [o.left + f.clientLeft, o.top + f.clientTop]; })()").await;
+    let inner = page_eval(&mut raw, &frame, "(() => { const r = document.getElementById('pay').getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()").await;
+    let pay = (
+        outer[0].as_f64().unwrap() + inner[0].as_f64().unwrap(),
+        outer[1].as_f64().unwrap() + inner[1].as_f64().unwrap(),
+    );
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        hover_until_in(&mut raw, &session, &frame, pay, "Pay now").await;
+        screenshot(&mut raw, &session, "pick-page-out-of-process-frame").await;
+        mouse(&mut raw, &session, pay, true).await;
+    };
+    let (picked, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 60})), person);
+    assert!(!picked.is_error, "{}", picked.text);
+    assert!(
+        picked.text.contains("button \"Pay now\" [ref=f"),
+        "{}",
+        picked.text
+    );
+    let structured = picked.structured.clone().expect("structuredContent");
+    assert_eq!(structured["frameUrl"], json!(child), "{structured}");
+    let state = "document.getElementById('state').textContent";
+    assert_eq!(page_eval(&mut raw, &frame, state).await, json!("not paid"));
+    assert!(
+        picker_roots(&mut raw, &frame).await.is_empty(),
+        "a picker is left in the frame"
+    );
+    page_eval(&mut raw, &frame, "window.__seen = []; for (const t of ['pointerdown', 'mousedown', 'mouseup', 'click']) addEventListener(t, (e) => __seen.push(t + ':' + e.target.id + ':' + e.clientX + ',' + e.clientY), true); true").await;
+    k.ok("browser_click", json!({"ref": structured["ref"]}))
+        .await;
+    // The frame's own process runs the handler: polled, with a deadline.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while page_eval(&mut raw, &frame, state).await != json!("paid with ") {
+        if Instant::now() > deadline {
+            let left = in_picker(&mut raw, &frame, "div").await;
+            let seen = page_eval(&mut raw, &frame, "window.__seen").await;
+            eprintln!("SEEN in the frame's page world: {seen}");
+            let main = page_eval(&mut raw, &session, "(() => { const r = document.getElementById('cross').getBoundingClientRect(); return [scrollX, scrollY, r.left, r.top, innerWidth, innerHeight, document.documentElement.scrollHeight]; })()").await;
+            let inner = page_eval(&mut raw, &frame, "(() => { const r = document.getElementById('pay').getBoundingClientRect(); return [scrollX, scrollY, r.left, r.top, innerHeight, document.documentElement.scrollHeight]; })()").await;
+            eprintln!("MAIN {main} INNER {inner} BEFORE {outer} {pay:?}");
+            let snap = k.ok("browser_snapshot", json!({})).await;
+            panic!("the picked ref did not click in the frame (picker: {left:?})\n{snap}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_the_policy_withholds_gets_no_picker() {
+    let site = Site::start().unwrap();
+    let mut start = Start::debuggable();
+    start.args.push(kapture_e2e::OOP_TEST_RULES.into());
+    start.args.extend(["--deny".into(), "oop.test".into()]);
+    let k = Kapture::start(start).await;
+    let child = format!("http://oop.test:{}/frame-child.html", site.port());
+    let page = format!("{}?cross={child}", site.url("frames.html"));
+    k.ok("browser_navigate", json!({"url": page})).await;
+    k.ok("browser_resize", json!({"width": 900, "height": 700}))
+        .await;
+    kapture_e2e::eventually("the withheld frame", Duration::from_secs(10), || {
+        let k = &k;
+        async move {
+            let snap = k.ok("browser_snapshot", json!({})).await;
+            snap.contains("content withheld").then_some(())
+        }
+    })
+    .await;
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("frames.html").await.unwrap();
+    let top = centre(&mut raw, &session, None, "top").await;
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        // The readable same-origin frame has its picker; the denied one none.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while picker_roots(&mut raw, &session).await.len() < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "the same-origin frame got no picker"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let targets = raw
+            .send(None, "Target.getTargets", json!({}))
+            .await
+            .unwrap();
+        let denied = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["type"] == "iframe" && t["url"] == json!(child))
+            .map(|t| t["targetId"].clone())
+            .unwrap_or_else(|| panic!("the denied frame is no target of its own: {targets}"));
+        let attached = raw
+            .send(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": denied, "flatten": true}),
+            )
+            .await
+            .unwrap();
+        let frame = attached["sessionId"].as_str().unwrap().to_string();
+        assert!(
+            picker_roots(&mut raw, &frame).await.is_empty(),
+            "the denied frame got a picker"
+        );
+        hover_until(&mut raw, &session, top, "Top button").await;
+        mouse(&mut raw, &session, top, true).await;
+    };
+    let (picked, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 60})), person);
+    assert!(!picked.is_error, "{}", picked.text);
+    assert!(
+        picked.text.contains("button \"Top button\" [ref="),
+        "{}",
+        picked.text
+    );
+}
