@@ -738,3 +738,61 @@ async fn a_frame_the_policy_withholds_gets_no_picker() {
         picked.text
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_picks_from_the_side_panel() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(Start::debuggable()).await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("pick.html")}))
+        .await;
+    let tab = kapture_e2e::tab_of(&nav);
+    let mut page_raw = k.raw_cdp().await;
+    let page = page_raw.attach_page("pick.html").await.unwrap();
+    let buy = centre(&mut page_raw, &page, None, "buy").await;
+
+    // The real side panel, docked in the page's window: its picker works on the active tab.
+    let mut side = kapture_e2e::side_panel::SidePanel::open(&k, tab).await;
+    side.until(
+        "the side panel's pick button",
+        "document.getElementById('picker-start')",
+    )
+    .await;
+    side.click("#picker-start").await;
+    side.until(
+        "the side panel saying it picks",
+        "document.getElementById('picker').dataset.state === 'picking'",
+    )
+    .await;
+    until_picking(&mut page_raw, &page).await;
+    hover_until(&mut page_raw, &page, buy, "Buy now").await;
+    mouse(&mut page_raw, &page, buy, true).await;
+    let items = side
+        .until(
+            "the picked element in the side panel",
+            "(() => { const rows = [...document.querySelectorAll('#picker-result li')]; return rows.length > 3 && rows.map((r) => r.querySelector('.v').textContent); })()",
+        )
+        .await;
+    let items: Vec<String> = serde_json::from_value(items).unwrap();
+    assert!(items[0].contains("button \"Buy now\" [ref="), "{items:?}");
+    assert_eq!(items[2], r#"getByTestId("buy-button")"#, "{items:?}");
+    assert_eq!(
+        page_eval(
+            &mut page_raw,
+            &page,
+            "[window.pageClicks, window.pagePresses]"
+        )
+        .await,
+        json!([0, 0]),
+        "the pick's click never reached the page"
+    );
+    no_picker_left(&mut page_raw, &page).await;
+    side.shot("side-12-picked").await;
+    // The ref it gave works for the agent at once.
+    let element_ref = items[1].clone();
+    k.ok("browser_click", json!({"ref": element_ref})).await;
+    assert_eq!(
+        page_eval(&mut page_raw, &page, "window.pageClicks").await,
+        json!(1)
+    );
+}

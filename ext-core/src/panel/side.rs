@@ -51,6 +51,8 @@ struct Side {
     /// The rules and budgets sent last and not yet confirmed, and which form sent them.
     sent: RefCell<Option<Sent>>,
     got_state: Cell<bool>,
+    /// The element picker (the DevTools panel's component), on the watched tab.
+    picker: RefCell<Option<Rc<super::picker::Picker>>>,
 }
 
 impl Side {
@@ -624,10 +626,19 @@ impl Side {
         }
     }
 
-    /// Show the site of `tab` (the window's active tab) from now on.
+    /// Show the site of `tab` (the window's active tab) from now on; the picker works on it.
     fn watch(&self, tab: Option<TabId>) {
-        self.tab.set(tab);
+        let moved = self.tab.replace(tab) != tab;
         self.send(&PanelRequest::Watch { tab_id: tab });
+        if let Some(tab) = tab {
+            let mounted = self.picker.borrow().clone();
+            match mounted {
+                // Another tab: a pick under way there ends (the same tab's new URL does not).
+                Some(p) if moved => p.set_tab(tab),
+                Some(_) => {}
+                None => *self.picker.borrow_mut() = super::picker::mount("picker", tab),
+            }
+        }
     }
 
     /// Find the window's active tab and watch it; follow it as it changes.
@@ -715,6 +726,7 @@ impl SidePanelUi {
             editing: Cell::new(None),
             sent: RefCell::new(None),
             got_state: Cell::new(false),
+            picker: RefCell::default(),
         });
         SidePanelUi { ui }
     }
