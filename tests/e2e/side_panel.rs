@@ -375,6 +375,11 @@ async fn the_side_panel_never_loosens_kapture_pauses_everything_and_spends_budge
     };
     assert_eq!(out.code().as_deref(), Some("PAUSED"), "{}", out.text);
     assert!(out.text.contains("stopped while it ran"), "{}", out.text);
+    side.until(
+        "the stopped wait in the feed",
+        "[...document.querySelectorAll('#feed-list li')].some((li) => li.textContent.includes('stopped by the pause'))",
+    )
+    .await;
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "stopped, not waited out"

@@ -576,7 +576,24 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 let result = match outcome {
                     Ok(result) => result,
                     Err(_) => match super::control::stopped_answer(&app, conn.port, id) {
-                        Some(e) => Err(e),
+                        Some(e) => {
+                            // Stopped mid-run: the feed says so (the executor never finished it).
+                            super::control::on_step(
+                                &app,
+                                crate::ui::FeedEntry {
+                                    time: started,
+                                    tab_id,
+                                    who: asker.clone().unwrap_or_else(|| "panel".into()),
+                                    method: method.clone(),
+                                    target: None,
+                                    origin: String::new(),
+                                    verdict: "stopped by the pause".into(),
+                                    status: e.code.as_str().into(),
+                                    ms: platform::now_ms() - started,
+                                },
+                            );
+                            Err(e)
+                        }
                         None => return,
                     },
                 };
