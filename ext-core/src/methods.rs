@@ -1478,7 +1478,7 @@ pub const PICK_MAX_SECS: f64 = 240.0;
 pub const PICK_GRACE_MS: u64 = 10_000;
 
 /// Ask the person to point at an element of the page: an outline follows the mouse, a click
-/// picks (the page never sees it), Esc cancels.
+/// picks (kept from the page's handlers), Esc cancels.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct Pick {

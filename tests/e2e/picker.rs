@@ -319,6 +319,44 @@ async fn a_pick_nobody_answers_ends_cleanly(engine: Engine) {
     );
     no_picker_left(&mut raw, &session).await;
 
+    // A person's key that would activate what the page focused (Enter, Space) makes a
+    // trusted click with no press: it picks nothing and the button is not activated.
+    let keys = async {
+        until_picking(&mut raw, &session).await;
+        page_eval(
+            &mut raw,
+            &session,
+            "document.getElementById('buy').focus(), true",
+        )
+        .await;
+        for (key, code, vk, text) in [("Enter", "Enter", 13, "\r"), (" ", "Space", 32, " ")] {
+            for kind in ["keyDown", "keyUp"] {
+                let mut ev =
+                    json!({"type": kind, "key": key, "code": code, "windowsVirtualKeyCode": vk});
+                if kind == "keyDown" {
+                    ev["text"] = json!(text);
+                }
+                raw.send(Some(&session), "Input.dispatchKeyEvent", ev)
+                    .await
+                    .unwrap();
+            }
+        }
+        page_eval(&mut raw, &session, "window.pageClicks").await
+    };
+    let (by_keys, clicks) = tokio::join!(k.call("browser_pick", json!({"timeout": 2})), keys);
+    assert_eq!(
+        by_keys.code().as_deref(),
+        Some("TIMEOUT"),
+        "keys picked something: {}",
+        by_keys.text
+    );
+    assert_eq!(
+        clicks,
+        json!(2),
+        "the keys did not activate the focused button"
+    );
+    no_picker_left(&mut raw, &session).await;
+
     // Esc cancels (a person's key): APPROVAL_DENIED, nothing left.
     let person = async {
         until_picking(&mut raw, &session).await;

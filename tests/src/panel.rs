@@ -112,6 +112,17 @@ impl Panel {
 
     /// Click an element like a user: a real mouse event at its centre.
     pub async fn click(&mut self, selector: &str) {
+        // A person waits for a greyed-out button to come alive (a new approval's answers
+        // arm after a moment), up to a bound; then clicks whatever is there.
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while self
+            .eval(&format!("!!document.querySelector({selector:?})?.disabled"))
+            .await
+            == json!(true)
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         let at = self
             .eval(&format!("(() => {{ const e = document.querySelector({selector:?}); e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; }})()"))
             .await;

@@ -77,10 +77,30 @@ fn navigated() -> WireError {
     )
 }
 
-/// Remove the picker from every frame it was put in (best effort: a frame may be gone).
+/// One call into a frame's picker, bounded: a frame stuck in a long task (or an
+/// out-of-process one that stopped answering) is dropped, never the whole pick.
+async fn in_frame<S: CdpSession>(
+    s: &S,
+    frame: &str,
+    script: &str,
+    args: &[serde_json::Value],
+) -> Result<serde_json::Value, WireError> {
+    let limit = std::time::Duration::from_millis(POLL_WAIT_MS as u64 + 1000);
+    platform::timeout(limit, world::run(s, frame, script, args))
+        .await
+        .unwrap_or_else(|| {
+            Err(WireError::new(
+                ErrorCode::Timeout,
+                "a frame's picker did not answer in time",
+            ))
+        })
+}
+
+/// Remove the picker from every frame it was put in (best effort: a frame may be gone, or
+/// stuck; its picker then removes itself when no poll comes).
 async fn end_all<S: CdpSession>(s: &S, frames: &[String], token: &str) {
     for f in frames {
-        let _ = world::run(s, f, js::PICK_END, &[json!(token)]).await;
+        let _ = in_frame(s, f, js::PICK_END, &[json!(token)]).await;
     }
 }
 
@@ -92,7 +112,7 @@ pub async fn pick<S: CdpSession>(s: &S, p: &Pick) -> Result<Picked, WireError> {
     if p.cancel {
         let ids: Vec<String> = tree.iter().map(|f| f.id.clone()).collect();
         for f in &ids {
-            let _ = world::run(s, f, js::PICK_END, &[json!(p.keep)]).await;
+            let _ = in_frame(s, f, js::PICK_END, &[json!(p.keep)]).await;
         }
         return Err(WireError::new(
             ErrorCode::ApprovalDenied,
@@ -117,7 +137,7 @@ pub async fn pick<S: CdpSession>(s: &S, p: &Pick) -> Result<Picked, WireError> {
             "prompt": prompt,
             "idleMs": IDLE_MS,
         });
-        match world::run(s, &f.id, js::PICK_START, &[json!(token), opts]).await {
+        match in_frame(s, &f.id, js::PICK_START, &[json!(token), opts]).await {
             Ok(_) => frames.push(f.id.clone()),
             Err(e) if f.id == main => {
                 end_all(s, &frames, &token).await;
@@ -142,9 +162,7 @@ pub async fn pick<S: CdpSession>(s: &S, p: &Pick) -> Result<Picked, WireError> {
         }
         let wait = left.clamp(1.0, POLL_WAIT_MS).round();
         let args = [json!(token), json!(wait)];
-        let polls = frames
-            .iter()
-            .map(|f| world::run(s, f, js::PICK_POLL, &args));
+        let polls = frames.iter().map(|f| in_frame(s, f, js::PICK_POLL, &args));
         let answers = futures::future::join_all(polls).await;
         let mut still = Vec::new();
         let mut done = None;

@@ -606,7 +606,14 @@ impl<H: Host> Exec<H> {
             method: method.to_string(),
             category: category.name().to_string(),
             origin: origin.to_string(),
-            args: crate::ui::mask_params(method, &params),
+            args: {
+                let mut args = crate::ui::mask_params(method, &params);
+                // Typing into a field the page says is confidential: the text is not shown.
+                if facts.as_ref().is_some_and(|f| f.confidential()) {
+                    crate::ui::mask_typed(method, &mut args, None);
+                }
+                args
+            },
             target,
             expires: platform::now_ms() + approval_ms as f64,
             risk,

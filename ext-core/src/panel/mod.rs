@@ -166,8 +166,21 @@ pub(crate) fn approval_list(
     pending: &[crate::ui::ApprovalView],
     send: Send,
 ) {
+    // Rows that stay where they were keep their answers live; a new row, or one that moved
+    // (a row above it went), takes clicks only after ARMING_MS: an agent cannot slip a row
+    // under the cursor of a person about to click another.
+    let before: Vec<String> = match list.query_selector_all(":scope > li[data-id]") {
+        Ok(rows) => (0..rows.length())
+            .filter_map(|i| rows.item(i))
+            .filter_map(|n| n.dyn_into::<Element>().ok())
+            .filter_map(|li| li.get_attribute("data-id"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
     list.set_inner_html("");
-    for a in pending {
+    let mut arming = Vec::new();
+    for (index, a) in pending.iter().enumerate() {
+        let stayed = before.get(index) == Some(&a.id.to_string());
         let li = el(
             doc,
             "li",
@@ -202,7 +215,10 @@ pub(crate) fn approval_list(
             li.append_child(&el(doc, "div", &[("class", "mono target")], target))
                 .ok();
         }
-        let args = serde_json::to_string(&a.args).unwrap_or_default();
+        let mut args = serde_json::to_string(&a.args).unwrap_or_default();
+        if args.chars().count() > ARGS_SHOWN {
+            args = args.chars().take(ARGS_SHOWN).chain(['…']).collect();
+        }
         li.append_child(&el(doc, "div", &[("class", "mono args")], &args))
             .ok();
         let whom = a.who.as_deref().unwrap_or("an agent");
@@ -236,6 +252,10 @@ pub(crate) fn approval_list(
                 ],
                 label,
             );
+            if !stayed {
+                let _ = b.set_attribute("disabled", "");
+                arming.push(b.clone());
+            }
             let (send, id) = (send.clone(), a.id);
             on(&b, "click", move |_| {
                 send(PanelRequest::Answer {
@@ -248,7 +268,20 @@ pub(crate) fn approval_list(
         li.append_child(&buttons).ok();
         list.append_child(&li).ok();
     }
+    if !arming.is_empty() {
+        spawn_local(async move {
+            crate::platform::sleep(std::time::Duration::from_millis(ARMING_MS)).await;
+            for b in arming {
+                let _ = b.remove_attribute("disabled");
+            }
+        });
+    }
 }
+
+/// How long a new or moved approval row's answers wait before they take a click.
+const ARMING_MS: u64 = 700;
+/// Characters of an approval's arguments shown (the rest is cut with an ellipsis).
+const ARGS_SHOWN: usize = 300;
 
 impl Ui {
     fn send(&self, req: &PanelRequest) {

@@ -82,7 +82,7 @@ pub fn mount(container_id: &str, tab_id: TabId) -> Option<Rc<Picker>> {
         &doc,
         "p",
         &[("class", "muted")],
-        "Point at an element in the page and click it: its snapshot line, a ref and ranked locators to copy. The click does not reach the page; Esc in the page cancels.",
+        "Point at an element in the page and click it: its snapshot line, a ref and ranked locators to copy. Kapture keeps the click from the page's handlers (a page may still notice it); Esc in the page cancels.",
     ))
     .ok();
     let controls = el(&doc, "div", &[("class", "controls")], "");

@@ -182,6 +182,17 @@ pub struct ElementFacts {
     pub href: Option<String>,
 }
 
+impl ElementFacts {
+    /// A field whose value is a secret (a password, a one-time code, card details): what
+    /// is typed into it is never shown in an approval.
+    pub fn confidential(&self) -> bool {
+        self.field == "password"
+            || ["password", "one-time-code", "cc-"]
+                .iter()
+                .any(|k| self.autocomplete.contains(k))
+    }
+}
+
 /// What the approval is about, as `rate` reads it.
 #[derive(Debug, Clone, Copy)]
 pub struct Action<'a> {

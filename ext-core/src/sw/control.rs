@@ -38,6 +38,33 @@ pub struct Control {
     sessions: RefCell<HashMap<(u16, String), SessionBudget>>,
     /// Commands a pause stopped: their answer says so (a cancelled one gets none).
     stopped: RefCell<HashSet<(u16, CommandId)>>,
+    /// The panel's own quiet lookups running now (console refreshes, picker rounds), by tab
+    /// and method: not agents' work, so not in the feed.
+    quiet: RefCell<HashMap<(TabId, String), usize>>,
+}
+
+/// Run `work`, a quiet panel lookup of `method` on `tab`, out of the feed.
+pub async fn quietly<T>(
+    app: &App,
+    tab: TabId,
+    method: &str,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    let key = (tab, method.to_string());
+    *app.control
+        .quiet
+        .borrow_mut()
+        .entry(key.clone())
+        .or_default() += 1;
+    let out = work.await;
+    let mut quiet = app.control.quiet.borrow_mut();
+    if let Some(n) = quiet.get_mut(&key) {
+        *n -= 1;
+        if *n == 0 {
+            quiet.remove(&key);
+        }
+    }
+    out
 }
 
 /// Whether a person paused Kapture (read from storage once per worker).
@@ -184,6 +211,16 @@ pub fn who(app: &App, key: &str) -> String {
 
 /// One more feed entry, shown in every side panel.
 pub fn on_step(app: &App, mut step: FeedEntry) {
+    if step.who == "panel"
+        && step.tab_id.is_some_and(|t| {
+            app.control
+                .quiet
+                .borrow()
+                .contains_key(&(t, step.method.clone()))
+        })
+    {
+        return;
+    }
     step.who = who(app, &step.who);
     {
         let mut feed = app.control.feed.borrow_mut();

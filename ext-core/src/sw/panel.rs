@@ -162,9 +162,13 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
                 let started = platform::now_ms();
                 let mut shown = ui::mask_params(&method, &params);
                 let rules = bridge::panel_rules(&app);
-                let result = app
-                    .run_command(None, Some(tab_id), &method, params, PANEL_TIMEOUT_MS, rules)
-                    .await;
+                let run =
+                    app.run_command(None, Some(tab_id), &method, params, PANEL_TIMEOUT_MS, rules);
+                let result = if quiet {
+                    control::quietly(&app, tab_id, &method, run).await
+                } else {
+                    run.await
+                };
                 let ms = platform::now_ms() - started;
                 // Values typed into confidential fields, as the answer names them.
                 let confidential = result.as_ref().ok().and_then(ui::confidential_of);

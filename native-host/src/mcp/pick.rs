@@ -62,6 +62,14 @@ pub fn picked_json(p: &Picked) -> serde_json::Value {
         .iter()
         .map(|l| {
             let mut v = serde_json::to_value(&l.locator).unwrap_or_default();
+            // Every page string in it (a name, an id, a test id, an XPath) escaped and cut.
+            if let Some(fields) = v.as_object_mut() {
+                for value in fields.values_mut() {
+                    if let serde_json::Value::String(s) = value {
+                        *s = escape::inline_cut(s, CODE_MAX);
+                    }
+                }
+            }
             v["code"] = serde_json::json!(escape::inline_cut(&l.code, CODE_MAX));
             v
         })
@@ -80,7 +88,7 @@ impl KaptureServer {
     #[tool(
         name = "browser_pick",
         annotations(read_only_hint = true, open_world_hint = true),
-        description = "Ask the person at the browser to point at an element: the page shows an outline under the mouse and a banner with your `prompt`; their click picks (the page does not receive it), Esc cancels. Answers the element's snapshot line with a ref usable at once (browser_click…) and its locators, best first. Waits up to `timeout` seconds (default 60, at most 240), then TIMEOUT; a cancel is APPROVAL_DENIED."
+        description = "Ask the person at the browser to point at an element: the page shows an outline under the mouse and a banner with your `prompt`; their mouse click picks (Kapture keeps it from the page's handlers), Esc cancels. Answers the element's snapshot line with a ref usable at once (browser_click…) and its locators, best first. Waits up to `timeout` seconds (default 60, at most 240), then TIMEOUT; a cancel is APPROVAL_DENIED."
     )]
     async fn browser_pick(&self, Parameters(mut a): Parameters<OnTab<Pick>>) -> PickAnswer {
         // The panel's own rounds are not the agent's to use.

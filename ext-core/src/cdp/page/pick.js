@@ -88,21 +88,33 @@
     const t = targetOf(e);
     if (t !== current) { current = t; draw(); }
   };
-  // Presses and clicks of a person are the picker's: the page never sees them.
+  // Presses and clicks of a person are the picker's (the page's own listeners added
+  // before the pick may still see them). Only a pointer's click picks, on the element its
+  // press was on: a key that activates a focused element (Enter, Space, an access key)
+  // makes a trusted click too, with no press and `detail` 0.
+  let pressed = null;
   const take = (e) => {
     if (!e.isTrusted) return;
     e.preventDefault();
     e.stopImmediatePropagation();
-    if (e.type !== 'click' || e.button !== 0 || me.result) return;
+    if (e.type === 'pointerdown' || e.type === 'mousedown') { pressed = targetOf(e); return; }
+    if (e.type !== 'click' || e.button !== 0 || me.result || e.detail < 1) return;
     const t = targetOf(e);
-    if (!t) return;
+    if (!t || t !== pressed) return;
     current = t;
     draw();
     me.result = { picked: { id: idOf(t), descriptor: descriptorOf(t), what: what(t) } };
     me.wake(me.result);
   };
   const key = (e) => {
-    if (!e.isTrusted || e.key !== 'Escape' || me.result) return;
+    if (!e.isTrusted || me.result) return;
+    // Keys that would activate what has focus are kept from the page while picking.
+    if (e.key === 'Enter' || e.key === ' ' || e.altKey || e.ctrlKey || e.metaKey) {
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      return;
+    }
+    if (e.key !== 'Escape') return;
     e.preventDefault();
     e.stopImmediatePropagation();
     me.result = { cancelled: true };
