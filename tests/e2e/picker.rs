@@ -615,11 +615,17 @@ async fn a_person_picks_from_the_panel_and_copies_a_locator() {
     panel.shot("pick-4-cancelled").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_person_picks_inside_an_out_of_process_frame() {
-    let site = Site::start().unwrap();
+/// Kapture (with `flags`) on a page whose frame is out of process (oop.test), sized so
+/// nothing scrolls under the clicks, once its snapshot passes `ready`; and the frame's URL.
+async fn on_an_out_of_process_frame(
+    site: &Site,
+    flags: &[&str],
+    what: &str,
+    ready: fn(&str) -> bool,
+) -> (Kapture, String) {
     let mut start = Start::debuggable();
     start.args.push(kapture_e2e::OOP_TEST_RULES.into());
+    start.args.extend(flags.iter().map(|f| f.to_string()));
     let k = Kapture::start(start).await;
     let child = format!("http://oop.test:{}/frame-child.html", site.port());
     let page = format!("{}?cross={child}", site.url("frames.html"));
@@ -629,13 +635,23 @@ async fn a_person_picks_inside_an_out_of_process_frame() {
     // frame lands where the element was: a known limit of clicks, not of the picker).
     k.ok("browser_resize", json!({"width": 900, "height": 700}))
         .await;
-    // Once kapture reads the frame (its own process, its own session), the picker goes there too.
-    kapture_e2e::eventually("the frame's content", Duration::from_secs(10), || {
+    kapture_e2e::eventually(what, Duration::from_secs(10), || {
         let k = &k;
         async move {
             let snap = k.ok("browser_snapshot", json!({})).await;
-            (snap.matches("button \"Pay now\"").count() == 2).then_some(())
+            ready(&snap).then_some(())
         }
+    })
+    .await;
+    (k, child)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_picks_inside_an_out_of_process_frame() {
+    let site = Site::start().unwrap();
+    // Once kapture reads the frame (its own process, its own session), the picker goes there too.
+    let (k, child) = on_an_out_of_process_frame(&site, &[], "the frame's content", |snap| {
+        snap.matches("button \"Pay now\"").count() == 2
     })
     .await;
     let mut raw = k.raw_cdp().await;
@@ -710,22 +726,12 @@ async fn a_person_picks_inside_an_out_of_process_frame() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frame_the_policy_withholds_gets_no_picker() {
     let site = Site::start().unwrap();
-    let mut start = Start::debuggable();
-    start.args.push(kapture_e2e::OOP_TEST_RULES.into());
-    start.args.extend(["--deny".into(), "oop.test".into()]);
-    let k = Kapture::start(start).await;
-    let child = format!("http://oop.test:{}/frame-child.html", site.port());
-    let page = format!("{}?cross={child}", site.url("frames.html"));
-    k.ok("browser_navigate", json!({"url": page})).await;
-    k.ok("browser_resize", json!({"width": 900, "height": 700}))
-        .await;
-    kapture_e2e::eventually("the withheld frame", Duration::from_secs(10), || {
-        let k = &k;
-        async move {
-            let snap = k.ok("browser_snapshot", json!({})).await;
-            snap.contains("content withheld").then_some(())
-        }
-    })
+    let (k, child) = on_an_out_of_process_frame(
+        &site,
+        &["--deny", "oop.test"],
+        "the withheld frame",
+        |snap| snap.contains("content withheld"),
+    )
     .await;
     let mut raw = k.raw_cdp().await;
     let session = raw.attach_page("frames.html").await.unwrap();
