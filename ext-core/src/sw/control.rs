@@ -41,6 +41,8 @@ pub struct Control {
     /// The panel's own quiet lookups running now (console refreshes, picker rounds), by tab
     /// and method: not agents' work, so not in the feed.
     quiet: RefCell<HashMap<(TabId, String), usize>>,
+    /// The budget counts as last written (a step that counted nothing writes nothing).
+    kept_ledger: RefCell<crate::policy::budget::Ledger>,
 }
 
 /// Run `work`, a quiet panel lookup of `method` on `tab`, out of the feed.
@@ -234,19 +236,25 @@ pub fn on_step(app: &App, mut step: FeedEntry) {
             entry: step.clone(),
         });
     }
-    // A step may have counted against a budget: kept, and the counts shown.
-    if !app.exec.ledger().is_empty() {
-        keep_ledger(app);
+    // A step that counted against a budget: kept, and the counts shown.
+    if keep_ledger(app) {
         send_control_quietly(app);
     }
 }
 
-/// Write the budget counts to session storage (not awaited).
-fn keep_ledger(app: &App) {
-    let value = serde_json::to_value(app.exec.ledger()).unwrap_or(Value::Null);
+/// Write the budget counts to session storage when they changed (not awaited); whether
+/// they had.
+fn keep_ledger(app: &App) -> bool {
+    let now = app.exec.ledger();
+    if *app.control.kept_ledger.borrow() == now {
+        return false;
+    }
+    let value = serde_json::to_value(&now).unwrap_or(Value::Null);
+    *app.control.kept_ledger.borrow_mut() = now;
     spawn_local(async move {
         let _ = chrome::storage::session_set(LEDGER_KEY, &value).await;
     });
+    true
 }
 
 /// Take back the counts an earlier worker kept (at start).
