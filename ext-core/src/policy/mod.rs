@@ -121,10 +121,19 @@ pub fn origin_of(url: &str) -> Option<Origin> {
             _ => None,
         };
     }
-    let host = parsed
-        .host_str()
-        .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
-        .unwrap_or_default();
+    let raw = parsed.host_str().unwrap_or_default();
+    let mut host = raw.trim_end_matches('.').to_ascii_lowercase();
+    // What is left after the dots is read again, so a host has one spelling: `0..` is a
+    // name to the URL parser, but `0` is the address 0.0.0.0.
+    let special = matches!(
+        parsed.scheme(),
+        "http" | "https" | "ws" | "wss" | "ftp" | "file"
+    );
+    if host.len() != raw.len() && special {
+        if let Ok(again) = url::Host::parse(&host) {
+            host = again.to_string().trim_end_matches('.').to_string();
+        }
+    }
     // `http://./` names a host that is only dots: not a page of no site (empty host).
     if host.is_empty() && parsed.host_str().is_some_and(|h| !h.is_empty()) {
         return None;

@@ -269,6 +269,17 @@ fn hosts_of_only_dots_are_not_pages_of_no_site() {
     assert!(OriginPattern::parse(".#").is_err());
 }
 
+/// Found by `tests/fuzz_policy.rs` (CI): `0..` lost its dots and became `0`, which the URL
+/// parser reads as 0.0.0.0, so the pattern did not read back as itself.
+#[test]
+fn hosts_read_again_after_their_dots_have_one_spelling() {
+    assert_eq!(origin_of("http://0../").unwrap().host, "0.0.0.0");
+    assert_eq!(origin_of("http://0/").unwrap().host, "0.0.0.0");
+    let p = OriginPattern::parse("0..\\").unwrap();
+    assert_eq!(p.host, "0.0.0.0");
+    assert_eq!(OriginPattern::parse(&p.to_string()), Ok(p));
+}
+
 mod properties {
     use proptest::prelude::*;
 

@@ -3,16 +3,18 @@
 //! budget for `cargo make fuzz`.
 //!
 //! `cargo fuzz` needs a nightly toolchain; these targets run on stable under `cargo test`.
-//! A plain run does one round of `PROPTEST_CASES` (default 256) cases per property.
+//! A plain run does one round of `PROPTEST_CASES` (default 256) cases per property from a
+//! fixed seed (or `PROPTEST_RNG_SEED`), so `cargo test` answers the same on every machine.
 //! With `KAPTURE_FUZZ_TEST_SECONDS` set (the fuzz task sets it), a property keeps running
-//! fresh rounds (new random seeds) until that many seconds have passed.
+//! fresh rounds (new random seeds) until that many seconds have passed; what they find goes
+//! into the regression files, which every plain run tries first.
 
 #![allow(dead_code)] // each target uses its own subset of the helpers
 
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, RngSeed, TestCaseError, TestRunner};
 use serde_json::{Map, Number, Value};
 
 /// Run `test` on values of `strategy`; panics with the (shrunk) failing input.
@@ -31,8 +33,13 @@ where
         .map(Duration::from_secs_f64);
     let start = Instant::now();
     let mut rounds = 0u64;
+    let seed = match (budget, std::env::var_os("PROPTEST_RNG_SEED")) {
+        (None, None) => RngSeed::Fixed(0x6b61_7074_7572_6500),
+        _ => Config::default().rng_seed,
+    };
     loop {
         let config = Config {
+            rng_seed: seed,
             failure_persistence: Some(Box::new(FileFailurePersistence::Direct(regressions))),
             source_file: Some(regressions),
             test_name: Some(name),
