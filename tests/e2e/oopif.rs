@@ -126,6 +126,28 @@ async fn a_denied_out_of_process_frame_is_one_withheld_line() {
     assert!(!snap.contains("another process"), "{snap}");
     assert_eq!(snap.matches("button \"Pay now\"").count(), 1, "{snap}");
     assert!(!snap.contains("oop.test/frame-child"), "{snap}");
+    // Input aimed at the frame's place on screen is judged where it lands, also once the
+    // page scrolled (where the tab's own hit test can find no node over a frame of another
+    // process, and the point is followed into it). Nothing reaches the frame.
+    for setup in [
+        "() => true",
+        "() => { const s = document.createElement('div'); s.style.height = '2500px'; document.getElementById('cross').before(s); document.getElementById('cross').scrollIntoView(); return true; }",
+    ] {
+        k.eval(setup).await;
+        let at = k
+            .eval("() => { const r = document.getElementById('cross').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }")
+            .await;
+        for tool in ["browser_mouse_click_xy", "browser_mouse_move_xy"] {
+            let out = k.call(tool, json!({"x": at[0], "y": at[1]})).await;
+            assert_eq!(
+                out.code().as_deref(),
+                Some("POLICY_DENIED"),
+                "{tool} at {at}: {}",
+                out.text
+            );
+            assert!(out.text.contains("oop.test"), "{tool}: {}", out.text);
+        }
+    }
     k.stop().await;
 }
 
@@ -190,5 +212,86 @@ async fn a_cross_site_frame_inside_an_out_of_process_frame_is_read_and_driven() 
         .await;
     k.ok("browser_click", json!({"ref": pay})).await;
     until_paid(&k, &target).await;
+    k.stop().await;
+}
+
+/// Evaluate `expr` in the page of a flat session of the raw debugger; its JSON value.
+async fn eval_in(
+    cdp: &mut kapture_e2e::cdp::RawCdp,
+    session: &str,
+    expr: &str,
+) -> serde_json::Value {
+    let res = cdp
+        .send(
+            Some(session),
+            "Runtime.evaluate",
+            json!({"expression": expr, "returnByValue": true}),
+        )
+        .await
+        .unwrap();
+    res["result"]["value"].clone()
+}
+
+/// A frame below the fold: its element's scroll into view travels from the frame's process
+/// to the tab's on its own time, so a click measured at once could be sent where the frame
+/// was (on the page, or off screen). Each click must land on the element, and none on the
+/// page around the frame.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_into_an_out_of_process_frame_below_the_fold_lands_in_it() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(oop_start(&[])).await;
+    let (_, target) = open_with_oopif(&k, &site).await;
+    let snap = kapture_e2e::eventually("the frame's content", Duration::from_secs(10), || {
+        let k = &k;
+        async move {
+            let snap = k.ok("browser_snapshot", json!({})).await;
+            (snap.matches("button \"Pay now\"").count() == 2).then_some(snap)
+        }
+    })
+    .await;
+    let cross = snap
+        .split_once("iframe \"Cross origin\"")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no cross iframe:\n{snap}"));
+    let pay = kapture_e2e::ref_on(cross, "button \"Pay now\"");
+    // A tall block before the frame, and a count of the clicks the page itself receives
+    // (a click that reaches the frame's document is not dispatched in the page's).
+    k.eval("() => { const s = document.createElement('div'); s.style.height = '2500px'; document.getElementById('cross').before(s); window.__clicks = 0; addEventListener('click', () => window.__clicks++, true); return true; }").await;
+    let mut cdp = k.raw_cdp().await;
+    let attached = cdp
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target, "flatten": true}),
+        )
+        .await
+        .unwrap();
+    let frame = attached["sessionId"].as_str().unwrap().to_string();
+    eval_in(&mut cdp, &frame, "window.__clicks = 0; document.getElementById('pay').addEventListener('click', () => window.__clicks++); true").await;
+    const ROUNDS: u64 = 8;
+    for round in 1..=ROUNDS {
+        assert_eq!(
+            k.eval("() => { scrollTo(0, 0); return scrollY; }").await,
+            json!(0)
+        );
+        k.ok("browser_click", json!({"ref": pay})).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let clicks = eval_in(&mut cdp, &frame, "window.__clicks").await;
+            if clicks == json!(round) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "round {round}: the frame counted {clicks} clicks"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            k.eval("() => window.__clicks").await,
+            json!(0),
+            "round {round}: a click landed on the page around the frame"
+        );
+    }
     k.stop().await;
 }

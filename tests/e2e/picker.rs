@@ -615,8 +615,8 @@ async fn a_person_picks_from_the_panel_and_copies_a_locator() {
     panel.shot("pick-4-cancelled").await;
 }
 
-/// Kapture (with `flags`) on a page whose frame is out of process (oop.test), sized so
-/// nothing scrolls under the clicks, once its snapshot passes `ready`; and the frame's URL.
+/// Kapture (with `flags`) on a page whose frame is out of process (oop.test), once its
+/// snapshot passes `ready`; and the frame's URL.
 async fn on_an_out_of_process_frame(
     site: &Site,
     flags: &[&str],
@@ -630,11 +630,6 @@ async fn on_an_out_of_process_frame(
     let child = format!("http://oop.test:{}/frame-child.html", site.port());
     let page = format!("{}?cross={child}", site.url("frames.html"));
     k.ok("browser_navigate", json!({"url": page})).await;
-    // Room for the whole page: no scroll under the clicks (a click into an out-of-process
-    // frame measured while the scroll its element asked for still travels to the top
-    // frame lands where the element was: a known limit of clicks, not of the picker).
-    k.ok("browser_resize", json!({"width": 900, "height": 700}))
-        .await;
     kapture_e2e::eventually(what, Duration::from_secs(10), || {
         let k = &k;
         async move {

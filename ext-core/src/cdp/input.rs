@@ -26,12 +26,44 @@ pub(crate) async fn point<S: CdpSession>(s: &S, target: &Located) -> Result<(f64
         let y = at.get("y").and_then(Value::as_f64).unwrap_or(0.0);
         return Ok((x, y));
     }
-    if let Some(at) = world::remote_center(s, target).await? {
+    if let Some(at) = settled_remote_point(s, target, &main).await? {
         return Ok(at);
     }
     // Inside a frame the page's coordinates are the frame's; the browser knows the offset.
     let object = world::element_object(s, target).await?;
     world::element_center(s, &object).await
+}
+
+/// How many paints an out-of-process frame's element may take to settle on screen.
+const SETTLE_PAINTS: usize = 10;
+
+/// The centre of an element in an out-of-process frame, once it stays put and the tab's hit
+/// test at that point finds the frame. The element's scroll into view reaches the tab's
+/// process on its own time, so a point measured at once can be where the frame was: a
+/// click there would land on the page, or nowhere. `None` when the frame is in the tab's
+/// process.
+async fn settled_remote_point<S: CdpSession>(
+    s: &S,
+    target: &Located,
+    main: &str,
+) -> Result<Option<(f64, f64)>, WireError> {
+    let mut last: Option<(f64, f64)> = None;
+    for _ in 0..SETTLE_PAINTS {
+        let Some(here) = world::remote_center(s, target).await? else {
+            return Ok(None);
+        };
+        let still = last.is_some_and(|(x, y)| (x - here.0).abs() < 0.5 && (y - here.1).abs() < 0.5);
+        if still && world::frames_at(s, here).await?.contains(&target.frame) {
+            return Ok(Some(here));
+        }
+        last = Some(here);
+        world::run(s, main, js::NEXT_PAINT, &[]).await?;
+    }
+    Err(WireError::new(
+        ErrorCode::NotInteractable,
+        "the frame holding the element kept moving, or something covers it where it shows \
+         (wait for the page to settle, or close what covers it, then try again)",
+    ))
 }
 
 pub(crate) async fn mouse<S: CdpSession>(

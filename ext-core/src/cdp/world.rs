@@ -195,38 +195,149 @@ async fn judge_frame_fresh<S: CdpSession>(s: &S, frame: &str) -> Result<(), Wire
 }
 
 /// The running command may act where a pointer event at `(x, y)` (top-level viewport CSS
-/// pixels) lands: in the frame of the element under that point, and in the document of an
-/// iframe element there (a click on an iframe lands in its document). Costs nothing while
-/// no frame of the tab is refused.
-pub async fn judge_point<S: CdpSession>(s: &S, (x, y): (f64, f64)) -> Result<(), WireError> {
+/// pixels) lands: in every frame on the way to the element under that point, and in the
+/// document of an iframe element there (a click on an iframe lands in its document). Costs
+/// nothing while no frame of the tab is refused.
+pub async fn judge_point<S: CdpSession>(s: &S, at: (f64, f64)) -> Result<(), WireError> {
     let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category) else {
         return Ok(());
     };
     if !s.events().borrow().any_frame_refused(category) {
         return Ok(());
     }
-    let hit = s
-        .send(
-            "DOM.getNodeForLocation",
-            json!({"x": x.round() as i64, "y": y.round() as i64, "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": true}),
-        )
-        .await;
-    let Ok(hit) = hit else {
-        // Nothing there (outside the page): the event lands in the main document.
-        return Ok(());
-    };
-    if let Some(frame) = hit.get("frameId").and_then(Value::as_str) {
-        judge_frame_fresh(s, frame).await?;
-    }
-    if let Some(backend) = hit.get("backendNodeId") {
-        let node = s
-            .send("DOM.describeNode", json!({"backendNodeId": backend}))
-            .await?;
-        if let Some(inner) = node.pointer("/node/frameId").and_then(Value::as_str) {
-            judge_frame_fresh(s, inner).await?;
-        }
+    for frame in frames_at(s, at).await? {
+        judge_frame_fresh(s, &frame).await?;
     }
     Ok(())
+}
+
+/// The frames a pointer event at `(x, y)` (top-level viewport CSS pixels) goes through,
+/// outermost first, to the one whose element it lands on (and an iframe element's own
+/// document when it lands on one). Empty off the page.
+///
+/// The tab's hit test finds no node over a frame that runs in another process, so there
+/// the point is carried into the frame whose iframe element's content box holds it, and
+/// hit-tested again in that frame's own session.
+pub async fn frames_at<S: CdpSession>(
+    s: &S,
+    (mut x, mut y): (f64, f64),
+) -> Result<Vec<String>, WireError> {
+    let mut frames = Vec::new();
+    let mut session: Option<String> = None;
+    for _ in 0..crate::policy::frames::MAX_FRAME_DEPTH {
+        let hit = s
+            .send_in(
+                session.as_deref(),
+                "DOM.getNodeForLocation",
+                json!({"x": x.round() as i64, "y": y.round() as i64, "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": true}),
+            )
+            .await;
+        // The node hit in this process, and the frame of an iframe element hit.
+        let mut owner_of = None;
+        if let Ok(hit) = &hit {
+            if let Some(frame) = hit.get("frameId").and_then(Value::as_str) {
+                frames.push(frame.to_string());
+            }
+            if let Some(backend) = hit.get("backendNodeId") {
+                let node = s
+                    .send_in(
+                        session.as_deref(),
+                        "DOM.describeNode",
+                        json!({"backendNodeId": backend}),
+                    )
+                    .await?;
+                owner_of = node
+                    .pointer("/node/frameId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+            }
+        }
+        // Over a frame of another process this process's hit test ends at the iframe
+        // element, or finds nothing: the point goes on into the frame whose iframe
+        // element's content box holds it.
+        let roots: Vec<_> = s
+            .events()
+            .borrow()
+            .remote_frames()
+            .into_iter()
+            .filter(|(root, r)| {
+                r.session.is_some()
+                    && match &owner_of {
+                        Some(owned) => owned == root,
+                        None => {
+                            hit.is_err()
+                                && r.parent
+                                    .as_deref()
+                                    .and_then(|p| s.events().borrow().session_of(p))
+                                    == session
+                        }
+                    }
+            })
+            .collect();
+        let mut inside = None;
+        for (root, r) in roots {
+            let Some((ox, oy, w, h)) = owner_box(s, session.as_deref(), &root).await? else {
+                continue;
+            };
+            if (ox..ox + w).contains(&x) && (oy..oy + h).contains(&y) {
+                inside = Some((root, r.session, ox, oy));
+                break;
+            }
+        }
+        let Some((root, inner, ox, oy)) = inside else {
+            frames.extend(owner_of);
+            return Ok(frames);
+        };
+        frames.push(root);
+        (x, y) = (x - ox, y - oy);
+        session = inner;
+    }
+    Ok(frames)
+}
+
+/// The content box `(x, y, width, height)` of the iframe element showing frame `root`, in
+/// the viewport of the process that holds that element (`session`); `None` when it has no
+/// box (not rendered) or is gone.
+async fn owner_box<S: CdpSession>(
+    s: &S,
+    session: Option<&str>,
+    root: &str,
+) -> Result<Option<(f64, f64, f64, f64)>, WireError> {
+    let Ok(owner) = s
+        .send_in(session, "DOM.getFrameOwner", json!({"frameId": root}))
+        .await
+    else {
+        return Ok(None);
+    };
+    let Ok(model) = s
+        .send_in(
+            session,
+            "DOM.getBoxModel",
+            json!({"backendNodeId": owner.get("backendNodeId")}),
+        )
+        .await
+    else {
+        return Ok(None);
+    };
+    let Some(quad) = model.pointer("/model/content").and_then(Value::as_array) else {
+        return Ok(None);
+    };
+    let xs: Vec<f64> = quad.iter().step_by(2).filter_map(Value::as_f64).collect();
+    let ys: Vec<f64> = quad
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .filter_map(Value::as_f64)
+        .collect();
+    let (Some(x0), Some(x1), Some(y0), Some(y1)) = (
+        xs.iter().copied().reduce(f64::min),
+        xs.iter().copied().reduce(f64::max),
+        ys.iter().copied().reduce(f64::min),
+        ys.iter().copied().reduce(f64::max),
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some((x0, y0, x1 - x0, y1 - y0)))
 }
 
 /// The running command may act where keys land: the frame whose element has focus,
