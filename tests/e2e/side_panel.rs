@@ -160,6 +160,9 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
     assert_eq!(clicks_on(&mut side, &page).await, "delete delete");
 
     // A navigation to another site: medium risk. The side panel follows the tab there.
+    // Its mode buttons come armed late (a navigation timed to a person's click cannot give
+    // the new site the mode meant for the old one); a redraw for the same site does not.
+    side.eval("window.__modes = []; new MutationObserver((rs) => { for (const r of rs) for (const n of r.addedNodes) if (n.id && n.id.startsWith('mode-')) __modes.push(n.id + (n.hasAttribute('disabled') ? ':late' : ':live')); }).observe(document.getElementById('site-modes'), {childList: true}); true").await;
     let there = format!("http://127.0.0.1:{}", other.port());
     let (out, ()) = tokio::join!(
         k.call("browser_navigate", json!({"url": other.url("page-a.html")})),
@@ -179,6 +182,18 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
     );
     assert!(!out.is_error, "{}", out.text);
     side.until_site(&there).await;
+    let drawn = side.eval("window.__modes").await;
+    assert!(
+        drawn
+            .as_array()
+            .is_some_and(|d| d.contains(&json!("mode-auto:late"))),
+        "{drawn}"
+    );
+    side.until(
+        "the new site's modes armed",
+        "document.getElementById('mode-auto')?.disabled === false",
+    )
+    .await;
     k.ok("browser_navigate", json!({"url": site.url("account.html")}))
         .await;
     side.until_site(&here).await;

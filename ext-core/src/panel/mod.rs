@@ -167,16 +167,8 @@ pub(crate) fn approval_list(
     send: Send,
 ) {
     // Rows that stay where they were keep their answers live; a new row, or one that moved
-    // (a row above it went), takes clicks only after ARMING_MS: an agent cannot slip a row
-    // under the cursor of a person about to click another.
-    let before: Vec<String> = match list.query_selector_all(":scope > li[data-id]") {
-        Ok(rows) => (0..rows.length())
-            .filter_map(|i| rows.item(i))
-            .filter_map(|n| n.dyn_into::<Element>().ok())
-            .filter_map(|li| li.get_attribute("data-id"))
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    // (a row above it went), is armed late (see `arm`).
+    let before = row_keys(list);
     list.set_inner_html("");
     let mut arming = Vec::new();
     for (index, a) in pending.iter().enumerate() {
@@ -188,6 +180,7 @@ pub(crate) fn approval_list(
                 ("class", "approval"),
                 ("data-risk", a.risk.name()),
                 ("data-id", &a.id.to_string()),
+                ("data-key", &a.id.to_string()),
             ],
             "",
         );
@@ -253,7 +246,6 @@ pub(crate) fn approval_list(
                 label,
             );
             if !stayed {
-                let _ = b.set_attribute("disabled", "");
                 arming.push(b.clone());
             }
             let (send, id) = (send.clone(), a.id);
@@ -268,17 +260,41 @@ pub(crate) fn approval_list(
         li.append_child(&buttons).ok();
         list.append_child(&li).ok();
     }
-    if !arming.is_empty() {
-        spawn_local(async move {
-            crate::platform::sleep(std::time::Duration::from_millis(ARMING_MS)).await;
-            for b in arming {
-                let _ = b.remove_attribute("disabled");
-            }
-        });
+    arm(arming);
+}
+
+/// The `data-key` of each row a list shows, in order: what [`arm`] compares a new drawing
+/// with.
+pub(crate) fn row_keys(list: &Element) -> Vec<String> {
+    match list.query_selector_all(":scope > [data-key]") {
+        Ok(rows) => (0..rows.length())
+            .filter_map(|i| rows.item(i))
+            .filter_map(|n| n.dyn_into::<Element>().ok())
+            .filter_map(|row| row.get_attribute("data-key"))
+            .collect(),
+        Err(_) => Vec::new(),
     }
 }
 
-/// How long a new or moved approval row's answers wait before they take a click.
+/// Buttons that just appeared under the cursor (a new or moved row, another site's modes)
+/// take clicks only after ARMING_MS: whatever redraws a list (an agent's step, a
+/// navigation) cannot slip one under the cursor of a person about to click another.
+pub(crate) fn arm(buttons: Vec<Element>) {
+    if buttons.is_empty() {
+        return;
+    }
+    for b in &buttons {
+        let _ = b.set_attribute("disabled", "");
+    }
+    spawn_local(async move {
+        crate::platform::sleep(std::time::Duration::from_millis(ARMING_MS)).await;
+        for b in buttons {
+            let _ = b.remove_attribute("disabled");
+        }
+    });
+}
+
+/// How long a new or moved row's buttons wait before they take a click.
 const ARMING_MS: u64 = 700;
 /// Characters of an approval's arguments shown (the rest is cut with an ellipsis).
 const ARGS_SHOWN: usize = 300;

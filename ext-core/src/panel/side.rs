@@ -235,13 +235,19 @@ impl Side {
         let origin: Element = by_id(doc, "site-origin");
         let modes: Element = by_id(doc, "site-modes");
         let verdicts: Element = by_id(doc, "site-verdicts");
+        // Another site's modes (the tab navigated) are armed late: a navigation timed to a
+        // person's click cannot give the new site the mode meant for the old one.
+        let was = modes.get_attribute("data-key");
         modes.set_inner_html("");
+        let _ = modes.remove_attribute("data-key");
         verdicts.set_inner_html("");
         let Some(site) = site else {
             origin.set_text_content(Some("This tab shows no web page a rule can name."));
             return;
         };
         origin.set_text_content(Some(&site.origin));
+        let _ = modes.set_attribute("data-key", &site.origin);
+        let mut buttons = Vec::new();
         for (mode, key, label) in MODES {
             let pressed = site.mode == mode;
             let b = el(
@@ -262,6 +268,10 @@ impl Side {
                 })
             });
             modes.append_child(&b).ok();
+            buttons.push(b);
+        }
+        if was.as_deref() != Some(site.origin.as_str()) {
+            super::arm(buttons);
         }
         if site.mode == SiteMode::Custom {
             modes
@@ -515,6 +525,8 @@ impl Side {
         let doc = &self.doc;
         if self.changed("budgets", &budgets) {
             let list: Element = by_id(doc, "budget-list");
+            let before = super::row_keys(&list);
+            let mut arming = Vec::new();
             list.set_inner_html("");
             if budgets.is_empty() {
                 list.append_child(&el(doc, "li", &[("class", "muted")], "No step budgets"))
@@ -529,6 +541,7 @@ impl Side {
                     &[
                         ("class", "budget"),
                         ("data-spent", if spent { "true" } else { "false" }),
+                        ("data-key", &b.origin),
                     ],
                     "",
                 );
@@ -559,9 +572,13 @@ impl Side {
                         steps: EXTEND_STEPS,
                     })
                 });
+                if before.get(i) != Some(&b.origin) {
+                    arming.push(more.clone());
+                }
                 li.append_child(&more).ok();
                 list.append_child(&li).ok();
             }
+            super::arm(arming);
         }
         if self.changed("my-budgets", &person.budgets) {
             let body: Element = by_id(doc, "my-budget-rows");
@@ -590,6 +607,8 @@ impl Side {
         }
         if self.changed("sessions", &sessions) {
             let list: Element = by_id(doc, "session-list");
+            let before = super::row_keys(&list);
+            let mut arming = Vec::new();
             list.set_inner_html("");
             if sessions.is_empty() {
                 list.append_child(&el(
@@ -601,7 +620,8 @@ impl Side {
                 .ok();
             }
             for (i, s) in sessions.iter().enumerate() {
-                let li = el(doc, "li", &[("class", "budget")], "");
+                let key = format!("{}/{}", s.port, s.session);
+                let li = el(doc, "li", &[("class", "budget"), ("data-key", &key)], "");
                 let text = format!("{} · {} / {} steps", s.label, s.used, s.max);
                 li.append_child(&el(doc, "span", &[("class", "grow")], &text))
                     .ok();
@@ -620,9 +640,13 @@ impl Side {
                         steps: EXTEND_STEPS,
                     })
                 });
+                if before.get(i) != Some(&key) {
+                    arming.push(b.clone());
+                }
                 li.append_child(&b).ok();
                 list.append_child(&li).ok();
             }
+            super::arm(arming);
         }
     }
 
