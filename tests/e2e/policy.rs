@@ -708,3 +708,67 @@ async fn an_approval_says_its_risk_and_always_allow_here_holds_until_revoked() {
     );
     k.stop().await;
 }
+
+/// The risk of a control whose text says nothing: what the page says of it elsewhere (a
+/// picture's alt text, the label it points to, its id, where its link goes) or its words
+/// in another language or script make it high; a plain "Next" stays low.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_control_is_rated_on_what_the_page_says_of_it_in_any_words() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(launched_with(&[
+        "--ask",
+        &format!("interact@127.0.0.1:{}", site.port()),
+        "--approval-timeout-ms",
+        "30000",
+        "--chromium-arg=--remote-debugging-port=0",
+    ]))
+    .await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("risky.html")}))
+        .await;
+    let tab = kapture_e2e::tab_of(&nav);
+    let mut panel = Panel::open(&k, tab).await;
+    for (id, risk, why) in [
+        ("icon", "high", "a deletion"),
+        ("labelled", "high", "a payment"),
+        ("btnCheckout", "high", "a purchase"),
+        ("cross", "high", "a deletion"),
+        ("russian", "high", "a deletion"),
+        ("japanese", "high", "a purchase"),
+        ("next", "low", "acts on the page"),
+    ] {
+        let (click, ()) = tokio::join!(
+            k.call("browser_click", json!({"selector": format!("#{id}")})),
+            async {
+                panel
+                    .until(
+                        "the approval",
+                        "document.querySelector('[id^=approve-deny-]')?.id",
+                    )
+                    .await;
+                let seen = panel
+                    .eval("[document.querySelector('li.approval').dataset.risk, document.querySelector('li.approval .why').textContent]")
+                    .await;
+                assert_eq!(seen[0], risk, "#{id}: {seen}");
+                assert!(
+                    seen[1].as_str().unwrap_or_default().contains(why),
+                    "#{id}: {seen}"
+                );
+                panel.click("[id^=approve-deny-]").await;
+            }
+        );
+        assert_eq!(
+            click.code().as_deref(),
+            Some("APPROVAL_DENIED"),
+            "{}",
+            click.text
+        );
+        panel
+            .until(
+                "the approval gone",
+                "!document.querySelector('li.approval')",
+            )
+            .await;
+    }
+    k.stop().await;
+}

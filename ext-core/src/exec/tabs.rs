@@ -460,13 +460,20 @@ async fn attach<H: Host>(host: &H, slot: &TabSlot) -> Result<(), WireError> {
 }
 
 /// Kapture's world reads an element's facts for its risk: a submit control of a form, its
-/// field kind and autocomplete hint, and a few of its words.
+/// field kind and autocomplete hint, its words (labels, text, value, title, pictures' alt
+/// text), and its markup's (id, name, where its link or form goes).
 const ELEMENT_FACTS: &str = "async (t) => { const f = await resolve(t, 0); const el = f.el; if (!el) return null; \
 const tag = el.tagName.toLowerCase(); const type = (el.getAttribute('type') || '').toLowerCase(); \
 const form = el.form || el.closest('form'); \
 const submits = !!form && ((tag === 'button' && (type === '' || type === 'submit')) || (tag === 'input' && (type === 'submit' || type === 'image'))); \
 const field = tag === 'input' ? (el.type || 'text') : tag; \
-const parts = [el.getAttribute('aria-label'), el.innerText, tag === 'input' && ['submit', 'button', 'reset', 'image'].includes(type) ? el.value : '', el.getAttribute('title')]; \
-const words = parts.filter(Boolean).join(' ').normalize('NFKC').slice(0, 240); \
+const doc = el.ownerDocument; \
+const named = (el.getAttribute('aria-labelledby') || '').split(/\\s+/).filter(Boolean).slice(0, 4).map((id) => { const n = doc.getElementById(id); return n ? n.textContent : ''; }); \
+const pictures = [el, ...el.querySelectorAll('img[alt], [aria-label], svg title')].slice(0, 5).map((n) => n === el ? (tag === 'img' || type === 'image' ? el.getAttribute('alt') : '') : (n.getAttribute('alt') || n.getAttribute('aria-label') || n.textContent)); \
+const parts = [el.getAttribute('aria-label'), ...named, el.innerText, tag === 'input' && ['submit', 'button', 'reset', 'image'].includes(type) ? el.value : '', el.getAttribute('title'), ...pictures]; \
+const words = parts.filter(Boolean).join(' ').normalize('NFKC').slice(0, 400); \
 const link = el.closest('a[href], area[href]'); \
-return { submits, field, autocomplete: (el.getAttribute('autocomplete') || '').toLowerCase().slice(0, 60), words, href: link ? link.href : null }; }";
+const decode = (u) => { try { const x = new URL(u, doc.baseURI); return decodeURIComponent(x.pathname + ' ' + x.search); } catch (e) { return ''; } }; \
+const goes = link ? decode(link.href) : submits ? decode(el.getAttribute('formaction') || form.getAttribute('action') || '') : ''; \
+const markup = [el.id, el.getAttribute('name'), link && link !== el ? link.id : '', goes].filter(Boolean).join(' ').normalize('NFKC').slice(0, 300); \
+return { submits, field, autocomplete: (el.getAttribute('autocomplete') || '').toLowerCase().slice(0, 60), words, href: link ? link.href : null, markup }; }";

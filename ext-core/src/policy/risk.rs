@@ -98,6 +98,72 @@ const HIGH_WORDS: &[(&str, &str)] = &[
     ("kopen", "a purchase"),
     ("verwijderen", "a deletion"),
     ("verzenden", "sending something"),
+    // Swedish, Polish, Turkish, Russian and Ukrainian (read through `fold` like the page's
+    // words, so their Cyrillic letters meet the page's on the same terms).
+    ("betala", "a payment"),
+    ("köp", "a purchase"),
+    ("radera", "a deletion"),
+    ("skicka", "sending something"),
+    ("zapłać", "a payment"),
+    ("kup", "a purchase"),
+    ("zamów", "an order"),
+    ("usuń", "a deletion"),
+    ("wyślij", "sending something"),
+    ("öde", "a payment"),
+    ("sil", "a deletion"),
+    ("gönder", "sending something"),
+    ("оплатить", "a payment"),
+    ("купить", "a purchase"),
+    ("заказать", "an order"),
+    ("удалить", "a deletion"),
+    ("отправить", "sending something"),
+    ("подтвердить", "a confirmation"),
+    ("оплатити", "a payment"),
+    ("видалити", "a deletion"),
+    ("надіслати", "sending something"),
+    // More English.
+    ("sell", "a sale"),
+    ("trash", "a deletion"),
+    ("deactivate", "a deletion"),
+    ("terminate", "a deletion"),
+];
+
+/// Words of scripts written without spaces between words (Chinese, Japanese, Korean
+/// endings): found anywhere in the text, not as whole words.
+const HIGH_CJK: &[(&str, &str)] = &[
+    ("購入", "a purchase"),
+    ("购买", "a purchase"),
+    ("購買", "a purchase"),
+    ("支払", "a payment"),
+    ("支付", "a payment"),
+    ("付款", "a payment"),
+    ("決済", "a payment"),
+    ("注文", "an order"),
+    ("下单", "an order"),
+    ("削除", "a deletion"),
+    ("删除", "a deletion"),
+    ("刪除", "a deletion"),
+    ("送信", "sending something"),
+    ("发送", "sending something"),
+    ("發送", "sending something"),
+    ("提交", "a form submission"),
+    ("결제", "a payment"),
+    ("구매", "a purchase"),
+    ("주문", "an order"),
+    ("삭제", "a deletion"),
+    ("전송", "sending something"),
+    ("송금", "a money transfer"),
+];
+
+/// What a word in the page's markup or a link's path may say and still count (an id of
+/// `post-12` or a path of `/sign-in` says nothing of the click): money and deletion.
+const MARKUP_MEANINGS: &[&str] = &[
+    "a payment",
+    "a purchase",
+    "an order",
+    "a money transfer",
+    "a deletion",
+    "a cancellation",
 ];
 
 /// The high-risk word `text` holds as a whole word (or phrase), and what it means.
@@ -107,13 +173,37 @@ fn high_word(text: &str) -> Option<&'static str> {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
-    HIGH_WORDS.iter().find_map(|(word, meaning)| {
-        let parts: Vec<&str> = word.split(' ').collect();
-        words
-            .windows(parts.len())
-            .any(|w| w == parts.as_slice())
-            .then_some(*meaning)
-    })
+    HIGH_WORDS
+        .iter()
+        .find_map(|(word, meaning)| {
+            let word = fold(word);
+            let parts: Vec<&str> = word.split(' ').collect();
+            words
+                .windows(parts.len())
+                .any(|w| w == parts.as_slice())
+                .then_some(*meaning)
+        })
+        .or_else(|| {
+            HIGH_CJK
+                .iter()
+                .find(|(word, _)| lower.contains(word))
+                .map(|(_, meaning)| *meaning)
+        })
+}
+
+/// A money or deletion word in the element's markup or where its link or form goes.
+fn markup_word(text: &str) -> Option<&'static str> {
+    // `deleteAccount`, `btnPay`: a lower-case letter then a capital starts a word.
+    let mut split = String::with_capacity(text.len() + 8);
+    let mut prev_lower = false;
+    for c in text.chars() {
+        if prev_lower && c.is_uppercase() {
+            split.push(' ');
+        }
+        prev_lower = c.is_lowercase();
+        split.push(c);
+    }
+    high_word(&split).filter(|m| MARKUP_MEANINGS.contains(m))
 }
 
 /// `text` as the words matcher reads it: invisible format characters (soft hyphen,
@@ -180,6 +270,11 @@ pub struct ElementFacts {
     /// Where the link it is in (or is) goes, if it is one.
     #[serde(default)]
     pub href: Option<String>,
+    /// Its markup's words and where it leads, decoded: id, name, the link's path and
+    /// query, the form action a submit control posts to (cut). Only money and deletion
+    /// words count there.
+    #[serde(default)]
+    pub markup: String,
 }
 
 impl ElementFacts {
@@ -272,6 +367,9 @@ pub fn rate(a: &Action) -> (Risk, String) {
         .or_else(|| a.facts.and_then(|f| high_word(&f.words)));
     if let Some(meaning) = named {
         return (Risk::High, format!("looks like {meaning}"));
+    }
+    if let Some(meaning) = a.facts.and_then(|f| markup_word(&f.markup)) {
+        return (Risk::High, format!("its markup or link reads as {meaning}"));
     }
     let elsewhere = a
         .facts
@@ -413,6 +511,19 @@ mod tests {
             })
         };
         assert_eq!(on(ElementFacts::default()).0, Risk::Low);
+        // Markup words other than money and deletion say nothing of the click.
+        for markup in [
+            "post-12 /blog/post/12",
+            "/sign-in",
+            "share-bar",
+            "orders-list /orders",
+        ] {
+            let f = ElementFacts {
+                markup: markup.into(),
+                ..Default::default()
+            };
+            assert_eq!(on(f).0, Risk::Low, "{markup}");
+        }
         let (risk, why) = on(ElementFacts {
             submits: true,
             field: "button".into(),
@@ -438,6 +549,19 @@ mod tests {
                 words: "Delete message".into(),
                 ..Default::default()
             },
+            // Only its markup or its link says it: an id, a link's path.
+            ElementFacts {
+                markup: "deleteAccount".into(),
+                ..Default::default()
+            },
+            ElementFacts {
+                markup: "/account/remove?id=4".into(),
+                ..Default::default()
+            },
+            ElementFacts {
+                markup: "btn-checkout /cart".into(),
+                ..Default::default()
+            },
         ] {
             assert_eq!(on(f.clone()).0, Risk::High, "{f:?}");
         }
@@ -450,6 +574,14 @@ mod tests {
             "button \"Pa\u{200b}y\" [ref=e1]",
             "button \"Dеlete\" [ref=e1]", // Cyrillic е
             "button \"ｐａｙ\" [ref=e1]",
+            // Other languages and scripts.
+            "button \"Удалить\" [ref=e1]",
+            "button \"Оплатить заказ\" [ref=e1]",
+            "button \"Usuń konto\" [ref=e1]",
+            "button \"購入する\" [ref=e1]",
+            "button \"立即购买\" [ref=e1]",
+            "button \"삭제하기\" [ref=e1]",
+            "button \"Move to trash\" [ref=e1]",
         ] {
             assert_eq!(
                 rate_on("click", Category::Interact, Some(line)).0,
