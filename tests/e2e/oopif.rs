@@ -126,11 +126,13 @@ async fn a_denied_out_of_process_frame_is_one_withheld_line() {
     assert!(!snap.contains("another process"), "{snap}");
     assert_eq!(snap.matches("button \"Pay now\"").count(), 1, "{snap}");
     assert!(!snap.contains("oop.test/frame-child"), "{snap}");
-    // Input aimed at the frame's place on screen is judged where it lands, also once the
-    // page scrolled (where the tab's own hit test can find no node over a frame of another
-    // process, and the point is followed into it). Nothing reaches the frame.
+    // Input aimed at the frame's place on screen is judged where it lands, as the browser
+    // routes it: on a page scrolled a little or a lot, and under a page-wide layer that
+    // pointer events go through. Nothing reaches the frame.
     for setup in [
         "() => true",
+        "() => { const s = document.createElement('div'); s.style.height = '3000px'; document.body.append(s); scrollTo(0, 60); return scrollY === 60; }",
+        "() => { const d = document.createElement('div'); d.style.cssText = 'position:fixed;inset:0;pointer-events:none;z-index:99999'; document.body.append(d); return true; }",
         "() => { const s = document.createElement('div'); s.style.height = '2500px'; document.getElementById('cross').before(s); document.getElementById('cross').scrollIntoView(); return true; }",
     ] {
         k.eval(setup).await;
@@ -148,6 +150,16 @@ async fn a_denied_out_of_process_frame_is_one_withheld_line() {
             assert!(out.text.contains("oop.test"), "{tool}: {}", out.text);
         }
     }
+    // The wheel: over the frame, refused; with no element named, the page scrolls itself
+    // past a refused frame in the middle of the viewport.
+    let out = k
+        .call("browser_scroll", json!({"selector": "#cross", "deltaY": 100}))
+        .await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    let top = k.eval("() => { const f = document.getElementById('cross'); scrollTo(0, f.getBoundingClientRect().top + scrollY - innerHeight / 2 + f.offsetHeight / 2); return scrollY; }").await;
+    k.ok("browser_scroll", json!({"deltaY": 100})).await;
+    let now = k.eval("() => scrollY").await;
+    assert!(now.as_f64() > top.as_f64(), "{top} -> {now}");
     k.stop().await;
 }
 

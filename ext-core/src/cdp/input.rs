@@ -53,7 +53,11 @@ async fn settled_remote_point<S: CdpSession>(
             return Ok(None);
         };
         let still = last.is_some_and(|(x, y)| (x - here.0).abs() < 0.5 && (y - here.1).abs() < 0.5);
-        if still && world::frames_at(s, here).await?.contains(&target.frame) {
+        let reached = match world::frames_at(s, here).await? {
+            world::Landing::Frames(frames) => frames.contains(&target.frame),
+            world::Landing::Unknown(_) => false,
+        };
+        if still && reached {
             return Ok(Some(here));
         }
         last = Some(here);
@@ -105,23 +109,22 @@ pub(crate) async fn click_at<S: CdpSession>(
         MouseButton::Middle => "middle",
     };
     // Judged where it lands: a click on an iframe element lands in the frame's document.
+    // And judged again once the pointer is there and before a second click, since the
+    // page's own handlers of those events may move a refused frame under it.
     world::judge_point(s, at).await?;
-    let mut events = vec![("mouseMoved", json!({"modifiers": modifiers}))];
+    mouse(s, "mouseMoved", at, json!({"modifiers": modifiers})).await?;
     let clicks: &[u32] = if double { &[1, 2] } else { &[1] };
     for &count in clicks {
+        world::judge_point(s, at).await?;
         let extra = json!({"button": button, "clickCount": count, "modifiers": modifiers});
-        events.push(("mousePressed", extra.clone()));
-        events.push(("mouseReleased", extra));
+        // A press and its release are sent together: the session runs them in order.
+        futures::future::try_join(
+            mouse(s, "mousePressed", at, extra.clone()),
+            mouse(s, "mouseReleased", at, extra),
+        )
+        .await?;
     }
-    // Sent together: the session runs them in order, and waiting for each answer before
-    // sending the next would only add round trips.
-    futures::future::try_join_all(
-        events
-            .into_iter()
-            .map(|(kind, extra)| mouse(s, kind, at, extra)),
-    )
-    .await
-    .map(drop)
+    Ok(())
 }
 
 /// Press at `a`, move to `b` in steps, release. An HTML drag (draggable elements) is handed
@@ -154,6 +157,9 @@ pub(crate) async fn drag_between<S: CdpSession>(
             Some(Ok((_, params))) => params.get("data").cloned(),
             _ => None,
         };
+    // Where it is dropped is judged again: the page's handlers of the moves may have moved
+    // a refused frame there.
+    world::judge_point(s, b).await?;
     if let Some(data) = drop_data {
         for kind in ["dragEnter", "dragOver", "drop"] {
             s.send(

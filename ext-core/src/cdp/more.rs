@@ -716,13 +716,25 @@ pub async fn scroll<S: CdpSession>(s: &S, p: &Scroll) -> Result<ActionOutcome, W
         }
     };
     let before = s.events().borrow().nav.mark();
-    mouse(
-        s,
-        "mouseWheel",
-        at,
-        json!({"deltaX": p.delta_x, "deltaY": p.delta_y.unwrap_or(600.0)}),
-    )
-    .await?;
+    let (dx, dy) = (p.delta_x, p.delta_y.unwrap_or(600.0));
+    // The wheel scrolls what is under it: judged there. With no element named, a refused
+    // frame in the middle of the viewport does not stop the page from scrolling: the page
+    // scrolls itself, no wheel event sent.
+    if let Err(e) = super::world::judge_point(s, at).await {
+        if e.code != ErrorCode::PolicyDenied || p.target.get().is_some() {
+            return Err(e);
+        }
+        let main = super::world::main_frame(s).await?;
+        super::world::run(
+            s,
+            &main,
+            "(dx, dy) => { scrollBy(dx, dy); return true; }",
+            &[json!(dx), json!(dy)],
+        )
+        .await?;
+        return settle(s, before, 0.0).await;
+    }
+    mouse(s, "mouseWheel", at, json!({"deltaX": dx, "deltaY": dy})).await?;
     settle(s, before, 0.0).await
 }
 

@@ -197,7 +197,8 @@ async fn judge_frame_fresh<S: CdpSession>(s: &S, frame: &str) -> Result<(), Wire
 /// The running command may act where a pointer event at `(x, y)` (top-level viewport CSS
 /// pixels) lands: in every frame on the way to the element under that point, and in the
 /// document of an iframe element there (a click on an iframe lands in its document). Costs
-/// nothing while no frame of the tab is refused.
+/// nothing while no frame of the tab is refused; where the browser cannot say what is
+/// under the point, refused while any frame is.
 pub async fn judge_point<S: CdpSession>(s: &S, at: (f64, f64)) -> Result<(), WireError> {
     let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category) else {
         return Ok(());
@@ -205,99 +206,124 @@ pub async fn judge_point<S: CdpSession>(s: &S, at: (f64, f64)) -> Result<(), Wir
     if !s.events().borrow().any_frame_refused(category) {
         return Ok(());
     }
-    for frame in frames_at(s, at).await? {
-        judge_frame_fresh(s, &frame).await?;
+    match frames_at(s, at).await? {
+        Landing::Frames(frames) => {
+            for frame in frames {
+                judge_frame_fresh(s, &frame).await?;
+            }
+            Ok(())
+        }
+        Landing::Unknown(why) => Err(WireError::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "input at {:.0},{:.0} is refused: {why}, and this page shows a frame the policy refuses",
+                at.0, at.1
+            ),
+        )),
     }
-    Ok(())
 }
 
-/// The frames a pointer event at `(x, y)` (top-level viewport CSS pixels) goes through,
-/// outermost first, to the one whose element it lands on (and an iframe element's own
-/// document when it lands on one). Empty off the page.
-///
-/// The tab's hit test finds no node over a frame that runs in another process, so there
-/// the point is carried into the frame whose iframe element's content box holds it, and
-/// hit-tested again in that frame's own session.
+/// Where a pointer event lands, as [`frames_at`] finds it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Landing {
+    /// The frames it goes through, outermost first, to the one whose element it lands on
+    /// (and an iframe element's own document when it lands on one). Empty off the page.
+    Frames(Vec<String>),
+    /// The browser could not say (why, for a message).
+    Unknown(&'static str),
+}
+
+/// Where a pointer event at `(x, y)` (top-level viewport CSS pixels) lands. The browser's
+/// own hit test of each process answers, as a real event would be routed: elements with
+/// `pointer-events: none` are seen through, stacking and covering count. It takes a
+/// point in the document (the viewport's scroll added). Over a frame of another process it
+/// ends at the iframe element: the point goes on into that frame, moved by the iframe's
+/// content box, and is hit-tested again in the frame's own session. A frame the page
+/// scales or turns is not followed (`Unknown`): its points are not its parent's.
 pub async fn frames_at<S: CdpSession>(
     s: &S,
     (mut x, mut y): (f64, f64),
-) -> Result<Vec<String>, WireError> {
+) -> Result<Landing, WireError> {
     let mut frames = Vec::new();
     let mut session: Option<String> = None;
+    let mut root = main_frame(s).await?;
     for _ in 0..crate::policy::frames::MAX_FRAME_DEPTH {
+        let view = run_unjudged(
+            s,
+            &root,
+            "() => [scrollX, scrollY, innerWidth, innerHeight]",
+            &[],
+        )
+        .await?;
+        let at = |i: usize| view.get(i).and_then(Value::as_f64).unwrap_or(0.0);
+        let (sx, sy) = (at(0), at(1));
         let hit = s
             .send_in(
                 session.as_deref(),
                 "DOM.getNodeForLocation",
-                json!({"x": x.round() as i64, "y": y.round() as i64, "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": true}),
+                json!({"x": (x + sx).floor() as i64, "y": (y + sy).floor() as i64, "includeUserAgentShadowDOM": true}),
             )
             .await;
-        // The node hit in this process, and the frame of an iframe element hit.
-        let mut owner_of = None;
-        if let Ok(hit) = &hit {
-            if let Some(frame) = hit.get("frameId").and_then(Value::as_str) {
-                frames.push(frame.to_string());
-            }
-            if let Some(backend) = hit.get("backendNodeId") {
-                let node = s
-                    .send_in(
-                        session.as_deref(),
-                        "DOM.describeNode",
-                        json!({"backendNodeId": backend}),
-                    )
-                    .await?;
-                owner_of = node
-                    .pointer("/node/frameId")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-            }
+        let Ok(hit) = hit else {
+            // Nothing there: off the page (inside the viewport, only a document shorter
+            // than it; anything else the browser would not say).
+            let inside = x >= 0.0 && y >= 0.0 && x < at(2) && y < at(3);
+            return Ok(if inside {
+                Landing::Unknown("the browser finds nothing under that point")
+            } else {
+                Landing::Frames(frames)
+            });
+        };
+        if let Some(frame) = hit.get("frameId").and_then(Value::as_str) {
+            frames.push(frame.to_string());
         }
-        // Over a frame of another process this process's hit test ends at the iframe
-        // element, or finds nothing: the point goes on into the frame whose iframe
-        // element's content box holds it.
-        let roots: Vec<_> = s
+        let Some(backend) = hit.get("backendNodeId") else {
+            return Ok(Landing::Frames(frames));
+        };
+        let node = s
+            .send_in(
+                session.as_deref(),
+                "DOM.describeNode",
+                json!({"backendNodeId": backend}),
+            )
+            .await?;
+        let Some(inner) = node.pointer("/node/frameId").and_then(Value::as_str) else {
+            return Ok(Landing::Frames(frames));
+        };
+        frames.push(inner.to_string());
+        // An iframe element: its document is in this process (the hit test went on into
+        // it by itself, so this is its border or padding) or in another one.
+        let remote = s
             .events()
             .borrow()
             .remote_frames()
             .into_iter()
-            .filter(|(root, r)| {
-                r.session.is_some()
-                    && match &owner_of {
-                        Some(owned) => owned == root,
-                        None => {
-                            hit.is_err()
-                                && r.parent
-                                    .as_deref()
-                                    .and_then(|p| s.events().borrow().session_of(p))
-                                    == session
-                        }
-                    }
-            })
-            .collect();
-        let mut inside = None;
-        for (root, r) in roots {
-            let Some((ox, oy, w, h)) = owner_box(s, session.as_deref(), &root).await? else {
-                continue;
-            };
-            if (ox..ox + w).contains(&x) && (oy..oy + h).contains(&y) {
-                inside = Some((root, r.session, ox, oy));
-                break;
-            }
-        }
-        let Some((root, inner, ox, oy)) = inside else {
-            frames.extend(owner_of);
-            return Ok(frames);
+            .find(|(id, r)| id == inner && r.session.is_some());
+        let Some((_, r)) = remote else {
+            return Ok(Landing::Frames(frames));
         };
-        frames.push(root);
+        let Some((ox, oy, w, h)) = owner_box(s, session.as_deref(), inner).await? else {
+            return Ok(Landing::Frames(frames));
+        };
+        if !((ox..ox + w).contains(&x) && (oy..oy + h).contains(&y)) {
+            return Ok(Landing::Frames(frames));
+        }
+        let inner_view = run_unjudged(s, inner, "() => [innerWidth, innerHeight]", &[]).await?;
+        let size = |i: usize| inner_view.get(i).and_then(Value::as_f64).unwrap_or(0.0);
+        if (size(0) - w).abs() > 1.5 || (size(1) - h).abs() > 1.5 {
+            return Ok(Landing::Unknown("the page scales or turns the frame there"));
+        }
         (x, y) = (x - ox, y - oy);
-        session = inner;
+        session = r.session;
+        root = inner.to_string();
     }
-    Ok(frames)
+    Ok(Landing::Frames(frames))
 }
 
 /// The content box `(x, y, width, height)` of the iframe element showing frame `root`, in
 /// the viewport of the process that holds that element (`session`); `None` when it has no
-/// box (not rendered) or is gone.
+/// box (not rendered) or is gone. A box that is not an upright rectangle (the page turned
+/// the iframe) is answered as its bounding box; [`frames_at`] then finds its size wrong.
 async fn owner_box<S: CdpSession>(
     s: &S,
     session: Option<&str>,
