@@ -205,6 +205,11 @@ fn page_of(answer: &Value) -> Option<(String, String)> {
     ))
 }
 
+/// Whether a step sends an action (a navigation, input): what a step budget counts.
+fn acts(method: &str) -> bool {
+    !matches!(method, "wait_for_load" | "scroll" | "new_tab")
+}
+
 /// Run one filled-in step; answers the extension's answer (the page it left the tab on,
 /// whether a typed value went into a confidential field), `Null` for a step with none.
 async fn run_step(
@@ -319,6 +324,8 @@ enum Stop {
 /// One `scenario_run`: the scenarios it loaded, what ran, and where the page is.
 struct Runner<'a> {
     bridge: &'a BridgeHandle,
+    /// Counts one step of the caller's budget before each action; a refusal stops the run.
+    step: &'a (dyn Fn() -> Result<(), WireError> + Sync),
     tab: Option<TabId>,
     loaded: HashMap<String, Scenario>,
     store: SecretStore,
@@ -435,7 +442,15 @@ impl Runner<'_> {
                 }
                 _ => {}
             }
-            match run_step(self.bridge, self.tab, &filled).await {
+            let sent = match acts(&filled.method) {
+                true => (self.step)(),
+                false => Ok(()),
+            };
+            let outcome = match sent {
+                Ok(()) => run_step(self.bridge, self.tab, &filled).await,
+                Err(e) => Err(e),
+            };
+            match outcome {
                 Ok(answer) => {
                     if let Some(page) = page_of(&answer) {
                         self.page = page;
@@ -586,11 +601,18 @@ fn alert_hints(found: &str, expect: Option<&Value>, at: &str) -> Vec<String> {
     hints
 }
 
+/// What the MCP session running a replay lends it and learns from it.
+pub struct Caller<'a> {
+    /// Counts one step of the session's budget before each action; a refusal stops the run.
+    pub step: &'a (dyn Fn() -> Result<(), WireError> + Sync),
+    /// The secret values the run used (but not those the caller passed as `parameters`),
+    /// so that the session masks them in everything it answers later (the page now holds
+    /// them: an evaluate could read one back).
+    pub used: &'a mut Vec<(String, String)>,
+}
+
 /// Run `name` and its dependencies on `tab`. `overrides` replace sealed secrets for this
-/// run only (never saved, never answered). The secret values the run used (but not those
-/// the caller passed as `parameters`) are added to `used`, so that the session masks them
-/// in everything it answers later (the page now holds them: an evaluate could read one
-/// back).
+/// run only (never saved, never answered).
 pub async fn run(
     bridge: &BridgeHandle,
     dir: &Path,
@@ -598,8 +620,9 @@ pub async fn run(
     name: &str,
     given: &Map<String, Value>,
     overrides: &Map<String, Value>,
-    used: &mut Vec<(String, String)>,
+    caller: Caller<'_>,
 ) -> Result<RunReport, WireError> {
+    let Caller { step, used } = caller;
     let started = Instant::now();
     let bad = |why: String| WireError::new(ErrorCode::BadArgs, why);
     let mut loaded: HashMap<String, Scenario> = HashMap::new();
@@ -623,6 +646,7 @@ pub async fn run(
     let store = SecretStore::open(&dir.join("secrets")).map_err(|e| bad(e.to_string()))?;
     let mut runner = Runner {
         bridge,
+        step,
         tab,
         loaded,
         store,

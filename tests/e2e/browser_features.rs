@@ -136,6 +136,72 @@ kapture_e2e::on_both_engines! {
     downloads_land_complete_in_kaptures_folder_on => downloads_land_complete_in_kaptures_folder, downloads_land_complete_in_kaptures_folder_natively;
     a_download_url_is_a_web_url_on => a_download_url_is_a_web_url, a_download_url_is_a_web_url_natively;
     a_download_redirected_to_a_denied_origin_is_cancelled_on => a_download_redirected_to_a_denied_origin_is_cancelled, a_download_redirected_to_a_denied_origin_is_cancelled_natively;
+    a_download_its_call_no_longer_follows_is_cancelled_on => a_download_its_call_no_longer_follows_is_cancelled, a_download_its_call_no_longer_follows_is_cancelled_natively;
+    a_download_by_element_is_judged_as_the_click_it_is_on => a_download_by_element_is_judged_as_the_click_it_is, a_download_by_element_is_judged_as_the_click_it_is_natively;
+}
+
+/// A download whose call ended unanswered (here: its time ran out while the server was
+/// still answering) is cancelled: nobody follows or judges it any more, and an agent told
+/// TIMEOUT never finds its file later.
+async fn a_download_its_call_no_longer_follows_is_cancelled_on(engine: Engine) {
+    let site = Site::start().unwrap();
+    let downloads = tempfile::tempdir().unwrap();
+    let dir = downloads.path().display().to_string();
+    let k = Kapture::launch_on_with(engine, &["--download-dir", &dir]).await;
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("download.html")}),
+    )
+    .await;
+    let slow = site.url("attachment/slow.csv?delay=2500");
+    let out = k
+        .call("browser_download", json!({"url": slow, "timeoutMs": 800}))
+        .await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("TIMEOUT"),
+        "{engine:?}: {}",
+        out.text
+    );
+    // The slow answer comes 2.5 s after the request: watched well past it.
+    let listed = || -> Vec<_> {
+        std::fs::read_dir(downloads.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect()
+    };
+    let watch_until = std::time::Instant::now() + Duration::from_secs(6);
+    while std::time::Instant::now() < watch_until {
+        assert!(listed().is_empty(), "{engine:?}: {:?}", listed());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    k.stop().await;
+}
+
+/// A download by element is a click on the page: where the page's rules refuse clicks,
+/// `browser_download` on a button clicks nothing.
+async fn a_download_by_element_is_judged_as_the_click_it_is_on(engine: Engine) {
+    let site = Site::start().unwrap();
+    let deny = format!("interact@127.0.0.1:{}", site.port());
+    let k = Kapture::launch_on_with(engine, &["--deny", &deny]).await;
+    k.ok("browser_navigate", json!({"url": site.url("input.html")}))
+        .await;
+    let out = k
+        .call("browser_download", json!({"selector": "#shift"}))
+        .await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("POLICY_DENIED"),
+        "{engine:?}: {}",
+        out.text
+    );
+    assert_eq!(
+        k.eval("document.getElementById('shift').textContent").await,
+        "Shift",
+        "{engine:?}: nothing was clicked"
+    );
+    k.stop().await;
 }
 
 /// A download is judged on where its file really comes from: an allowed URL that redirects

@@ -162,3 +162,82 @@ async fn an_origin_budget_from_the_policy_file_holds_on_the_extension() {
 async fn an_origin_budget_from_the_policy_file_holds_on_the_native_engine() {
     origin_budget_on(Engine::Cdp).await;
 }
+
+/// The steps a saved scenario's chain sends as actions (what a replay counts).
+fn actions_in(scenario: &Value) -> usize {
+    scenario["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            !matches!(
+                s["method"].as_str(),
+                Some("wait_for_load" | "scroll" | "new_tab")
+            )
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_counts_each_action_it_sends_against_max_steps() {
+    let site = Site::start().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    // Recorded without a budget: four fields typed.
+    let rec = Kapture::start(Start {
+        data_dir: Some(data.path().to_path_buf()),
+        ..Start::default()
+    })
+    .await;
+    rec.ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    rec.ok("browser_recorder", json!({"action": "start"})).await;
+    for (field, text) in [
+        ("#name", "Ada"),
+        ("#email", "ada@example.test"),
+        ("#birthday", "1815-12-10"),
+        ("#notes", "engines"),
+    ] {
+        rec.ok("browser_type", json!({"selector": field, "text": text}))
+            .await;
+    }
+    rec.ok(
+        "browser_recorder",
+        json!({"action": "stop", "name": "fill_in", "title": "Fill in"}),
+    )
+    .await;
+    let got = rec.ok("scenario_get", json!({"name": "fill_in"})).await;
+    let scenario: Value = serde_json::from_str(&got).unwrap();
+    let actions = actions_in(&scenario);
+    assert!(actions >= 4, "{scenario:#}");
+    rec.stop().await;
+
+    // A session allowed one step for its navigation and one action fewer than the scenario
+    // sends: the replay stops at the last one, refused, and later calls are refused at once.
+    let mut opts = Start {
+        data_dir: Some(data.path().to_path_buf()),
+        ..Start::default()
+    };
+    opts.args
+        .extend(["--max-steps".into(), actions.to_string()]);
+    let k = Kapture::start(opts).await;
+    k.ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    let run = k.call("scenario_fill_in", json!({})).await;
+    assert!(
+        run.text.contains("BUDGET_EXCEEDED") && run.text.contains("\"success\": false"),
+        "{}",
+        run.text
+    );
+    let status = k.ok("browser_status", json!({})).await;
+    assert!(
+        status.contains(&format!("steps {actions} of {actions} (--max-steps)")),
+        "{status}"
+    );
+    let again = k.call("scenario_run", json!({"name": "fill_in"})).await;
+    assert_eq!(
+        again.code().as_deref(),
+        Some("BUDGET_EXCEEDED"),
+        "{}",
+        again.text
+    );
+}

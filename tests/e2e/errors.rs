@@ -175,6 +175,37 @@ kapture_e2e::on_both_engines! {
     closing_a_tab_ends_its_running_command_with_tab_closed_on =>
         closing_a_tab_ends_its_running_command_with_tab_closed,
         closing_a_tab_ends_its_running_command_with_tab_closed_natively;
+    a_click_never_lands_on_what_slid_under_the_pointer_on =>
+        a_click_never_lands_on_what_slid_under_the_pointer,
+        a_click_never_lands_on_what_slid_under_the_pointer_natively;
+}
+
+async fn a_click_never_lands_on_what_slid_under_the_pointer_on(engine: kapture_e2e::Engine) {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch_on(engine).await;
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("attacks/swap.html")}),
+    )
+    .await;
+    let out = k.call("browser_click", json!({"selector": "#next"})).await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("NOT_INTERACTABLE"),
+        "{engine:?}: {}",
+        out.text
+    );
+    assert!(
+        out.text.contains("moved from under the pointer") && out.text.contains("button#delete"),
+        "{engine:?}: {}",
+        out.text
+    );
+    assert_eq!(
+        k.eval("document.title").await,
+        "Swap",
+        "{engine:?}: nothing was clicked"
+    );
+    k.stop().await;
 }
 
 async fn closing_a_tab_ends_its_running_command_with_tab_closed_on(engine: kapture_e2e::Engine) {

@@ -772,3 +772,102 @@ async fn a_control_is_rated_on_what_the_page_says_of_it_in_any_words() {
     }
     k.stop().await;
 }
+
+/// The Kapture window the extension opens for an approval on `tab`, once it shows one.
+async fn approval_window(k: &Kapture, tab: i64) -> Panel {
+    let mut raw = k.raw_cdp().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let session = loop {
+        if let Ok(session) = raw.attach_page(&format!("panel.html?tabId={tab}")).await {
+            break session;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the approval window for tab {tab} never opened"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut panel = Panel { raw, session };
+    panel
+        .until(
+            "the approval",
+            "document.querySelector('[id^=approve-once-]')?.id",
+        )
+        .await;
+    panel
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_for_this_agent_is_never_another_kaptures_agent_of_the_same_number() {
+    let site = Site::start().unwrap();
+    let shared = tempfile::tempdir().unwrap();
+    let mut start = Start::debuggable();
+    start.runtime_dir = Some(shared.path().to_path_buf());
+    start.args.extend([
+        "--ask".into(),
+        format!("interact@127.0.0.1:{}", site.port()),
+        "--approval-timeout-ms".into(),
+        "30000".into(),
+    ]);
+    let a = Kapture::start(start).await;
+    let tab_a = kapture_e2e::tab_of(
+        &a.ok("browser_navigate", json!({"url": site.url("input.html")}))
+            .await,
+    );
+    // A's agent (MCP session 1 of its kapture) is allowed "for this agent".
+    let (click, _panel) = tokio::join!(
+        a.call("browser_click", json!({"selector": "#shift"})),
+        async {
+            let mut panel = approval_window(&a, tab_a).await;
+            panel.click("[id^=approve-origin-]").await;
+            panel
+        }
+    );
+    assert!(!click.is_error, "{}", click.text);
+    assert!(
+        !a.call("browser_click", json!({"selector": "#shift"}))
+            .await
+            .is_error
+    );
+
+    // B, another kapture connected to the same browser, whose agent is also its session 1:
+    // it is asked, and the person's denial holds.
+    let b = Kapture::start(Start {
+        args: vec![
+            "--browser".into(),
+            "connect".into(),
+            "--browser-wait-ms".into(),
+            "40000".into(),
+            "--approval-timeout-ms".into(),
+            "30000".into(),
+        ],
+        runtime_dir: Some(shared.path().to_path_buf()),
+        ..Start::default()
+    })
+    .await;
+    let tab_b = b.new_tab(&site.url("input.html")).await;
+    let (out, ()) = tokio::join!(
+        b.call(
+            "browser_click",
+            json!({"selector": "#shift", "tabId": tab_b})
+        ),
+        async {
+            let mut panel = approval_window(&a, tab_b).await;
+            panel.click("[id^=approve-deny-]").await;
+        }
+    );
+    assert_eq!(
+        out.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        out.text
+    );
+    assert_eq!(
+        a.eval_on(tab_b, "() => document.getElementById('shift').textContent")
+            .await,
+        "Shift",
+        "B's click did not run"
+    );
+    b.stop().await;
+    a.stop().await;
+}

@@ -13,25 +13,53 @@ use crate::protocol::{ErrorCode, WireError};
 
 /// Wait for the target to be actionable and answer its centre in top-level viewport pixels.
 pub(crate) async fn point<S: CdpSession>(s: &S, target: &Located) -> Result<(f64, f64), WireError> {
-    let at = world::run(
+    Ok(aim(s, target).await?.at)
+}
+
+/// Where input aims at an element: its centre in top-level viewport pixels, and in its own
+/// frame's (what a check in the frame's document compares with).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Aim {
+    pub at: (f64, f64),
+    pub local: (f64, f64),
+}
+
+/// Wait for the target to be actionable and answer where input aims at it.
+pub(crate) async fn aim<S: CdpSession>(s: &S, target: &Located) -> Result<Aim, WireError> {
+    let found = world::run(
         s,
         &target.frame,
         js::LOCATE,
         &[target.js.clone(), json!(ACTIONABLE_WAIT_MS)],
     )
     .await?;
+    let local = (
+        found.get("x").and_then(Value::as_f64).unwrap_or(0.0),
+        found.get("y").and_then(Value::as_f64).unwrap_or(0.0),
+    );
     let main = world::main_frame(s).await?;
     if target.frame == main {
-        let x = at.get("x").and_then(Value::as_f64).unwrap_or(0.0);
-        let y = at.get("y").and_then(Value::as_f64).unwrap_or(0.0);
-        return Ok((x, y));
+        return Ok(Aim { at: local, local });
     }
     if let Some(at) = settled_remote_point(s, target, &main).await? {
-        return Ok(at);
+        return Ok(Aim { at, local });
     }
     // Inside a frame the page's coordinates are the frame's; the browser knows the offset.
     let object = world::element_object(s, target).await?;
-    world::element_center(s, &object).await
+    let at = world::element_center(s, &object).await?;
+    Ok(Aim { at, local })
+}
+
+/// Refuse when `target` is no longer what the pointer is over at its aim (see `STILL_HIT`).
+async fn still_hit<S: CdpSession>(s: &S, target: &Located, aim: &Aim) -> Result<(), WireError> {
+    world::run(
+        s,
+        &target.frame,
+        js::STILL_HIT,
+        &[target.js.clone(), json!(aim.local.0), json!(aim.local.1)],
+    )
+    .await
+    .map(drop)
 }
 
 /// How many paints an out-of-process frame's element may take to settle on screen.
@@ -96,9 +124,11 @@ async fn send_input<S: CdpSession>(s: &S, method: &str, params: Value) -> Result
     }
 }
 
+/// Click at `at`; with `aimed`, only while that element is still what the pointer is over.
 pub(crate) async fn click_at<S: CdpSession>(
     s: &S,
     at: (f64, f64),
+    aimed: Option<(&Located, &Aim)>,
     button: MouseButton,
     double: bool,
     modifiers: u32,
@@ -116,6 +146,9 @@ pub(crate) async fn click_at<S: CdpSession>(
     let clicks: &[u32] = if double { &[1, 2] } else { &[1] };
     for &count in clicks {
         world::judge_point(s, at).await?;
+        if let Some((target, aim)) = aimed {
+            still_hit(s, target, aim).await?;
+        }
         let extra = json!({"button": button, "clickCount": count, "modifiers": modifiers});
         // A press and its release are sent together: the session runs them in order.
         futures::future::try_join(
@@ -179,7 +212,7 @@ pub(crate) async fn drag_between<S: CdpSession>(
 pub async fn click<S: CdpSession>(s: &S, p: &Click) -> Result<ActionOutcome, WireError> {
     let target = world::locate_target(s, &p.target).await?;
     let before = s.events().borrow().nav.mark();
-    let at = point(s, &target).await?;
+    let aim = aim(s, &target).await?;
     let modifiers = keys::modifier_mask(&p.modifiers);
     // The browser routes a click into an out-of-process frame by that frame's hit-test
     // data, which can lag behind its layout on a busy machine: the click then lands on the
@@ -192,7 +225,15 @@ pub async fn click<S: CdpSession>(s: &S, p: &Click) -> Result<ActionOutcome, Wir
         } else {
             None
         };
-        click_at(s, at, p.button, p.double_click, modifiers).await?;
+        click_at(
+            s,
+            aim.at,
+            Some((&target, &aim)),
+            p.button,
+            p.double_click,
+            modifiers,
+        )
+        .await?;
         let Some(presses) = presses else { break };
         if world::run(s, &target.frame, js::PRESSES, &[]).await? != presses {
             break;
@@ -432,8 +473,16 @@ pub async fn fill_form<S: CdpSession>(s: &S, p: &FillForm) -> Result<ActionOutco
             Some("check") => {
                 let want = truthy(&field.value)?;
                 if kind.get("checked").and_then(Value::as_bool) != Some(want) {
-                    let at = point(s, &target).await?;
-                    click_at(s, at, MouseButton::Left, false, 0).await
+                    let aim = aim(s, &target).await?;
+                    click_at(
+                        s,
+                        aim.at,
+                        Some((&target, &aim)),
+                        MouseButton::Left,
+                        false,
+                        0,
+                    )
+                    .await
                 } else {
                     Ok(())
                 }
@@ -463,8 +512,16 @@ pub async fn fill_form<S: CdpSession>(s: &S, p: &FillForm) -> Result<ActionOutco
                 js: json!({"id": button, "ref": "the submit button"}),
                 label: "submit".into(),
             };
-            let at = point(s, &located).await?;
-            click_at(s, at, MouseButton::Left, false, 0).await?;
+            let aim = aim(s, &located).await?;
+            click_at(
+                s,
+                aim.at,
+                Some((&located, &aim)),
+                MouseButton::Left,
+                false,
+                0,
+            )
+            .await?;
         }
     }
     let mut outcome = settle(s, before, grace(p.submit)).await?;

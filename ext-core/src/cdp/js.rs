@@ -22,6 +22,18 @@ pub const LOCATE: &str = r#"async (target, waitMs) => {
   return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
 }"#;
 
+/// Whether the target is still what the pointer is over at `x, y` (the frame's viewport
+/// CSS pixels, as `LOCATE` answered them). Checked once the pointer is there and before each
+/// press: the page's handlers of those events may have put another element in its place.
+pub const STILL_HIT: &str = r#"async (target, x, y) => {
+  const found = await resolve(target, 0);
+  if (found.error) return found;
+  const el = found.el;
+  const hit = (el.getRootNode().elementFromPoint ? el.getRootNode() : document).elementFromPoint(x, y);
+  if (hit && (hit === el || el.contains(hit) || (hit.shadowRoot && hit.contains(el)))) return true;
+  return { error: 'NOT_INTERACTABLE', message: describe(el) + ' moved from under the pointer' + (hit ? ' (' + describe(hit) + ' is there now)' : '') + ': nothing was pressed' };
+}"#;
+
 /// Scroll the target into view (screenshots, evaluate on an element).
 pub const SCROLL_INTO_VIEW: &str = r#"async (target, waitMs) => {
   const found = await resolve(target, waitMs);

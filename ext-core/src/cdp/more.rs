@@ -744,7 +744,7 @@ pub async fn mouse_click_xy<S: CdpSession>(
     p: &MouseClickXy,
 ) -> Result<ActionOutcome, WireError> {
     let before = s.events().borrow().nav.mark();
-    click_at(s, (p.x, p.y), p.button, p.double_click, 0).await?;
+    click_at(s, (p.x, p.y), None, p.button, p.double_click, 0).await?;
     settle(s, before, super::navigation::GRACE_MS).await
 }
 

@@ -100,6 +100,7 @@ fn click_presses_and_releases_at_the_element_centre() {
             "Runtime.evaluate",
             value(json!({"x": 10.5, "y": 20.0, "w": 5, "h": 5, "tag": "button"})),
         ),
+        ("Runtime.evaluate", value(json!(true))),
         (
             "Runtime.evaluate",
             value(json!({"url": "http://127.0.0.1/", "title": "T", "status": 200})),
@@ -125,6 +126,56 @@ fn click_presses_and_releases_at_the_element_centre() {
     assert_eq!(mouse[1]["x"], 10.5);
     assert_eq!(mouse[1]["modifiers"], 8);
     assert_eq!(mouse[2]["type"], "mouseReleased");
+    // Checked that the element is still under the pointer, between the move and the press.
+    let calls: Vec<&str> = sent
+        .iter()
+        .map(|(m, p)| match m.as_str() {
+            "Runtime.evaluate"
+                if p["expression"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("moved from under the pointer")) =>
+            {
+                "still"
+            }
+            "Input.dispatchMouseEvent" => p["type"].as_str().unwrap(),
+            _ => "",
+        })
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        calls,
+        ["mouseMoved", "still", "mousePressed", "mouseReleased"]
+    );
+}
+
+#[test]
+fn a_click_refuses_when_another_element_took_the_place_of_its_target() {
+    let s = FakeSession::new(vec![
+        (
+            "Runtime.evaluate",
+            value(json!({"x": 10.5, "y": 20.0, "w": 5, "h": 5, "tag": "button"})),
+        ),
+        (
+            "Runtime.evaluate",
+            value(
+                json!({"error": "NOT_INTERACTABLE", "message": "button \"Next\" moved from under the pointer"}),
+            ),
+        ),
+    ]);
+    let click = Click {
+        target: sel("#next"),
+        button: MouseButton::Left,
+        double_click: false,
+        modifiers: vec![],
+    };
+    let e = block_on(super::click(&s, &click)).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotInteractable);
+    let pressed = s
+        .sent
+        .borrow()
+        .iter()
+        .any(|(m, p)| m == "Input.dispatchMouseEvent" && p["type"] == "mousePressed");
+    assert!(!pressed, "nothing was pressed");
 }
 
 #[test]
@@ -456,6 +507,8 @@ fn located_then_page(url: &str, title: &str) -> Vec<(&'static str, Result<Value,
             "Runtime.evaluate",
             value(json!({"x": 1, "y": 1, "w": 5, "h": 5, "tag": "button"})),
         ),
+        // Still under the pointer before the press.
+        ("Runtime.evaluate", value(json!(true))),
         (
             "Runtime.evaluate",
             value(json!({"url": url, "title": title, "status": 200})),

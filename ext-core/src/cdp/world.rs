@@ -302,8 +302,12 @@ pub async fn frames_at<S: CdpSession>(
         let Some((_, r)) = remote else {
             return Ok(Landing::Frames(frames));
         };
-        let Some((ox, oy, w, h)) = owner_box(s, session.as_deref(), inner).await? else {
-            return Ok(Landing::Frames(frames));
+        let (ox, oy, w, h) = match owner_box(s, session.as_deref(), inner).await? {
+            None => return Ok(Landing::Frames(frames)),
+            Some(Err(Turned)) => {
+                return Ok(Landing::Unknown("the page scales or turns the frame there"))
+            }
+            Some(Ok(b)) => b,
         };
         if !((ox..ox + w).contains(&x) && (oy..oy + h).contains(&y)) {
             return Ok(Landing::Frames(frames));
@@ -317,18 +321,18 @@ pub async fn frames_at<S: CdpSession>(
         session = r.session;
         root = inner.to_string();
     }
-    Ok(Landing::Frames(frames))
+    // Frames nested deeper than any judge follows: where the input ends is not known.
+    Ok(Landing::Unknown("frames nest too deep there"))
 }
 
 /// The content box `(x, y, width, height)` of the iframe element showing frame `root`, in
 /// the viewport of the process that holds that element (`session`); `None` when it has no
-/// box (not rendered) or is gone. A box that is not an upright rectangle (the page turned
-/// the iframe) is answered as its bounding box; [`frames_at`] then finds its size wrong.
+/// box (not rendered) or is gone, `Turned` when it is not an upright rectangle.
 async fn owner_box<S: CdpSession>(
     s: &S,
     session: Option<&str>,
     root: &str,
-) -> Result<Option<(f64, f64, f64, f64)>, WireError> {
+) -> Result<Option<Result<(f64, f64, f64, f64), Turned>>, WireError> {
     let Ok(owner) = s
         .send_in(session, "DOM.getFrameOwner", json!({"frameId": root}))
         .await
@@ -348,22 +352,22 @@ async fn owner_box<S: CdpSession>(
     let Some(quad) = model.pointer("/model/content").and_then(Value::as_array) else {
         return Ok(None);
     };
-    let xs: Vec<f64> = quad.iter().step_by(2).filter_map(Value::as_f64).collect();
-    let ys: Vec<f64> = quad
-        .iter()
-        .skip(1)
-        .step_by(2)
-        .filter_map(Value::as_f64)
-        .collect();
-    let (Some(x0), Some(x1), Some(y0), Some(y1)) = (
-        xs.iter().copied().reduce(f64::min),
-        xs.iter().copied().reduce(f64::max),
-        ys.iter().copied().reduce(f64::min),
-        ys.iter().copied().reduce(f64::max),
-    ) else {
-        return Ok(None);
-    };
-    Ok(Some((x0, y0, x1 - x0, y1 - y0)))
+    let quad: Vec<f64> = quad.iter().filter_map(Value::as_f64).collect();
+    Ok(Some(upright_box(&quad).ok_or(Turned)))
+}
+
+/// An iframe the page mirrors, turns or skews: where input lands in it is not followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Turned;
+
+/// The box `(x, y, width, height)` of a DOM quad (top-left, top-right, bottom-right,
+/// bottom-left) when it is an upright rectangle in that order; `None` for anything else — a
+/// mirrored or turned box has the same bounds but its points in another order.
+pub(crate) fn upright_box(quad: &[f64]) -> Option<(f64, f64, f64, f64)> {
+    let [x0, y0, x1, y1, x2, y2, x3, y3] = <[f64; 8]>::try_from(quad).ok()?;
+    let near = |a: f64, b: f64| (a - b).abs() < 0.5;
+    let upright = near(y0, y1) && near(x1, x2) && near(y2, y3) && near(x3, x0);
+    (upright && x1 > x0 && y3 > y0).then_some((x0, y0, x1 - x0, y3 - y0))
 }
 
 /// The running command may act where keys land: the frame whose element has focus,
@@ -700,6 +704,21 @@ async fn element_box_in<S: CdpSession>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_upright_frame_box_is_followed() {
+        let upright = [10.0, 20.0, 110.0, 20.0, 110.0, 70.0, 10.0, 70.0];
+        assert_eq!(upright_box(&upright), Some((10.0, 20.0, 100.0, 50.0)));
+        // Mirrored (scaleX(-1)) and turned half round: the same bounds, points in another
+        // order.
+        let mirrored = [110.0, 20.0, 10.0, 20.0, 10.0, 70.0, 110.0, 70.0];
+        let turned = [110.0, 70.0, 10.0, 70.0, 10.0, 20.0, 110.0, 20.0];
+        let skewed = [10.0, 20.0, 110.0, 25.0, 110.0, 75.0, 10.0, 70.0];
+        for quad in [mirrored, turned, skewed] {
+            assert_eq!(upright_box(&quad), None, "{quad:?}");
+        }
+        assert_eq!(upright_box(&[1.0, 2.0]), None);
+    }
 
     #[test]
     fn world_scripts_carry_the_prelude_and_json_arguments() {

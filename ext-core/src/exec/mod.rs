@@ -205,6 +205,14 @@ impl<H: Host> Exec<H> {
         }
     }
 
+    /// Drop the session grants of every asker whose key starts with `prefix` (their
+    /// server's session ended).
+    pub fn forget_grants(&self, prefix: &str) {
+        self.granted
+            .borrow_mut()
+            .retain(|(who, _, _)| !who.as_deref().is_some_and(|w| w.starts_with(prefix)));
+    }
+
     /// A person gave the origin budget on `pattern` `steps` more steps this hour.
     pub fn extend_budget(&self, pattern: &str, steps: u64) {
         self.ledger
@@ -308,22 +316,15 @@ impl<H: Host> Exec<H> {
         rules: Rules,
         note: &StepNote,
     ) -> Result<Value, WireError> {
-        let deadline_ms = platform::now_ms() + timeout_ms as f64;
         // Decoded once: bad arguments are `BAD_ARGS` before any tab is touched.
         let cmd = Command::decode(method, params)?;
         match cmd.route() {
             Route::Browser => {
-                // A browser method may wait for an approval before its own work.
+                // A browser method may wait for an approval before its own work, which then
+                // has `timeout_ms` (the approval's wait is not the work's time).
                 let limit = timeout_ms + rules.1;
                 let name = cmd.name();
-                let run = self.browser_method(
-                    asker,
-                    tab_id,
-                    cmd,
-                    deadline_ms + rules.1 as f64,
-                    rules,
-                    note,
-                );
+                let run = self.browser_method(asker, tab_id, cmd, timeout_ms, rules, note);
                 platform::timeout(Duration::from_millis(limit), run)
                     .await
                     .unwrap_or_else(|| {
@@ -361,10 +362,12 @@ impl<H: Host> Exec<H> {
         asker: Asker<'_>,
         tab_id: Option<TabId>,
         cmd: Command,
-        deadline_ms: f64,
+        timeout_ms: u64,
         rules: Rules,
         note: &StepNote,
     ) -> Result<Value, WireError> {
+        // The work's deadline, from when it may begin (after any approval).
+        let deadline = || platform::now_ms() + timeout_ms as f64;
         let need_tab = || {
             tab_id.ok_or_else(|| {
                 WireError::new(ErrorCode::BadArgs, format!("{} needs a tab id", cmd.name()))
@@ -389,7 +392,7 @@ impl<H: Host> Exec<H> {
                     let guard = self
                         .check(asker, tab.tab_id, &nav, rules.clone(), note)
                         .await?;
-                    self.tabs.run(tab.tab_id, nav, deadline_ms, guard).await?;
+                    self.tabs.run(tab.tab_id, nav, deadline(), guard).await?;
                 }
                 json!(shown_tab(&rules.0, self.host.tab(tab.tab_id).await?))
             }
@@ -411,10 +414,28 @@ impl<H: Host> Exec<H> {
                     None => self.host.default_tab().await?,
                 };
                 let guard = self.check(asker, tab, &cmd, rules.clone(), note).await?;
-                json!(
-                    self.download(tab, p.clone(), deadline_ms, guard.as_ref())
-                        .await?
-                )
+                // A download by element is a click on the page first: judged as one too (the
+                // page's interact rules, its re-check right before it runs, the frames under
+                // the pointer), so a download can never be a way round them.
+                let click = match (&p.url, p.target.get()) {
+                    (None, Some(target)) => {
+                        let click = Command::Click(Click {
+                            target,
+                            button: Default::default(),
+                            double_click: false,
+                            modifiers: vec![],
+                        });
+                        let judged = self.check(asker, tab, &click, rules.clone(), note).await?;
+                        Some((click, judged))
+                    }
+                    _ => None,
+                };
+                let work = self.download(tab, p.clone(), click, deadline(), guard.as_ref());
+                let done = platform::timeout(Duration::from_millis(timeout_ms), work).await;
+                json!(done.unwrap_or_else(|| Err(WireError::new(
+                    ErrorCode::Timeout,
+                    format!("the download did not finish in {timeout_ms} ms (it was cancelled)"),
+                )))?)
             }
             other => {
                 return Err(WireError::new(
@@ -468,13 +489,17 @@ impl<H: Host> Exec<H> {
         }
         // A spent budget refuses before anyone is asked (an agent cannot flood the person
         // with questions it may not act on anyway).
-        let counted = budget::counts(category) && !policy.budgets.is_empty();
-        let budget_origin = urls.first().and_then(|u| origin_of(u)).filter(|_| counted);
-        if let (Ok(_), Some(origin)) = (&admitted, &budget_origin) {
+        // Counted on every document the command is judged on (a frame's and its page's).
+        let budget_origins: Vec<Origin> =
+            match budget::counts(category) && !policy.budgets.is_empty() {
+                true => urls.iter().filter_map(|u| origin_of(u)).collect(),
+                false => Vec::new(),
+            };
+        if admitted.is_ok() && !budget_origins.is_empty() {
             if let Err(e) =
                 self.ledger
                     .borrow_mut()
-                    .room(&policy.budgets, origin, platform::now_ms())
+                    .room(&policy.budgets, &budget_origins, platform::now_ms())
             {
                 note.verdict("over budget");
                 return Err(e);
@@ -504,10 +529,10 @@ impl<H: Host> Exec<H> {
         };
         // A step on a budgeted origin: counted once it is allowed (refused if an approval
         // took so long that the budget went meanwhile).
-        if let Some(origin) = budget_origin {
+        if !budget_origins.is_empty() {
             self.ledger
                 .borrow_mut()
-                .take(&policy.budgets, &origin, platform::now_ms())?;
+                .take(&policy.budgets, &budget_origins, platform::now_ms())?;
         }
         let granted = grants_of(&self.granted.borrow(), asker);
         Ok(Some(Guard {
@@ -655,6 +680,7 @@ impl<H: Host> Exec<H> {
         &self,
         tab: TabId,
         p: DownloadArgs,
+        click: Option<(Command, Option<Guard>)>,
         deadline_ms: f64,
         guard: Option<&Guard>,
     ) -> Result<Downloaded, WireError> {
@@ -683,36 +709,61 @@ impl<H: Host> Exec<H> {
                         ),
                     ));
                 }
-                self.host.start_download(url).await?
+                let (host, url) = (self.host.clone(), url.clone());
+                self.followed(async move { host.start_download(&url).await }, None)
+                    .await?
             }
-            (None, Some(target)) => {
+            (None, Some(_)) => {
                 let before = self
                     .host
                     .latest_download()
                     .await?
                     .map(|d| d.id)
                     .unwrap_or(-1);
-                let click = Command::Click(Click {
-                    target,
-                    button: Default::default(),
-                    double_click: false,
-                    modifiers: vec![],
-                });
-                // Judged where it was asked (the download's own check).
-                self.tabs.run(tab, click, deadline_ms, None).await?;
-                loop {
-                    match self.host.latest_download().await? {
-                        Some(d) if d.id > before => break d.id,
-                        _ if platform::now_ms() > deadline_ms => {
-                            return Err(WireError::new(
-                                ErrorCode::DownloadFailed,
-                                "the click started no download",
-                            ))
+                let Some((click, judged)) = click else {
+                    return Err(WireError::new(
+                        ErrorCode::Internal,
+                        "a download by element came without its click",
+                    ));
+                };
+                // Watched from before the click: a download it starts is found even if
+                // this command is stopped meanwhile (and then cancelled).
+                let host = self.host.clone();
+                let clicked = Rc::new(std::cell::Cell::new(None));
+                let failed = clicked.clone();
+                let started = async move {
+                    loop {
+                        match host.latest_download().await? {
+                            Some(d) if d.id > before => return Ok(d.id),
+                            _ if failed.get() == Some(false) => {
+                                return Err(WireError::new(
+                                    ErrorCode::DownloadFailed,
+                                    "the click failed",
+                                ))
+                            }
+                            _ if platform::now_ms() > deadline_ms => {
+                                return Err(WireError::new(
+                                    ErrorCode::DownloadFailed,
+                                    "the click started no download",
+                                ))
+                            }
+                            _ => platform::sleep(DOWNLOAD_POLL).await,
                         }
-                        _ => platform::sleep(DOWNLOAD_POLL).await,
                     }
-                }
+                };
+                let watch = self.followed(started, Some(clicked.clone()));
+                let click = self.tabs.run(tab, click, deadline_ms, judged).await;
+                clicked.set(Some(click.is_ok()));
+                click?;
+                watch.await?
             }
+        };
+        // Dropped unanswered (a pause, a cancel, the deadline): the download is cancelled
+        // and its file removed, since no one judges its real URL any more.
+        let mut unfollowed = Unfollowed {
+            host: self.host.clone(),
+            id,
+            armed: true,
         };
         loop {
             let item = self.host.get_download(id).await?;
@@ -728,6 +779,7 @@ impl<H: Host> Exec<H> {
                     false => pure::judge_urls(guard, Category::Download, &real),
                 };
                 if let Err(e) = judged {
+                    unfollowed.armed = false;
                     if let Err(c) = self.host.cancel_download(id).await {
                         return Err(WireError::new(
                             e.code,
@@ -739,6 +791,7 @@ impl<H: Host> Exec<H> {
             }
             match item {
                 Some(d) if d.state == "complete" => {
+                    unfollowed.armed = false;
                     return Ok(Downloaded {
                         tab_id: tab,
                         path: d.filename,
@@ -749,7 +802,7 @@ impl<H: Host> Exec<H> {
                         },
                         bytes: d.file_size.max(0.0) as u64,
                         mime_type: d.mime,
-                    })
+                    });
                 }
                 Some(d) if d.state == "interrupted" => {
                     let why = d.error.unwrap_or_else(|| "interrupted".into());
@@ -767,6 +820,56 @@ impl<H: Host> Exec<H> {
                 // Bounded by the command's deadline (the caller's timeout drops this wait).
                 _ => platform::sleep(DOWNLOAD_POLL).await,
             }
+        }
+    }
+}
+
+impl<H: Host> Exec<H> {
+    /// Run `start` (what finds the id of a download this command started) on its own, so
+    /// that a download found after this command was stopped (a pause, a cancel, the
+    /// deadline) is cancelled rather than left unjudged. `clicked`: the click that should
+    /// start it, once it ran (`Some(false)`: it failed, so any download found is not ours).
+    fn followed(
+        &self,
+        start: impl std::future::Future<Output = Result<i32, WireError>> + 'static,
+        clicked: Option<Rc<std::cell::Cell<Option<bool>>>>,
+    ) -> impl std::future::Future<Output = Result<i32, WireError>> {
+        let (found, heard) = oneshot::channel();
+        let host = self.host.clone();
+        self.host.spawn(Box::pin(async move {
+            let got = start.await;
+            let ours = clicked.is_none_or(|c| c.get() != Some(false));
+            if let Err(Ok(id)) = found.send(got) {
+                if ours {
+                    let _ = host.cancel_download(id).await;
+                }
+            }
+        }));
+        async move {
+            heard.await.unwrap_or_else(|_| {
+                Err(WireError::new(
+                    ErrorCode::Internal,
+                    "the download's watch ended unanswered",
+                ))
+            })
+        }
+    }
+}
+
+/// A download its command still follows; dropped while armed, it is cancelled.
+struct Unfollowed<H: Host> {
+    host: Rc<H>,
+    id: i32,
+    armed: bool,
+}
+
+impl<H: Host> Drop for Unfollowed<H> {
+    fn drop(&mut self) {
+        if self.armed {
+            let (host, id) = (self.host.clone(), self.id);
+            self.host.spawn(Box::pin(async move {
+                let _ = host.cancel_download(id).await;
+            }));
         }
     }
 }

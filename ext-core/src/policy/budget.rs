@@ -86,32 +86,35 @@ impl Ledger {
         w
     }
 
-    /// Count one step on `origin` against every budget that matches it; refused (and
-    /// nothing counted) when one of them is spent.
-    pub fn take(&mut self, budgets: &[Budget], origin: &Origin, now: f64) -> Result<(), WireError> {
-        self.room(budgets, origin, now)?;
-        let matching: Vec<&Budget> = budgets
-            .iter()
-            .filter(|b| b.origin.matches(origin))
-            .collect();
-        for b in &matching {
+    /// Count one step on `origins` (every document the command is judged on) against every
+    /// budget that matches one of them, once each; refused (and nothing counted) when one of
+    /// them is spent.
+    pub fn take(
+        &mut self,
+        budgets: &[Budget],
+        origins: &[Origin],
+        now: f64,
+    ) -> Result<(), WireError> {
+        self.room(budgets, origins, now)?;
+        let mut counted = std::collections::HashSet::new();
+        for (b, _) in matching(budgets, origins) {
             // Two budgets on one pattern share a count: counted once.
-            if matching
-                .iter()
-                .position(|o| o.key() == b.key())
-                .is_some_and(|first| !std::ptr::eq(matching[first], *b))
-            {
-                continue;
+            if counted.insert(b.key()) {
+                self.window(&b.key(), now).used += 1;
             }
-            self.window(&b.key(), now).used += 1;
         }
         Ok(())
     }
 
-    /// Whether one more step on `origin` fits every budget that matches it (nothing
-    /// counted): checked before a person is asked, so a spent budget never asks.
-    pub fn room(&mut self, budgets: &[Budget], origin: &Origin, now: f64) -> Result<(), WireError> {
-        for b in budgets.iter().filter(|b| b.origin.matches(origin)) {
+    /// Whether one more step on `origins` fits every budget that matches one of them
+    /// (nothing counted): checked before a person is asked, so a spent budget never asks.
+    pub fn room(
+        &mut self,
+        budgets: &[Budget],
+        origins: &[Origin],
+        now: f64,
+    ) -> Result<(), WireError> {
+        for (b, origin) in matching(budgets, origins) {
             let w = self.window(&b.key(), now);
             if w.used >= b.max_steps_per_hour + w.extra {
                 return Err(spent(b, origin, w, now));
@@ -146,6 +149,14 @@ impl Ledger {
             })
             .collect()
     }
+}
+
+/// The budgets that match one of `origins`, each with the first origin it matches.
+fn matching<'a>(budgets: &'a [Budget], origins: &'a [Origin]) -> Vec<(&'a Budget, &'a Origin)> {
+    budgets
+        .iter()
+        .filter_map(|b| origins.iter().find(|o| b.origin.matches(o)).map(|o| (b, o)))
+        .collect()
 }
 
 /// How long until `at`, in words (`in 42 min`, `in 30 s`).
@@ -194,9 +205,12 @@ mod tests {
         let other = origin_of("https://other.test/").unwrap();
         let mut l = Ledger::default();
         let t0 = 1_000_000.0;
-        l.take(&budgets, &shop, t0).unwrap();
-        l.take(&budgets, &shop, t0 + 10.0).unwrap();
-        let e = l.take(&budgets, &shop, t0 + 60_000.0).unwrap_err();
+        l.take(&budgets, std::slice::from_ref(&shop), t0).unwrap();
+        l.take(&budgets, std::slice::from_ref(&shop), t0 + 10.0)
+            .unwrap();
+        let e = l
+            .take(&budgets, std::slice::from_ref(&shop), t0 + 60_000.0)
+            .unwrap_err();
         assert_eq!(e.code, ErrorCode::BudgetExceeded);
         assert!(e.message.contains("in 59 min"), "{}", e.message);
         assert_eq!(
@@ -204,10 +218,12 @@ mod tests {
             (t0 + WINDOW_MS) as u64
         );
         // Other origins are not counted; the refusal counted nothing.
-        l.take(&budgets, &other, t0 + 60_000.0).unwrap();
+        l.take(&budgets, std::slice::from_ref(&other), t0 + 60_000.0)
+            .unwrap();
         assert_eq!(l.states(&budgets, t0 + 60_000.0)[0].used, 2);
         // A new hour, a new window.
-        l.take(&budgets, &shop, t0 + WINDOW_MS).unwrap();
+        l.take(&budgets, std::slice::from_ref(&shop), t0 + WINDOW_MS)
+            .unwrap();
         assert_eq!(l.states(&budgets, t0 + WINDOW_MS)[0].used, 1);
     }
 
@@ -216,12 +232,12 @@ mod tests {
         let budgets = [budget("shop.test", 1)];
         let shop = origin_of("https://shop.test/").unwrap();
         let mut l = Ledger::default();
-        l.take(&budgets, &shop, 0.0).unwrap();
-        assert!(l.take(&budgets, &shop, 1.0).is_err());
+        l.take(&budgets, std::slice::from_ref(&shop), 0.0).unwrap();
+        assert!(l.take(&budgets, std::slice::from_ref(&shop), 1.0).is_err());
         l.extend("shop.test", 2, 2.0);
-        l.take(&budgets, &shop, 3.0).unwrap();
-        l.take(&budgets, &shop, 4.0).unwrap();
-        assert!(l.take(&budgets, &shop, 5.0).is_err());
+        l.take(&budgets, std::slice::from_ref(&shop), 3.0).unwrap();
+        l.take(&budgets, std::slice::from_ref(&shop), 4.0).unwrap();
+        assert!(l.take(&budgets, std::slice::from_ref(&shop), 5.0).is_err());
         let s = &l.states(&budgets, 5.0)[0];
         assert_eq!((s.used, s.extra, s.resets_at), (3, 2, Some(WINDOW_MS)));
     }
@@ -231,16 +247,35 @@ mod tests {
         let budgets = [budget("*", 100), budget("bank.test", 1)];
         let bank = origin_of("https://bank.test/").unwrap();
         let mut l = Ledger::default();
-        l.take(&budgets, &bank, 0.0).unwrap();
-        let e = l.take(&budgets, &bank, 1.0).unwrap_err();
+        l.take(&budgets, std::slice::from_ref(&bank), 0.0).unwrap();
+        let e = l
+            .take(&budgets, std::slice::from_ref(&bank), 1.0)
+            .unwrap_err();
         assert!(e.message.contains("bank.test"), "{}", e.message);
         // The refused step was not counted against `*` either.
         assert_eq!(l.states(&budgets, 1.0)[0].used, 1);
         // Two budgets on one pattern (two servers' files) share one count.
         let twice = [budget("a.test", 5), budget("a.test", 3)];
         let a = origin_of("https://a.test/").unwrap();
-        l.take(&twice, &a, 0.0).unwrap();
+        l.take(&twice, std::slice::from_ref(&a), 0.0).unwrap();
         assert_eq!(l.states(&twice, 0.0)[0].used, 1);
         assert!(counts(Category::Interact) && !counts(Category::Read));
+    }
+
+    #[test]
+    fn a_step_counts_on_every_document_it_is_judged_on_once_per_budget() {
+        // A click in a sandboxed frame of the shop: judged on "no site" and on the shop.
+        let budgets = [budget("shop.test", 2), budget("*", 10)];
+        let both = [
+            origin_of("about:blank").unwrap(),
+            origin_of("https://shop.test/").unwrap(),
+        ];
+        let mut l = Ledger::default();
+        l.take(&budgets, &both, 0.0).unwrap();
+        let states = l.states(&budgets, 0.0);
+        assert_eq!((states[0].used, states[1].used), (1, 1), "{states:?}");
+        l.take(&budgets, &both, 1.0).unwrap();
+        let e = l.take(&budgets, &both, 2.0).unwrap_err();
+        assert!(e.message.contains("shop.test"), "{}", e.message);
     }
 }

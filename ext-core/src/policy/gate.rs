@@ -290,6 +290,11 @@ pub fn judge_urls(guard: &Guard, category: Category, urls: &[String]) -> Result<
     }
     let (url, decision) = strictest(&guard.policy, category, urls);
     let url = url.as_str();
+    // A deny the rules hold now outranks an approval given before it (a person who made the
+    // site read-only meanwhile).
+    if decision.verdict == Verdict::Deny {
+        return Err(Policy::denied(category, url, &decision));
+    }
     // An approval binds to the origin it was given for, whatever the rules say elsewhere.
     if let Some((c, o)) = &guard.approved {
         return match origin_of(url) {
@@ -512,6 +517,13 @@ mod tests {
         assert!(recheck(&approved, &click, Some(&urls(&["https://b.test/x"]))).is_ok());
         let e = recheck(&approved, &click, Some(&urls(&["https://a.test/"]))).unwrap_err();
         assert_eq!(e.code, ErrorCode::ApprovalDenied);
+        // A deny made since the approval (the person made the site read-only) wins.
+        let now_denied = Guard {
+            policy: Rc::new(policy(&[("b.test", None, Verdict::Deny)])),
+            ..approved.clone()
+        };
+        let e = recheck(&now_denied, &click, Some(&urls(&["https://b.test/x"]))).unwrap_err();
+        assert_eq!(e.code, ErrorCode::PolicyDenied);
         // A navigation is judged on its destination; back/forward on theirs, when they run.
         let nav = cmd("navigate", json!({"url": "https://c.test/"}));
         assert!(recheck(&guard, &nav, Some(&urls(&["https://a.test/"]))).is_err());

@@ -178,8 +178,14 @@ impl OriginPattern {
             .trim_end_matches('/')
             .trim_end_matches('.')
             .to_ascii_lowercase();
+        // Only what can spell a host: a user part (`a.test@b.test` is b.test), a path,
+        // query, fragment, backslash or escape would make the pattern mean another host
+        // than it reads as.
+        let foreign = |c: char| {
+            matches!(c, '/' | '\\' | '@' | '?' | '#' | '%') || c.is_whitespace() || c.is_control()
+        };
         if host.is_empty()
-            || host.contains('/')
+            || host.contains(foreign)
             || (host.contains('*') && host != "*" && !host.starts_with("*."))
         {
             return Err(format!(

@@ -80,7 +80,21 @@ fn wildcards_cover_subdomains_and_nothing_else() {
 
 #[test]
 fn bad_patterns_are_refused() {
-    for bad in ["", "*example.com", "exa*mple.com", "https://", "a/b"] {
+    for bad in [
+        "",
+        "*example.com",
+        "exa*mple.com",
+        "https://",
+        "a/b",
+        // Each of these would mean another host than it reads as.
+        "evil.test@bank.test",
+        "https://evil.test@bank.test",
+        "x.test?.y",
+        "x.test#.y",
+        "bank.test\\evil.test",
+        "ex%61mple.com",
+        "a.test b.test",
+    ] {
         assert!(OriginPattern::parse(bad).is_err(), "{bad:?}");
     }
 }
@@ -275,7 +289,7 @@ fn hosts_of_only_dots_are_not_pages_of_no_site() {
 fn hosts_read_again_after_their_dots_have_one_spelling() {
     assert_eq!(origin_of("http://0../").unwrap().host, "0.0.0.0");
     assert_eq!(origin_of("http://0/").unwrap().host, "0.0.0.0");
-    let p = OriginPattern::parse("0..\\").unwrap();
+    let p = OriginPattern::parse("0..").unwrap();
     assert_eq!(p.host, "0.0.0.0");
     assert_eq!(OriginPattern::parse(&p.to_string()), Ok(p));
 }

@@ -100,6 +100,11 @@ pub struct Bridge {
     user_off: RefCell<std::collections::BTreeMap<u16, f64>>,
     /// A person's answers to looser rule sets, by fingerprint (loaded before any connection).
     agreements: RefCell<Option<HashMap<String, bool>>>,
+    /// Each server's current session with this worker, numbered here (`epoch`): grants and
+    /// labels are keyed by it, never by names a server chooses, which repeat across
+    /// kaptures and restarts.
+    epochs: RefCell<HashMap<u16, u64>>,
+    next_epoch: Cell<u64>,
 }
 
 impl Default for Bridge {
@@ -117,6 +122,8 @@ impl Default for Bridge {
             problem: RefCell::default(),
             user_off: RefCell::default(),
             agreements: RefCell::default(),
+            epochs: RefCell::default(),
+            next_epoch: Cell::new(1),
         }
     }
 }
@@ -461,6 +468,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 conn.last_command.set(0);
                 super::control::forget_server(app, conn.port);
             }
+            new_epoch(app, conn.port, resumed);
             remember(conn, &session);
             *conn.offered.borrow_mut() = Some(Rc::new(policy));
             apply_policy(app, conn);
@@ -549,12 +557,11 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             spawn_local(async move {
                 let started = platform::now_ms();
                 let mut shown = crate::ui::mask_params(&method, &params);
-                // Session numbers are one kapture's: grants are keyed by its connection's
-                // session too (a later kapture on the same port starts with none).
-                let asker = session.map(|s| match &*conn.state.borrow() {
-                    ConnState::Connected { session: c } => format!("{c}/{s}"),
-                    _ => format!("{}/{s}", conn.port),
-                });
+                // Session numbers are one kapture's: grants are keyed by this worker's
+                // number for that kapture's session too (another kapture, or a later one on
+                // the same port, starts with none). A command naming no MCP session is the
+                // server's own, never the panel's.
+                let asker = Some(asker_key(&app, conn.port, session.as_deref()));
                 if let (Some(key), Some(label)) = (&asker, &label) {
                     super::control::label(&app, key, label, conn.port);
                 }
@@ -746,6 +753,36 @@ pub fn user_agree(app: &Rc<App>, port: u16, accept: bool) {
 
 fn resume_key(port: u16) -> String {
     format!("kapture.resume.{port}")
+}
+
+/// Number the server on `port`'s session with this worker anew, unless it resumed one this
+/// worker knows; the grants of the session it replaces are dropped.
+fn new_epoch(app: &Rc<App>, port: u16, resumed: bool) {
+    let old = app.bridge.epochs.borrow().get(&port).copied();
+    if resumed && old.is_some() {
+        return;
+    }
+    let epoch = app.bridge.next_epoch.get();
+    app.bridge.next_epoch.set(epoch + 1);
+    app.bridge.epochs.borrow_mut().insert(port, epoch);
+    if let Some(old) = old {
+        app.exec.forget_grants(&asker_prefix(port, old));
+    }
+}
+
+fn asker_prefix(port: u16, epoch: u64) -> String {
+    format!("{port}.{epoch}/")
+}
+
+/// Who asks for a command of the server on `port`: its session here and its MCP session
+/// (`-` when it names none).
+fn asker_key(app: &App, port: u16, mcp_session: Option<&str>) -> String {
+    let epoch = app.bridge.epochs.borrow().get(&port).copied().unwrap_or(0);
+    format!(
+        "{}{}",
+        asker_prefix(port, epoch),
+        mcp_session.unwrap_or("-")
+    )
 }
 
 /// Keep what a restarted worker needs to resume its session with `conn`'s server. The write

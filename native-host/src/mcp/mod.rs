@@ -368,7 +368,12 @@ impl ServerHandler for KaptureServer {
             .map(str::to_string);
         // A step (a call that is not read-only) counts against the session's --max-steps;
         // over it, the call does not run and the side panel hears so (a person may extend).
-        let spent = if (scenario.is_some() || router.has_route(&tool)) && !self.reads_only(&tool) {
+        // A replay counts each action it sends instead (`run_scenario`), so a scenario is
+        // no way round the budget; a spent budget refuses it at once.
+        let replays = scenario.is_some() || tool == "scenario_run";
+        let spent = if replays {
+            self.shared.registry().room(self.id()).err()
+        } else if router.has_route(&tool) && !self.reads_only(&tool) {
             self.shared.registry().take_step(self.id()).err()
         } else {
             None

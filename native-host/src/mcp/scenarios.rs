@@ -295,6 +295,16 @@ impl KaptureServer {
             Err(e) => return Answer::fail(e),
         };
         let mut used = Vec::new();
+        // Each action the replay sends is a step of this session's --max-steps.
+        let id = self.id();
+        let step = || {
+            // The registry's lock is let go before the extension is told.
+            let taken = self.shared.registry().take_step(id);
+            taken.map_err(|b| {
+                self.shared.tell_budget(id, b, false);
+                b.refusal()
+            })
+        };
         let report = crate::replay::run(
             self.bridge(),
             &self.config().data_dir,
@@ -302,7 +312,10 @@ impl KaptureServer {
             name,
             given,
             overrides,
-            &mut used,
+            crate::replay::Caller {
+                step: &step,
+                used: &mut used,
+            },
         )
         .await;
         // The page holds the run's secrets now: masked in all the session says from here.

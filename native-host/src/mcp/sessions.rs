@@ -98,14 +98,20 @@ impl Registry {
         })
     }
 
-    /// Count one step of `id`; refused (nothing counted) when its budget is spent.
-    pub fn take_step(&mut self, id: SessionId) -> Result<(), Steps> {
+    /// Whether `id` may take one more step (nothing counted).
+    pub fn room(&mut self, id: SessionId) -> Result<(), Steps> {
         if let Some(b) = self.steps(id).filter(|b| b.used >= b.max) {
             if let Some(e) = self.sessions.get_mut(&id) {
                 e.budget_told = true;
             }
             return Err(b);
         }
+        Ok(())
+    }
+
+    /// Count one step of `id`; refused (nothing counted) when its budget is spent.
+    pub fn take_step(&mut self, id: SessionId) -> Result<(), Steps> {
+        self.room(id)?;
         if let Some(e) = self.sessions.get_mut(&id) {
             e.steps += 1;
         }
