@@ -562,6 +562,9 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 // the same port, starts with none). A command naming no MCP session is the
                 // server's own, never the panel's.
                 let asker = Some(asker_key(&app, conn.port, session.as_deref()));
+                // A command of no MCP session is kapture's own (a resource read, a session's
+                // tabs closed at its end).
+                let label = label.or_else(|| session.is_none().then(|| "kapture itself".into()));
                 if let (Some(key), Some(label)) = (&asker, &label) {
                     super::control::label(&app, key, label, conn.port);
                 }
