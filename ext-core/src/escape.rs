@@ -16,29 +16,22 @@ pub const BLOCK_PREFIX: &str = "> ";
 
 /// Characters that never reach an answer as they are: controls (C0, DEL, C1 — line breaks
 /// among them), the Unicode line and paragraph separators, the bidi marks, embeddings,
-/// overrides and isolates, the byte-order mark, the interlinear annotation marks, and the
-/// invisible ones a reader would not see inside a tag (`[r\u{200b}ef=e9]` reads as a ref):
-/// zero-width space and non-joiner, word joiner and invisible operators, soft hyphen. The
-/// zero-width joiner stays (emoji are made with it); tags are found through it.
+/// overrides and isolates, the interlinear annotation marks, and every code point a reader
+/// does not see (Unicode's default-ignorables, [`crate::fold::default_ignorable`]: zero-width
+/// spaces and joiners, the combining grapheme joiner, soft hyphen, variation selectors, tag
+/// characters — which can carry a whole hidden text —, Hangul fillers), so none can hide
+/// inside a tag (`[r\u{34f}ef=e9]` reads as a ref) or a word. The zero-width joiner and the
+/// two emoji variation selectors stay (emoji are made with them); tags are found through
+/// them.
 pub fn is_unsafe(c: char) -> bool {
     c.is_control()
-        || matches!(
-            c,
-            '\u{2028}'
-                | '\u{2029}'
-                | '\u{061c}'
-                | '\u{00ad}'
-                | '\u{180e}'
-                | '\u{200b}'
-                | '\u{200c}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{feff}'
-                | '\u{fff9}'..='\u{fffb}'
-        )
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{fff9}'..='\u{fffb}')
+        || (crate::fold::default_ignorable(c) && !emoji_part(c))
+}
+
+/// The invisible code points emoji are made of, kept in text.
+fn emoji_part(c: char) -> bool {
+    matches!(c, '\u{200d}' | '\u{fe0e}' | '\u{fe0f}')
 }
 
 /// The visible form of one unsafe character.
@@ -68,39 +61,55 @@ fn escape(s: &str, quote: bool) -> String {
 }
 
 /// Where a tag starts at `chars[i]` (a `[`): the index just after its word (`ref`, `tab`).
-/// Spaces, and the zero-width joiner (kept in text for emoji, invisible to a reader), may
-/// stand anywhere in it.
+/// Read through the one normal form ([`crate::fold::fold_char`]): a look-alike (`[rеf=`
+/// with a Cyrillic `е`), a fullwidth or compatibility form (`［ref＝`) is the tag it reads
+/// as. Spaces, combining marks and the invisible code points emoji keep may stand anywhere
+/// in it.
 fn tag_at(chars: &[char], i: usize) -> Option<usize> {
-    if chars.get(i) != Some(&'[') {
+    if !chars.get(i).is_some_and(|c| opens(*c)) {
         return None;
     }
-    let skip = |c: char| c.is_whitespace() || c == '\u{200d}';
+    let seen = |c: char| {
+        if c.is_whitespace() || emoji_part(c) {
+            None
+        } else {
+            crate::fold::fold_char(c)
+        }
+    };
     let mut j = i + 1;
     let mut word = String::new();
-    while j < chars.len() && word.len() < 3 {
-        if !skip(chars[j]) {
-            word.push(chars[j].to_ascii_lowercase());
-        }
+    while j < chars.len() && word.chars().count() < 3 {
+        word.extend(seen(chars[j]));
         j += 1;
     }
     let after = j;
     let mut k = after;
-    while k < chars.len() && skip(chars[k]) {
+    while k < chars.len() && seen(chars[k]).is_none() {
         k += 1;
     }
+    let next = chars.get(k).and_then(|c| seen(*c));
     let is_tag = match word.as_str() {
-        "ref" => chars.get(k) == Some(&'='),
-        "tab" => k > after && chars.get(k).is_some_and(char::is_ascii_digit),
+        "ref" => next == Some('='),
+        "tab" => k > after && next.is_some_and(|c| c.is_ascii_digit()),
         _ => false,
     };
     is_tag.then_some(after)
+}
+
+/// The characters that read as `[` (`fold_char` gives `[` for these alone: checked in the
+/// tests over every code point), so finding a tag's start costs nothing per character.
+const OPENERS: [char; 3] = ['[', '\u{fe47}', '\u{ff3b}'];
+
+/// Whether `c` reads as `[`.
+fn opens(c: char) -> bool {
+    OPENERS.contains(&c)
 }
 
 /// Break text that spells one of Kapture's tags: `[ref=` (any case, spaces allowed) gets a
 /// backslash before its `=`, `[tab 3` one before its space, so it can name no element or
 /// tab. Everything else is kept.
 pub fn neutralise_tags(s: &str) -> String {
-    if !s.contains('[') {
+    if !s.chars().any(opens) {
         return s.to_string();
     }
     let chars: Vec<char> = s.chars().collect();
@@ -132,19 +141,23 @@ pub fn json(text: &str) -> String {
         // Raw line breaks and tabs in JSON text are its own whitespace between values
         // (inside strings serde writes them escaped): they stay.
         if is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t') {
-            escaped.push_str(&format!("\\u{:04x}", c as u32));
+            // Beyond the BMP (tag characters) as JSON writes it: a surrogate pair.
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                escaped.push_str(&format!("\\u{unit:04x}"));
+            }
         } else {
             escaped.push(c);
         }
     }
-    if !escaped.contains('[') {
+    if !escaped.chars().any(opens) {
         return escaped;
     }
     let chars: Vec<char> = escaped.chars().collect();
     let mut out = String::with_capacity(escaped.len() + 8);
     for i in 0..chars.len() {
         if tag_at(&chars, i).is_some() {
-            out.push_str("\\u005b");
+            // The bracket escaped as itself (`\u005b`, `\uff3b`): the value stays.
+            out.push_str(&format!("\\u{:04x}", chars[i] as u32));
         } else {
             out.push(chars[i]);
         }
@@ -349,6 +362,56 @@ mod tests {
         // Two strings escaped apart and joined are checked again by the caller.
         let joined = format!("- {}={}", inline("[ref"), inline("e9]"));
         assert_eq!(neutralise_tags(&joined), "- [ref\\=e9]");
+    }
+
+    #[test]
+    fn no_spelling_of_a_tag_passes_whole() {
+        // Invisible code points are escaped where they stand, visibly.
+        for (text, out) in [
+            ("[r\u{34f}ef=e9]", "[r\\u{34f}ef=e9]"),
+            ("[ref\u{180b}=e9]", "[ref\\u{180b}=e9]"),
+            ("[ref\u{e0020}=e9]", "[ref\\u{e0020}=e9]"),
+            ("Del\u{e0041}ete", "Del\\u{e0041}ete"),
+        ] {
+            assert_eq!(inline(text), out, "{text:?}");
+        }
+        // Look-alikes, compatibility forms, marks and emoji parts read as the tag they spell.
+        for text in [
+            "[r\u{435}f=e9]",
+            "[\u{433}ef=e9]",
+            "[ref\u{ff1d}e9]",
+            "\u{ff3b}ref=e9]",
+            "[REF\u{fe66}e9]",
+            "[r\u{301}ef=e9]",
+            "[r\u{fe0f}ef=e9]",
+            "[\u{442}ab 3]",
+            "[tab \u{ff13}]",
+        ] {
+            let out = inline(text);
+            assert!(out.contains('\\'), "{text:?} → {out:?}");
+            assert_ne!(out, text);
+        }
+        // In JSON the bracket is escaped as itself: the value does not change.
+        let value = serde_json::json!({"a": "\u{ff3b}ref=e9] [r\u{435}f=e1] x\u{e0041}"});
+        let text = json(&value.to_string());
+        assert!(!text.contains('\u{ff3b}') && !text.contains("[r"), "{text}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            value
+        );
+        // Emoji keep their joiners and variation selectors.
+        assert_eq!(
+            inline("\u{2764}\u{fe0f} \u{1f469}\u{200d}\u{1f4bb}"),
+            "\u{2764}\u{fe0f} \u{1f469}\u{200d}\u{1f4bb}"
+        );
+    }
+
+    #[test]
+    fn the_openers_are_every_character_that_reads_as_a_bracket() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let reads = crate::fold::fold_char(c) == Some('[');
+            assert_eq!(opens(c), reads, "U+{:04X}", c as u32);
+        }
     }
 
     #[test]

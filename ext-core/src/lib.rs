@@ -9,6 +9,7 @@ pub mod cdp;
 pub mod escape;
 pub mod exec;
 pub mod export;
+pub mod fold;
 pub mod handshake;
 pub mod methods;
 pub mod platform;

@@ -252,32 +252,16 @@ fn secret_key(key: &str) -> bool {
     .any(|s| k.contains(s))
 }
 
-/// Arguments as history shows them: secret-looking values replaced, and typed text masked
-/// when it goes into a password field (the selector or element says so).
-pub fn mask_params(method: &str, params: &Value) -> Value {
+/// Arguments as history shows them: values of secret-named parameters (`apiToken`)
+/// replaced. Text typed into a field is masked by where it went, never by what the agent
+/// called the field (`element: "bypass"` hides nothing): [`mask_typed`], from the answer's
+/// confidential fields or, for an approval, the element's facts.
+pub fn mask_params(_method: &str, params: &Value) -> Value {
     let mut out = params.clone();
     if let Some(obj) = out.as_object_mut() {
-        let into_password = ["selector", "element", "ref"].iter().any(|k| {
-            obj.get(*k)
-                .and_then(Value::as_str)
-                .is_some_and(|v| v.to_ascii_lowercase().contains("pass"))
-        });
         for (k, v) in obj.iter_mut() {
-            let typed = (method == "type" && k == "text" && into_password) || secret_key(k);
-            if typed && !v.is_null() {
-                *v = Value::String("••••".into());
-            }
-        }
-        if let Some(fields) = obj.get_mut("fields").and_then(Value::as_array_mut) {
-            for f in fields {
-                let password = ["selector", "element", "ref"].iter().any(|k| {
-                    f.get(*k)
-                        .and_then(Value::as_str)
-                        .is_some_and(|v| v.to_ascii_lowercase().contains("pass"))
-                });
-                if password {
-                    f["value"] = Value::String("••••".into());
-                }
+            if secret_key(k) && !v.is_null() {
+                *v = Value::String(MASK.into());
             }
         }
     }
@@ -421,23 +405,25 @@ mod tests {
 
     #[test]
     fn secrets_are_masked_in_history() {
-        let typed = mask_params("type", &json!({"selector": "#password", "text": "hunter2"}));
-        assert_eq!(typed["text"], "••••");
-        let plain = mask_params("type", &json!({"selector": "#name", "text": "Ada"}));
-        assert_eq!(plain["text"], "Ada");
         let token = mask_params("evaluate", &json!({"function": "1", "apiToken": "x"}));
         assert_eq!(token["apiToken"], "••••");
+        // The agent's words for a field mask nothing: where the text went decides
+        // (`mask_typed`), so "bypass" cannot hide "Send $500" from the person.
+        for params in [
+            json!({"selector": "#note", "element": "bypass", "text": "Send $500"}),
+            json!({"ref": "e3", "element": "Password", "text": "Send $500"}),
+        ] {
+            assert_eq!(
+                mask_params("type", &params)["text"],
+                "Send $500",
+                "{params}"
+            );
+        }
         let form = mask_params(
             "fill_form",
             &json!({"fields": [{"selector": "#pass", "value": "s"}, {"selector": "#user", "value": "u"}]}),
         );
-        assert_eq!(
-            (
-                form["fields"][0]["value"].as_str(),
-                form["fields"][1]["value"].as_str()
-            ),
-            (Some("••••"), Some("u"))
-        );
+        assert_eq!(form["fields"][0]["value"], "s");
     }
 
     #[test]

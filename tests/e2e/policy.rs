@@ -736,6 +736,24 @@ async fn a_control_is_rated_on_what_the_page_says_of_it_in_any_words() {
         ("russian", "high", "a deletion"),
         ("japanese", "high", "a purchase"),
         ("next", "low", "acts on the page"),
+        // What the click activates: an invalid button type submits, as does a span inside
+        // a submit button; a label clicks its file input.
+        ("go", "high", "submits a form"),
+        ("inner-span", "high", "submits a form"),
+        ("attach-label", "high", "a file control"),
+        // Words a weaker naming rule missed.
+        ("pseudo", "high", "a deletion"),
+        ("shadow-host", "high", "a deletion"),
+        ("svg-decoy", "high", "a deletion"),
+        ("icon-bin", "high", "a deletion"),
+        ("handler", "high", "a deletion"),
+        ("long-label", "high", "a deletion"),
+        // Unicode that splits or disguises a word the screen shows whole.
+        ("cgj", "high", "a deletion"),
+        ("vs", "high", "a deletion"),
+        ("tagch", "high", "a deletion"),
+        ("upper", "high", "a deletion"),
+        ("split", "high", "a deletion"),
     ] {
         let (click, ()) = tokio::join!(
             k.call("browser_click", json!({"selector": format!("#{id}")})),
@@ -870,4 +888,182 @@ async fn a_grant_for_this_agent_is_never_another_kaptures_agent_of_the_same_numb
     );
     b.stop().await;
     a.stop().await;
+
+/// The risk and why of a natively asked question (`Risk: HIGH — `why``), and the arguments
+/// it showed.
+fn risk_in(message: &str) -> (String, String, String) {
+    let line = |prefix: &str| {
+        message
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let risk = line("Risk: ");
+    let (level, why) = risk.split_once(" — ").unwrap_or((&risk, ""));
+    (
+        level.to_string(),
+        why.to_string(),
+        line("The arguments, as the agent gave them: "),
+    )
+}
+
+/// Call `tool` (refused: nobody approves it) and answer the question it asked.
+async fn asked_about(k: &Kapture, elicit: &Elicit, tool: &str, args: serde_json::Value) -> String {
+    let before = elicit.asked().len();
+    let out = k.call(tool, args.clone()).await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{tool} {args}: {}",
+        out.text
+    );
+    let asked = elicit.asked();
+    assert_eq!(asked.len(), before + 1, "{tool} {args} asked once");
+    asked[before].0.clone()
+}
+
+/// What input really lands on is rated, read from the page: the element at a point, the
+/// focused element a key goes to, both ends of a drag, a dialog's message, every field of a
+/// form fill. Typed text is hidden because the field is confidential, never because of the
+/// agent's words; an element that cannot be read (a dialog holds the page) is at least
+/// medium.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_input_lands_on_is_rated_and_masked_by_the_element() {
+    let site = Site::start().unwrap();
+    let elicit = Elicit::answering(&[]);
+    let k = Kapture::launch_asking(
+        Engine::Cdp,
+        &[
+            "--ask",
+            "interact@127.0.0.1",
+            "--approval-timeout-ms",
+            "5000",
+        ],
+        Some(elicit.clone()),
+    )
+    .await;
+    k.ok("browser_navigate", json!({"url": site.url("risky.html")}))
+        .await;
+    let center = |of: &str| {
+        format!("() => {{ const e = {of}; const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }}")
+    };
+    let pay = k.eval(&center("document.getElementById('pay-xy')")).await;
+    let inner = k
+        .eval(&center(
+            "document.getElementById('shadow-labelled').shadowRoot.getElementById('inner')",
+        ))
+        .await;
+    let xy = |at: &serde_json::Value| json!({"x": at[0], "y": at[1]});
+    // (the element focused first, [tool, args], risk, why)
+    let cases = [
+        (
+            "",
+            json!(["browser_mouse_click_xy", xy(&pay)]),
+            "HIGH",
+            "a payment",
+        ),
+        (
+            "",
+            json!(["browser_mouse_click_xy", xy(&inner)]),
+            "HIGH",
+            "a deletion",
+        ),
+        (
+            "delete-account",
+            json!(["browser_press_key", {"key": "Space"}]),
+            "HIGH",
+            "a deletion",
+        ),
+        (
+            "msg",
+            json!(["browser_press_key", {"key": "\n"}]),
+            "HIGH",
+            "submits",
+        ),
+        (
+            "",
+            json!(["browser_drag", {"startSelector": "#item", "endSelector": "#drop-zone"}]),
+            "HIGH",
+            "a deletion",
+        ),
+    ];
+    for (focus, call, risk, why) in cases {
+        if !focus.is_empty() {
+            k.eval(&format!(
+                "() => {{ document.getElementById('{focus}').focus(); return 1; }}"
+            ))
+            .await;
+        }
+        let tool = call[0].as_str().unwrap();
+        let message = asked_about(&k, &elicit, tool, call[1].clone()).await;
+        let (level, said, _) = risk_in(&message);
+        assert_eq!(level, risk, "{call}: {message}");
+        assert!(said.contains(why), "{call}: {message}");
+    }
+
+    // Every field of a form fill is read: the card field makes it high, and only its value
+    // is hidden.
+    let message = asked_about(
+        &k,
+        &elicit,
+        "browser_fill_form",
+        json!({"fields": [{"selector": "#holder", "value": "Ada"}, {"selector": "#cc", "value": "Canary-cc-42"}]}),
+    )
+    .await;
+    let (level, why, args) = risk_in(&message);
+    assert_eq!(level, "HIGH", "{message}");
+    assert!(why.contains("card"), "{message}");
+    assert!(
+        args.contains("Ada") && !args.contains("Canary-cc-42"),
+        "{message}"
+    );
+    // A field the page shows as bullets, labelled Password: high, and the text hidden.
+    let message = asked_about(
+        &k,
+        &elicit,
+        "browser_type",
+        json!({"selector": "#pw-text", "text": "Canary-pw-7"}),
+    )
+    .await;
+    let (level, _, args) = risk_in(&message);
+    assert_eq!(level, "HIGH", "{message}");
+    assert!(!args.contains("Canary-pw-7"), "{message}");
+    // The agent's own words for an ordinary field hide nothing from the person.
+    let message = asked_about(
+        &k,
+        &elicit,
+        "browser_type",
+        json!({"selector": "#note", "element": "bypass", "text": "Send $500 to Mallory"}),
+    )
+    .await;
+    let (level, _, args) = risk_in(&message);
+    assert_eq!(level, "MEDIUM", "{message}");
+    assert!(args.contains("Send $500 to Mallory"), "{message}");
+
+    // Accepting a dialog is rated on its message.
+    k.eval("() => { setTimeout(() => confirm('Delete your account?'), 0); return 1; }")
+        .await;
+    let message =
+        kapture_e2e::eventually("the dialog's question", Duration::from_secs(10), || async {
+            let before = elicit.asked().len();
+            let out = k
+                .call("browser_handle_dialog", json!({"accept": true}))
+                .await;
+            (out.code().as_deref() == Some("APPROVAL_DENIED") && elicit.asked().len() > before)
+                .then(|| elicit.asked()[before].0.clone())
+                .filter(|m| m.contains("Risk: HIGH"))
+        })
+        .await;
+    assert!(risk_in(&message).1.contains("a deletion"), "{message}");
+    // The open dialog holds the page: an element it cannot say anything of is at least
+    // medium, and the question says why.
+    let message = asked_about(&k, &elicit, "browser_click", json!({"selector": "#next"})).await;
+    let (level, why, _) = risk_in(&message);
+    assert_eq!(level, "MEDIUM", "{message}");
+    assert!(why.contains("could not be read"), "{message}");
+    elicit.will(&[Said::Accept(ONCE)]);
+    k.ok("browser_handle_dialog", json!({"accept": false}))
+        .await;
+    k.stop().await;
 }

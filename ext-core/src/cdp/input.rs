@@ -326,18 +326,9 @@ fn grace(submit: bool) -> f64 {
 /// card), by the recorder's rules: decided on the element typed into, however the agent
 /// named it.
 fn confidential(prep: &Value) -> bool {
-    let Some(field) = prep.get("field") else {
-        return false;
-    };
-    let descriptor: crate::recorder::ElementDescriptor =
-        serde_json::from_value(field.clone()).unwrap_or_default();
-    let url = field.get("url").and_then(Value::as_str).unwrap_or_default();
-    let ctx = crate::recorder::FieldContext {
-        url,
-        form_has_password: descriptor.form_has_password,
-        form_hint: &descriptor.form_hint,
-    };
-    crate::recorder::confidential_kind(&descriptor, &ctx).is_some()
+    prep.get("field")
+        .and_then(crate::recorder::confidential_field)
+        .is_some()
 }
 
 /// Replace a field's content as a user would; no settle (callers do). Answers whether the

@@ -43,11 +43,13 @@ pub const SCROLL_INTO_VIEW: &str = r#"async (target, waitMs) => {
 }"#;
 
 /// A page-side helper: what the element typed into says about itself (the recorder's
-/// descriptor fields that decide a secret), for `recorder::confidential_kind`.
+/// descriptor fields that decide a secret), for `recorder::confidential_kind`. A field the
+/// page draws as bullets (`-webkit-text-security`) is a password field, whatever its type.
 macro_rules! field_info_js {
     () => {
         r#"const fieldInfo = (el) => {
     const form = el.form || (el.closest && el.closest('form'));
+    const bullets = (() => { try { const v = getComputedStyle(el).getPropertyValue('-webkit-text-security'); return !!v && v !== 'none'; } catch (e) { return false; } })();
     const heading = form && form.querySelector('h1,h2,h3,legend');
     const clip = (s, n) => (s || '').replace(/\s+/g, ' ').trim().slice(0, n);
     const label = el.labels && el.labels[0] ? clip(el.labels[0].innerText, 80) : '';
@@ -55,7 +57,7 @@ macro_rules! field_info_js {
       tag: el.localName || '', id: el.id || '', name: (el.getAttribute && el.getAttribute('name')) || '',
       label, placeholder: (el.getAttribute && el.getAttribute('placeholder')) || '',
       accessibleName: clip((el.getAttribute && el.getAttribute('aria-label')) || label, 80),
-      inputType: el.localName === 'input' ? (el.type || 'text').toLowerCase() : '',
+      inputType: bullets ? 'password' : el.localName === 'input' ? (el.type || 'text').toLowerCase() : '',
       autocomplete: (el.getAttribute && el.getAttribute('autocomplete')) || '',
       formHasPassword: !!(form && form.querySelector('input[type=password]')),
       formHint: form ? clip([form.id, form.getAttribute('name'), form.getAttribute('action'), heading && heading.innerText].filter(Boolean).join(' '), 120) : '',
@@ -261,6 +263,17 @@ pub const PICK_END: &str = r#"(token) => {
 
 /// The recorder's in-page widget (see `page/widget.js`), in the recorder's world.
 pub const RECORDER_WIDGET: &str = include_str!("page/widget.js");
+
+/// What the page says of an element input lands on, for an approval's risk
+/// (`policy::risk::ElementFacts`): `(el) => facts`, standalone (no prelude), so it runs on
+/// any element object of Kapture's world — one a target names, the focused one, the one
+/// under a point. See `page/facts.js`.
+pub const ELEMENT_FACTS: &str = concat!(
+    "(el) => {\n",
+    field_info_js!(),
+    include_str!("page/facts.js"),
+    "}"
+);
 
 /// The page walker (see `page/walker.js`).
 pub const WALKER: &str = include_str!("page/walker.js");

@@ -240,10 +240,46 @@ pub enum Landing {
 /// ends at the iframe element: the point goes on into that frame, moved by the iframe's
 /// content box, and is hit-tested again in the frame's own session. A frame the page
 /// scales or turns is not followed (`Unknown`): its points are not its parent's.
-pub async fn frames_at<S: CdpSession>(
+pub async fn frames_at<S: CdpSession>(s: &S, at: (f64, f64)) -> Result<Landing, WireError> {
+    Ok(follow_point(s, at, true).await?.0)
+}
+
+/// Where a node a point hit lives: the session of its process (`None`: the tab's), its
+/// frame, and its backend node id.
+type Hit = (Option<String>, String, Value);
+
+/// The element a pointer event at `(x, y)` lands on, followed as [`frames_at`] follows it
+/// (author shadow roots included, the browser's own inside controls not: the control
+/// itself), as an object of Kapture's world in its frame: `(frame, object id)`. `None` off
+/// the page or where the browser cannot say.
+pub async fn element_at<S: CdpSession>(
+    s: &S,
+    at: (f64, f64),
+) -> Result<Option<(String, String)>, WireError> {
+    let Some((session, frame, backend)) = follow_point(s, at, false).await?.1 else {
+        return Ok(None);
+    };
+    let ctx = world(s, &frame).await?;
+    let node = s
+        .send_in(
+            session.as_deref(),
+            "DOM.resolveNode",
+            json!({"backendNodeId": backend, "executionContextId": ctx}),
+        )
+        .await?;
+    Ok(node
+        .pointer("/object/objectId")
+        .and_then(Value::as_str)
+        .map(|o| (frame, o.to_string())))
+}
+
+/// [`frames_at`], and the node the point ends on (`ua_shadow`: a node inside a control's
+/// own shadow tree may be it).
+async fn follow_point<S: CdpSession>(
     s: &S,
     (mut x, mut y): (f64, f64),
-) -> Result<Landing, WireError> {
+    ua_shadow: bool,
+) -> Result<(Landing, Option<Hit>), WireError> {
     let mut frames = Vec::new();
     let mut session: Option<String> = None;
     let mut root = main_frame(s).await?;
@@ -261,7 +297,7 @@ pub async fn frames_at<S: CdpSession>(
             .send_in(
                 session.as_deref(),
                 "DOM.getNodeForLocation",
-                json!({"x": (x + sx).floor() as i64, "y": (y + sy).floor() as i64, "includeUserAgentShadowDOM": true}),
+                json!({"x": (x + sx).floor() as i64, "y": (y + sy).floor() as i64, "includeUserAgentShadowDOM": ua_shadow}),
             )
             .await;
         let Ok(hit) = hit else {
@@ -269,17 +305,29 @@ pub async fn frames_at<S: CdpSession>(
             // than it; anything else the browser would not say).
             let inside = x >= 0.0 && y >= 0.0 && x < at(2) && y < at(3);
             return Ok(if inside {
-                Landing::Unknown("the browser finds nothing under that point")
+                (
+                    Landing::Unknown("the browser finds nothing under that point"),
+                    None,
+                )
             } else {
-                Landing::Frames(frames)
+                (Landing::Frames(frames), None)
             });
         };
-        if let Some(frame) = hit.get("frameId").and_then(Value::as_str) {
-            frames.push(frame.to_string());
+        let hit_frame = hit
+            .get("frameId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let Some(frame) = &hit_frame {
+            frames.push(frame.clone());
         }
         let Some(backend) = hit.get("backendNodeId") else {
-            return Ok(Landing::Frames(frames));
+            return Ok((Landing::Frames(frames), None));
         };
+        let here = (
+            session.clone(),
+            hit_frame.unwrap_or_else(|| root.clone()),
+            backend.clone(),
+        );
         let node = s
             .send_in(
                 session.as_deref(),
@@ -288,7 +336,7 @@ pub async fn frames_at<S: CdpSession>(
             )
             .await?;
         let Some(inner) = node.pointer("/node/frameId").and_then(Value::as_str) else {
-            return Ok(Landing::Frames(frames));
+            return Ok((Landing::Frames(frames), Some(here)));
         };
         frames.push(inner.to_string());
         // An iframe element: its document is in this process (the hit test went on into
@@ -300,29 +348,35 @@ pub async fn frames_at<S: CdpSession>(
             .into_iter()
             .find(|(id, r)| id == inner && r.session.is_some());
         let Some((_, r)) = remote else {
-            return Ok(Landing::Frames(frames));
+            return Ok((Landing::Frames(frames), Some(here)));
         };
         let (ox, oy, w, h) = match owner_box(s, session.as_deref(), inner).await? {
-            None => return Ok(Landing::Frames(frames)),
+            None => return Ok((Landing::Frames(frames), Some(here))),
             Some(Err(Turned)) => {
-                return Ok(Landing::Unknown("the page scales or turns the frame there"))
+                return Ok((
+                    Landing::Unknown("the page scales or turns the frame there"),
+                    None,
+                ))
             }
             Some(Ok(b)) => b,
         };
         if !((ox..ox + w).contains(&x) && (oy..oy + h).contains(&y)) {
-            return Ok(Landing::Frames(frames));
+            return Ok((Landing::Frames(frames), Some(here)));
         }
         let inner_view = run_unjudged(s, inner, "() => [innerWidth, innerHeight]", &[]).await?;
         let size = |i: usize| inner_view.get(i).and_then(Value::as_f64).unwrap_or(0.0);
         if (size(0) - w).abs() > 1.5 || (size(1) - h).abs() > 1.5 {
-            return Ok(Landing::Unknown("the page scales or turns the frame there"));
+            return Ok((
+                Landing::Unknown("the page scales or turns the frame there"),
+                None,
+            ));
         }
         (x, y) = (x - ox, y - oy);
         session = r.session;
         root = inner.to_string();
     }
     // Frames nested deeper than any judge follows: where the input ends is not known.
-    Ok(Landing::Unknown("frames nest too deep there"))
+    Ok((Landing::Unknown("frames nest too deep there"), None))
 }
 
 /// The content box `(x, y, width, height)` of the iframe element showing frame `root`, in
@@ -409,6 +463,47 @@ pub async fn judge_focus<S: CdpSession>(s: &S) -> Result<(), WireError> {
     Err(WireError::new(
         ErrorCode::PolicyDenied,
         "focus is too deep in nested frames to judge",
+    ))
+}
+
+/// The element that has focus, as an object of Kapture's world in its frame: `(frame,
+/// object id)`. Followed from the main document through focused iframe elements and open
+/// shadow roots; the document's body when nothing has focus.
+pub async fn focused<S: CdpSession>(s: &S) -> Result<(String, String), WireError> {
+    const ACTIVE: &str = "(() => { let a = document.activeElement || document.body; \
+        while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return a; })()";
+    let mut frame = main_frame(s).await?;
+    for _ in 0..crate::policy::frames::MAX_FRAME_DEPTH {
+        let ctx = world(s, &frame).await?;
+        let session = s.events().borrow().session_of(&frame);
+        let found = s
+            .send_in(
+                session.as_deref(),
+                "Runtime.evaluate",
+                json!({"expression": ACTIVE, "contextId": ctx}),
+            )
+            .await?;
+        let Some(object) = found.pointer("/result/objectId").and_then(Value::as_str) else {
+            return Err(WireError::new(
+                ErrorCode::NotInteractable,
+                "the document has no element that could have focus",
+            ));
+        };
+        let node = s
+            .send_in(
+                session.as_deref(),
+                "DOM.describeNode",
+                json!({"objectId": object}),
+            )
+            .await?;
+        match node.pointer("/node/frameId").and_then(Value::as_str) {
+            Some(inner) => frame = inner.to_string(),
+            None => return Ok((frame, object.to_string())),
+        }
+    }
+    Err(WireError::new(
+        ErrorCode::NotInteractable,
+        "focus is too deep in nested frames to follow",
     ))
 }
 

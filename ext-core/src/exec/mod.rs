@@ -593,37 +593,21 @@ impl<H: Host> Exec<H> {
     ) -> Result<Answer, WireError> {
         let (method, params) = (command.name(), command.params());
         let target = self.describe_target(tab, &params);
-        // Enter submits: `submit`, a key chord ending in Enter, text with a line break.
-        let submits = params.get("submit").and_then(Value::as_bool) == Some(true)
-            || params.get("key").and_then(Value::as_str).is_some_and(|k| {
-                k.rsplit('+')
-                    .next()
-                    .is_some_and(|last| last.trim().eq_ignore_ascii_case("enter"))
-            })
-            || params
-                .get("text")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.contains(['\n', '\r']));
-        // The element the arguments name (ref or selector), read as the page has it.
-        let named = serde_json::from_value::<crate::methods::ElementTarget>(params.clone())
-            .ok()
-            .and_then(|t| t.get());
-        // Bounded: a page busy in a loop or holding a dialog must not keep the question
-        // from being asked.
-        let facts = match named {
-            Some(t) => platform::timeout(FACTS_WAIT, self.tabs.element_facts(tab, &t))
-                .await
-                .flatten(),
-            None => None,
+        // Every element the input lands on, read as the page has it (nothing to read for a
+        // read).
+        let spots = match category {
+            Category::Read => Vec::new(),
+            _ => risk::spots(command),
         };
+        let lands = self.landings(tab, spots).await;
         let (risk, risk_why) = risk::rate(&risk::Action {
             method,
             category,
             target: target.as_deref(),
             origin,
             page: page.as_ref().or(Some(origin)),
-            submits,
-            facts: facts.as_ref(),
+            submits: risk::submits(command),
+            lands: &lands,
         });
         let request = ApprovalView {
             id: 0,
@@ -632,11 +616,15 @@ impl<H: Host> Exec<H> {
             category: category.name().to_string(),
             origin: origin.to_string(),
             args: {
+                // Text typed into a field the page says is confidential — or one it could
+                // not say anything of — is not shown; the agent's words for the field decide
+                // nothing. `type`'s text lands on its element, a form's values on its fields.
+                let hidden: Vec<usize> = (lands.iter().enumerate())
+                    .filter(|(_, l)| l.facts.as_ref().is_none_or(|f| f.confidential().is_some()))
+                    .map(|(i, _)| i)
+                    .collect();
                 let mut args = crate::ui::mask_params(method, &params);
-                // Typing into a field the page says is confidential: the text is not shown.
-                if facts.as_ref().is_some_and(|f| f.confidential()) {
-                    crate::ui::mask_typed(method, &mut args, None);
-                }
+                crate::ui::mask_typed(method, &mut args, Some(&hidden));
                 args
             },
             target,
@@ -658,18 +646,49 @@ impl<H: Host> Exec<H> {
         Ok(answer)
     }
 
-    /// The element a command names, as a person can recognise it.
+    /// What the page says of each place `spots` names (in order), read within
+    /// [`FACTS_WAIT`] in all: a page busy in a loop or holding a dialog must not keep the
+    /// question from being asked. What was not read in time is unread (`None`).
+    async fn landings(&self, tab: TabId, spots: Vec<(String, risk::Spot)>) -> Vec<risk::Landing> {
+        let read = RefCell::new(Vec::new());
+        let each = async {
+            for (_, spot) in &spots {
+                let facts = self.tabs.facts_at(tab, spot).await;
+                read.borrow_mut().push(facts);
+            }
+        };
+        let _ = platform::timeout(FACTS_WAIT, each).await;
+        let mut read = read.into_inner().into_iter();
+        spots
+            .into_iter()
+            .map(|(name, _)| risk::Landing {
+                name,
+                facts: read.next().flatten(),
+            })
+            .collect()
+    }
+
+    /// The element a command names (both, for a drag), as a person can recognise it.
     fn describe_target(&self, tab: TabId, params: &Value) -> Option<String> {
         let text = |k: &str| params.get(k).and_then(Value::as_str);
-        if let Some(r) = text("ref") {
-            return Some(
-                self.tabs
-                    .ref_line(tab, r)
-                    .unwrap_or_else(|| format!("element {r} of the last snapshot")),
+        let element = |by_ref: &str, by_selector: &str| {
+            if let Some(r) = text(by_ref) {
+                return Some(
+                    self.tabs
+                        .ref_line(tab, r)
+                        .unwrap_or_else(|| format!("element {r} of the last snapshot")),
+                );
+            }
+            text(by_selector)
+                .map(|s| format!("the element matching {}", crate::escape::quoted_cut(s, 200)))
+        };
+        element("ref", "selector").or_else(|| {
+            let (from, to) = (
+                element("startRef", "startSelector")?,
+                element("endRef", "endSelector")?,
             );
-        }
-        text("selector")
-            .map(|s| format!("the element matching {}", crate::escape::quoted_cut(s, 200)))
+            Some(format!("{from}, dropped on {to}"))
+        })
     }
 
     /// Download a URL, or what clicking an element downloads, and wait until the file is

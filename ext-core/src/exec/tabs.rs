@@ -16,6 +16,7 @@ use crate::cdp::{self, CdpSession, TabEvents};
 use crate::methods::{Command, ElementTarget};
 use crate::platform;
 use crate::policy::gate::{self, Guard};
+use crate::policy::risk::{ElementFacts, Spot};
 use crate::protocol::{ErrorCode, TabId, WireError};
 use crate::router;
 
@@ -199,15 +200,44 @@ impl<H: Host> Tabs<H> {
             .ok()
     }
 
-    /// What the element `target` names is, as the page has it now (whether clicking it
-    /// submits a form, its field kind, its visible words), for an approval's risk. `None`
-    /// when the tab is not under control yet or the element is not found.
-    pub async fn element_facts(
-        &self,
-        tab_id: TabId,
-        target: &ElementTarget,
-    ) -> Option<crate::policy::risk::ElementFacts> {
-        let facts = self.on_element(tab_id, target, ELEMENT_FACTS).await?;
+    /// What the page says now of where input lands (`spot`: an element a target names, the
+    /// focused element, the element under a point, the dialog), for an approval's risk.
+    /// `None` when the tab is not under control yet, or nothing could be read there.
+    pub async fn facts_at(&self, tab_id: TabId, spot: &Spot) -> Option<ElementFacts> {
+        let slot = self.get(tab_id)?;
+        if !slot.attached.get() || slot.closed.get() {
+            return None;
+        }
+        let s = TabSession {
+            host: &*self.host,
+            slot: &slot,
+        };
+        let facts = match spot {
+            Spot::Element(target) => {
+                let located = cdp::world::locate_target(&s, target).await.ok()?;
+                let script = format!(
+                    "async (t) => {{ const f = await resolve(t, 0); return f.el ? ({})(f.el) : null; }}",
+                    cdp::js::ELEMENT_FACTS
+                );
+                cdp::world::run(&s, &located.frame, &script, &[located.js])
+                    .await
+                    .ok()?
+            }
+            Spot::Focused => {
+                let (frame, object) = cdp::world::focused(&s).await.ok()?;
+                facts_of(&s, &frame, &object).await?
+            }
+            Spot::Point(x, y) => {
+                let (frame, object) = cdp::world::element_at(&s, (*x, *y)).await.ok()??;
+                facts_of(&s, &frame, &object).await?
+            }
+            Spot::Dialog => {
+                let dialog = slot.events.borrow().dialog.clone();
+                return Some(
+                    dialog.map_or_else(ElementFacts::default, |d| ElementFacts::dialog(&d.message)),
+                );
+            }
+        };
         serde_json::from_value(facts).ok()
     }
 
@@ -459,21 +489,20 @@ async fn attach<H: Host>(host: &H, slot: &TabSlot) -> Result<(), WireError> {
     Ok(())
 }
 
-/// Kapture's world reads an element's facts for its risk: a submit control of a form, its
-/// field kind and autocomplete hint, its words (labels, text, value, title, pictures' alt
-/// text), and its markup's (id, name, where its link or form goes).
-const ELEMENT_FACTS: &str = "async (t) => { const f = await resolve(t, 0); const el = f.el; if (!el) return null; \
-const tag = el.tagName.toLowerCase(); const type = (el.getAttribute('type') || '').toLowerCase(); \
-const form = el.form || el.closest('form'); \
-const submits = !!form && ((tag === 'button' && (type === '' || type === 'submit')) || (tag === 'input' && (type === 'submit' || type === 'image'))); \
-const field = tag === 'input' ? (el.type || 'text') : tag; \
-const doc = el.ownerDocument; \
-const named = (el.getAttribute('aria-labelledby') || '').split(/\\s+/).filter(Boolean).slice(0, 4).map((id) => { const n = doc.getElementById(id); return n ? n.textContent : ''; }); \
-const pictures = [el, ...el.querySelectorAll('img[alt], [aria-label], svg title')].slice(0, 5).map((n) => n === el ? (tag === 'img' || type === 'image' ? el.getAttribute('alt') : '') : (n.getAttribute('alt') || n.getAttribute('aria-label') || n.textContent)); \
-const parts = [el.getAttribute('aria-label'), ...named, el.innerText, tag === 'input' && ['submit', 'button', 'reset', 'image'].includes(type) ? el.value : '', el.getAttribute('title'), ...pictures]; \
-const words = parts.filter(Boolean).join(' ').normalize('NFKC').slice(0, 400); \
-const link = el.closest('a[href], area[href]'); \
-const decode = (u) => { try { const x = new URL(u, doc.baseURI); return decodeURIComponent(x.pathname + ' ' + x.search); } catch (e) { return ''; } }; \
-const goes = link ? decode(link.href) : submits ? decode(el.getAttribute('formaction') || form.getAttribute('action') || '') : ''; \
-const markup = [el.id, el.getAttribute('name'), link && link !== el ? link.id : '', goes].filter(Boolean).join(' ').normalize('NFKC').slice(0, 300); \
-return { submits, field, autocomplete: (el.getAttribute('autocomplete') || '').toLowerCase().slice(0, 60), words, href: link ? link.href : null, markup }; }";
+/// [`cdp::js::ELEMENT_FACTS`] of an element object of Kapture's world in `frame`.
+async fn facts_of<S: CdpSession>(s: &S, frame: &str, object: &str) -> Option<Value> {
+    let session = s.events().borrow().session_of(frame);
+    let answer = s
+        .send_in(
+            session.as_deref(),
+            "Runtime.callFunctionOn",
+            serde_json::json!({
+                "objectId": object,
+                "functionDeclaration": format!("function () {{ return ({})(this); }}", cdp::js::ELEMENT_FACTS),
+                "returnByValue": true,
+            }),
+        )
+        .await
+        .ok()?;
+    answer.pointer("/result/value").cloned()
+}

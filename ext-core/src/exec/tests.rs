@@ -151,6 +151,18 @@ impl Host for FakeHost {
                 "id": "M", "loaderId": "L", "url": url, "securityOrigin": origin(&url)
             }}}),
             "Page.createIsolatedWorld" => json!({"executionContextId": 7}),
+            // What the page says of an element (`cdp/page/facts.js`): `#cc` is a card field.
+            "Runtime.evaluate" if text.contains("const fieldInfo") => {
+                let autocomplete = if text.contains("#cc") {
+                    "cc-number"
+                } else {
+                    ""
+                };
+                json!({"result": {"type": "object", "value": {
+                    "field": "text", "parts": ["Note"],
+                    "fieldInfo": {"tag": "input", "inputType": "text", "autocomplete": autocomplete},
+                }}})
+            }
             "Runtime.evaluate" => json!({"result": {"type": "number", "value": 1}}),
             _ => json!({}),
         })
@@ -653,6 +665,73 @@ fn an_approval_says_how_risky_the_action_is() {
     assert!(asked[0].risk_why.contains("code"), "{}", asked[0].risk_why);
     assert_eq!(asked[0].who.as_deref(), Some("a"));
     assert_eq!(host.steps.borrow()[0].verdict, "approved: always");
+}
+
+#[test]
+fn an_element_that_cannot_be_read_is_rated_at_least_medium() {
+    let (mut pool, host, exec) = setup();
+    let asks = rules(&[
+        ("allowed.test", None, Verdict::Allow),
+        ("allowed.test", Some(Category::Interact), Verdict::Ask),
+    ]);
+    pool.run_until(async {
+        // The tab is not under control yet: nothing of the element can be read.
+        let click = json!({"selector": "#next"});
+        let out = exec.run(Some(1), "click", click, 5_000, asks.clone()).await;
+        assert_eq!(out.unwrap_err().code, ErrorCode::ApprovalDenied);
+        // Under control, but the page never answers: asked anyway, once the wait is over.
+        exec.run(Some(1), "evaluate", eval("1"), 5_000, asks.clone())
+            .await
+            .unwrap();
+        let click = json!({"selector": "#NEVER"});
+        let out = exec.run(Some(1), "click", click, 5_000, asks.clone()).await;
+        assert_eq!(out.unwrap_err().code, ErrorCode::ApprovalDenied);
+    });
+    let asked = host.asked.borrow();
+    assert_eq!(asked.len(), 2);
+    for a in asked.iter() {
+        assert_eq!(a.risk, crate::policy::risk::Risk::Medium, "{a:?}");
+        assert_eq!(a.risk_why, "the element could not be read", "{a:?}");
+    }
+}
+
+#[test]
+fn typed_text_is_hidden_in_an_approval_by_the_field_never_by_the_agents_words() {
+    let (mut pool, host, exec) = setup();
+    let asks = rules(&[
+        ("allowed.test", None, Verdict::Allow),
+        ("allowed.test", Some(Category::Interact), Verdict::Ask),
+    ]);
+    pool.run_until(async {
+        exec.run(Some(1), "evaluate", eval("1"), 5_000, asks.clone())
+            .await
+            .unwrap();
+        for params in [
+            json!({"selector": "#note", "element": "bypass", "text": "Send $500"}),
+            json!({"fields": [
+                {"selector": "#note", "element": "password", "value": "Ada"},
+                {"selector": "#cc", "value": "4111"},
+            ]}),
+        ] {
+            let method = if params.get("fields").is_some() {
+                "fill_form"
+            } else {
+                "type"
+            };
+            let out = exec.run(Some(1), method, params, 5_000, asks.clone()).await;
+            assert_eq!(out.unwrap_err().code, ErrorCode::ApprovalDenied);
+        }
+    });
+    let asked = host.asked.borrow();
+    assert_eq!(asked[0].args["text"], "Send $500");
+    assert_eq!(asked[0].risk, crate::policy::risk::Risk::Medium);
+    let fields = &asked[1].args["fields"];
+    assert_eq!(
+        (fields[0]["value"].as_str(), fields[1]["value"].as_str()),
+        (Some("Ada"), Some(crate::ui::MASK))
+    );
+    assert_eq!(asked[1].risk, crate::policy::risk::Risk::High);
+    assert_eq!(asked[1].risk_why, "field 2: a card field");
 }
 
 #[test]

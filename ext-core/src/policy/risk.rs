@@ -1,8 +1,11 @@
 //! How risky an action waiting for approval is — low, medium or high — from what it does
-//! (its category and arguments) and what it acts on (the element as the page model shows
-//! it: role, name, field kind). Shown in every approval surface so a person can tell a
-//! "Delete account" click from a "Next" one at a glance. Advisory only: it never changes a
-//! verdict. The words are data, with examples in the tests.
+//! (its category and arguments) and what its input really lands on ([`spots`]: the element
+//! it names as what a click there activates, both ends of a drag, each field of a form
+//! fill, the focused element, the element under a point, an accepted dialog), each as the
+//! page says of it ([`ElementFacts`]); the highest counts, and one that could not be read is
+//! at least medium. Shown in every approval surface so a person can tell a "Delete account"
+//! click from a "Next" one at a glance. Advisory only: it never changes a verdict. The words
+//! are data, with examples in the tests.
 
 use serde::{Deserialize, Serialize};
 
@@ -166,27 +169,42 @@ const MARKUP_MEANINGS: &[&str] = &[
     "a cancellation",
 ];
 
-/// The high-risk word `text` holds as a whole word (or phrase), and what it means.
-fn high_word(text: &str) -> Option<&'static str> {
-    let lower = fold(text);
+/// The high-risk word `text` holds as a whole word (or phrase), and what it means. Read
+/// through [`crate::fold`]; with `laid_out`, words the layout split (`<span>Del</span>
+/// <span>ete</span>` in a flex box reads "Del ete" to a script, "Delete" on screen) are
+/// also tried joined: adjacent pieces that together spell a whole word.
+fn high_word(text: &str, laid_out: bool) -> Option<&'static str> {
+    let lower = crate::fold::fold(text);
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
+    let spells = |word: &str| {
+        (0..words.len()).any(|start| {
+            let mut joined = String::new();
+            for (n, piece) in words[start..].iter().enumerate() {
+                joined.push_str(piece);
+                if joined.len() >= word.len() {
+                    return n > 0 && joined == word;
+                }
+            }
+            false
+        })
+    };
     HIGH_WORDS
         .iter()
         .find_map(|(word, meaning)| {
-            let word = fold(word);
+            let word = crate::fold::fold(word);
             let parts: Vec<&str> = word.split(' ').collect();
-            words
-                .windows(parts.len())
-                .any(|w| w == parts.as_slice())
-                .then_some(*meaning)
+            let whole = words.windows(parts.len()).any(|w| w == parts.as_slice());
+            (whole || (laid_out && parts.len() == 1 && spells(&word))).then_some(*meaning)
         })
         .or_else(|| {
+            // Without spaces between words, and so without the spaces a layout adds.
+            let joined: String = words.concat();
             HIGH_CJK
                 .iter()
-                .find(|(word, _)| lower.contains(word))
+                .find(|(word, _)| joined.contains(&crate::fold::fold(word)))
                 .map(|(_, meaning)| *meaning)
         })
 }
@@ -203,89 +221,144 @@ fn markup_word(text: &str) -> Option<&'static str> {
         prev_lower = c.is_lowercase();
         split.push(c);
     }
-    high_word(&split).filter(|m| MARKUP_MEANINGS.contains(m))
+    high_word(&split, false).filter(|m| MARKUP_MEANINGS.contains(m))
 }
 
-/// `text` as the words matcher reads it: invisible format characters (soft hyphen,
-/// zero-width and bidi marks) dropped, fullwidth Latin made plain, the Cyrillic and Greek
-/// letters that look like Latin ones made Latin, lower case. A page cannot hide "Delete"
-/// from the rating by writing `De\u{ad}lete`, `Dеlete` (Cyrillic е) or `ｄｅｌｅｔｅ`.
-fn fold(text: &str) -> String {
-    const LOOKALIKES: &[(char, char)] = &[
-        ('а', 'a'),
-        ('е', 'e'),
-        ('о', 'o'),
-        ('р', 'p'),
-        ('с', 'c'),
-        ('х', 'x'),
-        ('у', 'y'),
-        ('і', 'i'),
-        ('ј', 'j'),
-        ('ѕ', 's'),
-        ('ԁ', 'd'),
-        ('ӏ', 'l'),
-        ('ո', 'n'),
-        ('ս', 'u'),
-        ('α', 'a'),
-        ('ο', 'o'),
-        ('ε', 'e'),
-        ('ι', 'i'),
-        ('κ', 'k'),
-        ('ν', 'v'),
-        ('τ', 't'),
-        ('ρ', 'p'),
-        ('υ', 'u'),
-    ];
-    text.to_lowercase()
-        .chars()
-        .filter(|c| {
-            !matches!(*c as u32, 0xAD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0xFEFF)
-        })
-        .map(|c| match c as u32 {
-            0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
-            _ => LOOKALIKES
-                .iter()
-                .find(|(from, _)| *from == c)
-                .map_or(c, |(_, to)| *to),
-        })
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-/// What the page says of the element acted on (read in Kapture's world when the approval
-/// is made): advisory, like the rating.
+/// What the page says of an element input lands on (read in Kapture's world when the
+/// approval is made, `cdp/page/facts.js`): advisory, like the rating. The element is the
+/// one the input activates (a span's button, a label's control), not the literal node.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ElementFacts {
-    /// Clicking it submits a form (a submit button or input inside one).
+    /// Activating it submits a form (a submit button — any unknown `type` is one — or a
+    /// submit input of a form).
     #[serde(default)]
     pub submits: bool,
-    /// `input` type (`password`, `file`…) or the tag name.
+    /// `input` type as the element has it (`password`, `file`…), else the tag name; `page`
+    /// for the document itself (nothing has focus, nothing is under the point), `dialog`
+    /// for a JavaScript dialog.
     #[serde(default)]
     pub field: String,
     #[serde(default)]
     pub autocomplete: String,
-    /// Its label, visible words, value and title together (cut).
+    /// Each thing the page says of it, whole: its labels, aria-label and what
+    /// aria-labelledby names, placeholder, title, value, visible text, its content with
+    /// generated content, shadow roots, alt texts and svg titles.
     #[serde(default)]
-    pub words: String,
+    pub parts: Vec<String>,
+    /// A part was longer than Kapture reads (what is past the cut is unknown).
+    #[serde(default)]
+    pub cut: bool,
     /// Where the link it is in (or is) goes, if it is one.
     #[serde(default)]
     pub href: Option<String>,
-    /// Its markup's words and where it leads, decoded: id, name, the link's path and
-    /// query, the form action a submit control posts to (cut). Only money and deletion
-    /// words count there.
+    /// Its markup's words and where it leads, decoded: ids, names, classes, handler and
+    /// data attributes (its own and its content's), the link's path and query, the form
+    /// action a submit control posts to. Only money and deletion words count there.
     #[serde(default)]
-    pub markup: String,
+    pub markup: Vec<String>,
+    /// What a field says of itself (`cdp/js.rs`'s `fieldInfo`), for the confidential rule.
+    #[serde(default)]
+    pub field_info: Option<serde_json::Value>,
 }
 
 impl ElementFacts {
-    /// A field whose value is a secret (a password, a one-time code, card details): what
-    /// is typed into it is never shown in an approval.
-    pub fn confidential(&self) -> bool {
-        self.field == "password"
-            || ["password", "one-time-code", "cc-"]
-                .iter()
-                .any(|k| self.autocomplete.contains(k))
+    /// The kind of secret a field holds (`password`, `otp`, `card`), by the one rule
+    /// ([`crate::recorder::confidential_field`]): what is typed into it is never shown.
+    pub fn confidential(&self) -> Option<&'static str> {
+        crate::recorder::confidential_field(self.field_info.as_ref()?)
     }
+
+    /// A JavaScript dialog: its message is what accepting it agrees to.
+    pub fn dialog(message: &str) -> ElementFacts {
+        ElementFacts {
+            field: "dialog".into(),
+            parts: vec![message.to_string()],
+            ..Default::default()
+        }
+    }
+}
+
+/// Where a command's input lands, besides the page: what is read for its approval.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Spot {
+    /// An element it names (ref or selector).
+    Element(crate::methods::ElementTarget),
+    /// The element that has focus (keys go there), followed into frames and shadow roots.
+    Focused,
+    /// The element under a point of the viewport (CSS pixels), as the browser hit-tests it.
+    Point(f64, f64),
+    /// The JavaScript dialog open now.
+    Dialog,
+}
+
+/// Each place `command` lands, with how the approval names it (empty: the element it
+/// names): both ends of a drag, every field of a form fill, the focused element for keys,
+/// the element at a point, an accepted dialog.
+pub fn spots(command: &crate::methods::Command) -> Vec<(String, Spot)> {
+    use crate::methods::{Command, ElementTarget};
+    let element = |r: &Option<String>, s: &Option<String>| {
+        ElementTarget {
+            element_ref: r.clone(),
+            selector: s.clone(),
+            element: None,
+        }
+        .get()
+        .map(Spot::Element)
+    };
+    match command {
+        Command::Drag(d) => [
+            ("what it drags", element(&d.start_ref, &d.start_selector)),
+            ("where it drops", element(&d.end_ref, &d.end_selector)),
+        ]
+        .into_iter()
+        .filter_map(|(name, s)| Some((name.to_string(), s?)))
+        .collect(),
+        Command::FillForm(f) => f
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, field)| {
+                let spot = field.target.get().map_or(Spot::Focused, Spot::Element);
+                (format!("field {}", i + 1), spot)
+            })
+            .collect(),
+        Command::PressKey(_) => vec![("the focused element".into(), Spot::Focused)],
+        Command::MouseClickXy(p) => vec![("the element there".into(), Spot::Point(p.x, p.y))],
+        Command::MouseMoveXy(p) => vec![("the element there".into(), Spot::Point(p.x, p.y))],
+        Command::HandleDialog(d) if d.accept => vec![("the dialog".into(), Spot::Dialog)],
+        Command::HandleDialog(_) => Vec::new(),
+        other => serde_json::from_value::<ElementTarget>(other.params())
+            .ok()
+            .and_then(|t| t.get())
+            .map(|t| vec![(String::new(), Spot::Element(t))])
+            .unwrap_or_default(),
+    }
+}
+
+/// Whether `command` also submits: `type` with `submit` or a line break, a key chord whose
+/// key is Enter (as the key parser reads it: `"\n"` is Enter too), a form fill with
+/// `submit`.
+pub fn submits(command: &crate::methods::Command) -> bool {
+    use crate::methods::Command;
+    match command {
+        Command::Type(t) => t.submit || t.text.contains(['\n', '\r']),
+        Command::PressKey(k) => {
+            crate::cdp::keys::parse_chord(&k.key).is_ok_and(|c| c.key.key == "Enter")
+        }
+        Command::FillForm(f) => f.submit,
+        _ => false,
+    }
+}
+
+/// One place the input lands and what the page says of it (`None`: it could not be read:
+/// the tab is not under control yet, the page did not answer in time, no such element).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Landing {
+    /// How the approval names it ("where it drops"); empty for the element the command
+    /// names.
+    pub name: String,
+    pub facts: Option<ElementFacts>,
 }
 
 /// What the approval is about, as `rate` reads it.
@@ -300,10 +373,10 @@ pub struct Action<'a> {
     pub origin: &'a Origin,
     /// The origin of the page the tab shows now, when known.
     pub page: Option<&'a Origin>,
-    /// Whether it also submits (`type` with `submit`, a key that is Enter).
+    /// Whether it also submits ([`submits`]).
     pub submits: bool,
-    /// The element as the page has it, when it could be read.
-    pub facts: Option<&'a ElementFacts>,
+    /// Every element the input lands on ([`spots`]), as the page has it.
+    pub lands: &'a [Landing],
 }
 
 /// The host without a leading `www.`: any other change of host is another site (no
@@ -323,8 +396,49 @@ fn site(o: &Origin) -> String {
     }
 }
 
+/// The risk of one element the input lands on, and why (`None`: nothing to say of it).
+fn rate_element(f: Option<&ElementFacts>, a: &Action) -> Option<(Risk, String)> {
+    let Some(f) = f else {
+        return Some((Risk::Medium, "could not be read".into()));
+    };
+    let kind = f.confidential();
+    if f.field == "file" {
+        return Some((Risk::High, "a file control".into()));
+    }
+    if f.field == "password" || kind == Some("password") {
+        return Some((Risk::High, "a password field".into()));
+    }
+    match kind {
+        Some("card") => return Some((Risk::High, "a card field".into())),
+        Some(_) => return Some((Risk::High, "a one-time code field".into())),
+        None => {}
+    }
+    if let Some(meaning) = f.parts.iter().find_map(|p| high_word(p, true)) {
+        return Some((Risk::High, format!("looks like {meaning}")));
+    }
+    if let Some(meaning) = f.markup.iter().find_map(|m| markup_word(m)) {
+        return Some((Risk::High, format!("its markup or link reads as {meaning}")));
+    }
+    if f.submits {
+        return Some((Risk::High, "submits a form".into()));
+    }
+    if f.cut {
+        return Some((
+            Risk::Medium,
+            "says more than Kapture reads of it; look at it yourself".into(),
+        ));
+    }
+    let elsewhere = f
+        .href
+        .as_deref()
+        .and_then(super::origin_of)
+        .filter(|to| !to.host.is_empty() && site(to) != site(a.page.unwrap_or(a.origin)));
+    elsewhere.map(|to| (Risk::Medium, format!("opens another site, {to}")))
+}
+
 /// The risk of `a`, and why, in a few words a person reads in the approval (beside the
-/// element, which every approval shows on its own).
+/// element, which every approval shows on its own). With several elements (a drag's two
+/// ends, a form's fields) the highest counts.
 pub fn rate(a: &Action) -> (Risk, String) {
     match a.category {
         Category::Submit => return (Risk::High, "submits a form".into()),
@@ -351,46 +465,43 @@ pub fn rate(a: &Action) -> (Risk, String) {
         }
         Category::Interact => {}
     }
-    if let Some(f) = a.facts {
-        match f.field.as_str() {
-            "password" => return (Risk::High, "a password field".into()),
-            "file" => return (Risk::High, "a file control".into()),
-            _ => {}
+    // Candidates in order; the highest risk wins, the first of equals.
+    let mut found: Vec<(Risk, String)> = Vec::new();
+    for land in a.lands {
+        if let Some((risk, why)) = rate_element(land.facts.as_ref(), a) {
+            let why = match (land.name.as_str(), land.facts.is_some()) {
+                ("", true) => why,
+                ("", false) => format!("the element {why}"),
+                (name, true) => format!("{name}: {why}"),
+                (name, false) => format!("{name} {why}"),
+            };
+            found.push((risk, why));
         }
-        if f.autocomplete.contains("cc-") || f.autocomplete.contains("password") {
-            return (Risk::High, "a card or password field".into());
-        }
     }
-    let named = a
-        .target
-        .and_then(high_word)
-        .or_else(|| a.facts.and_then(|f| high_word(&f.words)));
-    if let Some(meaning) = named {
-        return (Risk::High, format!("looks like {meaning}"));
-    }
-    if let Some(meaning) = a.facts.and_then(|f| markup_word(&f.markup)) {
-        return (Risk::High, format!("its markup or link reads as {meaning}"));
-    }
-    let elsewhere = a
-        .facts
-        .and_then(|f| f.href.as_deref())
-        .and_then(super::origin_of)
-        .filter(|to| !to.host.is_empty() && site(to) != site(a.page.unwrap_or(a.origin)));
-    if a.facts.is_some_and(|f| f.submits) {
-        return (Risk::High, "submits a form".into());
+    if let Some(meaning) = a.target.and_then(|t| high_word(t, false)) {
+        found.push((Risk::High, format!("looks like {meaning}")));
     }
     if a.submits {
-        return (Risk::High, "submits what it types".into());
+        found.push((
+            Risk::High,
+            match a.method {
+                "press_key" => "presses Enter, which submits or activates what has focus",
+                _ => "submits what it types",
+            }
+            .into(),
+        ));
     }
-    if let Some(to) = elsewhere {
-        return (Risk::Medium, format!("opens another site, {to}"));
-    }
-    match a.method {
+    found.push(match a.method {
         "type" | "fill_form" | "select_option" => (Risk::Medium, "changes a field".into()),
         "handle_dialog" => (Risk::Medium, "answers the page's dialog".into()),
         "tabs.close" => (Risk::Medium, "closes a tab (unsaved work is lost)".into()),
         _ => (Risk::Low, "acts on the page".into()),
-    }
+    });
+    found
+        .into_iter()
+        .rev()
+        .max_by_key(|(risk, _)| *risk)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -407,7 +518,7 @@ mod tests {
             origin: &o,
             page: Some(&o),
             submits: false,
-            facts: None,
+            lands: &[],
         })
     }
 
@@ -469,7 +580,7 @@ mod tests {
                 origin: to,
                 page: Some(&here),
                 submits: false,
-                facts: None,
+                lands: &[],
             })
         };
         assert_eq!(go(&same).0, Risk::Low);
@@ -487,7 +598,7 @@ mod tests {
                 origin: &to,
                 page: Some(&app),
                 submits: false,
-                facts: None,
+                lands: &[],
             })
             .0
         };
@@ -507,7 +618,10 @@ mod tests {
                 origin: &o,
                 page: Some(&o),
                 submits: false,
-                facts: Some(&facts),
+                lands: &[Landing {
+                    name: String::new(),
+                    facts: Some(facts),
+                }],
             })
         };
         assert_eq!(on(ElementFacts::default()).0, Risk::Low);
@@ -519,7 +633,7 @@ mod tests {
             "orders-list /orders",
         ] {
             let f = ElementFacts {
-                markup: markup.into(),
+                markup: vec![markup.into()],
                 ..Default::default()
             };
             assert_eq!(on(f).0, Risk::Low, "{markup}");
@@ -541,25 +655,27 @@ mod tests {
                 ..Default::default()
             },
             ElementFacts {
-                autocomplete: "cc-number".into(),
+                field_info: Some(
+                    serde_json::json!({"tag": "input", "inputType": "text", "autocomplete": "cc-number"}),
+                ),
                 ..Default::default()
             },
             // An icon button whose label is only in aria-label.
             ElementFacts {
-                words: "Delete message".into(),
+                parts: vec!["Delete message".into()],
                 ..Default::default()
             },
             // Only its markup or its link says it: an id, a link's path.
             ElementFacts {
-                markup: "deleteAccount".into(),
+                markup: vec!["deleteAccount".into()],
                 ..Default::default()
             },
             ElementFacts {
-                markup: "/account/remove?id=4".into(),
+                markup: vec!["/account/remove?id=4".into()],
                 ..Default::default()
             },
             ElementFacts {
-                markup: "btn-checkout /cart".into(),
+                markup: vec!["btn-checkout /cart".into()],
                 ..Default::default()
             },
         ] {
@@ -602,12 +718,238 @@ mod tests {
                 origin: &here,
                 page: Some(&here),
                 submits: false,
-                facts: Some(&facts),
+                lands: &[Landing {
+                    name: String::new(),
+                    facts: Some(facts),
+                }],
             })
         };
         assert_eq!(link("https://bank.co.uk/next").0, Risk::Low);
         let (risk, why) = link("https://evil.co.uk/login");
         assert_eq!(risk, Risk::Medium);
         assert!(why.contains("evil.co.uk"), "{why}");
+    }
+
+    fn lands_on(method: &str, lands: &[Landing], submits: bool) -> (Risk, String) {
+        let o = origin_of("https://shop.test/").unwrap();
+        rate(&Action {
+            method,
+            category: Category::Interact,
+            target: None,
+            origin: &o,
+            page: Some(&o),
+            submits,
+            lands,
+        })
+    }
+
+    fn land(name: &str, facts: Option<ElementFacts>) -> Landing {
+        Landing {
+            name: name.into(),
+            facts,
+        }
+    }
+
+    fn saying(words: &str) -> Option<ElementFacts> {
+        Some(ElementFacts {
+            parts: vec![words.into()],
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn the_highest_of_every_element_the_input_lands_on_counts() {
+        // A drag onto "Trash", a form fill with a card field, a key on a focused button.
+        let (risk, why) = lands_on(
+            "drag",
+            &[
+                land("what it drags", saying("Report.pdf")),
+                land("where it drops", saying("Trash")),
+            ],
+            false,
+        );
+        assert_eq!(risk, Risk::High);
+        assert_eq!(why, "where it drops: looks like a deletion");
+        let card = ElementFacts {
+            field: "text".into(),
+            field_info: Some(
+                serde_json::json!({"tag": "input", "inputType": "text", "autocomplete": "cc-number"}),
+            ),
+            ..Default::default()
+        };
+        let (risk, why) = lands_on(
+            "fill_form",
+            &[land("field 1", saying("Name")), land("field 2", Some(card))],
+            false,
+        );
+        assert_eq!((risk, why.as_str()), (Risk::High, "field 2: a card field"));
+        let (risk, why) = lands_on(
+            "press_key",
+            &[land("the focused element", saying("Delete account"))],
+            false,
+        );
+        assert_eq!(risk, Risk::High, "{why}");
+        // Enter, whatever the focused element says.
+        let (risk, why) = lands_on(
+            "press_key",
+            &[land("the focused element", Some(ElementFacts::default()))],
+            true,
+        );
+        assert_eq!(risk, Risk::High, "{why}");
+        let (risk, why) = lands_on(
+            "handle_dialog",
+            &[land(
+                "the dialog",
+                Some(ElementFacts::dialog("Delete your account?")),
+            )],
+            false,
+        );
+        assert_eq!(
+            (risk, why.as_str()),
+            (Risk::High, "the dialog: looks like a deletion")
+        );
+        // Nothing said: the method's own rating.
+        let (risk, why) = lands_on("fill_form", &[land("field 1", saying("Name"))], false);
+        assert_eq!((risk, why.as_str()), (Risk::Medium, "changes a field"));
+    }
+
+    #[test]
+    fn each_command_lands_where_its_input_goes() {
+        use crate::methods::Command;
+        let cmd =
+            |method: &str, params: serde_json::Value| Command::decode(method, params).unwrap();
+        let names = |c: &Command| spots(c).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+        let drag = cmd(
+            "drag",
+            serde_json::json!({"startRef": "e1", "endSelector": "#bin"}),
+        );
+        assert_eq!(names(&drag), ["what it drags", "where it drops"]);
+        let form = cmd(
+            "fill_form",
+            serde_json::json!({"fields": [{"ref": "e1", "value": "a"}, {"selector": "#cc", "value": "b"}]}),
+        );
+        assert_eq!(names(&form), ["field 1", "field 2"]);
+        let key = cmd("press_key", serde_json::json!({"key": "Space"}));
+        assert_eq!(spots(&key)[0].1, Spot::Focused);
+        let xy = cmd("mouse_click_xy", serde_json::json!({"x": 10, "y": 20}));
+        assert_eq!(spots(&xy)[0].1, Spot::Point(10.0, 20.0));
+        let accept = cmd("handle_dialog", serde_json::json!({"accept": true}));
+        assert_eq!(spots(&accept)[0].1, Spot::Dialog);
+        let dismiss = cmd("handle_dialog", serde_json::json!({"accept": false}));
+        assert!(spots(&dismiss).is_empty());
+        let click = cmd("click", serde_json::json!({"selector": "#go"}));
+        assert_eq!(names(&click), [""]);
+        // Enter as the key parser reads it, not as the agent spells it.
+        for key in ["Enter", "\n", "\r", "Control+Enter", "Shift+\n"] {
+            let press = cmd("press_key", serde_json::json!({ "key": key }));
+            assert!(submits(&press), "{key:?}");
+        }
+        for key in ["Space", "a", "Tab", "enter"] {
+            let press = cmd("press_key", serde_json::json!({ "key": key }));
+            assert!(!submits(&press), "{key:?}");
+        }
+        assert!(submits(&cmd(
+            "type",
+            serde_json::json!({"ref": "e1", "text": "hi\n"})
+        )));
+    }
+
+    #[test]
+    fn an_element_that_cannot_be_read_is_at_least_medium() {
+        let (risk, why) = lands_on("click", &[land("", None)], false);
+        assert_eq!(
+            (risk, why.as_str()),
+            (Risk::Medium, "the element could not be read")
+        );
+        let (risk, why) = lands_on("mouse_click_xy", &[land("the element there", None)], false);
+        assert_eq!(risk, Risk::Medium);
+        assert_eq!(why, "the element there could not be read");
+        // A read that stopped at its cap is not a read of everything.
+        let cut = ElementFacts {
+            cut: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            lands_on("click", &[land("", Some(cut))], false).0,
+            Risk::Medium
+        );
+        // A high one elsewhere still counts.
+        let (risk, _) = lands_on(
+            "drag",
+            &[
+                land("what it drags", None),
+                land("where it drops", saying("Trash")),
+            ],
+            false,
+        );
+        assert_eq!(risk, Risk::High);
+    }
+
+    #[test]
+    fn each_part_is_read_whole_and_markup_counts_for_money_and_deletion_only() {
+        // A long harmless label beside the visible words cannot push them out.
+        let f = ElementFacts {
+            parts: vec![
+                "Open the menu of options. ".repeat(40),
+                "Delete account".into(),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(lands_on("click", &[land("", Some(f))], false).0, Risk::High);
+        for markup in ["fa fa-trash", "deleteAccount()", "btn js-pay"] {
+            let f = ElementFacts {
+                markup: vec![markup.into()],
+                ..Default::default()
+            };
+            assert_eq!(
+                lands_on("click", &[land("", Some(f))], false).0,
+                Risk::High,
+                "{markup}"
+            );
+        }
+        // Markup is not laid out: its pieces are never joined into a word.
+        let f = ElementFacts {
+            markup: vec!["col or der".into()],
+            ..Default::default()
+        };
+        assert_eq!(lands_on("click", &[land("", Some(f))], false).0, Risk::Low);
+    }
+
+    #[test]
+    fn pieces_a_layout_split_are_read_joined() {
+        assert_eq!(high_word("Del ete", true), Some("a deletion"));
+        assert_eq!(high_word("D e l e t e", true), Some("a deletion"));
+        assert_eq!(high_word("Move to tr ash", true), Some("a deletion"));
+        assert_eq!(high_word("削 除", true), Some("a deletion"));
+        // Only whole pieces, and only where the words were laid out.
+        assert_eq!(high_word("Del ete", false), None);
+        assert_eq!(high_word("Delegate", true), None);
+        assert_eq!(high_word("Xdel ete", true), None);
+        assert_eq!(high_word("Del etes", true), None);
+    }
+
+    #[test]
+    fn invisible_code_points_marks_and_lookalike_capitals_fold_away() {
+        for text in [
+            "Del\u{34f}ete",                                          // combining grapheme joiner
+            "Dele\u{fe0f}te",                                         // variation selector
+            "Del\u{180b}ete",  // Mongolian variation selector
+            "Del\u{e0041}ete", // tag character
+            "De\u{301}lete",   // a combining mark
+            "DELE\u{422}E",    // Cyrillic capital Te
+            "dele\u{442}e",    // its small letter, which text-transform shows capital
+            "RE\u{41c}OVE",    // Cyrillic capital Em
+            "re\u{43c}ove",    // and its small letter
+            "RE\u{39c}OVE",    // Greek capital Mu
+            "re\u{3bc}ove",    // and its small letter
+            "\u{412}UY",       // Cyrillic capital Ve
+            "\u{3b2}uy",       // Greek small beta
+            "PUBLIS\u{41d}",   // Cyrillic capital En
+            "publis\u{43d}",   // and its small letter
+            "\u{ff24}\u{ff25}\u{ff2c}\u{ff25}\u{ff34}\u{ff25}", // fullwidth
+            "\u{1d41d}\u{1d41e}\u{1d425}\u{1d41e}\u{1d42d}\u{1d41e}", // mathematical bold
+        ] {
+            assert!(high_word(text, false).is_some(), "{text:?}");
+        }
     }
 }

@@ -162,6 +162,23 @@ pub fn confidential_kind(field: &ElementDescriptor, ctx: &FieldContext) -> Optio
     secret_kind(field, ctx).filter(|k| CONFIDENTIAL.contains(k))
 }
 
+/// [`confidential_kind`] of a field as the page-side `fieldInfo` helper describes it (the
+/// descriptor's fields and the document's `url`): what typing answers and approvals decide
+/// on, so both read a field the same way.
+pub fn confidential_field(info: &serde_json::Value) -> Option<&'static str> {
+    let field: ElementDescriptor = serde_json::from_value(info.clone()).ok()?;
+    let url = info
+        .get("url")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let ctx = FieldContext {
+        url,
+        form_has_password: field.form_has_password,
+        form_hint: &field.form_hint,
+    };
+    confidential_kind(&field, &ctx)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

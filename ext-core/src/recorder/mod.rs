@@ -8,7 +8,7 @@ mod fields;
 mod locators;
 mod optimize;
 
-pub use fields::{confidential_kind, secret_kind, FieldContext};
+pub use fields::{confidential_field, confidential_kind, secret_kind, FieldContext};
 pub use locators::{locators, Locator};
 pub use optimize::{optimize, PageHint, RecordedStep};
 
