@@ -153,7 +153,10 @@ async fn a_denied_out_of_process_frame_is_one_withheld_line() {
     // The wheel: over the frame, refused; with no element named, the page scrolls itself
     // past a refused frame in the middle of the viewport.
     let out = k
-        .call("browser_scroll", json!({"selector": "#cross", "deltaY": 100}))
+        .call(
+            "browser_scroll",
+            json!({"selector": "#cross", "deltaY": 100}),
+        )
         .await;
     assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
     let top = k.eval("() => { const f = document.getElementById('cross'); scrollTo(0, f.getBoundingClientRect().top + scrollY - innerHeight / 2 + f.offsetHeight / 2); return scrollY; }").await;
