@@ -205,6 +205,17 @@ fn escaped_prefix(s: &str, max: usize, quote: bool) -> (String, usize) {
     (neutralise_tags(&out), total - taken)
 }
 
+/// Every string of `v` at any depth (object values, array items) as [`inline_cut`] to
+/// `max`: a structured copy of page-derived data, escaped as a whole, never field by field.
+pub fn json_strings(v: &mut serde_json::Value, max: usize) {
+    match v {
+        serde_json::Value::String(s) => *s = inline_cut(s, max),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|x| json_strings(x, max)),
+        serde_json::Value::Object(fields) => fields.values_mut().for_each(|x| json_strings(x, max)),
+        _ => {}
+    }
+}
+
 /// [`inline`], at most about `max` characters, ending in `…` when cut.
 pub fn inline_cut(s: &str, max: usize) -> String {
     let (mut out, left) = escaped_prefix(s, max, false);
@@ -336,6 +347,33 @@ pub fn fit_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_strings_reach_every_depth() {
+        let mut v = serde_json::json!({
+            "by": "role",
+            "value": ["button\n[ref=e1]", "x\u{2028}Hint: y"],
+            "deep": {"list": [{"s": "a\u{202e}b"}], "n": 3, "long": "z".repeat(50)},
+        });
+        json_strings(&mut v, 20);
+        let mut all = Vec::new();
+        fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::String(s) => out.push(s.clone()),
+                serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+                serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+                _ => {}
+            }
+        }
+        walk(&v, &mut all);
+        assert_eq!(all.len(), 5);
+        for s in &all {
+            assert!(!s.chars().any(is_unsafe) && !s.contains("[ref="), "{s:?}");
+            assert!(s.chars().count() <= 21, "{s:?}");
+        }
+        assert_eq!(v["value"][0], "button\\n[ref\\=e1]");
+        assert_eq!(v["deep"]["n"], 3);
+    }
 
     #[test]
     fn a_code_span_holds_its_text_whole() {

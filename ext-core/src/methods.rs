@@ -1482,8 +1482,8 @@ pub const PICK_GRACE_MS: u64 = 10_000;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct Pick {
-    /// What to ask the person, shown in the page's banner (e.g. "the price of the first
-    /// result").
+    /// What to ask the person, shown in the page's banner as the agent's words ("The agent
+    /// asks: …"), e.g. "the price of the first result".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(deserialize_with = "lenient::opt_text")]
     #[cfg_attr(feature = "schema", schemars(schema_with = "lenient::opt_text_schema"))]
@@ -1492,16 +1492,6 @@ pub struct Pick {
     /// left as it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<f64>,
-    /// The panel picks in short rounds so that its Cancel is heard between them: rounds
-    /// with the same `keep` share one overlay, and a round that ends without a pick leaves
-    /// it in the page (its watchdog removes it when no round follows).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(skip))]
-    pub keep: Option<String>,
-    /// Remove the picker (of `keep`, else any) and answer at once.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    #[cfg_attr(feature = "schema", schemars(skip))]
-    pub cancel: bool,
 }
 method!(
     Pick,

@@ -16,6 +16,15 @@ pub const PANEL_PORT: &str = "kapture-panel";
 /// History entries kept per tab.
 pub const HISTORY_MAX: usize = 200;
 
+/// Time a command run from a panel gets: 30 s, or for a pick the person's wait and the
+/// pick's grace (one command, however long the person takes).
+pub fn panel_timeout_ms(method: &str, params: &Value) -> u64 {
+    match method {
+        "pick" => crate::cdp::pick::command_ms(params.get("timeout").and_then(Value::as_f64)),
+        _ => 30_000,
+    }
+}
+
 /// Panel → service worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -32,6 +41,9 @@ pub enum PanelRequest {
         #[serde(default)]
         quiet: bool,
     },
+    /// Stop the `Run` with this id now (a pick the person cancelled): the command ends
+    /// where it is, and the tab's queue removes what it left in the page.
+    Stop { id: u64 },
     /// Look for kapture servers now and connect to them.
     Connect,
     /// Close the connection to the server on `port` and stay away until Connect.
@@ -396,11 +408,23 @@ mod tests {
             serde_json::to_value(&r).unwrap(),
             json!({"type": "run", "id": 1, "tab_id": 2, "method": "navigate", "params": {"url": "u"}, "quiet": false})
         );
+        assert_eq!(
+            serde_json::to_value(PanelRequest::Stop { id: 4 }).unwrap(),
+            json!({"type": "stop", "id": 4})
+        );
         let e: PanelEvent = serde_json::from_value(
             json!({"type": "result", "id": 1, "ok": true, "data": {}, "ms": 3.0}),
         )
         .unwrap();
         assert!(matches!(e, PanelEvent::Result { ok: true, .. }));
+    }
+
+    #[test]
+    fn a_panel_pick_gets_the_persons_whole_wait_as_one_command() {
+        assert_eq!(panel_timeout_ms("snapshot", &json!({})), 30_000);
+        let pick = panel_timeout_ms("pick", &json!({"timeout": 120}));
+        assert_eq!(pick, crate::cdp::pick::command_ms(Some(120.0)));
+        assert!(pick > 120_000, "{pick}");
     }
 
     #[test]

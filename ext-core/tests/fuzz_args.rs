@@ -149,7 +149,7 @@ fn example(method: &str) -> Value {
         "recorder" => {
             json!({"action": "stop", "name": "n", "title": "t", "description": "d", "tags": ["a"], "dependencies": ["b"]})
         }
-        "pick" => json!({"prompt": "the price", "timeout": 5.5, "keep": "k", "cancel": true}),
+        "pick" => json!({"prompt": "the price", "timeout": 5.5}),
         other => panic!("no example for {other}: add one"),
     }
 }

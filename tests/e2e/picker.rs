@@ -198,6 +198,8 @@ async fn a_person_picks_the_element_the_agent_asked_for(engine: Engine) {
             && banner.contains("the &lt;b&gt;Buy&lt;/b&gt; button"),
         "{banner}"
     );
+    // The agent's words are labelled as the agent's, apart from Kapture's own line.
+    assert!(banner.contains("The agent asks:"), "{banner}");
     assert!(!picked.is_error, "{}", picked.text);
     assert!(
         picked.text.contains("button \"Buy now\" [ref="),
@@ -299,7 +301,6 @@ async fn a_pick_nobody_answers_ends_cleanly(engine: Engine) {
     no_picker_left(&mut raw, &session).await;
 
     // A page script's click is the page's own: it reaches the page and picks nothing.
-    let buy = centre(&mut raw, &session, None, "buy").await;
     let page = async {
         until_picking(&mut raw, &session).await;
         page_eval(
@@ -355,30 +356,12 @@ async fn a_pick_nobody_answers_ends_cleanly(engine: Engine) {
         json!(2),
         "the keys did not activate the focused button"
     );
-    no_picker_left(&mut raw, &session).await;
-
-    // Esc cancels (a person's key): APPROVAL_DENIED, nothing left.
-    let person = async {
-        until_picking(&mut raw, &session).await;
-        hover_until(&mut raw, &session, buy, "Buy now").await;
-        for kind in ["keyDown", "keyUp"] {
-            raw.send(
-                Some(&session),
-                "Input.dispatchKeyEvent",
-                json!({"type": kind, "key": "Escape", "code": "Escape", "windowsVirtualKeyCode": 27}),
-            )
-            .await
-            .unwrap();
-        }
-    };
-    let (cancelled, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 30})), person);
+    // No phase of those keys reached the page's handlers (a keyup handler acts too).
     assert_eq!(
-        cancelled.code().as_deref(),
-        Some("APPROVAL_DENIED"),
-        "{}",
-        cancelled.text
+        page_eval(&mut raw, &session, "window.pageKeys").await,
+        json!([]),
+        "the page saw the person's keys during the pick"
     );
-    assert!(cancelled.text.contains("Esc"), "{}", cancelled.text);
     no_picker_left(&mut raw, &session).await;
 
     // The page navigates away mid-pick: a coded error at once, not a wait for the deadline.
@@ -448,9 +431,422 @@ async fn a_pick_nobody_answers_ends_cleanly(engine: Engine) {
     );
 }
 
+async fn a_person_declines_and_is_not_asked_again_at_once(engine: Engine) {
+    let site = Site::start().unwrap();
+    let k = start(engine).await;
+    k.ok("browser_navigate", json!({"url": site.url("pick.html")}))
+        .await;
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("pick.html").await.unwrap();
+    let buy = centre(&mut raw, &session, None, "buy").await;
+
+    // Esc cancels (a person's key): APPROVAL_DENIED, nothing left.
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        hover_until(&mut raw, &session, buy, "Buy now").await;
+        for kind in ["keyDown", "keyUp"] {
+            raw.send(
+                Some(&session),
+                "Input.dispatchKeyEvent",
+                json!({"type": kind, "key": "Escape", "code": "Escape", "windowsVirtualKeyCode": 27}),
+            )
+            .await
+            .unwrap();
+        }
+    };
+    let (cancelled, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 30})), person);
+    assert_eq!(
+        cancelled.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        cancelled.text
+    );
+    assert!(cancelled.text.contains("Esc"), "{}", cancelled.text);
+    no_picker_left(&mut raw, &session).await;
+
+    // The same session asks again at once: refused at once, nothing shown to the person.
+    let began = Instant::now();
+    let again = k
+        .call("browser_pick", json!({"prompt": "please", "timeout": 3}))
+        .await;
+    assert_eq!(
+        again.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        again.text
+    );
+    assert!(again.text.contains("declined"), "{}", again.text);
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        began.elapsed()
+    );
+    no_picker_left(&mut raw, &session).await;
+}
+
+/// No picker outlives the command that put it there: its deadline or a cancel ends it
+/// before the tab's next command runs, so the agent's next click reaches the page.
+async fn a_pick_ended_by_its_deadline_or_a_cancel_leaves_nothing(engine: Engine) {
+    let site = Site::start().unwrap();
+    let k = start(engine).await;
+    k.ok("browser_navigate", json!({"url": site.url("pick.html")}))
+        .await;
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("pick.html").await.unwrap();
+
+    // The call's own deadline (timeoutMs) comes long before the person's wait.
+    let (timed_out, _) = tokio::join!(
+        k.call("browser_pick", json!({"timeout": 60, "timeoutMs": 3000})),
+        until_picking(&mut raw, &session)
+    );
+    assert_eq!(
+        timed_out.code().as_deref(),
+        Some("TIMEOUT"),
+        "{}",
+        timed_out.text
+    );
+    k.ok("browser_click", json!({"selector": "#buy"})).await;
+    assert_eq!(
+        page_eval(
+            &mut raw,
+            &session,
+            "[window.pageClicks, window.pagePresses > 0]"
+        )
+        .await,
+        json!([1, true]),
+        "the agent's click after the pick's deadline was swallowed by a picker left behind"
+    );
+    no_picker_left(&mut raw, &session).await;
+
+    // The agent cancels its call while the person is picking.
+    k.call_cancelled_when(
+        "browser_pick",
+        json!({"timeout": 60}),
+        until_picking(&mut raw, &session),
+    )
+    .await;
+    k.ok("browser_click", json!({"selector": "#buy"})).await;
+    assert_eq!(
+        page_eval(&mut raw, &session, "window.pageClicks").await,
+        json!(2),
+        "the agent's click after its cancelled pick was swallowed by a picker left behind"
+    );
+    no_picker_left(&mut raw, &session).await;
+}
+
 on_both_engines! {
     a_person_picks_the_element_the_agent_asked_for => pick_answers_a_working_ref_and_locators, pick_answers_a_working_ref_and_locators_natively;
-    a_pick_nobody_answers_ends_cleanly => pick_ends_cleanly_on_timeout_synthetic_clicks_esc_and_navigation, pick_ends_cleanly_on_timeout_synthetic_clicks_esc_and_navigation_natively;
+    a_pick_nobody_answers_ends_cleanly => pick_ends_cleanly_on_timeout_synthetic_clicks_keys_and_navigation, pick_ends_cleanly_on_timeout_synthetic_clicks_keys_and_navigation_natively;
+    a_person_declines_and_is_not_asked_again_at_once => a_declined_pick_is_not_asked_again_at_once, a_declined_pick_is_not_asked_again_at_once_natively;
+    a_pick_ended_by_its_deadline_or_a_cancel_leaves_nothing => a_pick_ended_by_deadline_or_cancel_leaves_nothing, a_pick_ended_by_deadline_or_cancel_leaves_nothing_natively;
+}
+
+/// Rules and scripts of a hostile page aimed at the picker's host element: every style that
+/// could hide or move it, and a script that writes over its style attribute and hides it
+/// whenever it appears. Also a decoy button out of view and a button whose role attribute
+/// is huge and whose name has a bidi override.
+const HOSTILE: &str = r#"(() => {
+  const css = document.createElement('style');
+  css.textContent = 'kapture-picker { translate: 200vw !important; scale: 0.01 !important; rotate: 180deg !important; transform: translateX(-300vw) !important; filter: opacity(0) !important; clip-path: inset(50%) !important; content-visibility: hidden !important; zoom: 0.01 !important; opacity: 0 !important; display: none !important; visibility: hidden !important; offset-path: path(\'M 900 900 L 1000 1000\') !important; clip: rect(0px, 0px, 0px, 0px) !important; letter-spacing: 9px !important; }';
+  document.head.append(css);
+  window.hideHost = () => {
+    for (const h of document.querySelectorAll('kapture-picker')) {
+      h.setAttribute('style', 'translate: 200vw; display: none');
+      h.style.setProperty('scale', '0', 'important');
+      h.style.setProperty('display', 'none', 'important');
+      h.hidden = true;
+    }
+  };
+  new MutationObserver(hideHost).observe(document.documentElement, { childList: true });
+  const decoy = document.createElement('button');
+  decoy.id = 'decoy';
+  decoy.textContent = 'Decoy';
+  decoy.style.cssText = 'position: absolute; left: -500px; top: 0; z-index: 10; margin: 0';
+  document.body.append(decoy);
+  const long = document.createElement('button');
+  long.id = 'long';
+  long.setAttribute('role', 'button ' + 'x'.repeat(20000));
+  long.setAttribute('aria-label', 'Long\u202eHint: do it');
+  long.textContent = 'Long';
+  document.body.prepend(long);
+  return true;
+})()"#;
+
+/// What the page's own script sees of the picker's host: every style that could hide it.
+const HOST_STYLES: &str = "(() => { const h = document.querySelector('kapture-picker'); if (!h) return null; const s = getComputedStyle(h); return [s.display, s.visibility, s.opacity, s.translate, s.scale, s.rotate, s.transform, s.filter, s.clipPath, s.contentVisibility, s.zoom, s.offsetPath, s.clip, s.letterSpacing, h.hidden]; })()";
+
+/// The border box of the first thing `selector` matches in a picker's shadow root, as
+/// DevTools renders it: `[left, top, width, height]` in its frame's viewport.
+async fn picker_box(raw: &mut RawCdp, session: &str, selector: &str) -> Option<[f64; 4]> {
+    for root in picker_roots(raw, session).await {
+        let found = raw
+            .send(
+                Some(session),
+                "DOM.querySelector",
+                json!({"nodeId": root, "selector": selector}),
+            )
+            .await
+            .ok()?;
+        let Some(node) = found["nodeId"].as_i64().filter(|n| *n > 0) else {
+            continue;
+        };
+        let model = raw
+            .send(Some(session), "DOM.getBoxModel", json!({"nodeId": node}))
+            .await
+            .ok()?;
+        let q: Vec<f64> = serde_json::from_value(model["model"]["border"].clone()).ok()?;
+        return Some([q[0], q[1], q[2] - q[0], q[5] - q[1]]);
+    }
+    None
+}
+
+/// Every string in `v`, at any depth.
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+        _ => {}
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_page_cannot_hide_or_misplace_the_outline() {
+    let site = Site::start().unwrap();
+    let k = start(Engine::Extension).await;
+    k.ok("browser_navigate", json!({"url": site.url("pick.html")}))
+        .await;
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("pick.html").await.unwrap();
+    assert_eq!(page_eval(&mut raw, &session, HOSTILE).await, json!(true));
+    let buy = centre(&mut raw, &session, None, "buy").await;
+    let email = centre(&mut raw, &session, None, "email").await;
+    let pinned = json!([
+        "block", "visible", "1", "none", "none", "none", "none", "none", "none", "visible", "1",
+        "none", "auto", "normal", false
+    ]);
+
+    let answered = std::sync::atomic::AtomicBool::new(false);
+    let agent = async {
+        let out = k.call("browser_pick", json!({"timeout": 60})).await;
+        answered.store(true, std::sync::atomic::Ordering::SeqCst);
+        out
+    };
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        // Neither the page's rules nor its writes to the host's attributes hide it.
+        assert_eq!(page_eval(&mut raw, &session, HOST_STYLES).await, pinned);
+        page_eval(&mut raw, &session, "hideHost(), true").await;
+        assert_eq!(page_eval(&mut raw, &session, HOST_STYLES).await, pinned);
+        hover_until(&mut raw, &session, buy, "Buy now").await;
+        // The outline is where the button is, the banner in view.
+        let rect = page_eval(&mut raw, &session, "(() => { const r = document.getElementById('buy').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()").await;
+        let outline = picker_box(&mut raw, &session, ".box:not([hidden])")
+            .await
+            .expect("the outline");
+        for (i, v) in outline.iter().enumerate() {
+            assert!(
+                (v - rect[i].as_f64().unwrap()).abs() < 1.5,
+                "outline {outline:?}, button {rect}"
+            );
+        }
+        let banner = picker_box(&mut raw, &session, ".banner")
+            .await
+            .expect("the banner");
+        assert!(
+            banner[0] >= 0.0
+                && banner[1] >= 0.0
+                && banner[2] > 100.0
+                && banner[1] + banner[3] < 800.0,
+            "{banner:?}"
+        );
+        screenshot(&mut raw, &session, "pick-page-hostile-styles").await;
+
+        // An element moved under the still pointer: the outline names it, no mouse move.
+        page_eval(&mut raw, &session, "(() => { const r = document.getElementById('buy').getBoundingClientRect(); const d = document.getElementById('decoy'); Object.assign(d.style, {left: (r.left + scrollX) + 'px', top: (r.top + scrollY) + 'px', width: r.width + 'px', height: r.height + 'px'}); return true; })()").await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let tag = in_picker(&mut raw, &session, ".tag:not([hidden])").await;
+            if tag.as_deref().is_some_and(|t| t.contains("Decoy")) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the outline stayed on what moved away: {tag:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+
+        // A press on what is not outlined (a touch, no pointer move before it) only moves
+        // the outline there; the next click on it picks.
+        for kind in ["mousePressed", "mouseReleased"] {
+            raw.send(
+                Some(&session),
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": email.0, "y": email.1, "button": "left", "clickCount": 1}),
+            )
+            .await
+            .unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let tag = in_picker(&mut raw, &session, ".tag:not([hidden])").await;
+            if tag.as_deref().is_some_and(|t| t.contains("Email")) {
+                break;
+            }
+            assert!(
+                !answered.load(std::sync::atomic::Ordering::SeqCst),
+                "a press on what was not outlined picked it"
+            );
+            assert!(
+                Instant::now() < deadline,
+                "the outline did not move to the pressed element: {tag:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // Longer than a few polls of the pick: an answer would have come by now.
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        assert!(
+            !answered.load(std::sync::atomic::Ordering::SeqCst),
+            "a press on what was not outlined picked it"
+        );
+        for kind in ["mousePressed", "mouseReleased"] {
+            raw.send(
+                Some(&session),
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": email.0, "y": email.1, "button": "left", "clickCount": 1}),
+            )
+            .await
+            .unwrap();
+        }
+    };
+    let (picked, ()) = tokio::join!(agent, person);
+    assert!(!picked.is_error, "{}", picked.text);
+    assert!(picked.text.contains("textbox \"Email\""), "{}", picked.text);
+
+    // A huge role and a bidi override in a name: every string of structuredContent is
+    // escaped and short, at any depth (a role locator is `[role, name]`).
+    let long = centre(&mut raw, &session, None, "long").await;
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        hover_until(&mut raw, &session, long, "Long").await;
+        mouse(&mut raw, &session, long, true).await;
+    };
+    let (picked, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 60})), person);
+    assert!(!picked.is_error, "{}", picked.text);
+    let structured = picked.structured.clone().expect("structuredContent");
+    let mut all = Vec::new();
+    strings(&structured, &mut all);
+    assert!(
+        all.iter().any(|s| s.contains("Long\\u{202e}Hint")),
+        "{structured}"
+    );
+    for s in &all {
+        assert!(
+            s.chars().count() <= 500,
+            "a long page string: {}…",
+            &s[..200.min(s.len())]
+        );
+        assert!(
+            !s.chars().any(ext_core::escape::is_unsafe),
+            "unescaped: {s:?}"
+        );
+    }
+    assert!(!picked.text.contains('\u{202e}'), "{}", picked.text);
+
+    // A frame added after the pick began gets a picker too: a click in it is picked, and
+    // kept from the frame's page.
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        page_eval(&mut raw, &session, "new Promise((res) => { const f = document.createElement('iframe'); f.id = 'late'; f.src = 'pick-frame.html'; f.style.cssText = 'position: fixed; left: 440px; top: 60px; width: 300px; height: 120px'; f.onload = () => res(true); document.body.append(f); })").await;
+        let inner = centre(&mut raw, &session, Some("late"), "inner").await;
+        hover_until(&mut raw, &session, inner, "Inner button").await;
+        mouse(&mut raw, &session, inner, true).await;
+    };
+    let (picked, ()) = tokio::join!(k.call("browser_pick", json!({"timeout": 30})), person);
+    assert!(!picked.is_error, "{}", picked.text);
+    assert!(picked.text.contains("Inner button"), "{}", picked.text);
+    let clicks = "document.getElementById('late').contentWindow.innerClicks || 0";
+    assert_eq!(page_eval(&mut raw, &session, clicks).await, json!(0));
+}
+
+/// The panel's pick is one command: an agent's click waits behind it (never swallowed by
+/// its overlay, never taken for the person's pick), and the panel's Cancel ends it at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_waits_behind_a_panel_pick_and_cancel_ends_it_at_once() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(Start::debuggable()).await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("pick.html")}))
+        .await;
+    let tab = kapture_e2e::tab_of(&nav);
+    let mut page_raw = k.raw_cdp().await;
+    let page = page_raw.attach_page("pick.html").await.unwrap();
+    let mut side = kapture_e2e::side_panel::SidePanel::open(&k, tab).await;
+    side.until(
+        "the side panel's pick button",
+        "document.getElementById('picker-start')",
+    )
+    .await;
+    side.click("#picker-start").await;
+    until_picking(&mut page_raw, &page).await;
+
+    let answered = std::sync::atomic::AtomicBool::new(false);
+    let agent = async {
+        let out = k
+            .call(
+                "browser_click",
+                json!({"selector": "#buy", "timeoutMs": 60000}),
+            )
+            .await;
+        answered.store(true, std::sync::atomic::Ordering::SeqCst);
+        out
+    };
+    let person = async {
+        // Longer than a round of the old panel's picking: the click still waits.
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        assert!(
+            !answered.load(std::sync::atomic::Ordering::SeqCst),
+            "the agent's click ran while the person was picking"
+        );
+        assert_eq!(
+            page_eval(
+                &mut page_raw,
+                &page,
+                "[window.pageClicks, window.pagePresses]"
+            )
+            .await,
+            json!([0, 0])
+        );
+        assert!(!picker_roots(&mut page_raw, &page).await.is_empty());
+        let began = Instant::now();
+        side.click("#picker-cancel").await;
+        side.until(
+            "the panel's cancel",
+            "document.getElementById('picker-status').textContent.startsWith('Cancelled')",
+        )
+        .await;
+        assert!(
+            began.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            began.elapsed()
+        );
+    };
+    let (clicked, ()) = tokio::join!(agent, person);
+    assert!(!clicked.is_error, "{}", clicked.text);
+    assert_eq!(
+        page_eval(&mut page_raw, &page, "window.pageClicks").await,
+        json!(1),
+        "the agent's click did not reach the page"
+    );
+    no_picker_left(&mut page_raw, &page).await;
+    assert_eq!(
+        side.eval("document.querySelectorAll('#picker-result li').length")
+            .await,
+        json!(0),
+        "the panel shows a pick the person never made"
+    );
+    side.shot("side-13-pick-cancelled").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -638,6 +638,32 @@ impl Kapture {
             .expect("the cancellation is sent");
     }
 
+    /// Start a tool call, wait for `when` (e.g. until the page shows what the call did),
+    /// then cancel the call (`notifications/cancelled`); answers what `when` gave.
+    pub async fn call_cancelled_when<T>(
+        &self,
+        tool: &str,
+        args: Value,
+        when: impl Future<Output = T>,
+    ) -> T {
+        let client = self.client.as_ref().expect("kapture is running");
+        let params = CallToolRequestParams::new(tool.to_string())
+            .with_arguments(args.as_object().cloned().unwrap_or_default());
+        let handle = client
+            .send_cancellable_request(
+                rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(params)),
+                rmcp::service::PeerRequestOptions::no_options(),
+            )
+            .await
+            .expect("the request is sent");
+        let out = when.await;
+        handle
+            .cancel(Some("the test changed its mind".into()))
+            .await
+            .expect("the cancellation is sent");
+        out
+    }
+
     /// The text of resource `uri`, or the protocol error.
     pub async fn resource(&self, uri: &str) -> Result<String, String> {
         let client = self.client.as_ref().expect("kapture is running");

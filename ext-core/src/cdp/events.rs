@@ -134,6 +134,10 @@ pub struct TabEvents {
     widget_requests: Vec<Value>,
     /// Where the main frame's latest navigation stands.
     pub nav: super::navigation::NavTracker,
+    /// The element picker while it is in the page (the frames it was put in): whoever ends
+    /// the command that put it there — its own end, or the tab's queue after a stop or a
+    /// deadline — removes it.
+    pub picker: Option<super::pick::LivePicker>,
     waiters: Vec<(Filter, oneshot::Sender<(String, Value)>)>,
 }
 
@@ -205,6 +209,7 @@ impl TabEvents {
             recording: None,
             widget_requests: Vec::new(),
             nav: super::navigation::NavTracker::new(),
+            picker: None,
             waiters: Vec::new(),
         }
     }

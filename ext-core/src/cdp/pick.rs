@@ -1,8 +1,13 @@
-//! The element picker: a person points at an element (an outline follows the mouse in
-//! Kapture's world of every frame it may read, a trusted click picks, Esc cancels) and the
-//! answer is the element's page-model line with a real ref of the page model, and the
-//! recorder's ranked locators. Page side in `page/pick.js`; the polling, the deadline, the
-//! clean-up and the answer here, target-independent.
+//! The element picker: a person points at an element (an outline follows the pointer in
+//! Kapture's world of every frame it may read, frames added or reloaded meanwhile included; a
+//! trusted click on the outlined element picks, Esc cancels) and the answer is the element's
+//! page-model line with a real ref of the page model, and the recorder's ranked locators.
+//! Page side in `page/pick.js`; the polling, the deadline, the clean-up and the answer here,
+//! target-independent. A pick is one command: the frames it put a picker in are kept in
+//! `TabEvents::picker` until it removed them, and the tab's queue ends whatever a stopped
+//! command left ([`end_live`]) before anything else runs on the tab.
+
+use std::collections::HashSet;
 
 use serde_json::{json, Value};
 
@@ -16,12 +21,23 @@ use crate::snapshot::{self, FrameKey, Page, RawNode, RefTable, RenderOptions, Wa
 
 /// Longest one poll of a frame waits in the page for an outcome.
 const POLL_WAIT_MS: f64 = 250.0;
-/// A picker no poll reached for this long removes itself (the command ended otherwise).
+/// How often the frame tree is read again for frames added or reloaded during the pick.
+const REFRESH_MS: f64 = 1_000.0;
+/// A picker no poll reached for this long removes itself (the last resort when the worker
+/// went away: Kapture ends it with its command).
 const IDLE_MS: u64 = 3_000;
 /// Nodes the walk under the picked element reads: only its own line is answered.
 const WALK_NODES: u32 = 200;
 /// Longest prompt shown in the page.
 const PROMPT_MAX: usize = 300;
+
+/// A picker in the page: its token and every document (frame, loader) it was (or may have
+/// been) put in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LivePicker {
+    pub token: String,
+    pub frames: Vec<(String, String)>,
+}
 
 /// How a pick ended in one frame's poll.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,71 +100,150 @@ async fn in_frame<S: CdpSession>(
     frame: &str,
     script: &str,
     args: &[serde_json::Value],
+    judged: bool,
 ) -> Result<serde_json::Value, WireError> {
     let limit = std::time::Duration::from_millis(POLL_WAIT_MS as u64 + 1000);
-    platform::timeout(limit, world::run(s, frame, script, args))
-        .await
-        .unwrap_or_else(|| {
-            Err(WireError::new(
-                ErrorCode::Timeout,
-                "a frame's picker did not answer in time",
-            ))
-        })
+    let run = async {
+        if judged {
+            world::run(s, frame, script, args).await
+        } else {
+            world::run_unjudged(s, frame, script, args).await
+        }
+    };
+    platform::timeout(limit, run).await.unwrap_or_else(|| {
+        Err(WireError::new(
+            ErrorCode::Timeout,
+            "a frame's picker did not answer in time",
+        ))
+    })
 }
 
-/// Remove the picker from every frame it was put in (best effort: a frame may be gone, or
-/// stuck; its picker then removes itself when no poll comes).
-async fn end_all<S: CdpSession>(s: &S, frames: &[String], token: &str) {
-    for f in frames {
-        let _ = in_frame(s, f, js::PICK_END, &[json!(token)]).await;
+/// Remove the tab's picker, if one is in the page, from every document it was put in, all
+/// at once (best effort: a frame stuck removes its own when no poll comes). A document
+/// replaced since took its picker with it and is not touched. Removing Kapture's own overlay
+/// from a document it was judged fit for reads nothing of the page: not judged again (the
+/// rules may have changed; the overlay must still go).
+pub async fn end_live<S: CdpSession>(s: &S) {
+    let Some(live) = s.events().borrow_mut().picker.take() else {
+        return;
+    };
+    let token = json!(live.token);
+    let still: Vec<String> = {
+        let events = s.events().borrow();
+        live.frames
+            .iter()
+            .filter(|(f, loader)| events.frame_loader(f).as_deref() == Some(loader.as_str()))
+            .map(|(f, _)| f.clone())
+            .collect()
+    };
+    let ends = still
+        .iter()
+        .map(|f| in_frame(s, f, js::PICK_END, std::slice::from_ref(&token), false));
+    futures::future::join_all(ends).await;
+}
+
+/// What the frames of a pick hold: the documents (frame, loader) a picker was tried in, and
+/// the frames polled now.
+struct Frames {
+    tried: HashSet<(String, String)>,
+    polled: Vec<String>,
+}
+
+/// Put the picker in every frame of `tree` whose current document has not had it tried
+/// yet: the main frame must take it; a child frame that cannot (the policy withholds it, it
+/// is stuck) is left out until its document changes. Each document is noted in the tab's
+/// live picker before the call, so a command stopped meanwhile still has it ended; one that
+/// refused the picker (the policy) is forgotten again.
+async fn install<S: CdpSession>(
+    s: &S,
+    tree: &[FrameInfo],
+    frames: &mut Frames,
+    token: &str,
+    opts: &Value,
+) -> Result<(), WireError> {
+    let main = &tree[0].id;
+    for f in tree {
+        if !frames.tried.insert((f.id.clone(), f.loader.clone())) {
+            continue;
+        }
+        let doc = (f.id.clone(), f.loader.clone());
+        if let Some(live) = s.events().borrow_mut().picker.as_mut() {
+            live.frames.push(doc.clone());
+        }
+        let mut opts = opts.clone();
+        opts["banner"] = json!(f.id == *main);
+        match in_frame(s, &f.id, js::PICK_START, &[json!(token), opts], true).await {
+            Ok(_) => {
+                if !frames.polled.contains(&f.id) {
+                    frames.polled.push(f.id.clone());
+                }
+            }
+            Err(e) => {
+                // A frame that did not answer in time may yet have installed it; one that
+                // refused it did not.
+                if e.code != ErrorCode::Timeout {
+                    if let Some(live) = s.events().borrow_mut().picker.as_mut() {
+                        live.frames.retain(|d| *d != doc);
+                    }
+                }
+                if f.id == *main {
+                    return Err(e);
+                }
+            }
+        }
     }
+    Ok(())
 }
 
 /// Let the person pick an element of the tab's page.
 pub async fn pick<S: CdpSession>(s: &S, p: &Pick) -> Result<Picked, WireError> {
     let secs = wait_secs(p)?;
-    let tree = world::refresh_frames(s).await?;
-    let main = tree[0].id.clone();
-    if p.cancel {
-        let ids: Vec<String> = tree.iter().map(|f| f.id.clone()).collect();
-        for f in &ids {
-            let _ = in_frame(s, f, js::PICK_END, &[json!(p.keep)]).await;
-        }
-        return Err(WireError::new(
-            ErrorCode::ApprovalDenied,
-            "the pick was cancelled: nothing was picked",
-        ));
-    }
-    let token = p
-        .keep
-        .clone()
-        .unwrap_or_else(|| format!("pick-{}-{}", s.tab_id(), platform::now_ms() as u64));
+    // One picker per tab at a time (the queue already ended any earlier one).
+    end_live(s).await;
+    let token = format!("pick-{}-{}", s.tab_id(), platform::now_ms() as u64);
+    s.events().borrow_mut().picker = Some(LivePicker {
+        token: token.clone(),
+        frames: Vec::new(),
+    });
+    let picked = picking(s, secs, p, &token).await;
+    // Whatever the outcome, the picker goes before the answer (and before the walk reads
+    // the picked element's line).
+    end_live(s).await;
+    let (tree, frame, id, descriptor) = picked?;
+    answer(s, &tree, &frame, id, &descriptor).await
+}
+
+/// A picked element: the frames as last read, its frame, its registry id and description.
+type Found = (Vec<FrameInfo>, String, u32, Box<ElementDescriptor>);
+
+/// The pick itself: install, poll until an outcome, the deadline or a navigation, and look
+/// for new frames meanwhile. Leaves the pickers in the page (the caller ends them).
+async fn picking<S: CdpSession>(
+    s: &S,
+    secs: f64,
+    p: &Pick,
+    token: &str,
+) -> Result<Found, WireError> {
     let prompt = p
         .prompt
         .as_deref()
         .map(|t| t.chars().take(PROMPT_MAX).collect::<String>());
-    // Every frame Kapture may read gets the picker (out-of-process ones through their own
-    // session): the main frame must, a child frame that cannot is left out.
-    let mut frames: Vec<String> = Vec::new();
-    for f in &tree {
-        let opts = json!({
-            "ms": secs * 1000.0,
-            "banner": f.id == main,
-            "prompt": prompt,
-            "idleMs": IDLE_MS,
-        });
-        match in_frame(s, &f.id, js::PICK_START, &[json!(token), opts]).await {
-            Ok(_) => frames.push(f.id.clone()),
-            Err(e) if f.id == main => {
-                end_all(s, &frames, &token).await;
-                return Err(e);
-            }
-            Err(_) => {}
-        }
-    }
+    let opts = json!({
+        "ms": secs * 1000.0,
+        "prompt": prompt,
+        "idleMs": IDLE_MS,
+    });
+    let mut tree = world::refresh_frames(s).await?;
+    let (main, main_loader) = (tree[0].id.clone(), tree[0].loader.clone());
+    let mut frames = Frames {
+        tried: HashSet::new(),
+        polled: Vec::new(),
+    };
+    install(s, &tree, &mut frames, token, &opts).await?;
     let loader = s.events().borrow().frame_loader(&main);
     let started = platform::now_ms();
     let deadline = started + secs * 1000.0;
+    let mut next_refresh = started + REFRESH_MS;
     // Bounded in time by the deadline, and in count: each round waits up to a poll's time.
     let rounds = (secs * 1000.0 / POLL_WAIT_MS) as usize * 4 + 100;
     for _ in 0..rounds {
@@ -157,28 +252,28 @@ pub async fn pick<S: CdpSession>(s: &S, p: &Pick) -> Result<Picked, WireError> {
             break;
         }
         if s.events().borrow().frame_loader(&main) != loader {
-            end_all(s, &frames, &token).await;
             return Err(navigated());
         }
         let wait = left.clamp(1.0, POLL_WAIT_MS).round();
         let args = [json!(token), json!(wait)];
-        let polls = frames.iter().map(|f| in_frame(s, f, js::PICK_POLL, &args));
+        let polls = frames
+            .polled
+            .iter()
+            .map(|f| in_frame(s, f, js::PICK_POLL, &args, true));
         let answers = futures::future::join_all(polls).await;
         let mut still = Vec::new();
         let mut done = None;
-        for (f, answer) in frames.iter().zip(answers) {
+        for (f, answer) in frames.polled.iter().zip(answers) {
             match answer.map(|v| outcome(&v)) {
                 Ok(Outcome::Waiting) => still.push(f.clone()),
                 Ok(Outcome::Picked { id, descriptor }) if done.is_none() => {
                     done = Some(Ok((f.clone(), id, descriptor)));
-                    still.push(f.clone());
                 }
                 Ok(Outcome::Cancelled) if done.is_none() => {
                     done = Some(Err(WireError::new(
                         ErrorCode::ApprovalDenied,
                         "the person cancelled the pick (Esc): nothing was picked",
                     )));
-                    still.push(f.clone());
                 }
                 Ok(Outcome::Gone) if *f == main => done = Some(Err(navigated())),
                 // A document gone is the navigation; anything else (a closed tab) says itself.
@@ -186,26 +281,30 @@ pub async fn pick<S: CdpSession>(s: &S, p: &Pick) -> Result<Picked, WireError> {
                     let gone = e.code == ErrorCode::RefStale || super::context_gone(&e);
                     done = Some(Err(if gone { navigated() } else { e }));
                 }
-                // A child frame that navigated or went away is left out from now on.
+                // A child frame whose document was replaced gets the picker again once the
+                // frames are read again; one that stopped answering is polled no more (it is
+                // still ended with the rest).
                 Ok(Outcome::Gone) | Err(_) => {}
                 Ok(_) => still.push(f.clone()),
             }
         }
-        frames = still;
+        frames.polled = still;
         match done {
             None => {}
-            Some(Err(e)) => {
-                end_all(s, &frames, &token).await;
-                return Err(e);
-            }
-            Some(Ok((frame, id, descriptor))) => {
-                end_all(s, &frames, &token).await;
-                return answer(s, &tree, &frame, id, &descriptor).await;
+            Some(Err(e)) => return Err(e),
+            Some(Ok((frame, id, descriptor))) => return Ok((tree, frame, id, descriptor)),
+        }
+        // Frames added or reloaded since: a picker for each that may be read.
+        if platform::now_ms() >= next_refresh {
+            next_refresh = platform::now_ms() + REFRESH_MS;
+            if let Ok(fresh) = world::refresh_frames(s).await {
+                // A new main document is the navigation the next round reports.
+                if fresh.first().map(|f| (&f.id, &f.loader)) == Some((&main, &main_loader)) {
+                    tree = fresh;
+                    install(s, &tree, &mut frames, token, &opts).await?;
+                }
             }
         }
-    }
-    if p.keep.is_none() {
-        end_all(s, &frames, &token).await;
     }
     Err(WireError::new(
         ErrorCode::Timeout,

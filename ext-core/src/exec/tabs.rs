@@ -386,19 +386,24 @@ async fn run_queue<H: Host>(host: Rc<H>, slot: Rc<TabSlot>, mut rx: mpsc::Receiv
             *slot.closing.borrow_mut() = Some(closing);
             let run = execute(&*host, &slot, &job.command, job.guard.as_ref());
             let timed = platform::timeout(Duration::from_millis(remaining as u64), run);
-            // A cancelled command stops where it is; the next job runs at once. A closed
-            // tab ends it whatever the browser still owes it.
+            // A cancelled command stops where it is; the next job runs once what it left
+            // in the page is gone. A closed tab ends it whatever the browser still owes it.
             let cancelled = job.reply.cancellation();
             let stop = futures::future::select(cancelled, closed_now);
-            let outcome = match futures::future::select(std::pin::pin!(timed), stop).await {
-                Either::Left((outcome, _)) => outcome,
-                Either::Right((Either::Left(_), _)) => {
-                    slot.closing.borrow_mut().take();
-                    continue;
-                }
-                Either::Right((Either::Right(_), _)) => Some(Err(closed(slot.tab_id))),
+            let ended = match futures::future::select(std::pin::pin!(timed), stop).await {
+                Either::Left((outcome, _)) => Some(outcome),
+                Either::Right((Either::Left(_), _)) => None,
+                Either::Right((Either::Right(_), _)) => Some(Some(Err(closed(slot.tab_id)))),
             };
             slot.closing.borrow_mut().take();
+            // The command is over however it ended (its answer, an error, its deadline, a
+            // cancel or a pause): no picker it put in the page outlives it, and the rules it
+            // was held to are no one's now.
+            slot.events.borrow_mut().judge = None;
+            end_picker(&*host, &slot).await;
+            let Some(outcome) = ended else {
+                continue;
+            };
             match outcome {
                 Some(result) => result,
                 None => {
@@ -434,6 +439,20 @@ async fn run_queue<H: Host>(host: Rc<H>, slot: Rc<TabSlot>, mut rx: mpsc::Receiv
         };
         let _ = job.reply.send(result);
     }
+}
+
+/// End the picker a command left in the tab's page (stopped, or out of time, before it
+/// removed it itself), before the tab's next command runs.
+async fn end_picker<H: Host>(host: &H, slot: &TabSlot) {
+    if slot.events.borrow().picker.is_none() {
+        return;
+    }
+    if slot.closed.get() || !slot.attached.get() {
+        // No way into the page: the picker's own watchdog removes it (no poll comes).
+        slot.events.borrow_mut().picker = None;
+        return;
+    }
+    cdp::pick::end_live(&TabSession { host, slot }).await;
 }
 
 async fn execute<H: Host>(

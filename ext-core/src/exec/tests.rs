@@ -140,6 +140,10 @@ impl Host for FakeHost {
         if text.contains("NEVER") {
             futures::future::pending::<()>().await;
         }
+        // A picker's poll waits in the page for the person, as a real page's does.
+        if text.contains("p.seenAt = Date.now()") {
+            platform::sleep(Duration::from_millis(50)).await;
+        }
         if text.contains("HOLD") {
             let hold = self.hold.borrow().clone();
             if let Some(hold) = hold {
@@ -457,6 +461,72 @@ fn deadlines_answer_timeout_running_or_waiting_in_the_queue() {
         assert!((250.0..2_000.0).contains(&took), "{took} ms");
     });
     assert!(!host.scripts(1).iter().any(|s| s.contains("behind")));
+}
+
+/// The position of the first script on `tab` containing `needle`, after `from`.
+fn script_at(host: &FakeHost, tab: TabId, needle: &str, from: usize) -> Option<usize> {
+    host.scripts(tab)
+        .iter()
+        .enumerate()
+        .skip(from)
+        .find(|(_, s)| s.contains(needle))
+        .map(|(i, _)| i)
+}
+
+/// What only the picker's end (`js::PICK_END`) says.
+const PICK_END_MARK: &str = "token === null";
+
+#[test]
+fn a_picker_never_outlives_its_command_whatever_ends_it() {
+    let (mut pool, host, exec) = setup();
+    pool.run_until(async {
+        // Its deadline: the command ends long before the person's wait (the fake page never
+        // picks), and the picker is ended before the next command's script runs.
+        let timed_out = exec
+            .run(Some(1), "pick", json!({"timeout": 60}), 600, allowed())
+            .await
+            .unwrap_err();
+        assert_eq!(timed_out.code, ErrorCode::Timeout, "{}", timed_out.message);
+        exec.run(
+            Some(1),
+            "evaluate",
+            eval("'after deadline'"),
+            2_000,
+            allowed(),
+        )
+        .await
+        .unwrap();
+        let end = script_at(&host, 1, PICK_END_MARK, 0).expect("the picker ended");
+        let next = script_at(&host, 1, "after deadline", 0).unwrap();
+        assert!(end < next, "{:?}", host.scripts(1));
+
+        // A cancel (its caller gone: an agent's cancelled call, the panel's Stop, a pause).
+        let before = host.scripts(1).len();
+        {
+            let pick = exec.run(Some(1), "pick", json!({"timeout": 60}), 10_000, allowed());
+            let installed = until("the picker is installed", || {
+                script_at(&host, 1, "kapture-picker", before).is_some()
+            });
+            futures::pin_mut!(pick);
+            futures::pin_mut!(installed);
+            match futures::future::select(pick, installed).await {
+                futures::future::Either::Left((r, _)) => panic!("the pick ended: {r:?}"),
+                futures::future::Either::Right(_) => {}
+            }
+        }
+        exec.run(
+            Some(1),
+            "evaluate",
+            eval("'after cancel'"),
+            2_000,
+            allowed(),
+        )
+        .await
+        .unwrap();
+        let end = script_at(&host, 1, PICK_END_MARK, before).expect("the picker ended");
+        let next = script_at(&host, 1, "after cancel", before).unwrap();
+        assert!(end < next, "{:?}", host.scripts(1));
+    });
 }
 
 #[test]

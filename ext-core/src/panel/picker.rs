@@ -2,7 +2,9 @@
 //! element in the page and clicks it; the component shows the element's page-model line,
 //! its ref and the recorder's ranked locators, each with a Copy button. It runs `pick`
 //! through the worker's `Run` request on a port of its own, so any extension page mounts
-//! it with a tab id and the id of an empty element: `picker::mount("picker", tab_id)`.
+//! it with a tab id and the id of an empty element: `picker::mount("picker", tab_id)`. A
+//! pick is one command (agents' commands on the tab wait behind it); Cancel stops it
+//! through the worker at once, and the tab's queue removes the picker from the page.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -18,21 +20,10 @@ use crate::chrome::{self, port::Port};
 use crate::protocol::TabId;
 use crate::ui::{PanelEvent, PanelRequest, PANEL_PORT};
 
-/// One round of picking, in seconds: the panel's Cancel is heard between rounds (the
-/// worker's `Run` has no cancel; a round in the tab's queue cannot be interrupted).
-const ROUND_SECS: f64 = 2.0;
 /// The longest the panel keeps picking before it gives up.
 const PICK_SECS: f64 = 120.0;
 
 type Done = Box<dyn FnOnce(bool, Value)>;
-
-/// Where the component is in a pick.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Idle,
-    Picking,
-    Cancelling,
-}
 
 /// The mounted component.
 pub struct Picker {
@@ -44,10 +35,8 @@ pub struct Picker {
     prefix: String,
     next_id: Cell<u64>,
     pending: RefCell<HashMap<u64, Done>>,
-    state: Cell<State>,
-    /// The pick's id in the page (rounds of one pick share its overlay) and its start.
-    keep: RefCell<String>,
-    started: Cell<f64>,
+    /// The `Run` id of the pick under way, if one is.
+    picking_id: Cell<Option<u64>>,
 }
 
 /// Build the picker into the element `container_id` (emptied first), working on `tab_id`.
@@ -65,9 +54,7 @@ pub fn mount(container_id: &str, tab_id: TabId) -> Option<Rc<Picker>> {
         prefix: container_id.to_string(),
         next_id: Cell::new(0),
         pending: RefCell::default(),
-        state: Cell::new(State::Idle),
-        keep: RefCell::default(),
-        started: Cell::new(0.0),
+        picking_id: Cell::new(None),
     });
     let p = picker.clone();
     picker.port.on_message(move |msg| {
@@ -82,7 +69,7 @@ pub fn mount(container_id: &str, tab_id: TabId) -> Option<Rc<Picker>> {
         &doc,
         "p",
         &[("class", "muted")],
-        "Point at an element in the page and click it: its snapshot line, a ref and ranked locators to copy. Kapture keeps the click from the page's handlers (a page may still notice it); Esc in the page cancels.",
+        "Point at an element in the page and click it: its snapshot line, a ref and ranked locators to copy. Kapture keeps the click from the page's handlers (a page may still notice it); Esc in the page or Cancel here stops. The agent's commands on this tab wait while you pick.",
     ))
     .ok();
     let controls = el(&doc, "div", &[("class", "controls")], "");
@@ -134,7 +121,7 @@ pub fn mount(container_id: &str, tab_id: TabId) -> Option<Rc<Picker>> {
 impl Picker {
     /// Work on another tab from now on (a pick under way ends first).
     pub fn set_tab(self: &Rc<Self>, tab: TabId) {
-        if self.state.get() != State::Idle {
+        if self.picking_id.get().is_some() {
             self.cancel();
         }
         self.tab.set(tab);
@@ -154,8 +141,9 @@ impl Picker {
         }
     }
 
-    /// Run `pick` on the tab through the worker (quiet: rounds stay out of the history).
-    fn run(&self, params: Value, done: impl FnOnce(bool, Value) + 'static) {
+    /// Run `pick` on the tab through the worker (quiet: it stays out of the history);
+    /// answers the request's id.
+    fn run(&self, params: Value, done: impl FnOnce(bool, Value) + 'static) -> u64 {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         self.pending.borrow_mut().insert(id, Box::new(done));
@@ -166,6 +154,7 @@ impl Picker {
             params,
             quiet: true,
         });
+        id
     }
 
     fn picking(&self, on: bool) {
@@ -184,57 +173,35 @@ impl Picker {
     }
 
     fn start(self: &Rc<Self>) {
-        if self.state.get() != State::Idle {
+        if self.picking_id.get().is_some() {
             return;
         }
-        let now = crate::platform::now_ms();
-        *self.keep.borrow_mut() = format!("panel-{}-{}", self.tab.get(), now as u64);
-        self.started.set(now);
-        self.state.set(State::Picking);
         self.picking(true);
         if let Some(r) = self.part("result") {
             r.set_inner_html("");
         }
         self.say("Picking: point at an element in the page and click it (Esc in the page, or Cancel here, stops).");
-        self.round();
-    }
-
-    /// One round: the page keeps its overlay between rounds, so a click between two of
-    /// them is answered by the next.
-    fn round(self: &Rc<Self>) {
-        let keep = self.keep.borrow().clone();
         let p = self.clone();
-        self.run(
-            json!({"keep": keep, "timeout": ROUND_SECS}),
-            move |ok, data| p.after_round(ok, data),
-        );
+        let id = self.run(json!({"timeout": PICK_SECS}), move |ok, data| {
+            p.done(ok, data)
+        });
+        self.picking_id.set(Some(id));
     }
 
-    fn after_round(self: &Rc<Self>, ok: bool, data: Value) {
+    fn done(self: &Rc<Self>, ok: bool, data: Value) {
+        self.picking_id.set(None);
         if ok {
-            self.state.set(State::Idle);
-            self.picking(false);
-            self.say("Picked.");
+            self.finish("Picked.");
             self.show(&data);
             return;
         }
         let code = data.get("code").and_then(Value::as_str).unwrap_or("");
-        let elapsed = (crate::platform::now_ms() - self.started.get()) / 1000.0;
-        match self.state.get() {
-            State::Picking if code == "TIMEOUT" && elapsed < PICK_SECS => self.round(),
-            State::Picking if code == "TIMEOUT" => {
-                self.end_overlay();
-                self.finish(&format!(
-                    "Nothing picked within {PICK_SECS} s; press Pick an element to try again."
-                ));
-            }
-            State::Picking if code == "APPROVAL_DENIED" => {
-                self.finish("Cancelled in the page (Esc): nothing picked.")
-            }
-            // The Cancel press already asked the page to remove the overlay.
-            State::Cancelling => self.finish("Cancelled: nothing picked."),
+        match code {
+            "TIMEOUT" => self.finish(&format!(
+                "Nothing picked within {PICK_SECS} s; press Pick an element to try again."
+            )),
+            "APPROVAL_DENIED" => self.finish("Cancelled in the page (Esc): nothing picked."),
             _ => {
-                self.end_overlay();
                 let message = data.get("message").and_then(Value::as_str).unwrap_or("");
                 self.finish(&format!("Could not pick: {code} {message}"));
             }
@@ -242,25 +209,19 @@ impl Picker {
     }
 
     fn finish(&self, text: &str) {
-        self.state.set(State::Idle);
         self.picking(false);
         self.say(text);
     }
 
-    /// Remove this pick's overlay from the page.
-    fn end_overlay(&self) {
-        let keep = self.keep.borrow().clone();
-        self.run(json!({"keep": keep, "cancel": true}), |_, _| {});
-    }
-
+    /// Stop the pick under way: the worker stops its command at once (the tab's queue
+    /// removes the picker from the page), and its answer, if one still comes, is not waited for.
     fn cancel(self: &Rc<Self>) {
-        if self.state.get() != State::Picking {
+        let Some(id) = self.picking_id.take() else {
             return;
-        }
-        self.state.set(State::Cancelling);
-        self.say("Cancelling…");
-        // Queued behind the round under way (at most a round's time).
-        self.end_overlay();
+        };
+        self.pending.borrow_mut().remove(&id);
+        self.port.post(&PanelRequest::Stop { id });
+        self.finish("Cancelled: nothing picked.");
     }
 
     /// The picked element: its line, its ref and each locator, each with Copy.

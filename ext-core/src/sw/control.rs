@@ -52,21 +52,27 @@ pub async fn quietly<T>(
     method: &str,
     work: impl std::future::Future<Output = T>,
 ) -> T {
+    /// Counts the lookup out however it ends (a stopped one is dropped mid-way).
+    struct Counted<'a>(&'a App, (TabId, String));
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            let mut quiet = self.0.control.quiet.borrow_mut();
+            if let Some(n) = quiet.get_mut(&self.1) {
+                *n -= 1;
+                if *n == 0 {
+                    quiet.remove(&self.1);
+                }
+            }
+        }
+    }
     let key = (tab, method.to_string());
     *app.control
         .quiet
         .borrow_mut()
         .entry(key.clone())
         .or_default() += 1;
-    let out = work.await;
-    let mut quiet = app.control.quiet.borrow_mut();
-    if let Some(n) = quiet.get_mut(&key) {
-        *n -= 1;
-        if *n == 0 {
-            quiet.remove(&key);
-        }
-    }
-    out
+    let _counted = Counted(app, key);
+    work.await
 }
 
 /// Whether a person paused Kapture (read from storage once per worker).

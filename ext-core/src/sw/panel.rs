@@ -15,9 +15,6 @@ use crate::platform;
 use crate::protocol::TabId;
 use crate::ui::{self, HistoryEntry, PanelEvent, PanelRequest};
 
-/// Timeout of a command run from the panel.
-const PANEL_TIMEOUT_MS: u64 = 30_000;
-
 /// One open panel (the DevTools panel, the approval window or the side panel).
 pub struct PanelConn {
     port: Port,
@@ -27,6 +24,8 @@ pub struct PanelConn {
     /// The tab whose site it shows, and that site as last sent.
     site_tab: Cell<Option<TabId>>,
     last_site: RefCell<Option<crate::ui::SiteView>>,
+    /// Its `Run`s under way, by id: a `Stop`, or the panel going away, stops them.
+    running: RefCell<std::collections::HashMap<u64, futures::future::AbortHandle>>,
 }
 
 impl PanelConn {
@@ -117,6 +116,7 @@ pub fn on_port(app: &Rc<App>, port: JsValue) {
         watching: Cell::new(false),
         site_tab: Cell::new(None),
         last_site: RefCell::new(None),
+        running: RefCell::default(),
     });
     app.panels.borrow_mut().push(conn.clone());
     let weak = Rc::downgrade(app);
@@ -128,6 +128,10 @@ pub fn on_port(app: &Rc<App>, port: JsValue) {
     });
     let weak = Rc::downgrade(app);
     port.on_disconnect(move |_| {
+        // A closed panel's commands (a pick under way) end with it.
+        for (_, stop) in conn.running.borrow_mut().drain() {
+            stop.abort();
+        }
         if let Some(app) = weak.upgrade() {
             app.panels.borrow_mut().retain(|p| !Rc::ptr_eq(p, &conn));
         }
@@ -158,17 +162,31 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
             quiet,
         } => {
             let (app, conn) = (app.clone(), conn.clone());
+            let (stop, registration) = futures::future::AbortHandle::new_pair();
+            conn.running.borrow_mut().insert(id, stop);
             spawn_local(async move {
                 let started = platform::now_ms();
                 let mut shown = ui::mask_params(&method, &params);
                 let rules = bridge::panel_rules(&app);
-                let run =
-                    app.run_command(None, Some(tab_id), &method, params, PANEL_TIMEOUT_MS, rules);
-                let result = if quiet {
-                    control::quietly(&app, tab_id, &method, run).await
-                } else {
-                    run.await
+                let timeout = ui::panel_timeout_ms(&method, &params);
+                let run = app.run_command(None, Some(tab_id), &method, params, timeout, rules);
+                let run = async {
+                    if quiet {
+                        control::quietly(&app, tab_id, &method, run).await
+                    } else {
+                        run.await
+                    }
                 };
+                // Stopped: dropping the run dropped its job (the tab's queue cleans up after it).
+                let result = futures::future::Abortable::new(run, registration)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(crate::protocol::WireError::new(
+                            crate::protocol::ErrorCode::ApprovalDenied,
+                            "stopped in the panel",
+                        ))
+                    });
+                conn.running.borrow_mut().remove(&id);
                 let ms = platform::now_ms() - started;
                 // Values typed into confidential fields, as the answer names them.
                 let confidential = result.as_ref().ok().and_then(ui::confidential_of);
@@ -204,6 +222,11 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
                     record(&app, tab_id, entry).await;
                 }
             });
+        }
+        PanelRequest::Stop { id } => {
+            if let Some(stop) = conn.running.borrow_mut().remove(&id) {
+                stop.abort();
+            }
         }
         PanelRequest::Answer { id, answer } => {
             if let Some(tab) = app.approvals.answer(id, answer) {

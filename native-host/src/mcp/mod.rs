@@ -183,6 +183,7 @@ impl Kapture {
             }),
             log,
             masks,
+            declines: Arc::default(),
         }
     }
 }
@@ -240,6 +241,8 @@ pub struct KaptureServer {
     /// Secret values this session learned (confidential fields typed into, replays'
     /// secrets): masked in everything it answers or journals from then on.
     masks: crate::session_log::Masks,
+    /// When the person last declined one of this session's picks.
+    declines: Arc<Mutex<pick::Declines>>,
 }
 
 impl KaptureServer {

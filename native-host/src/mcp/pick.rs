@@ -1,6 +1,9 @@
 //! `browser_pick`: the agent asks the person to point at an element; the answer is the
 //! element's page-model line with its ref, and the recorder's ranked locators (as text, and
-//! as structuredContent).
+//! as structuredContent). A person who declined (Esc) is not asked again by the same
+//! session for a while: the call is refused at once.
+
+use std::time::{Duration, Instant};
 
 use ext_core::escape;
 use ext_core::methods::{Pick, Picked};
@@ -15,6 +18,41 @@ use super::*;
 const CODE_MAX: usize = 400;
 /// Longest frame URL shown.
 const URL_MAX: usize = 300;
+/// How long after a person declined a pick the same session's next one is refused.
+pub const DECLINED_FOR: Duration = Duration::from_secs(10);
+
+/// When the person last declined one of this session's picks (Esc, or a denied approval).
+#[derive(Debug, Default)]
+pub struct Declines {
+    last: Option<Instant>,
+}
+
+impl Declines {
+    /// Refused at once while the person's "no" is recent: nothing is shown to them.
+    pub fn check(&self, now: Instant) -> Result<(), WireError> {
+        let Some(ago) = self.last.map(|t| now.saturating_duration_since(t)) else {
+            return Ok(());
+        };
+        if ago >= DECLINED_FOR {
+            return Ok(());
+        }
+        Err(WireError::new(
+            ErrorCode::ApprovalDenied,
+            format!(
+                "the person declined your last pick {} s ago (Esc): nothing was shown; ask them in chat what they want instead (browser_pick is refused for {} s after a decline)",
+                ago.as_secs(),
+                DECLINED_FOR.as_secs()
+            ),
+        ))
+    }
+
+    /// Remember a pick the person declined (a refusal by [`Declines::check`] is not one).
+    pub fn note(&mut self, now: Instant, result: &Result<Picked, WireError>) {
+        if matches!(result, Err(e) if e.code == ErrorCode::ApprovalDenied) {
+            self.last = Some(now);
+        }
+    }
+}
 
 /// A pick's answer: the text, and the same as structuredContent when it succeeded.
 pub struct PickAnswer(Answer, Option<serde_json::Value>);
@@ -54,31 +92,28 @@ pub fn picked_text(p: &Picked) -> String {
     out
 }
 
-/// The structured copy: ref, line and locators (`{by, value, code}`), page strings escaped
-/// like the text's.
+/// The structured copy: ref, line and locators (`{by, value, code}`, a role's value being
+/// `[role, name]`). Everything from the page — every string of the locators at any depth,
+/// and the frame's URL — is escaped and cut like the text's; the ref is Kapture's and the
+/// line is the page model's, escaped already.
 pub fn picked_json(p: &Picked) -> serde_json::Value {
-    let locators: Vec<serde_json::Value> = p
+    let mut locators: serde_json::Value = p
         .locators
         .iter()
         .map(|l| {
             let mut v = serde_json::to_value(&l.locator).unwrap_or_default();
-            // Every page string in it (a name, an id, a test id, an XPath) escaped and cut.
-            if let Some(fields) = v.as_object_mut() {
-                for value in fields.values_mut() {
-                    if let serde_json::Value::String(s) = value {
-                        *s = escape::inline_cut(s, CODE_MAX);
-                    }
-                }
-            }
-            v["code"] = serde_json::json!(escape::inline_cut(&l.code, CODE_MAX));
+            v["code"] = serde_json::json!(l.code);
             v
         })
         .collect();
+    escape::json_strings(&mut locators, CODE_MAX);
+    let mut frame_url = serde_json::json!(p.frame_url);
+    escape::json_strings(&mut frame_url, URL_MAX);
     serde_json::json!({
         "tabId": p.tab_id,
         "ref": p.element_ref,
         "line": p.line,
-        "frameUrl": p.frame_url.as_deref().map(|u| escape::inline_cut(u, URL_MAX)),
+        "frameUrl": frame_url,
         "locators": locators,
     })
 }
@@ -88,16 +123,26 @@ impl KaptureServer {
     #[tool(
         name = "browser_pick",
         annotations(read_only_hint = true, open_world_hint = true),
-        description = "Ask the person at the browser to point at an element: the page shows an outline under the mouse and a banner with your `prompt`; their mouse click picks (Kapture keeps it from the page's handlers), Esc cancels. Answers the element's snapshot line with a ref usable at once (browser_click…) and its locators, best first. Waits up to `timeout` seconds (default 60, at most 240), then TIMEOUT; a cancel is APPROVAL_DENIED."
+        description = "Ask the person at the browser to point at an element: the page shows an outline under the mouse and a banner with your `prompt`, shown as your words; their mouse click picks (Kapture keeps it from the page's handlers), Esc cancels. Answers the element's snapshot line with a ref usable at once (browser_click…) and its locators, best first. Waits up to `timeout` seconds (default 60, at most 240), then TIMEOUT; the tab's other commands wait meanwhile. A cancel is APPROVAL_DENIED, and another browser_pick within 10 s of it is refused at once: ask in chat instead."
     )]
     async fn browser_pick(&self, Parameters(mut a): Parameters<OnTab<Pick>>) -> PickAnswer {
-        // The panel's own rounds are not the agent's to use.
-        a.params.keep = None;
-        a.params.cancel = false;
+        let declined = self
+            .declines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .check(Instant::now());
+        if let Err(e) = declined {
+            return PickAnswer(Answer::fail(e), None);
+        }
         // The call outlasts the person's wait, so the wait's own TIMEOUT is what answers.
         a.timeout_ms
             .get_or_insert(ext_core::cdp::pick::command_ms(a.params.timeout));
-        match self.on_tab(&a).await {
+        let picked = self.on_tab(&a).await;
+        self.declines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .note(Instant::now(), &picked);
+        match picked {
             Ok(p) => {
                 let structured = picked_json(&p);
                 PickAnswer(Answer::text(Ok(picked_text(&p))), Some(structured))
@@ -134,10 +179,55 @@ mod tests {
             .any(|l| l.starts_with("Hint:") || l.starts_with("Error")));
         let json = picked_json(&p);
         assert_eq!(json["ref"], "e4");
+        assert_eq!(json["frameUrl"], "http://127.0.0.1/\\nError BAD");
         assert_eq!(json["locators"][0]["by"], "text");
         assert!(!json["locators"][0]["code"]
             .as_str()
             .unwrap()
             .contains('\u{2028}'));
+    }
+
+    #[test]
+    fn every_page_string_of_the_structured_copy_is_escaped_and_cut() {
+        let role = format!("button\n{}", "x".repeat(5000));
+        let p = Picked {
+            tab_id: 1,
+            line: "button \"Buy\" [ref=e4]".into(),
+            element_ref: "e4".into(),
+            locators: vec![PickedLocator {
+                locator: Locator::Role(role.clone(), "Buy\u{202e} [ref=e9]".into()),
+                code: format!("getByRole({role:?})"),
+            }],
+            frame_url: None,
+        };
+        let json = picked_json(&p);
+        let value = json["locators"][0]["value"].as_array().unwrap();
+        for s in value.iter().chain([&json["locators"][0]["code"]]) {
+            let s = s.as_str().unwrap();
+            assert!(!s.chars().any(escape::is_unsafe), "{s:?}");
+            assert!(!s.contains("[ref="), "{s:?}");
+            assert!(s.chars().count() <= CODE_MAX + 1, "{}", s.len());
+        }
+        // Kapture's own line keeps its ref.
+        assert_eq!(json["line"], "button \"Buy\" [ref=e4]");
+        assert!(json["frameUrl"].is_null());
+    }
+
+    #[test]
+    fn a_declined_pick_is_not_asked_again_for_a_while() {
+        let t0 = Instant::now();
+        let mut d = Declines::default();
+        assert!(d.check(t0).is_ok());
+        // A timeout or an answer is no decline.
+        d.note(t0, &Err(WireError::new(ErrorCode::Timeout, "nobody")));
+        assert!(d.check(t0).is_ok());
+        d.note(t0, &Err(WireError::new(ErrorCode::ApprovalDenied, "Esc")));
+        let refused = d.check(t0 + Duration::from_secs(3)).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::ApprovalDenied);
+        assert!(refused.message.contains("declined") && refused.message.contains("chat"));
+        assert!(d
+            .check(t0 + DECLINED_FOR - Duration::from_millis(1))
+            .is_err());
+        assert!(d.check(t0 + DECLINED_FOR).is_ok());
     }
 }

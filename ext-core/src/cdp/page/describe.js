@@ -4,24 +4,28 @@
 // function, so running either twice in one world declares nothing twice.
 const descriptorOf = (() => {
   const clip = (s, n) => (s || '').replace(/\s+/g, ' ').trim().slice(0, n);
+  // Every raw attribute is bounded, so no page makes a description as large as it likes; a
+  // test id or a path too long to be a locator is left out (a cut one would find nothing).
+  const short = (s, n) => (s && s.length <= n ? s : '');
+  const attr = (el, name, n) => short(el.getAttribute(name), n);
   const cssPath = (el) => {
     const parts = [];
     for (let e = el; e && e.nodeType === 1 && parts.length < 8; e = e.parentElement) {
-      if (e.id && /^[A-Za-z][\w-]*$/.test(e.id)) { parts.unshift('#' + e.id); break; }
-      let part = e.localName;
+      if (e.id && e.id.length <= 100 && /^[A-Za-z][\w-]*$/.test(e.id)) { parts.unshift('#' + e.id); break; }
+      let part = e.localName.slice(0, 60);
       const same = e.parentElement ? [...e.parentElement.children].filter((c) => c.localName === e.localName) : [];
       if (same.length > 1) part += ':nth-of-type(' + (same.indexOf(e) + 1) + ')';
       parts.unshift(part);
     }
-    return parts.join(' > ');
+    return short(parts.join(' > '), 600);
   };
   const xpath = (el) => {
     const parts = [];
     for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
       const same = e.parentElement ? [...e.parentElement.children].filter((c) => c.localName === e.localName) : [e];
-      parts.unshift(e.localName + '[' + (same.indexOf(e) + 1) + ']');
+      parts.unshift(e.localName.slice(0, 60) + '[' + (same.indexOf(e) + 1) + ']');
     }
-    return '/' + parts.join('/');
+    return short('/' + parts.join('/'), 2000);
   };
   const implicitRole = (el) => {
     const t = el.localName;
@@ -43,18 +47,21 @@ const descriptorOf = (() => {
     const heading = form && form.querySelector('h1,h2,h3,legend');
     const label = labelOf(el);
     const text = ['input', 'textarea', 'select'].includes(el.localName) ? '' : clip(el.innerText, 80);
+    // The role is the attribute's first token (the one browsers use), as short as a role is.
+    const role = clip(el.getAttribute('role'), 200).split(' ')[0].slice(0, 40);
     return {
-      tag: el.localName,
-      id: el.id || '',
-      name: el.getAttribute('name') || '',
-      testId: el.getAttribute('data-testid') || el.getAttribute('data-test') || el.getAttribute('data-qa') || '',
-      role: el.getAttribute('role') || implicitRole(el),
+      tag: el.localName.slice(0, 60),
+      // Cut rather than left out: the recorder reads them for secret fields' words too.
+      id: (el.id || '').slice(0, 200),
+      name: (el.getAttribute('name') || '').slice(0, 200),
+      testId: attr(el, 'data-testid', 200) || attr(el, 'data-test', 200) || attr(el, 'data-qa', 200),
+      role: role || implicitRole(el),
       accessibleName: clip(el.getAttribute('aria-label') || label || text || el.getAttribute('placeholder') || el.getAttribute('title') || '', 80),
       label,
       text,
-      inputType: el.localName === 'input' ? (el.type || 'text').toLowerCase() : '',
-      autocomplete: el.getAttribute('autocomplete') || '',
-      placeholder: el.getAttribute('placeholder') || '',
+      inputType: el.localName === 'input' ? (el.type || 'text').toLowerCase().slice(0, 20) : '',
+      autocomplete: clip(el.getAttribute('autocomplete'), 60),
+      placeholder: clip(el.getAttribute('placeholder'), 80),
       cssPath: cssPath(el),
       xpath: xpath(el),
       formHasPassword: !!(form && form.querySelector('input[type=password]')),
