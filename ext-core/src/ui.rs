@@ -49,8 +49,15 @@ pub enum PanelRequest {
     /// Close the connection to the server on `port` and stay away until Connect.
     Disconnect { port: u16 },
     /// A person's answer to the looser rules the server on `port` asks for: accept them
-    /// (remembered for that rule set) or keep this browser's defaults.
-    Agree { port: u16, accept: bool },
+    /// (remembered for that rule set) or keep this browser's defaults. `fingerprint` names
+    /// the rule set the person was shown (`ServerView::fingerprint`): refused when the
+    /// server on that port now offers another.
+    Agree {
+        port: u16,
+        accept: bool,
+        #[serde(default)]
+        fingerprint: String,
+    },
     /// Forget this tab's history.
     ClearHistory { tab_id: TabId },
     /// A person's answer to an approval: `once`, `origin` (this origin, for the asking
@@ -182,6 +189,10 @@ pub struct ServerView {
     /// A person's answer to those looser rules: accepted, declined, or not yet asked.
     #[serde(default)]
     pub agreed: Option<bool>,
+    /// The fingerprint of the rule set those lines describe (`policy::bound::fingerprint`),
+    /// sent back with the person's answer so that it applies to what they saw.
+    #[serde(default)]
+    pub fingerprint: Option<String>,
 }
 
 /// One command in a tab's history.
@@ -389,6 +400,102 @@ pub fn verdict_summary(verdicts: &[(Category, Verdict)]) -> Vec<(Verdict, String
         .collect()
 }
 
+/// Characters of an approval's arguments shown before "show all" (the rest is cut with an
+/// ellipsis until the person asks for it).
+pub const ARGS_SHOWN: usize = 300;
+
+/// An approval's (masked) arguments as text: cut at [`ARGS_SHOWN`] characters unless `all`;
+/// and whether there is more than the cut shows.
+pub fn args_text(args: &Value, all: bool) -> (String, bool) {
+    let text = serde_json::to_string(args).unwrap_or_default();
+    let long = text.chars().count() > ARGS_SHOWN;
+    if long && !all {
+        (text.chars().take(ARGS_SHOWN).chain(['…']).collect(), true)
+    } else {
+        (text, long)
+    }
+}
+
+/// How long a control that loosens or grants ignores clicks after it appeared or its box on
+/// screen changed, in ms.
+pub const ARMING_MS: f64 = 700.0;
+
+/// A control's box on screen: left, top, width, height, in whole CSS pixels.
+pub type Spot = [i32; 4];
+
+/// Where each control that loosens or grants sits on screen and since when (position
+/// arming). A control takes clicks only once it has stayed where it is for [`ARMING_MS`]:
+/// whatever moves it — a section above growing as agents act, a row gone, a redraw for
+/// another site — cannot slide it under a pointer aimed at something else. Keys name a
+/// control and what it does (`mode-auto` for one origin is another key than for the next).
+#[derive(Debug, Default)]
+pub struct Arming {
+    seen: std::collections::HashMap<String, (Spot, f64)>,
+}
+
+/// Two boxes are the same spot when no edge moved by more than a pixel (layout rounds).
+fn same_spot(a: &Spot, b: &Spot) -> bool {
+    a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1)
+}
+
+impl Arming {
+    /// After a redraw: the guarded controls shown now. One that is new or whose box moved is
+    /// armed from `now`; those gone are forgotten (shown again later, they are new). Answers
+    /// every shown control still arming, with when it takes clicks.
+    pub fn settle(&mut self, shown: &[(String, Spot)], now: f64) -> Vec<(String, f64)> {
+        let mut seen = std::collections::HashMap::with_capacity(shown.len());
+        for (key, spot) in shown {
+            let since = match self.seen.get(key) {
+                Some((was, since)) if same_spot(was, spot) => *since,
+                _ => now,
+            };
+            seen.insert(key.clone(), (*spot, since));
+        }
+        self.seen = seen;
+        self.arming(now)
+    }
+
+    /// Take the boxes as they are now without arming anything: the person moved them (a
+    /// scroll, a resized panel). Controls not known yet are left to the next `settle`.
+    pub fn follow(&mut self, shown: &[(String, Spot)]) {
+        for (key, spot) in shown {
+            if let Some(entry) = self.seen.get_mut(key) {
+                entry.0 = *spot;
+            }
+        }
+    }
+
+    /// Whether a click on `key`, whose box is `spot` now, counts. A control never settled, or
+    /// one that moved since (something changed the layout without a redraw we saw), is armed
+    /// from `now` and the click is ignored.
+    pub fn takes_click(&mut self, key: &str, spot: Spot, now: f64) -> bool {
+        match self.seen.get(key) {
+            Some((was, since)) if same_spot(was, &spot) => now - since >= ARMING_MS,
+            _ => {
+                self.seen.insert(key.to_string(), (spot, now));
+                false
+            }
+        }
+    }
+
+    /// When `key` takes clicks, if it is known.
+    pub fn live_at(&self, key: &str) -> Option<f64> {
+        self.seen.get(key).map(|(_, since)| since + ARMING_MS)
+    }
+
+    /// The controls still arming at `now`, with when each takes clicks.
+    fn arming(&self, now: f64) -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> = self
+            .seen
+            .iter()
+            .map(|(k, (_, since))| (k.clone(), since + ARMING_MS))
+            .filter(|(_, at)| *at > now)
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -550,6 +657,65 @@ mod tests {
                 (Verdict::Allow, "read, navigate".to_string()),
                 (Verdict::Deny, "interact".to_string())
             ]
+        );
+    }
+
+    #[test]
+    fn long_arguments_are_cut_until_shown_all_and_stay_masked() {
+        let short = json!({"selector": "#a"});
+        assert_eq!(
+            args_text(&short, false),
+            (r##"{"selector":"#a"}"##.into(), false)
+        );
+        let code = format!("{}TAIL", "x".repeat(400));
+        let args = mask_params(
+            "fill_form",
+            &json!({"function": code, "password": "hunter2"}),
+        );
+        let (cut, more) = args_text(&args, false);
+        assert!(more);
+        assert_eq!(cut.chars().count(), ARGS_SHOWN + 1);
+        assert!(cut.ends_with('…') && !cut.contains("TAIL"), "{cut}");
+        let (all, more) = args_text(&args, true);
+        assert!(more, "still says there is a cut to go back to");
+        assert!(all.contains("TAIL") && !all.contains("hunter2"), "{all}");
+    }
+
+    #[test]
+    fn controls_take_clicks_only_once_they_stayed_put() {
+        let mut a = Arming::default();
+        let at = |x: i32, y: i32| [x, y, 80, 24];
+        let k = |s: &str| s.to_string();
+        // New: armed from the redraw that showed it.
+        let arming = a.settle(&[(k("accept"), at(10, 100))], 1000.0);
+        assert_eq!(arming, vec![(k("accept"), 1700.0)]);
+        assert!(!a.takes_click("accept", at(10, 100), 1500.0));
+        assert!(a.takes_click("accept", at(10, 100), 1700.0));
+        // A redraw that leaves it where it was keeps it live (an agent acting elsewhere).
+        assert!(a.settle(&[(k("accept"), at(10, 100))], 2000.0).is_empty());
+        assert!(a.takes_click("accept", at(10, 100), 2000.0));
+        // A section above grew: moved, armed again; a sub-pixel wobble is no move.
+        assert!(a.settle(&[(k("accept"), at(10, 101))], 2100.0).is_empty());
+        assert_eq!(
+            a.settle(&[(k("accept"), at(10, 160))], 2200.0),
+            vec![(k("accept"), 2900.0)]
+        );
+        assert!(!a.takes_click("accept", at(10, 160), 2800.0));
+        assert!(a.takes_click("accept", at(10, 160), 2900.0));
+        // Moved without a redraw we saw: the click is ignored and arms it.
+        assert!(!a.takes_click("accept", at(10, 200), 3000.0));
+        assert_eq!(a.live_at("accept"), Some(3700.0));
+        assert!(a.takes_click("accept", at(10, 200), 3700.0));
+        // A person's scroll: followed, nothing armed.
+        a.follow(&[(k("accept"), at(10, 20))]);
+        assert!(a.takes_click("accept", at(10, 20), 3800.0));
+        // Gone, then back: new again. Never seen: ignored.
+        a.settle(&[], 3900.0);
+        assert_eq!(a.live_at("accept"), None);
+        assert!(!a.takes_click("deny", at(0, 0), 4000.0));
+        assert_eq!(
+            a.settle(&[(k("accept"), at(10, 20))], 4000.0),
+            vec![(k("accept"), 4700.0)]
         );
     }
 }

@@ -1,6 +1,8 @@
 //! The Kapture panel, opened as an extension page on a test tab and driven through CDP like
 //! a person: connection state, a generated form run, a screenshot thumbnail, the console,
-//! history that survives a reload, its JSON export, and kapture's audit journal.
+//! history that survives a reload, its JSON export, and kapture's audit journal; Accept of a
+//! server's looser rules bound to the rules shown, controls that loosen armed where they
+//! appear, and the panel back on its own after its worker restarted.
 //! Screenshots of each state are saved in target/panel-screenshots/ for people to look at.
 
 use std::time::Duration;
@@ -177,4 +179,221 @@ async fn a_person_runs_tools_from_the_panel_and_sees_what_happened() {
         .await;
     assert_eq!(widest, json!(""), "nothing wider than 400 px");
     k.stop().await;
+}
+
+/// A kapture in connect mode (it did not launch the browser) with `flags`, on `runtime`.
+async fn connecting(runtime: &std::path::Path, flags: &[&str]) -> Kapture {
+    let mut args: Vec<String> = ["--browser", "connect", "--browser-wait-ms", "40000"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    args.extend(flags.iter().map(|f| f.to_string()));
+    Kapture::start(Start {
+        args,
+        runtime_dir: Some(runtime.to_path_buf()),
+        ..Start::default()
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_holds_only_for_the_rules_shown_controls_wait_where_they_appear_and_the_panel_reconnects(
+) {
+    use std::os::unix::fs::PermissionsExt;
+    let site = Site::start().unwrap();
+    let runtime = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
+        .unwrap();
+    let mut start = Start::debuggable();
+    start.runtime_dir = Some(runtime.path().to_path_buf());
+    start
+        .args
+        .extend(["--ask".to_string(), "interact@127.0.0.1".to_string()]);
+    let launcher = Kapture::start(start).await;
+    let tab = kapture_e2e::tab_of(
+        &launcher
+            .ok("browser_navigate", json!({"url": site.url("account.html")}))
+            .await,
+    );
+
+    // The panel as the approval window opens it, watched from its first paint: which
+    // controls that loosen or grant came up live.
+    let Panel { mut raw, session } = Panel::open(&launcher, tab).await;
+    raw.send(Some(&session), "Page.enable", json!({}))
+        .await
+        .unwrap();
+    raw.send(
+        Some(&session),
+        "Page.addScriptToEvaluateOnNewDocument",
+        json!({"source": kapture_e2e::side_panel::RECORD_ARMING}),
+    )
+    .await
+    .unwrap();
+    raw.send(
+        Some(&session),
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": 900, "height": 1100, "deviceScaleFactor": 1, "mobile": false}),
+    )
+    .await
+    .unwrap();
+    raw.send(Some(&session), "Page.reload", json!({}))
+        .await
+        .unwrap();
+    let mut panel = Panel { raw, session };
+    panel
+        .until(
+            "the panel taking clicks",
+            "window.__armed && document.getElementById('status').textContent === 'connected' && document.documentElement.dataset.link !== 'down'",
+        )
+        .await;
+
+    // A kapture that did not launch this browser asks for looser rules: Accept shows, and
+    // waits before it takes a click.
+    let first = connecting(runtime.path(), &["--allow", "eval@*"]).await;
+    first.ok("browser_tabs", json!({"action": "list"})).await;
+    let port = kapture_e2e::handshakes_in(runtime.path())
+        .into_iter()
+        .find(|h| h["pid"].as_u64() == Some(u64::from(first.pid)))
+        .and_then(|h| h["port"].as_u64())
+        .expect("its handshake file");
+    let block = format!("document.querySelector('.looser[data-port=\"{port}\"]')");
+    let shown = panel
+        .until(
+            "the question about looser rules",
+            &format!("{block}?.dataset.agreed === 'asked' && {block}.dataset.fingerprint"),
+        )
+        .await;
+    let shown = shown.as_str().unwrap().to_string();
+    let armed = panel.eval("__armed").await;
+    assert!(
+        armed
+            .as_array()
+            .is_some_and(|a| a.contains(&json!(format!("agree-accept-{port}:late")))
+                && a.contains(&json!(format!("agree-keep-{port}:late")))),
+        "{armed}"
+    );
+
+    // It goes, and another comes back on the same port with --unsafe-allow-all just before
+    // the person's click: the answer the panel sends names the rules it showed, so the
+    // new ones are not accepted (a panel that had not redrawn yet sends exactly this).
+    first.stop().await;
+    // Started by hand: the harness gives every kapture a port of its own.
+    let scratch = tempfile::tempdir().unwrap();
+    let mut second = tokio::process::Command::new(kapture_e2e::kapture_bin())
+        .args(["--browser", "connect", "--browser-wait-ms", "40000"])
+        .args(["--port", &port.to_string(), "--unsafe-allow-all"])
+        .arg("--runtime-dir")
+        .arg(runtime.path())
+        .arg("--audit-dir")
+        .arg(scratch.path().join("audit"))
+        .arg("--data-dir")
+        .arg(scratch.path().join("data"))
+        .env("KAPTURE_KEYRING", "off")
+        .env("XDG_CONFIG_HOME", scratch.path().join("config"))
+        // Its MCP side waits on stdin, kept open (and unused) while the test runs.
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kapture starts");
+    panel
+        .until(
+            "the new rules shown",
+            &format!("{block}?.dataset.agreed === 'asked' && {block}.dataset.fingerprint !== {shown:?} && {block}.dataset.fingerprint"),
+        )
+        .await;
+    let looser = panel.eval(&format!("{block}.textContent")).await;
+    assert!(
+        looser
+            .as_str()
+            .unwrap()
+            .contains("interact, submit, upload, download, storage, record on *: allow"),
+        "{looser}"
+    );
+    let stale = format!(
+        "new Promise((done) => {{ const p = chrome.runtime.connect({{name: 'kapture-panel'}}); p.onMessage.addListener((m) => {{ if (m.type === 'approvals') {{ p.disconnect(); done(true); }} }}); p.postMessage({{type: 'agree', port: {port}, accept: true, fingerprint: {shown:?}}}); p.postMessage({{type: 'subscribe', tab_id: {tab}}}); }})"
+    );
+    assert_eq!(panel.eval(&stale).await, json!(true));
+    assert_eq!(
+        panel.eval(&format!("{block}?.dataset.agreed")).await,
+        json!("asked"),
+        "not accepted: the person never saw these rules"
+    );
+    panel.shot("7-looser-rules-asked-again").await;
+    // The person reads the new list and accepts it: that holds.
+    panel
+        .click(&format!(
+            "button[data-agree=\"accept\"][data-port=\"{port}\"]"
+        ))
+        .await;
+    panel
+        .until(
+            "the looser rules accepted",
+            &format!("{block}?.dataset.agreed === 'accepted'"),
+        )
+        .await;
+    second.kill().await.expect("the second kapture stops");
+
+    // Safe mode on at once; off waits before it takes a click (a double click stays on).
+    panel
+        .eval("window.__clicked = []; document.addEventListener('click', (e) => __clicked.push(e.target.id)); true")
+        .await;
+    panel.click("#safe-mode").await;
+    assert_eq!(panel.eval("__clicked").await, json!(["safe-mode"]));
+    kapture_e2e::side_panel::click_at_once(&mut panel, "#safe-mode").await;
+    assert_eq!(
+        panel.eval("__clicked").await,
+        json!(["safe-mode"]),
+        "the second click did not turn it off"
+    );
+    assert_eq!(
+        panel
+            .eval("document.getElementById('safe-mode').checked")
+            .await,
+        json!(true)
+    );
+    panel.click("#safe-mode").await;
+    panel
+        .until(
+            "safe mode off",
+            "document.getElementById('safe-mode').checked === false",
+        )
+        .await;
+
+    // The worker stops (as MV3 stops an idle one): the panel reconnects on its own and
+    // the next question for its tab shows here, not in a new window.
+    panel
+        .eval("window.__link = []; new MutationObserver(() => __link.push(document.documentElement.dataset.link)).observe(document.documentElement, {attributes: true, attributeFilter: ['data-link']}); true")
+        .await;
+    let killed = panel.raw.kill_service_worker().await;
+    assert_eq!(killed, Ok(1), "one worker killed");
+    panel
+        .until(
+            "the panel back after the restart",
+            "__link.includes('down') && document.documentElement.dataset.link === 'up'",
+        )
+        .await;
+    let (out, ()) = tokio::join!(
+        launcher.call("browser_click", json!({"selector": "#next", "tabId": tab})),
+        async {
+            let id = panel
+                .until(
+                    "the question in this panel",
+                    "document.querySelector('#approval-list li.approval')?.dataset.id",
+                )
+                .await;
+            panel
+                .click(&format!("#approve-deny-{}", id.as_str().unwrap()))
+                .await;
+        }
+    );
+    assert_eq!(
+        out.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        out.text
+    );
+    launcher.stop().await;
 }

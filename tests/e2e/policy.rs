@@ -888,6 +888,7 @@ async fn a_grant_for_this_agent_is_never_another_kaptures_agent_of_the_same_numb
     );
     b.stop().await;
     a.stop().await;
+}
 
 /// The risk and why of a natively asked question (`Risk: HIGH — `why``), and the arguments
 /// it showed.

@@ -113,10 +113,11 @@ impl Panel {
     /// Click an element like a user: a real mouse event at its centre.
     pub async fn click(&mut self, selector: &str) {
         // A person waits for a greyed-out button to come alive (a new approval's answers
-        // arm after a moment), up to a bound; then clicks whatever is there.
+        // arm after a moment; nothing takes clicks while the panel reconnects to its
+        // worker), up to a bound; then clicks whatever is there.
         let deadline = std::time::Instant::now() + Duration::from_secs(3);
         while self
-            .eval(&format!("!!document.querySelector({selector:?})?.disabled"))
+            .eval(&format!("(() => {{ const e = document.querySelector({selector:?}); return !!(e?.disabled || e?.closest('[inert]')); }})()"))
             .await
             == json!(true)
             && std::time::Instant::now() < deadline

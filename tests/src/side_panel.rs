@@ -202,6 +202,12 @@ impl SidePanel {
         self.metrics(1000).await;
     }
 
+    /// Make the side panel `height` px tall (everything in view: no scroll, so nothing the
+    /// browser's scroll anchoring keeps in place).
+    pub async fn tall(&mut self, height: u64) {
+        self.metrics(height).await;
+    }
+
     async fn metrics(&mut self, height: u64) {
         let session = self.session.clone();
         self.raw
@@ -241,3 +247,38 @@ impl SidePanel {
         id
     }
 }
+
+/// Click where `selector` is on screen right now, as a person already aiming there does: no
+/// wait for it to take clicks, no scrolling. Answers how many ms before the click the page
+/// last saw a layout change that `watch_moves` records (`None` when it saw none).
+pub async fn click_at_once(panel: &mut Panel, selector: &str) -> Option<f64> {
+    let at = panel
+        .eval(&format!("(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2, window.__moved === undefined ? null : performance.now() - window.__moved]; }})()"))
+        .await;
+    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+    for kind in ["mousePressed", "mouseReleased"] {
+        let session = panel.session.clone();
+        panel
+            .raw
+            .send(
+                Some(&session),
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+            )
+            .await
+            .unwrap();
+    }
+    at[2].as_f64()
+}
+
+/// Record in the page when the elements matching `selector` last changed (children added
+/// or removed): `click_at_once` tells how long before its click that was.
+pub async fn watch_moves(panel: &mut Panel, selector: &str) {
+    panel
+        .eval(&format!("(() => {{ const o = new MutationObserver(() => {{ window.__moved = performance.now(); }}); for (const e of document.querySelectorAll({selector:?})) o.observe(e, {{childList: true, subtree: true}}); return true; }})()"))
+        .await;
+}
+
+/// A script for `Page.addScriptToEvaluateOnNewDocument`: `window.__armed` lists every control
+/// that loosens or grants as it first shows, `id:late` (not taking clicks yet) or `id:live`.
+pub const RECORD_ARMING: &str = "window.__armed = []; new MutationObserver((rs) => { for (const r of rs) for (const n of r.addedNodes) { if (!(n instanceof Element)) continue; for (const e of [n, ...n.querySelectorAll('[data-arm]')]) if (e.matches('[data-arm]')) __armed.push(e.id + (e.disabled ? ':late' : ':live')); } }).observe(document, {childList: true, subtree: true});";

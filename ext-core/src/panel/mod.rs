@@ -3,7 +3,9 @@
 //! console and the command history. Plain DOM through web-sys; it talks only to the
 //! service worker, over a `chrome.runtime` port.
 
+mod arming;
 pub mod form;
+mod link;
 pub mod picker;
 pub mod side;
 
@@ -19,7 +21,7 @@ use web_sys::{
     Document, Element, HtmlElement, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement,
 };
 
-use crate::chrome::{self, port::Port};
+use crate::chrome;
 use crate::ui::{HistoryEntry, PanelEvent, PanelRequest, ServerView, PANEL_PORT};
 
 /// One tool the panel can run: its MCP name, the extension method, and its schema.
@@ -36,13 +38,14 @@ type Callback = Box<dyn FnOnce(bool, Value, f64)>;
 
 struct Ui {
     doc: Document,
-    port: Port,
+    link: Rc<link::Link>,
     tab: Cell<Option<i32>>,
     tools: RefCell<Vec<ToolDef>>,
     next_id: Cell<u64>,
     pending: RefCell<HashMap<u64, Callback>>,
     history: RefCell<Vec<HistoryEntry>>,
-    got_state: Cell<bool>,
+    /// The page knows the worker's state (since the last reconnection).
+    live: Cell<bool>,
     /// The "Pick an element" component, once a tab is known.
     picker: RefCell<Option<Rc<picker::Picker>>>,
 }
@@ -156,23 +159,40 @@ fn update_countdowns(doc: &Document) {
             .unwrap_or(0.0);
         e.set_text_content(Some(&crate::ui::time_left(at, now)));
     }
+    if all.length() > 0 {
+        // A shorter text can unwrap a line and move the answers below it.
+        arming::settle(doc);
+    }
 }
 
 /// The approvals waiting for a person, each with its risk as a word and a colour, why, who
 /// asks, what and where, the time left, and the four answers. Both panels show them so.
+/// The answers are armed by position (`arming`): a new row, or one that moved because a
+/// row above it came or went, takes clicks only once it has stayed put.
 pub(crate) fn approval_list(
     doc: &Document,
     list: &Element,
     pending: &[crate::ui::ApprovalView],
     send: Send,
 ) {
-    // Rows that stay where they were keep their answers live; a new row, or one that moved
-    // (a row above it went), is armed late (see `arm`).
-    let before = row_keys(list);
+    // The same list again (the worker tells every change to every panel) is left alone:
+    // a click under way is not lost to a redraw.
+    let drawn = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        serde_json::to_string(pending)
+            .unwrap_or_default()
+            .hash(&mut h);
+        h.finish().to_string()
+    };
+    if list.get_attribute("data-drawn").as_deref() == Some(drawn.as_str()) {
+        return;
+    }
+    let _ = list.set_attribute("data-drawn", &drawn);
+    // Arguments a person chose to read whole stay whole across redraws.
+    let whole = expanded(list);
     list.set_inner_html("");
-    let mut arming = Vec::new();
-    for (index, a) in pending.iter().enumerate() {
-        let stayed = before.get(index) == Some(&a.id.to_string());
+    for a in pending {
         let li = el(
             doc,
             "li",
@@ -180,7 +200,6 @@ pub(crate) fn approval_list(
                 ("class", "approval"),
                 ("data-risk", a.risk.name()),
                 ("data-id", &a.id.to_string()),
-                ("data-key", &a.id.to_string()),
             ],
             "",
         );
@@ -208,11 +227,7 @@ pub(crate) fn approval_list(
             li.append_child(&el(doc, "div", &[("class", "mono target")], target))
                 .ok();
         }
-        let mut args = serde_json::to_string(&a.args).unwrap_or_default();
-        if args.chars().count() > ARGS_SHOWN {
-            args = args.chars().take(ARGS_SHOWN).chain(['…']).collect();
-        }
-        li.append_child(&el(doc, "div", &[("class", "mono args")], &args))
+        li.append_child(&arguments(doc, a, whole.contains(&a.id)))
             .ok();
         let whom = a.who.as_deref().unwrap_or("an agent");
         li.append_child(&el(
@@ -245,9 +260,7 @@ pub(crate) fn approval_list(
                 ],
                 label,
             );
-            if !stayed {
-                arming.push(b.clone());
-            }
+            arming::guard(&b, answer);
             let (send, id) = (send.clone(), a.id);
             on(&b, "click", move |_| {
                 send(PanelRequest::Answer {
@@ -260,48 +273,143 @@ pub(crate) fn approval_list(
         li.append_child(&buttons).ok();
         list.append_child(&li).ok();
     }
-    arm(arming);
+    arming::settle(doc);
 }
 
-/// The `data-key` of each row a list shows, in order: what [`arm`] compares a new drawing
-/// with.
-pub(crate) fn row_keys(list: &Element) -> Vec<String> {
-    match list.query_selector_all(":scope > [data-key]") {
-        Ok(rows) => (0..rows.length())
-            .filter_map(|i| rows.item(i))
+/// The ids of the approvals in `list` whose arguments are shown whole.
+fn expanded(list: &Element) -> Vec<u64> {
+    match list.query_selector_all(":scope > li[data-id] .args[data-whole='true']") {
+        Ok(all) => (0..all.length())
+            .filter_map(|i| all.item(i))
             .filter_map(|n| n.dyn_into::<Element>().ok())
-            .filter_map(|row| row.get_attribute("data-key"))
+            .filter_map(|e| e.closest("li[data-id]").ok().flatten())
+            .filter_map(|li| li.get_attribute("data-id"))
+            .filter_map(|id| id.parse().ok())
             .collect(),
         Err(_) => Vec::new(),
     }
 }
 
-/// Buttons that just appeared under the cursor (a new or moved row, another site's modes)
-/// take clicks only after ARMING_MS: whatever redraws a list (an agent's step, a
-/// navigation) cannot slip one under the cursor of a person about to click another.
-pub(crate) fn arm(buttons: Vec<Element>) {
-    if buttons.is_empty() {
-        return;
+/// An approval's arguments (masked): the first `ui::ARGS_SHOWN` characters, and when there
+/// is more, a "show all" toggle that shows the rest as text (an `evaluate`'s whole code, a
+/// form's later fields).
+fn arguments(doc: &Document, a: &crate::ui::ApprovalView, whole: bool) -> Element {
+    let (text, long) = crate::ui::args_text(&a.args, whole);
+    let block = el(
+        doc,
+        "div",
+        &[
+            ("class", "mono args"),
+            ("data-whole", if whole { "true" } else { "false" }),
+        ],
+        "",
+    );
+    let shown = el(doc, "span", &[("class", "text")], &text);
+    block.append_child(&shown).ok();
+    if !long {
+        return block;
     }
-    for b in &buttons {
-        let _ = b.set_attribute("disabled", "");
-    }
-    spawn_local(async move {
-        crate::platform::sleep(std::time::Duration::from_millis(ARMING_MS)).await;
-        for b in buttons {
-            let _ = b.remove_attribute("disabled");
-        }
+    let toggle = el(
+        doc,
+        "button",
+        &[
+            ("type", "button"),
+            ("class", "more"),
+            ("id", &format!("args-toggle-{}", a.id)),
+            ("aria-expanded", if whole { "true" } else { "false" }),
+        ],
+        if whole { "show less" } else { "show all" },
+    );
+    let (args, b, t) = (a.args.clone(), block.clone(), toggle.clone());
+    on(&toggle, "click", move |_| {
+        let now_whole = b.get_attribute("data-whole").as_deref() != Some("true");
+        let (text, _) = crate::ui::args_text(&args, now_whole);
+        shown.set_text_content(Some(&text));
+        let _ = b.set_attribute("data-whole", if now_whole { "true" } else { "false" });
+        let _ = t.set_attribute("aria-expanded", if now_whole { "true" } else { "false" });
+        t.set_text_content(Some(if now_whole { "show less" } else { "show all" }));
+        // The answers below moved: measured again (and armed again).
+        arming::settle(&document());
     });
+    block.append_child(&toggle).ok();
+    block
 }
 
-/// How long a new or moved row's buttons wait before they take a click.
-const ARMING_MS: u64 = 700;
-/// Characters of an approval's arguments shown (the rest is cut with an ellipsis).
-const ARGS_SHOWN: usize = 300;
+/// While the worker is away (stopped idle, crashed, updated): "reconnecting" in the
+/// connection pill and the banner, and nothing in `main` (nor `extra`, the side panel's
+/// Pause) takes a click until the page knows the worker's state again. A page that was
+/// never up (just opened) only waits, silently.
+pub(crate) fn show_link(doc: &Document, up: bool, extra: &[&str]) {
+    let Some(root) = doc.document_element() else {
+        return;
+    };
+    let was_up = root.get_attribute("data-link").as_deref() == Some("up");
+    let _ = root.set_attribute("data-link", if up { "up" } else { "down" });
+    if !up && was_up {
+        let pill: Element = by_id(doc, "status");
+        pill.set_text_content(Some("reconnecting…"));
+        let _ = pill.set_attribute("data-state", "reconnecting");
+    }
+    if let Some(banner) = doc.get_element_by_id("link-banner") {
+        if !up && was_up {
+            let _ = banner.remove_attribute("hidden");
+        } else if up {
+            let _ = banner.set_attribute("hidden", "");
+        }
+    }
+    let mut parts: Vec<Element> = extra.iter().map(|id| by_id::<Element>(doc, id)).collect();
+    if let Ok(Some(main)) = doc.query_selector("main") {
+        parts.push(main);
+    }
+    for part in parts {
+        if up {
+            let _ = part.remove_attribute("inert");
+        } else {
+            let _ = part.set_attribute("inert", "");
+        }
+    }
+    if up {
+        // Everything is where it is now: measured again (what moved is armed).
+        arming::settle(doc);
+    }
+}
 
 impl Ui {
     fn send(&self, req: &PanelRequest) {
-        self.port.post(req);
+        self.link.post(req);
+    }
+
+    /// The worker went away (stopped idle, crashed, updated): commands sent to it get no
+    /// answer, so they end now; nothing takes clicks until the state is known again.
+    fn down(&self) {
+        self.live.set(false);
+        show_link(&self.doc, false, &[]);
+        let waiting: Vec<Callback> = self.pending.borrow_mut().drain().map(|(_, f)| f).collect();
+        for done in waiting {
+            done(
+                false,
+                json!({"code": "EXTENSION_DISCONNECTED", "message": "Kapture's service worker restarted before it answered; run it again"}),
+                0.0,
+            );
+        }
+    }
+
+    /// The worker listens (again): ask for this tab's state once more.
+    fn up(self: &Rc<Self>) {
+        match self.tab.get() {
+            Some(tab) => {
+                self.use_tab(tab);
+                self.load_console();
+            }
+            None => self.offer_tabs(),
+        }
+    }
+
+    /// The page knows the state again: the controls take clicks.
+    fn known(&self) {
+        if self.link.is_up() && !self.live.replace(true) {
+            show_link(&self.doc, true, &[]);
+        }
     }
 
     /// Run a method on the panel's tab; `done(ok, data, ms)` gets the answer.
@@ -316,13 +424,23 @@ impl Ui {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         self.pending.borrow_mut().insert(id, Box::new(done));
-        self.send(&PanelRequest::Run {
+        let sent = self.link.post(&PanelRequest::Run {
             id,
             tab_id,
             method: method.into(),
             params,
             quiet,
         });
+        if !sent {
+            let done = self.pending.borrow_mut().remove(&id);
+            if let Some(done) = done {
+                done(
+                    false,
+                    json!({"code": "EXTENSION_DISCONNECTED", "message": "Kapture's service worker is restarting; run it again in a moment"}),
+                    0.0,
+                );
+            }
+        }
     }
 
     fn on_event(self: &Rc<Self>, ev: PanelEvent) {
@@ -332,9 +450,19 @@ impl Ui {
                 problem,
                 safe_mode,
             } => {
-                self.got_state.set(true);
-                by_id::<web_sys::HtmlInputElement>(&self.doc, "safe-mode").set_checked(safe_mode);
+                let safe: HtmlInputElement = by_id(&self.doc, "safe-mode");
+                safe.set_checked(safe_mode);
+                // Turning safe mode off loosens: armed; turning it on never waits.
+                if safe_mode {
+                    arming::guard(&safe, "off");
+                } else {
+                    arming::unguard(&safe);
+                }
                 self.show_servers(&servers, problem.as_deref());
+                // Without a tab there is nothing more to wait for.
+                if self.tab.get().is_none() {
+                    self.known();
+                }
             }
             PanelEvent::History { entries, .. } => {
                 *self.history.borrow_mut() = entries;
@@ -344,7 +472,11 @@ impl Ui {
                 crate::ui::push_history(&mut self.history.borrow_mut(), entry);
                 self.show_history();
             }
-            PanelEvent::Approvals { pending, .. } => self.show_approvals(&pending),
+            PanelEvent::Approvals { pending, .. } => {
+                self.show_approvals(&pending);
+                // The answer to `Subscribe`: this tab's state is known again.
+                self.known();
+            }
             // The side panel's events: this panel does not `Watch`.
             PanelEvent::Feed { .. }
             | PanelEvent::Step { .. }
@@ -358,6 +490,8 @@ impl Ui {
                 }
             }
         }
+        // Whatever changed may have moved a control that loosens or grants.
+        arming::settle(&self.doc);
     }
 
     fn show_servers(self: &Rc<Self>, servers: &[ServerView], problem: Option<&str>) {
@@ -438,23 +572,34 @@ impl Ui {
             items.append_child(&el(doc, "li", &[], line)).ok();
         }
         block.append_child(&items).ok();
+        // The answer names the rule set these lines describe: a server that comes back on
+        // this port with other rules just before the click is not agreed to.
+        let fingerprint = s.fingerprint.clone().unwrap_or_default();
+        let _ = block.set_attribute("data-fingerprint", &fingerprint);
         for (accept, label) in [(true, "Accept"), (false, "Keep browser defaults")] {
             if s.agreed == Some(accept) {
                 continue;
             }
+            let word = if accept { "accept" } else { "keep" };
             let b = el(
                 doc,
                 "button",
                 &[
                     ("type", "button"),
-                    ("data-agree", if accept { "accept" } else { "keep" }),
+                    ("id", &format!("agree-{word}-{port}")),
+                    ("data-agree", word),
                     ("data-port", &port),
                 ],
                 label,
             );
-            let (ui, port) = (self.clone(), s.port);
+            arming::guard(&b, &fingerprint);
+            let (ui, port, fingerprint) = (self.clone(), s.port, fingerprint.clone());
             on(&b, "click", move |_| {
-                ui.send(&PanelRequest::Agree { port, accept })
+                ui.send(&PanelRequest::Agree {
+                    port,
+                    accept,
+                    fingerprint: fingerprint.clone(),
+                })
             });
             block.append_child(&b).ok();
         }
@@ -731,10 +876,12 @@ impl Ui {
 
     /// Point the panel at a tab: subscribe and show what it is.
     fn use_tab(self: &Rc<Self>, tab: i32) {
-        self.tab.set(Some(tab));
+        let moved = self.tab.replace(Some(tab)) != Some(tab);
         let mounted = self.picker.borrow().clone();
         match mounted {
-            Some(p) => p.set_tab(tab),
+            // Another tab: a pick under way ends (the same tab asked about again does not).
+            Some(p) if moved => p.set_tab(tab),
+            Some(_) => {}
             None => *self.picker.borrow_mut() = picker::mount("picker", tab),
         }
         self.send(&PanelRequest::Subscribe { tab_id: tab });
@@ -787,6 +934,7 @@ impl Ui {
             by_id::<Element>(&ui.doc, "tab-choice")
                 .remove_attribute("hidden")
                 .ok();
+            ui.known();
         });
     }
 }
@@ -821,13 +969,13 @@ impl PanelUi {
     pub fn new() -> PanelUi {
         let ui = Rc::new(Ui {
             doc: document(),
-            port: Port::connect(PANEL_PORT),
+            link: link::Link::open(PANEL_PORT),
             tab: Cell::new(None),
             tools: RefCell::default(),
             next_id: Cell::new(0),
             pending: RefCell::default(),
             history: RefCell::default(),
-            got_state: Cell::new(false),
+            live: Cell::new(false),
             picker: RefCell::default(),
         });
         PanelUi { ui }
@@ -839,10 +987,25 @@ impl PanelUi {
         let doc = ui.doc.clone();
         apply_theme(&doc);
         start_countdowns(&doc);
-        let listener = ui.clone();
-        ui.port.on_message(move |msg| {
-            if let Ok(ev) = chrome::from_js::<PanelEvent>(msg) {
-                listener.on_event(ev);
+        arming::install(&doc);
+        // Nothing takes clicks before the worker's state is known.
+        show_link(&doc, false, &[]);
+        let listener = Rc::downgrade(&ui);
+        ui.link.on_message(move |msg| {
+            if let (Some(ui), Ok(ev)) = (listener.upgrade(), chrome::from_js::<PanelEvent>(msg)) {
+                ui.on_event(ev);
+            }
+        });
+        let u = Rc::downgrade(&ui);
+        ui.link.on_up(move || {
+            if let Some(ui) = u.upgrade() {
+                ui.up();
+            }
+        });
+        let u = Rc::downgrade(&ui);
+        ui.link.on_down(move || {
+            if let Some(ui) = u.upgrade() {
+                ui.down();
             }
         });
         let u = ui.clone();
@@ -872,7 +1035,13 @@ impl PanelUi {
         });
         let u = ui.clone();
         on(&by_id::<Element>(&doc, "safe-mode"), "change", move |_| {
-            let on = by_id::<web_sys::HtmlInputElement>(&u.doc, "safe-mode").checked();
+            let safe: HtmlInputElement = by_id(&u.doc, "safe-mode");
+            let on = safe.checked();
+            if on {
+                // "Off" is armed from the moment it shows, before the worker confirms.
+                arming::guard(&safe, "off");
+                arming::settle(&u.doc);
+            }
             u.send(&PanelRequest::SafeMode { on })
         });
         let u = ui.clone();
@@ -923,25 +1092,13 @@ impl PanelUi {
                 u.load_console();
             }
         });
+        // The tab is asked about once the worker speaks (`up`): a request sent while a
+        // stopped worker starts may be lost.
         let from_query = query_number("tabId");
-        match chrome::devtools::inspected_tab().or(from_query) {
-            Some(tab) => {
-                ui.use_tab(tab);
-                ui.load_console();
-            }
-            None => ui.offer_tabs(),
+        if let Some(tab) = chrome::devtools::inspected_tab().or(from_query) {
+            ui.tab.set(Some(tab));
+            *ui.picker.borrow_mut() = picker::mount("picker", tab);
         }
-        // The worker may still be waking up when the first request leaves: ask again once.
-        let u = ui.clone();
-        spawn_local(async move {
-            crate::platform::sleep(std::time::Duration::from_millis(700)).await;
-            if !u.got_state.get() {
-                if let Some(tab) = u.tab.get() {
-                    u.use_tab(tab);
-                    u.load_console();
-                }
-            }
-        });
         let u = ui.clone();
         spawn_local(async move {
             let tools = fetch_tools().await;

@@ -15,8 +15,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{Document, Element, HtmlTextAreaElement};
 
+use super::link::Link;
 use super::{el, on};
-use crate::chrome::{self, port::Port};
+use crate::chrome;
 use crate::protocol::TabId;
 use crate::ui::{PanelEvent, PanelRequest, PANEL_PORT};
 
@@ -28,7 +29,7 @@ type Done = Box<dyn FnOnce(bool, Value)>;
 /// The mounted component.
 pub struct Picker {
     doc: Document,
-    port: Port,
+    link: Rc<Link>,
     tab: Cell<TabId>,
     /// The element the component lives in (its `data-copied` tells what was copied last).
     root: Element,
@@ -48,7 +49,7 @@ pub fn mount(container_id: &str, tab_id: TabId) -> Option<Rc<Picker>> {
     let _ = root.class_list().add_1("picker");
     let picker = Rc::new(Picker {
         doc: doc.clone(),
-        port: Port::connect(PANEL_PORT),
+        link: Link::open(PANEL_PORT),
         tab: Cell::new(tab_id),
         root: root.clone(),
         prefix: container_id.to_string(),
@@ -56,13 +57,23 @@ pub fn mount(container_id: &str, tab_id: TabId) -> Option<Rc<Picker>> {
         pending: RefCell::default(),
         picking_id: Cell::new(None),
     });
-    let p = picker.clone();
-    picker.port.on_message(move |msg| {
+    let p = Rc::downgrade(&picker);
+    picker.link.on_message(move |msg| {
+        let Some(p) = p.upgrade() else { return };
         if let Ok(PanelEvent::Result { id, ok, data, .. }) = chrome::from_js::<PanelEvent>(msg) {
             let done = p.pending.borrow_mut().remove(&id);
             if let Some(done) = done {
                 done(ok, data);
             }
+        }
+    });
+    // The worker went away mid-pick: its pick will never be answered.
+    let p = Rc::downgrade(&picker);
+    picker.link.on_down(move || {
+        let Some(p) = p.upgrade() else { return };
+        p.pending.borrow_mut().clear();
+        if p.picking_id.take().is_some() {
+            p.finish("Kapture's service worker restarted: nothing picked. Press Pick an element to try again.");
         }
     });
     root.append_child(&el(
@@ -147,13 +158,23 @@ impl Picker {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         self.pending.borrow_mut().insert(id, Box::new(done));
-        self.port.post(&PanelRequest::Run {
+        let sent = self.link.post(&PanelRequest::Run {
             id,
             tab_id: self.tab.get(),
             method: "pick".into(),
             params,
             quiet: true,
         });
+        if !sent {
+            // No worker to ask right now (it is restarting): said at once, not waited for.
+            let done = self.pending.borrow_mut().remove(&id);
+            if let Some(done) = done {
+                done(
+                    false,
+                    json!({"code": "EXTENSION_DISCONNECTED", "message": "Kapture's service worker is restarting; try again in a moment"}),
+                );
+            }
+        }
         id
     }
 
@@ -185,7 +206,10 @@ impl Picker {
         let id = self.run(json!({"timeout": PICK_SECS}), move |ok, data| {
             p.done(ok, data)
         });
-        self.picking_id.set(Some(id));
+        // Unless it was answered at once (no worker to ask).
+        if self.pending.borrow().contains_key(&id) {
+            self.picking_id.set(Some(id));
+        }
     }
 
     fn done(self: &Rc<Self>, ok: bool, data: Value) {
@@ -220,7 +244,7 @@ impl Picker {
             return;
         };
         self.pending.borrow_mut().remove(&id);
-        self.port.post(&PanelRequest::Stop { id });
+        self.link.post(&PanelRequest::Stop { id });
         self.finish("Cancelled: nothing picked.");
     }
 

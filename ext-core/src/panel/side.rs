@@ -12,8 +12,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{Document, Element, HtmlInputElement, HtmlSelectElement};
 
-use super::{apply_theme, approval_list, by_id, el, on, query_number, show_pill, time_of};
-use crate::chrome::{self, port::Port};
+use super::link::Link;
+use super::{
+    apply_theme, approval_list, arming, by_id, el, on, query_number, show_link, show_pill, time_of,
+};
+use crate::chrome;
 use crate::policy::budget::BudgetState;
 use crate::policy::person::{PersonBudget, PersonPolicy, PersonRule, SiteMode};
 use crate::policy::{Category, Verdict};
@@ -37,7 +40,7 @@ type Sent = (Vec<PersonRule>, Vec<PersonBudget>, &'static str);
 
 struct Side {
     doc: Document,
-    port: Port,
+    link: Rc<Link>,
     /// The window whose active tab this panel shows the site of.
     window: Cell<Option<i32>>,
     tab: Cell<Option<TabId>>,
@@ -50,14 +53,23 @@ struct Side {
     editing: Cell<Option<usize>>,
     /// The rules and budgets sent last and not yet confirmed, and which form sent them.
     sent: RefCell<Option<Sent>>,
-    got_state: Cell<bool>,
+    /// The worker's state is known (a `Control` came since the port last opened): until
+    /// then nothing takes clicks.
+    live: Cell<bool>,
     /// The element picker (the DevTools panel's component), on the watched tab.
     picker: RefCell<Option<Rc<super::picker::Picker>>>,
 }
 
 impl Side {
     fn send(&self, req: &PanelRequest) {
-        self.port.post(req);
+        self.link.post(req);
+    }
+
+    /// The worker went away: "reconnecting", and no clicks (a Pause sent now would reach
+    /// nobody) until it tells its state on a new port.
+    fn down(&self) {
+        self.live.set(false);
+        show_link(&self.doc, false, &["pause"]);
     }
 
     fn sender(self: &Rc<Self>) -> super::Send {
@@ -83,8 +95,20 @@ impl Side {
     fn on_event(self: &Rc<Self>, ev: PanelEvent) {
         match ev {
             PanelEvent::State { servers, .. } => {
-                self.got_state.set(true);
                 show_pill(&self.doc, &servers);
+                // Watch on a new port (its first word is this), and again when the
+                // connected servers change: "This site" shows their rules (a restarted
+                // worker knows none at first).
+                let rules: Vec<_> = servers
+                    .iter()
+                    .filter(|s| s.state == "connected")
+                    .map(|s| (s.port, s.agreed, s.fingerprint.clone()))
+                    .collect();
+                if self.changed("servers", &rules) && self.link.is_up() {
+                    self.send(&PanelRequest::Watch {
+                        tab_id: self.tab.get(),
+                    });
+                }
             }
             PanelEvent::Feed { entries } => {
                 let list: Element = by_id(&self.doc, "feed-list");
@@ -120,6 +144,10 @@ impl Side {
                 self.show_rules(&person);
                 self.show_budgets(&person, &budgets, &sessions);
                 self.settle_forms(&person, error);
+                // The state is known again: the controls take clicks.
+                if !self.live.replace(true) {
+                    show_link(&self.doc, true, &["pause"]);
+                }
             }
             // The DevTools panel's events: a side panel does not `Subscribe`.
             PanelEvent::History { .. }
@@ -128,6 +156,8 @@ impl Side {
             | PanelEvent::Audit { .. }
             | PanelEvent::Approvals { .. } => {}
         }
+        // Whatever changed may have moved a control that loosens or grants.
+        arming::settle(&self.doc);
     }
 
     fn show_pause(&self, paused: bool, safe_mode: bool) {
@@ -135,6 +165,12 @@ impl Side {
         let b: Element = by_id(&self.doc, "pause");
         b.set_text_content(Some(if paused { "Resume" } else { "Pause" }));
         let _ = b.set_attribute("aria-pressed", if paused { "true" } else { "false" });
+        // Resume loosens (agents act again): armed. Pause never waits.
+        if paused {
+            arming::guard(&b, "resume");
+        } else {
+            arming::unguard(&b);
+        }
         let banner: Element = by_id(&self.doc, "paused-banner");
         let safe: Element = by_id(&self.doc, "safe-banner");
         for (e, show) in [(&banner, paused), (&safe, safe_mode && !paused)] {
@@ -150,6 +186,9 @@ impl Side {
     }
 
     fn show_approvals(self: &Rc<Self>, pending: &[ui::ApprovalView]) {
+        if !self.changed("approvals", &pending) {
+            return;
+        }
         let list: Element = by_id(&self.doc, "approval-list");
         approval_list(&self.doc, &list, pending, self.sender());
         let count: Element = by_id(&self.doc, "approval-count");
@@ -235,9 +274,6 @@ impl Side {
         let origin: Element = by_id(doc, "site-origin");
         let modes: Element = by_id(doc, "site-modes");
         let verdicts: Element = by_id(doc, "site-verdicts");
-        // Another site's modes (the tab navigated) are armed late: a navigation timed to a
-        // person's click cannot give the new site the mode meant for the old one.
-        let was = modes.get_attribute("data-key");
         modes.set_inner_html("");
         let _ = modes.remove_attribute("data-key");
         verdicts.set_inner_html("");
@@ -247,7 +283,6 @@ impl Side {
         };
         origin.set_text_content(Some(&site.origin));
         let _ = modes.set_attribute("data-key", &site.origin);
-        let mut buttons = Vec::new();
         for (mode, key, label) in MODES {
             let pressed = site.mode == mode;
             let b = el(
@@ -260,6 +295,9 @@ impl Side {
                 ],
                 label,
             );
+            // Armed per site: another site's modes (the tab navigated, a navigation timed
+            // to a person's click) are new controls, whatever their place.
+            arming::guard(&b, &site.origin);
             let (ui, o) = (self.clone(), site.origin.clone());
             on(&b, "click", move |_| {
                 ui.send(&PanelRequest::SetMode {
@@ -268,10 +306,6 @@ impl Side {
                 })
             });
             modes.append_child(&b).ok();
-            buttons.push(b);
-        }
-        if was.as_deref() != Some(site.origin.as_str()) {
-            super::arm(buttons);
         }
         if site.mode == SiteMode::Custom {
             modes
@@ -328,6 +362,8 @@ impl Side {
                             p.rules.remove(i);
                         }
                     });
+                // Removing a rule may loosen: armed, as the rule it removes.
+                arming::guard(&remove, &format!("{}|{category}|{verdict}", r.origin));
                 td.append_child(&edit).ok();
                 td.append_child(&remove).ok();
                 tr.append_child(&td).ok();
@@ -525,8 +561,6 @@ impl Side {
         let doc = &self.doc;
         if self.changed("budgets", &budgets) {
             let list: Element = by_id(doc, "budget-list");
-            let before = super::row_keys(&list);
-            let mut arming = Vec::new();
             list.set_inner_html("");
             if budgets.is_empty() {
                 list.append_child(&el(doc, "li", &[("class", "muted")], "No step budgets"))
@@ -541,7 +575,6 @@ impl Side {
                     &[
                         ("class", "budget"),
                         ("data-spent", if spent { "true" } else { "false" }),
-                        ("data-key", &b.origin),
                     ],
                     "",
                 );
@@ -572,13 +605,10 @@ impl Side {
                         steps: EXTEND_STEPS,
                     })
                 });
-                if before.get(i) != Some(&b.origin) {
-                    arming.push(more.clone());
-                }
+                arming::guard(&more, &b.origin);
                 li.append_child(&more).ok();
                 list.append_child(&li).ok();
             }
-            super::arm(arming);
         }
         if self.changed("my-budgets", &person.budgets) {
             let body: Element = by_id(doc, "my-budget-rows");
@@ -600,6 +630,7 @@ impl Side {
                         }
                     },
                 );
+                arming::guard(&remove, &b.origin);
                 td.append_child(&remove).ok();
                 tr.append_child(&td).ok();
                 body.append_child(&tr).ok();
@@ -607,8 +638,6 @@ impl Side {
         }
         if self.changed("sessions", &sessions) {
             let list: Element = by_id(doc, "session-list");
-            let before = super::row_keys(&list);
-            let mut arming = Vec::new();
             list.set_inner_html("");
             if sessions.is_empty() {
                 list.append_child(&el(
@@ -621,7 +650,7 @@ impl Side {
             }
             for (i, s) in sessions.iter().enumerate() {
                 let key = format!("{}/{}", s.port, s.session);
-                let li = el(doc, "li", &[("class", "budget"), ("data-key", &key)], "");
+                let li = el(doc, "li", &[("class", "budget")], "");
                 let text = format!("{} · {} / {} steps", s.label, s.used, s.max);
                 li.append_child(&el(doc, "span", &[("class", "grow")], &text))
                     .ok();
@@ -640,20 +669,21 @@ impl Side {
                         steps: EXTEND_STEPS,
                     })
                 });
-                if before.get(i) != Some(&key) {
-                    arming.push(b.clone());
-                }
+                arming::guard(&b, &key);
                 li.append_child(&b).ok();
                 list.append_child(&li).ok();
             }
-            super::arm(arming);
         }
     }
 
     /// Show the site of `tab` (the window's active tab) from now on; the picker works on it.
     fn watch(&self, tab: Option<TabId>) {
         let moved = self.tab.replace(tab) != tab;
-        self.send(&PanelRequest::Watch { tab_id: tab });
+        // Until the worker speaks on the port, `on_up` sends it (a request sent while a
+        // stopped worker starts may be lost).
+        if self.link.is_up() {
+            self.send(&PanelRequest::Watch { tab_id: tab });
+        }
         if let Some(tab) = tab {
             let mounted = self.picker.borrow().clone();
             match mounted {
@@ -741,7 +771,7 @@ impl SidePanelUi {
     pub fn new() -> SidePanelUi {
         let ui = Rc::new(Side {
             doc: super::document(),
-            port: Port::connect(PANEL_PORT),
+            link: Link::open(PANEL_PORT),
             window: Cell::new(None),
             tab: Cell::new(None),
             paused: Cell::new(false),
@@ -749,7 +779,7 @@ impl SidePanelUi {
             shown: RefCell::default(),
             editing: Cell::new(None),
             sent: RefCell::new(None),
-            got_state: Cell::new(false),
+            live: Cell::new(false),
             picker: RefCell::default(),
         });
         SidePanelUi { ui }
@@ -761,12 +791,33 @@ impl SidePanelUi {
         let doc = ui.doc.clone();
         apply_theme(&doc);
         super::start_countdowns(&doc);
-        let listener = ui.clone();
-        ui.port.on_message(move |msg| {
-            if let Ok(ev) = chrome::from_js::<PanelEvent>(msg) {
-                listener.on_event(ev);
+        arming::install(&doc);
+        // Nothing takes clicks before the worker's state is known.
+        show_link(&doc, false, &["pause"]);
+        let listener = Rc::downgrade(&ui);
+        ui.link.on_message(move |msg| {
+            if let (Some(ui), Ok(ev)) = (listener.upgrade(), chrome::from_js::<PanelEvent>(msg)) {
+                ui.on_event(ev);
             }
         });
+        // The worker listens (at the start, and on a new port after it restarted): its
+        // first word, a `State`, has the panel watch again (see `on_event`), so the feed,
+        // approvals, Pause and the person's settings reach it.
+        let u = Rc::downgrade(&ui);
+        ui.link.on_up(move || {
+            if let Some(ui) = u.upgrade() {
+                ui.shown.borrow_mut().remove("servers");
+            }
+        });
+        let u = Rc::downgrade(&ui);
+        ui.link.on_down(move || {
+            if let Some(ui) = u.upgrade() {
+                ui.down();
+            }
+        });
+        for (id, what) in [("rule-save", "rules"), ("budget-add", "budgets")] {
+            arming::guard(&by_id::<Element>(&doc, id), what);
+        }
         let u = ui.clone();
         on(&by_id::<Element>(&doc, "pause"), "click", move |_| {
             u.send(&PanelRequest::Pause {
@@ -796,14 +847,6 @@ impl SidePanelUi {
         }
         ui.reset_rule_form();
         ui.follow_window();
-        // The worker may still be waking up when the first request leaves: ask again once.
-        let u = ui.clone();
-        spawn_local(async move {
-            crate::platform::sleep(std::time::Duration::from_millis(700)).await;
-            if !u.got_state.get() {
-                u.watch(u.tab.get());
-            }
-        });
     }
 }
 

@@ -726,8 +726,11 @@ async fn load_agreements(app: &App) {
 }
 
 /// A person answered the looser rules of the server on `port`: `accept` them (for this
-/// rule set, whichever kapture sends it) or keep this browser's defaults.
-pub fn user_agree(app: &Rc<App>, port: u16, accept: bool) {
+/// rule set, whichever kapture sends it) or keep this browser's defaults. `shown` is the
+/// fingerprint of the rule set the panel showed them: when the server on that port now
+/// offers another (it reconnected with other flags just before the click), nothing is
+/// agreed and every panel is shown the question as it stands.
+pub fn user_agree(app: &Rc<App>, port: u16, accept: bool, shown: &str) {
     let Some(offered) = app
         .bridge
         .conns
@@ -735,9 +738,14 @@ pub fn user_agree(app: &Rc<App>, port: u16, accept: bool) {
         .get(&port)
         .and_then(|c| c.offered.borrow().clone())
     else {
+        super::panel::broadcast_state(app);
         return;
     };
     let print = bound::fingerprint(&offered);
+    if print != shown {
+        super::panel::broadcast_state(app);
+        return;
+    }
     let snapshot = {
         let mut agreements = app.bridge.agreements.borrow_mut();
         let map = agreements.get_or_insert_with(HashMap::new);
@@ -822,6 +830,12 @@ pub fn server_views(app: &App) -> (Vec<crate::ui::ServerView>, Option<String>) {
                 since: c.since.get(),
                 looser: c.looser.borrow().clone(),
                 agreed: c.agreed.get(),
+                fingerprint: c
+                    .offered
+                    .borrow()
+                    .as_ref()
+                    .filter(|_| !c.looser.borrow().is_empty())
+                    .map(|p| bound::fingerprint(p)),
             }
         })
         .collect();
@@ -833,6 +847,7 @@ pub fn server_views(app: &App) -> (Vec<crate::ui::ServerView>, Option<String>) {
             since: *since,
             looser: Vec::new(),
             agreed: None,
+            fingerprint: None,
         });
     }
     views.sort_by_key(|v| v.port);

@@ -97,12 +97,44 @@ impl Approvals {
         tabs
     }
 
+    /// Withdraw the approvals waiting on `tab` (it was closed): each is refused as
+    /// withdrawn at once instead of waiting out its time. Whether there were any.
+    pub fn withdraw_tab(&self, tab: TabId) -> bool {
+        let mut pending = self.pending.borrow_mut();
+        let before = pending.len();
+        pending.retain(|_, p| p.view.tab_id != tab);
+        before != pending.len()
+    }
+
     /// A person answered.
     pub fn answer(&self, id: u64, answer: String) -> Option<TabId> {
         let p = self.pending.borrow_mut().remove(&id)?;
         let tab = p.view.tab_id;
         let _ = p.reply.send(answer);
         Some(tab)
+    }
+}
+
+/// An approval on show: taken out of the list and every panel when it is dropped.
+struct Shown<'a> {
+    app: &'a App,
+    id: u64,
+    tab: TabId,
+}
+
+impl Drop for Shown<'_> {
+    fn drop(&mut self) {
+        // Taken out first: the borrow ends before the panels are told.
+        let gone = self.app.approvals.pending.borrow_mut().remove(&self.id);
+        drop(gone);
+        super::panel::broadcast_approvals(self.app, self.tab);
+    }
+}
+
+/// Withdraw the approvals of a closed tab and tell the panels.
+pub fn tab_closed(app: &App, tab: TabId) {
+    if app.approvals.withdraw_tab(tab) {
+        super::panel::broadcast_approvals(app, tab);
     }
 }
 
@@ -131,14 +163,19 @@ pub async fn ask(app: &Rc<App>, mut view: ApprovalView, approval_ms: u64) -> Ans
         .pending
         .borrow_mut()
         .insert(id, Pending { view, reply });
-    let shown = super::panel::broadcast_approvals(app, tab);
-    if !shown {
+    // However this ends — answered, timed out, or the asking command dropped mid-wait (an
+    // MCP cancel, its own deadline, its server gone) — the question leaves every panel.
+    let shown = Shown {
+        app: app.as_ref(),
+        id,
+        tab,
+    };
+    if !super::panel::broadcast_approvals(app, tab) {
         // Nobody is looking: open the panel for this tab in its own window.
         let _ = chrome::windows::open_popup(&format!("panel.html?tabId={tab}")).await;
     }
     let answer = platform::timeout(Duration::from_millis(approval_ms), answer).await;
-    app.approvals.pending.borrow_mut().remove(&id);
-    super::panel::broadcast_approvals(app, tab);
+    drop(shown);
     if matches!(&answer, Some(Ok(a)) if a == "always") {
         super::control::remember_always(app, &origin, &category);
     }

@@ -216,6 +216,8 @@ impl Worker {
 
     pub fn on_tab_removed(&self, tab_id: i32) {
         self.app.exec.tabs.on_removed(tab_id);
+        // Its questions go with it (nobody can judge an action on a tab that is gone).
+        gate::tab_closed(&self.app, tab_id);
         self.app.bridge.broadcast(&ExtensionFrame::Event {
             event: BrowserEvent::TabRemoved { tab_id },
         });

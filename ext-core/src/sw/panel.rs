@@ -127,15 +127,22 @@ pub fn on_port(app: &Rc<App>, port: JsValue) {
         }
     });
     let weak = Rc::downgrade(app);
+    let for_disconnect = conn.clone();
     port.on_disconnect(move |_| {
         // A closed panel's commands (a pick under way) end with it.
-        for (_, stop) in conn.running.borrow_mut().drain() {
+        for (_, stop) in for_disconnect.running.borrow_mut().drain() {
             stop.abort();
         }
         if let Some(app) = weak.upgrade() {
-            app.panels.borrow_mut().retain(|p| !Rc::ptr_eq(p, &conn));
+            app.panels
+                .borrow_mut()
+                .retain(|p| !Rc::ptr_eq(p, &for_disconnect));
         }
     });
+    // The first word on a port: the worker listens now. A page's messages sent before this
+    // (while a stopped worker was starting) may have been lost; the panel sends its `Watch`
+    // or `Subscribe` again when it hears this.
+    send_state(app, &conn);
 }
 
 fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
@@ -287,7 +294,11 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
         PanelRequest::Extend { budget, steps } => control::extend(app, budget, steps),
         PanelRequest::Connect => bridge::user_connect(app),
         PanelRequest::Disconnect { port } => bridge::user_disconnect(app, port),
-        PanelRequest::Agree { port, accept } => bridge::user_agree(app, port, accept),
+        PanelRequest::Agree {
+            port,
+            accept,
+            fingerprint,
+        } => bridge::user_agree(app, port, accept, &fingerprint),
         PanelRequest::ClearHistory { tab_id } => {
             let app = app.clone();
             spawn_local(async move {
