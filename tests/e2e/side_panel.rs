@@ -182,8 +182,11 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
         .await;
     let feed = feed.as_str().unwrap();
     assert!(
-        feed.contains("allowed") && feed.contains("ok") && feed.contains(&here),
-        "method, verdict, status and origin: {feed}"
+        feed.contains("browser_navigate")
+            && feed.contains("allowed")
+            && feed.contains("ok")
+            && feed.contains(&here),
+        "tool, verdict, status and origin: {feed}"
     );
     side.until_site(&here).await;
     let verdicts = side.text("#site-verdicts").await;

@@ -220,7 +220,11 @@ impl Side {
             "",
         );
         let head = el(doc, "div", &[("class", "head")], "");
-        head.append_child(&el(doc, "span", &[("class", "mono method")], &e.method))
+        // Named as the agent called it: the MCP tool, where the method has one.
+        let tool = crate::methods::facts(&e.method)
+            .and_then(|f| f.tool)
+            .unwrap_or(&e.method);
+        head.append_child(&el(doc, "span", &[("class", "mono method")], tool))
             .ok();
         head.append_child(&el(
             doc,
