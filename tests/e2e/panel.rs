@@ -354,6 +354,25 @@ async fn accept_holds_only_for_the_rules_shown_controls_wait_where_they_appear_a
             .await,
         json!(true)
     );
+    // A layout change no redraw announced moves the switch; a click on its label's words,
+    // which the label forwards to the switch, is ignored like one on the switch itself.
+    panel
+        .until(
+            "the switch live again",
+            "!document.getElementById('safe-mode').disabled",
+        )
+        .await;
+    panel
+        .eval("document.body.prepend(Object.assign(document.createElement('div'), {id: 'shim', style: 'height: 40px'})); true")
+        .await;
+    kapture_e2e::side_panel::click_at_once(&mut panel, "label:has(#safe-mode)").await;
+    assert_eq!(
+        panel
+            .eval("document.getElementById('safe-mode').checked")
+            .await,
+        json!(true),
+        "a click on the moved switch's label did not turn it off"
+    );
     panel.click("#safe-mode").await;
     panel
         .until(

@@ -439,6 +439,14 @@ async fn a_sessions_resources_show_its_steps_code_and_live_tab_and_tell_subscrib
         .await
         .unwrap_err()
         .contains("no live session 7"));
+    // Another session's history (what it typed, pages of tabs not its own) is not read by
+    // another agent unless the policy shares tabs.
+    let b = k.session("agent-b").await;
+    for uri in ["kapture://session/1/steps", "kapture://session/1/code"] {
+        let refused = b.read(uri).await.unwrap_err();
+        assert!(refused.contains("its own"), "{uri}: {refused}");
+    }
+    assert!(b.read("kapture://session/current/steps").await.is_ok());
     k.started.shutdown.cancel();
 }
 

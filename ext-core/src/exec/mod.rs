@@ -9,7 +9,7 @@ mod tabs;
 #[cfg(test)]
 mod tests;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
@@ -703,6 +703,13 @@ impl<H: Host> Exec<H> {
         deadline_ms: f64,
         guard: Option<&Guard>,
     ) -> Result<Downloaded, WireError> {
+        // Whatever ends this command before it answered the finished file (a pause, a
+        // cancel, its deadline, a failure) cancels the download it started.
+        let mut watch = DownloadWatch {
+            host: self.host.clone(),
+            state: Rc::default(),
+            answered: false,
+        };
         let id = match (&p.url, p.target.get()) {
             (Some(_), Some(_)) => {
                 return Err(WireError::new(
@@ -728,65 +735,68 @@ impl<H: Host> Exec<H> {
                         ),
                     ));
                 }
-                let (host, url) = (self.host.clone(), url.clone());
-                self.followed(async move { host.start_download(&url).await }, None)
-                    .await?
+                let (host, url, state) = (self.host.clone(), url.clone(), watch.state.clone());
+                let (found, heard) = oneshot::channel();
+                // Started on its own: if this command is stopped before the browser gives the
+                // download's id, the id that comes later is cancelled (see `DownloadWatch`).
+                self.host.spawn(Box::pin(async move {
+                    let got = host.start_download(&url).await;
+                    if let Ok(id) = got {
+                        if state.dropped.get() {
+                            let _ = host.cancel_download(id).await;
+                            return;
+                        }
+                        state.id.set(Some(id));
+                    }
+                    let _ = found.send(got);
+                }));
+                heard.await.unwrap_or_else(|_| {
+                    Err(WireError::new(
+                        ErrorCode::Internal,
+                        "the download's start ended unanswered",
+                    ))
+                })?
             }
             (None, Some(_)) => {
-                let before = self
-                    .host
-                    .latest_download()
-                    .await?
-                    .map(|d| d.id)
-                    .unwrap_or(-1);
                 let Some((click, judged)) = click else {
                     return Err(WireError::new(
                         ErrorCode::Internal,
                         "a download by element came without its click",
                     ));
                 };
-                // Watched from before the click: a download it starts is found even if
-                // this command is stopped meanwhile (and then cancelled).
-                let host = self.host.clone();
-                let clicked = Rc::new(std::cell::Cell::new(None));
-                let failed = clicked.clone();
-                let started = async move {
-                    loop {
-                        match host.latest_download().await? {
-                            Some(d) if d.id > before => return Ok(d.id),
-                            _ if failed.get() == Some(false) => {
-                                return Err(WireError::new(
-                                    ErrorCode::DownloadFailed,
-                                    "the click failed",
-                                ))
-                            }
-                            _ if platform::now_ms() > deadline_ms => {
-                                return Err(WireError::new(
-                                    ErrorCode::DownloadFailed,
-                                    "the click started no download",
-                                ))
-                            }
-                            _ => platform::sleep(DOWNLOAD_POLL).await,
+                let before = self
+                    .host
+                    .latest_download()
+                    .await?
+                    .map(|d| d.id)
+                    .unwrap_or(-1);
+                watch.state.before.set(Some(before));
+                self.tabs.run(tab, click, deadline_ms, judged).await?;
+                loop {
+                    match self.host.latest_download().await? {
+                        Some(d) if d.id > before => {
+                            watch.state.id.set(Some(d.id));
+                            break d.id;
                         }
+                        _ if platform::now_ms() > deadline_ms => {
+                            return Err(WireError::new(
+                                ErrorCode::DownloadFailed,
+                                "the click started no download",
+                            ))
+                        }
+                        _ => platform::sleep(DOWNLOAD_POLL).await,
                     }
-                };
-                let watch = self.followed(started, Some(clicked.clone()));
-                let click = self.tabs.run(tab, click, deadline_ms, judged).await;
-                clicked.set(Some(click.is_ok()));
-                click?;
-                watch.await?
+                }
             }
-        };
-        // Dropped unanswered (a pause, a cancel, the deadline): the download is cancelled
-        // and its file removed, since no one judges its real URL any more.
-        let mut unfollowed = Unfollowed {
-            host: self.host.clone(),
-            id,
-            armed: true,
         };
         loop {
             let item = self.host.get_download(id).await?;
             if let (Some(d), Some(guard)) = (&item, guard) {
+                // Held to the rules as they are now (a person may have tightened them).
+                let guard = &Guard {
+                    policy: self.host.refresh(&guard.policy),
+                    ..guard.clone()
+                };
                 // Only web URLs: a blob:/data: one is the page's own, judged with the click.
                 let real: Vec<String> = [&d.url, &d.final_url]
                     .into_iter()
@@ -798,7 +808,7 @@ impl<H: Host> Exec<H> {
                     false => pure::judge_urls(guard, Category::Download, &real),
                 };
                 if let Err(e) = judged {
-                    unfollowed.armed = false;
+                    watch.answered = true;
                     if let Err(c) = self.host.cancel_download(id).await {
                         return Err(WireError::new(
                             e.code,
@@ -810,7 +820,7 @@ impl<H: Host> Exec<H> {
             }
             match item {
                 Some(d) if d.state == "complete" => {
-                    unfollowed.armed = false;
+                    watch.answered = true;
                     return Ok(Downloaded {
                         tab_id: tab,
                         path: d.filename,
@@ -843,53 +853,57 @@ impl<H: Host> Exec<H> {
     }
 }
 
-impl<H: Host> Exec<H> {
-    /// Run `start` (what finds the id of a download this command started) on its own, so
-    /// that a download found after this command was stopped (a pause, a cancel, the
-    /// deadline) is cancelled rather than left unjudged. `clicked`: the click that should
-    /// start it, once it ran (`Some(false)`: it failed, so any download found is not ours).
-    fn followed(
-        &self,
-        start: impl std::future::Future<Output = Result<i32, WireError>> + 'static,
-        clicked: Option<Rc<std::cell::Cell<Option<bool>>>>,
-    ) -> impl std::future::Future<Output = Result<i32, WireError>> {
-        let (found, heard) = oneshot::channel();
-        let host = self.host.clone();
+/// What a download command knows of the download it started.
+#[derive(Default)]
+struct WatchState {
+    /// The download's id, once known.
+    id: Cell<Option<i32>>,
+    /// A download by click: downloads newer than this one are the click's.
+    before: Cell<Option<i32>>,
+    /// The command ended unanswered.
+    dropped: Cell<bool>,
+}
+
+/// The download one command started, followed until the command answers. Dropped before
+/// that, the download is cancelled and its file removed: nobody would judge its real URL
+/// any more, and an agent told it failed never finds its file later. A click's download
+/// that shows only after that is looked for a moment (`LATE_START`), and cancelled too.
+struct DownloadWatch<H: Host> {
+    host: Rc<H>,
+    state: Rc<WatchState>,
+    answered: bool,
+}
+
+/// How long a stopped download-by-click still looks for the download its click started.
+const LATE_START: Duration = Duration::from_secs(2);
+
+impl<H: Host> Drop for DownloadWatch<H> {
+    fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
+        self.state.dropped.set(true);
+        let (host, state) = (self.host.clone(), self.state.clone());
         self.host.spawn(Box::pin(async move {
-            let got = start.await;
-            let ours = clicked.is_none_or(|c| c.get() != Some(false));
-            if let Err(Ok(id)) = found.send(got) {
-                if ours {
-                    let _ = host.cancel_download(id).await;
+            if let Some(id) = state.id.get() {
+                let _ = host.cancel_download(id).await;
+                return;
+            }
+            // A start by URL cancels its own download when its id comes.
+            let Some(before) = state.before.get() else {
+                return;
+            };
+            let until = platform::now_ms() + LATE_START.as_millis() as f64;
+            while platform::now_ms() < until {
+                if let Ok(Some(d)) = host.latest_download().await {
+                    if d.id > before {
+                        let _ = host.cancel_download(d.id).await;
+                        return;
+                    }
                 }
+                platform::sleep(DOWNLOAD_POLL).await;
             }
         }));
-        async move {
-            heard.await.unwrap_or_else(|_| {
-                Err(WireError::new(
-                    ErrorCode::Internal,
-                    "the download's watch ended unanswered",
-                ))
-            })
-        }
-    }
-}
-
-/// A download its command still follows; dropped while armed, it is cancelled.
-struct Unfollowed<H: Host> {
-    host: Rc<H>,
-    id: i32,
-    armed: bool,
-}
-
-impl<H: Host> Drop for Unfollowed<H> {
-    fn drop(&mut self) {
-        if self.armed {
-            let (host, id) = (self.host.clone(), self.id);
-            self.host.spawn(Box::pin(async move {
-                let _ = host.cancel_download(id).await;
-            }));
-        }
     }
 }
 

@@ -473,6 +473,10 @@ async fn execute<H: Host>(
     });
     let guard = fresh.as_ref();
     if let Some(guard) = guard {
+        // Safe mode switched on while it waited in the queue holds too.
+        if let Some(category) = command.category() {
+            gate::safe_mode_allows(category, host.safe_mode().await)?;
+        }
         let now = slot.events.borrow().judged_for(&command.params());
         gate::recheck(guard, command, now.as_deref())?;
     }

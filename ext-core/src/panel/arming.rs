@@ -21,6 +21,28 @@ thread_local! {
     static ARMING: RefCell<Arming> = RefCell::default();
     /// The page's scroll when the boxes were last measured.
     static SCROLLED: Cell<(f64, f64)> = const { Cell::new((0.0, 0.0)) };
+    /// When a pointer was last pressed (ms since the epoch).
+    static PRESSED: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
+}
+
+/// How soon after a press a click counts as the pointer's.
+const PRESS_TO_CLICK_MS: f64 = 1500.0;
+
+/// The guarded control a click on `target` works: the control itself or what it is in, or
+/// the control a `<label>` it is in forwards its click to.
+fn guarded_of(doc: &Document, target: &Element) -> Option<Element> {
+    if let Some(c) = target.closest("[data-arm]").ok().flatten() {
+        return Some(c);
+    }
+    let label = target.closest("label").ok().flatten()?;
+    let control = match label.get_attribute("for") {
+        Some(id) => doc.get_element_by_id(&id),
+        None => label
+            .query_selector("input, button, select, textarea")
+            .ok()
+            .flatten(),
+    }?;
+    control.has_attribute("data-arm").then_some(control)
 }
 
 fn scroll_now() -> (f64, f64) {
@@ -141,15 +163,17 @@ pub(crate) fn install(doc: &Document) {
         let Some(control) = e
             .target()
             .and_then(|t| t.dyn_into::<Element>().ok())
-            .and_then(|t| t.closest("[data-arm]").ok().flatten())
+            .and_then(|t| guarded_of(&d, &t))
         else {
             return;
         };
         // A click from the keyboard (Enter, Space, a form's Enter) is aimed by the focus,
-        // which nothing on the page moves.
+        // which nothing on the page moves; one a pointer made (a label forwards it with no
+        // click count) follows a press.
         let pointer = e
             .dyn_ref::<web_sys::MouseEvent>()
-            .is_some_and(|m| m.detail() > 0);
+            .is_some_and(|m| m.detail() > 0)
+            || js_sys::Date::now() - PRESSED.with(Cell::get) < PRESS_TO_CLICK_MS;
         let Some(key) = key_of(&control).filter(|_| pointer) else {
             return;
         };
@@ -175,6 +199,15 @@ pub(crate) fn install(doc: &Document) {
         &opts,
     );
     click.forget();
+    let pressed = Closure::<dyn FnMut(Event)>::new(move |_| {
+        PRESSED.with(|p| p.set(js_sys::Date::now()));
+    });
+    let _ = doc.add_event_listener_with_callback_and_add_event_listener_options(
+        "pointerdown",
+        pressed.as_ref().unchecked_ref(),
+        &opts,
+    );
+    pressed.forget();
     let d = doc.clone();
     let moved = Closure::<dyn FnMut(Event)>::new(move |_| follow(&d));
     let _ = doc.add_event_listener_with_callback_and_add_event_listener_options(

@@ -169,15 +169,7 @@ pub fn admit(
     for u in here {
         refuse_extension_page(u)?;
     }
-    if category.writes() && safe_mode {
-        return Err(WireError::new(
-            ErrorCode::PolicyDenied,
-            format!(
-                "{} is refused: safe mode is on in the Kapture panel (turn it off there to allow changes)",
-                category.name()
-            ),
-        ));
-    }
+    safe_mode_allows(category, safe_mode)?;
     let (url, decision) = strictest(policy, category, urls);
     match decision.verdict {
         Verdict::Allow => Ok(Admission::Allowed),
@@ -193,6 +185,20 @@ pub fn admit(
             }
         }
     }
+}
+
+/// Safe mode (the panel's switch) refuses every writing category.
+pub fn safe_mode_allows(category: Category, safe_mode: bool) -> Result<(), WireError> {
+    if category.writes() && safe_mode {
+        return Err(WireError::new(
+            ErrorCode::PolicyDenied,
+            format!(
+                "{} is refused: safe mode is on in the Kapture panel (turn it off there to allow changes)",
+                category.name()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// How a person answered an approval request.
@@ -294,6 +300,28 @@ pub fn judge_urls(guard: &Guard, category: Category, urls: &[String]) -> Result<
     // site read-only meanwhile).
     if decision.verdict == Verdict::Deny {
         return Err(Policy::denied(category, url, &decision));
+    }
+    // Every other document it is judged on that needs an approval needs its own: one given
+    // for one site never covers another (a download's redirect, a frame).
+    let covered = |o: &Origin| {
+        guard
+            .approved
+            .iter()
+            .chain(guard.granted.iter())
+            .any(|(c, a)| *c == category && a == o)
+    };
+    for other in urls.iter().filter(|u| u.as_str() != url) {
+        if guard.policy.decide(category, other).verdict == Verdict::Ask
+            && !origin_of(other).is_some_and(|o| covered(&o))
+        {
+            return Err(WireError::new(
+                ErrorCode::ApprovalDenied,
+                format!(
+                    "it also reaches {}, which needs an approval of its own; ask again",
+                    crate::escape::inline(other)
+                ),
+            ));
+        }
     }
     // An approval binds to the origin it was given for, whatever the rules say elsewhere.
     if let Some((c, o)) = &guard.approved {
@@ -524,6 +552,32 @@ mod tests {
         };
         let e = recheck(&now_denied, &click, Some(&urls(&["https://b.test/x"]))).unwrap_err();
         assert_eq!(e.code, ErrorCode::PolicyDenied);
+        // An approval for one site that asks never covers another that asks (a download
+        // approved on b.test redirected to d.test).
+        let asks = Guard {
+            policy: Rc::new(policy(&[("*", None, Verdict::Ask)])),
+            ..approved.clone()
+        };
+        assert!(judge_urls(&asks, Category::Interact, &urls(&["https://b.test/f"])).is_ok());
+        let e = judge_urls(
+            &asks,
+            Category::Interact,
+            &urls(&["https://b.test/f", "https://d.test/f"]),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::ApprovalDenied);
+        assert!(e.message.contains("d.test"), "{}", e.message);
+        // A session grant for d.test covers it.
+        let granted = Guard {
+            granted: vec![(Category::Interact, origin_of("https://d.test/").unwrap())],
+            ..asks
+        };
+        assert!(judge_urls(
+            &granted,
+            Category::Interact,
+            &urls(&["https://b.test/f", "https://d.test/f"])
+        )
+        .is_ok());
         // A navigation is judged on its destination; back/forward on theirs, when they run.
         let nav = cmd("navigate", json!({"url": "https://c.test/"}));
         assert!(recheck(&guard, &nav, Some(&urls(&["https://a.test/"]))).is_err());

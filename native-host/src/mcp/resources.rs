@@ -243,6 +243,11 @@ impl KaptureServer {
                     None,
                 )
             })?;
+            if matches!(what, What::Steps | What::Code(_)) {
+                registry
+                    .check_history(self.id(), id)
+                    .map_err(|e| self.wire_error(e))?;
+            }
             (
                 entry.log.clone(),
                 entry.masks.with(&[]),

@@ -218,6 +218,19 @@ impl Registry {
         }
     }
 
+    /// May `reader` read what session `of` did (its steps and code)? Its own, or anyone's
+    /// when the policy shares tabs: another session's history holds what it typed and the
+    /// pages of tabs the reader may not drive.
+    pub fn check_history(&self, reader: SessionId, of: SessionId) -> Result<(), WireError> {
+        if reader == of || self.share {
+            return Ok(());
+        }
+        Err(WireError::new(
+            ErrorCode::TabNotYours,
+            format!("session {of}'s steps are its own (shared only when the policy shares tabs)"),
+        ))
+    }
+
     /// `id` took or opened `tab`: it owns it unless another live session already does.
     pub fn claim(&mut self, id: SessionId, tab: TabId) -> bool {
         match self.owner(tab) {
