@@ -211,6 +211,12 @@ async fn a_person_watches_answers_and_sets_rules_from_the_side_panel() {
             "why, the element line, origin, time left: {item}"
         );
         assert!(item.contains("asked by"), "who asks: {item}");
+        // As a person sees it once its answers take clicks (the README's picture).
+        side.until(
+            "the answers live",
+            &format!("!document.getElementById('approve-always-{id}').disabled"),
+        )
+        .await;
         side.shot("side-2-approval-high").await;
         side.click(&format!("#approve-always-{id}")).await;
     });
