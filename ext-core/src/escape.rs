@@ -69,13 +69,7 @@ fn tag_at(chars: &[char], i: usize) -> Option<usize> {
     if !chars.get(i).is_some_and(|c| opens(*c)) {
         return None;
     }
-    let seen = |c: char| {
-        if c.is_whitespace() || emoji_part(c) {
-            None
-        } else {
-            crate::fold::fold_char(c)
-        }
-    };
+    let seen = reads_as;
     let mut j = i + 1;
     let mut word = String::new();
     while j < chars.len() && word.chars().count() < 3 {
@@ -96,7 +90,26 @@ fn tag_at(chars: &[char], i: usize) -> Option<usize> {
     is_tag.then_some(after)
 }
 
-/// The characters that read as `[` (`fold_char` gives `[` for these alone: checked in the
+/// The character `c` reads as in a tag: its normal form ([`crate::fold::fold_char`]), or the
+/// ASCII sign it is a confusable of (`꞊` reads as `=`); `None` for what shows as nothing or
+/// as a blank (spaces, the Braille blank, what emoji are glued with).
+fn reads_as(c: char) -> Option<char> {
+    if c.is_whitespace() || emoji_part(c) || c == '\u{2800}' {
+        return None;
+    }
+    let f = crate::fold::fold_char(c)?;
+    if f.is_ascii() {
+        return Some(f);
+    }
+    let mut buf = [0; 4];
+    let mut skeleton = unicode_security::skeleton(f.encode_utf8(&mut buf));
+    match (skeleton.next(), skeleton.next()) {
+        (Some(one), None) if one.is_ascii() => Some(one.to_ascii_lowercase()),
+        _ => Some(f),
+    }
+}
+
+/// The characters that read as `[` (`reads_as` gives `[` for these alone: checked in the
 /// tests over every code point), so finding a tag's start costs nothing per character.
 const OPENERS: [char; 3] = ['[', '\u{fe47}', '\u{ff3b}'];
 
@@ -424,6 +437,9 @@ mod tests {
             "[r\u{fe0f}ef=e9]",
             "[\u{442}ab 3]",
             "[tab \u{ff13}]",
+            "[ref\u{a78a}e9]",
+            "[ref\u{2800}=e9]",
+            "[\u{2800}tab 3]",
         ] {
             let out = inline(text);
             assert!(out.contains('\\'), "{text:?} → {out:?}");
@@ -447,7 +463,7 @@ mod tests {
     #[test]
     fn the_openers_are_every_character_that_reads_as_a_bracket() {
         for c in (0..=0x10FFFF).filter_map(char::from_u32) {
-            let reads = crate::fold::fold_char(c) == Some('[');
+            let reads = reads_as(c) == Some('[');
             assert_eq!(opens(c), reads, "U+{:04X}", c as u32);
         }
     }

@@ -1068,3 +1068,65 @@ async fn what_input_lands_on_is_rated_and_masked_by_the_element() {
         .await;
     k.stop().await;
 }
+
+/// What input would land on inside a frame the rules may not read is not read for the
+/// question either: its words neither reach the agent nor shape the risk, which says it
+/// could not be read. The same element in a readable frame is read and rated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_the_rules_may_not_read_is_not_read_to_rate_an_approval() {
+    let site = Site::start().unwrap();
+    let other = Site::start().unwrap();
+    let elicit = Elicit::answering(&[]);
+    let ask = format!("interact@127.0.0.1:{}", site.port());
+    let hidden = format!("read@127.0.0.1:{}", other.port());
+    let k = Kapture::launch_asking(
+        Engine::Cdp,
+        &[
+            "--ask",
+            &ask,
+            "--deny",
+            &hidden,
+            "--approval-timeout-ms",
+            "5000",
+        ],
+        Some(elicit.clone()),
+    )
+    .await;
+    let url = format!(
+        "{}?cross={}",
+        site.url("frames.html"),
+        other.url("frame-child.html")
+    );
+    k.ok("browser_navigate", json!({"url": url})).await;
+    // Both frames show the same page: the pay button sits at the same place in each.
+    let at = |frame: &str| {
+        format!(
+            "() => new Promise(done => {{ const tick = () => {{ const s = document.getElementById('same'); const pay = s.contentDocument && s.contentDocument.getElementById('pay'); if (!pay) return setTimeout(tick, 20); const f = document.getElementById('{frame}').getBoundingClientRect(); const r = pay.getBoundingClientRect(); const o = s.clientLeft; done([f.x + o + r.x + r.width / 2, f.y + o + r.y + r.height / 2]); }}; tick(); }})"
+        )
+    };
+    let xy = |p: &serde_json::Value| json!({"x": p[0], "y": p[1]});
+    let same = k.eval(&at("same")).await;
+    let message = asked_about(&k, &elicit, "browser_mouse_click_xy", xy(&same)).await;
+    let (level, why, _) = risk_in(&message);
+    assert_eq!(level, "HIGH", "{message}");
+    assert!(why.contains("a payment"), "{message}");
+
+    // The cross frame must have loaded before its button can be aimed at.
+    kapture_e2e::eventually("the cross frame", Duration::from_secs(10), || async {
+        (k.eval("() => document.body.dataset.crossLoaded || ''")
+            .await
+            == "1")
+            .then_some(())
+    })
+    .await;
+    let cross = k.eval(&at("cross")).await;
+    let message = asked_about(&k, &elicit, "browser_mouse_click_xy", xy(&cross)).await;
+    let (level, why, _) = risk_in(&message);
+    assert_eq!(level, "MEDIUM", "{message}");
+    assert!(why.contains("could not be read"), "{message}");
+    assert!(
+        !message.contains("payment") && !message.contains("Pay now"),
+        "{message}"
+    );
+    k.stop().await;
+}

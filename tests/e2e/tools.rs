@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use kapture_e2e::{eventually, png_size, Engine, Kapture};
+use kapture_e2e::{eventually, png_size, ref_on, Engine, Kapture};
 use serde_json::json;
 use www_test_pages::Site;
 
@@ -14,6 +14,7 @@ kapture_e2e::on_both_engines! {
     tabs_list_new_select_close_and_the_current_tab_on => tabs_list_new_select_close_and_the_current_tab, tabs_list_new_select_close_and_the_current_tab_natively;
     mouse_and_keyboard_input_is_trusted_and_waits_for_elements_on => mouse_and_keyboard_input_is_trusted_and_waits_for_elements, mouse_and_keyboard_input_is_trusted_and_waits_for_elements_natively;
     evaluate_answers_json_for_expressions_and_functions_on => evaluate_answers_json_for_expressions_and_functions, evaluate_answers_json_for_expressions_and_functions_natively;
+    a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps_on => a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps, a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps_natively;
 }
 
 async fn fill_and_submit_a_form_by_css_selectors_on(engine: Engine) {
@@ -424,5 +425,58 @@ async fn status_reports_bridge_extension_and_tabs() {
         "{status}"
     );
     assert!(status.contains("about:blank"), "{status}");
+    k.stop().await;
+}
+
+/// A click aims at one element and lands on it, or says why not: a web component's button
+/// whose label shows through a slot (open or closed shadow root) is clicked, not "covered" by
+/// its own host; a button the page swaps for another under the arriving pointer is not
+/// clicked in its stead; a double-click whose button ran away after the first press says so.
+async fn a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps_on(engine: Engine) {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch_on(engine).await;
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("components.html")}),
+    )
+    .await;
+    let log = || k.eval("document.getElementById('log').textContent.trim()");
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    for (name, said) in [("Buy now", "open"), ("Pay now", "closed")] {
+        let r = ref_on(&snap, &format!("button \"{name}\""));
+        k.ok("browser_click", json!({"ref": r})).await;
+        assert!(log().await.as_str().unwrap().ends_with(said), "{name}");
+    }
+    k.ok("browser_click", json!({"selector": "#light"})).await;
+    assert!(log().await.as_str().unwrap().ends_with("light"));
+
+    let out = k.call("browser_click", json!({"selector": ".go"})).await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("NOT_INTERACTABLE"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("nothing was pressed"), "{}", out.text);
+    assert!(!log().await.as_str().unwrap().contains("replacement"));
+
+    let out = k
+        .call(
+            "browser_click",
+            json!({"selector": "#runner", "doubleClick": true}),
+        )
+        .await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("NOT_INTERACTABLE"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.contains("pressed 1 time(s), the rest was not"),
+        "{}",
+        out.text
+    );
+    assert!(log().await.as_str().unwrap().ends_with("runner"));
     k.stop().await;
 }

@@ -51,12 +51,23 @@ pub(crate) async fn aim<S: CdpSession>(s: &S, target: &Located) -> Result<Aim, W
 }
 
 /// Refuse when `target` is no longer what the pointer is over at its aim (see `STILL_HIT`).
-async fn still_hit<S: CdpSession>(s: &S, target: &Located, aim: &Aim) -> Result<(), WireError> {
+/// `pressed`: how many presses were given already (a double-click's second).
+async fn still_hit<S: CdpSession>(
+    s: &S,
+    target: &Located,
+    aim: &Aim,
+    pressed: u32,
+) -> Result<(), WireError> {
     world::run(
         s,
         &target.frame,
         js::STILL_HIT,
-        &[target.js.clone(), json!(aim.local.0), json!(aim.local.1)],
+        &[
+            target.js.clone(),
+            json!(aim.local.0),
+            json!(aim.local.1),
+            json!(pressed),
+        ],
     )
     .await
     .map(drop)
@@ -147,7 +158,7 @@ pub(crate) async fn click_at<S: CdpSession>(
     for &count in clicks {
         world::judge_point(s, at).await?;
         if let Some((target, aim)) = aimed {
-            still_hit(s, target, aim).await?;
+            still_hit(s, target, aim, count - 1).await?;
         }
         let extra = json!({"button": button, "clickCount": count, "modifiers": modifiers});
         // A press and its release are sent together: the session runs them in order.

@@ -12,26 +12,31 @@ pub const LOCATE: &str = r#"async (target, waitMs) => {
     if (r.width <= 0 || r.height <= 0 || style.visibility === 'hidden' || style.display === 'none')
       return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is not visible' };
     if (el.disabled) return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is disabled' };
-    const hit = (el.getRootNode().elementFromPoint ? el.getRootNode() : document).elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
-    if (hit && hit !== el && !el.contains(hit) && !(hit.shadowRoot && hit.contains(el)))
-      return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is covered by ' + describe(hit) };
+    const hit = metAt(el, r.left + r.width / 2, r.top + r.height / 2);
+    if (hit) return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is covered by ' + describe(hit) };
     return true;
   });
   if (found.error) return found;
+  // The element aimed at, for `STILL_HIT` (a selector may name another one by then).
+  K.aimed = { key: JSON.stringify(target), el: new WeakRef(found.el) };
   const r = found.el.getBoundingClientRect();
   return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
 }"#;
 
-/// Whether the target is still what the pointer is over at `x, y` (the frame's viewport
-/// CSS pixels, as `LOCATE` answered them). Checked once the pointer is there and before each
-/// press: the page's handlers of those events may have put another element in its place.
-pub const STILL_HIT: &str = r#"async (target, x, y) => {
-  const found = await resolve(target, 0);
+/// Whether the element `LOCATE` aimed at (not whatever the target names now) is still what
+/// the pointer is over at `x, y` (the frame's viewport CSS pixels, as `LOCATE` answered
+/// them). Checked once the pointer is there and before each press (`pressed`: how many were
+/// given already): the page's handlers of those events may have put another element there.
+pub const STILL_HIT: &str = r#"async (target, x, y, pressed) => {
+  const aimed = K.aimed && K.aimed.key === JSON.stringify(target) ? K.aimed.el.deref() : null;
+  const found = aimed ? { el: aimed } : await resolve(target, 0);
   if (found.error) return found;
   const el = found.el;
-  const hit = (el.getRootNode().elementFromPoint ? el.getRootNode() : document).elementFromPoint(x, y);
-  if (hit && (hit === el || el.contains(hit) || (hit.shadowRoot && hit.contains(el)))) return true;
-  return { error: 'NOT_INTERACTABLE', message: describe(el) + ' moved from under the pointer' + (hit ? ' (' + describe(hit) + ' is there now)' : '') + ': nothing was pressed' };
+  const hit = el.isConnected ? metAt(el, x, y) : undefined;
+  if (hit === null) return true;
+  const what = !el.isConnected ? ' was removed from the page' : ' moved from under the pointer' + (hit ? ' (' + describe(hit) + ' is there now)' : '');
+  const done = pressed ? ': it was pressed ' + pressed + ' time(s), the rest was not' : ': nothing was pressed';
+  return { error: 'NOT_INTERACTABLE', message: describe(el) + what + done };
 }"#;
 
 /// Scroll the target into view (screenshots, evaluate on an element).

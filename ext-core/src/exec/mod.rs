@@ -23,7 +23,7 @@ use crate::methods::{Click, Closed, Command, DownloadArgs, Downloaded, Navigate,
 use crate::platform;
 use crate::policy::budget::{self, BudgetState, Ledger};
 use crate::policy::gate::{self as pure, Admission, Answer, Guard, Target};
-use crate::policy::{origin_of, risk, Category, Origin, Policy};
+use crate::policy::{origin_of, risk, Category, Judge, Origin, Policy};
 use crate::protocol::{ErrorCode, TabId, WireError};
 use crate::router::Route;
 use crate::ui::{ApprovalView, FeedEntry};
@@ -468,7 +468,14 @@ impl<H: Host> Exec<H> {
             // A malformed destination is bad input, not something the policy judges.
             crate::cdp::check_url(&p.url)?;
         }
-        let urls = self.target_urls(tab, command).await?;
+        // What is read of the page to judge or describe the command (a link's href, the
+        // element input lands on) is read only where these rules let it read.
+        let reader = Judge {
+            policy: policy.clone(),
+            category: Category::Read,
+            approved: grants_of(&self.granted.borrow(), asker),
+        };
+        let urls = self.target_urls(tab, command, &reader).await?;
         let here = if pure::leaves_page(command) {
             self.page_urls(tab, &Value::Null).await?
         } else {
@@ -517,7 +524,15 @@ impl<H: Host> Exec<H> {
             Admission::Ask(origin) => {
                 let page = here.first().and_then(|u| origin_of(u));
                 let answer = self
-                    .ask(asker, tab, command, category, &origin, page, approval_ms)
+                    .ask(
+                        asker,
+                        tab,
+                        command,
+                        (category, &origin),
+                        page,
+                        &reader,
+                        approval_ms,
+                    )
                     .await;
                 note.verdict(match &answer {
                     Ok(a) => format!("approved: {}", a.name()),
@@ -544,14 +559,19 @@ impl<H: Host> Exec<H> {
 
     /// What a command is judged on: where it lands (a navigation's destination, the page
     /// back/forward goes to, the URL a download fetches), else the document it acts in.
-    async fn target_urls(&self, tab: TabId, command: &Command) -> Result<Vec<String>, WireError> {
+    async fn target_urls(
+        &self,
+        tab: TabId,
+        command: &Command,
+        reader: &Judge,
+    ) -> Result<Vec<String>, WireError> {
         let params = command.params();
         match pure::target(command) {
             Target::Url(url) => return Ok(vec![url]),
             // A link clicked to download: where its href points, and the frame it is in.
             Target::Link(link) => {
                 let mut urls = self.page_urls(tab, &params).await?;
-                if let Some(href) = self.tabs.link_href(tab, &link).await {
+                if let Some(href) = self.tabs.link_href(tab, &link, reader).await {
                     urls.insert(0, href);
                 }
                 return Ok(urls);
@@ -586,9 +606,9 @@ impl<H: Host> Exec<H> {
         asker: Asker<'_>,
         tab: TabId,
         command: &Command,
-        category: Category,
-        origin: &Origin,
+        (category, origin): (Category, &Origin),
         page: Option<Origin>,
+        reader: &Judge,
         approval_ms: u64,
     ) -> Result<Answer, WireError> {
         let (method, params) = (command.name(), command.params());
@@ -599,7 +619,7 @@ impl<H: Host> Exec<H> {
             Category::Read => Vec::new(),
             _ => risk::spots(command),
         };
-        let lands = self.landings(tab, spots).await;
+        let lands = self.landings(tab, spots, reader).await;
         let (risk, risk_why) = risk::rate(&risk::Action {
             method,
             category,
@@ -649,11 +669,16 @@ impl<H: Host> Exec<H> {
     /// What the page says of each place `spots` names (in order), read within
     /// [`FACTS_WAIT`] in all: a page busy in a loop or holding a dialog must not keep the
     /// question from being asked. What was not read in time is unread (`None`).
-    async fn landings(&self, tab: TabId, spots: Vec<(String, risk::Spot)>) -> Vec<risk::Landing> {
+    async fn landings(
+        &self,
+        tab: TabId,
+        spots: Vec<(String, risk::Spot)>,
+        reader: &Judge,
+    ) -> Vec<risk::Landing> {
         let read = RefCell::new(Vec::new());
         let each = async {
             for (_, spot) in &spots {
-                let facts = self.tabs.facts_at(tab, spot).await;
+                let facts = self.tabs.facts_at(tab, spot, reader).await;
                 read.borrow_mut().push(facts);
             }
         };

@@ -17,6 +17,7 @@ use crate::methods::{Command, ElementTarget};
 use crate::platform;
 use crate::policy::gate::{self, Guard};
 use crate::policy::risk::{ElementFacts, Spot};
+use crate::policy::{Category, Judge};
 use crate::protocol::{ErrorCode, TabId, WireError};
 use crate::router;
 
@@ -166,12 +167,19 @@ impl<H: Host> Tabs<H> {
     }
 
     /// The absolute URL of the link a `download` by ref or selector would click, if the
-    /// element is (inside) a link: what the download fetches, judged where it lands.
-    pub async fn link_href(&self, tab_id: TabId, target: &ElementTarget) -> Option<String> {
+    /// element is (inside) a link in a document `reader` may read: what the download
+    /// fetches, judged where it lands.
+    pub async fn link_href(
+        &self,
+        tab_id: TabId,
+        target: &ElementTarget,
+        reader: &Judge,
+    ) -> Option<String> {
         let href = self
             .on_element(
                 tab_id,
                 target,
+                reader,
                 "async (t) => { const f = await resolve(t, 0); if (!f.el) return null; const a = f.el.closest('a[href], area[href]'); return a ? a.href : null; }",
             )
             .await?;
@@ -184,6 +192,7 @@ impl<H: Host> Tabs<H> {
         &self,
         tab_id: TabId,
         target: &ElementTarget,
+        reader: &Judge,
         script: &str,
     ) -> Option<Value> {
         let slot = self.get(tab_id)?;
@@ -195,6 +204,7 @@ impl<H: Host> Tabs<H> {
             slot: &slot,
         };
         let located = cdp::world::locate_target(&session, target).await.ok()?;
+        readable(&slot, &located.frame, reader)?;
         cdp::world::run(&session, &located.frame, script, &[located.js])
             .await
             .ok()
@@ -202,8 +212,15 @@ impl<H: Host> Tabs<H> {
 
     /// What the page says now of where input lands (`spot`: an element a target names, the
     /// focused element, the element under a point, the dialog), for an approval's risk.
-    /// `None` when the tab is not under control yet, or nothing could be read there.
-    pub async fn facts_at(&self, tab_id: TabId, spot: &Spot) -> Option<ElementFacts> {
+    /// `None` when the tab is not under control yet, nothing could be read there, or the
+    /// element's document is one `reader` may not read (its words are not the agent's to
+    /// see, nor a hostile frame's to shape the question with).
+    pub async fn facts_at(
+        &self,
+        tab_id: TabId,
+        spot: &Spot,
+        reader: &Judge,
+    ) -> Option<ElementFacts> {
         let slot = self.get(tab_id)?;
         if !slot.attached.get() || slot.closed.get() {
             return None;
@@ -215,6 +232,7 @@ impl<H: Host> Tabs<H> {
         let facts = match spot {
             Spot::Element(target) => {
                 let located = cdp::world::locate_target(&s, target).await.ok()?;
+                readable(&slot, &located.frame, reader)?;
                 let script = format!(
                     "async (t) => {{ const f = await resolve(t, 0); return f.el ? ({})(f.el) : null; }}",
                     cdp::js::ELEMENT_FACTS
@@ -225,10 +243,12 @@ impl<H: Host> Tabs<H> {
             }
             Spot::Focused => {
                 let (frame, object) = cdp::world::focused(&s).await.ok()?;
+                readable(&slot, &frame, reader)?;
                 facts_of(&s, &frame, &object).await?
             }
             Spot::Point(x, y) => {
                 let (frame, object) = cdp::world::element_at(&s, (*x, *y)).await.ok()??;
+                readable(&slot, &frame, reader)?;
                 facts_of(&s, &frame, &object).await?
             }
             Spot::Dialog => {
@@ -238,7 +258,9 @@ impl<H: Host> Tabs<H> {
                 );
             }
         };
-        serde_json::from_value(facts).ok()
+        serde_json::from_value::<ElementFacts>(facts)
+            .ok()
+            .map(ElementFacts::bounded)
     }
 
     /// The line of the last snapshot that shows `reference` (`e5`), for approvals.
@@ -510,6 +532,12 @@ async fn attach<H: Host>(host: &H, slot: &TabSlot) -> Result<(), WireError> {
     slot.attached.set(true);
     slot.attachment.borrow_mut().attached(platform::now_ms());
     Ok(())
+}
+
+/// `Some` when `reader` may read `frame`'s current document (a frame never seen is not).
+fn readable(slot: &TabSlot, frame: &str, reader: &Judge) -> Option<()> {
+    let judged = slot.events.borrow().judged(frame);
+    (!judged.is_empty() && reader.check(Category::Read, &judged).is_ok()).then_some(())
 }
 
 /// [`cdp::js::ELEMENT_FACTS`] of an element object of Kapture's world in `frame`.

@@ -5,7 +5,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::{Category, OriginPattern, Policy, Rule, Verdict};
+use super::{Category, Origin, OriginPattern, Policy, Rule, Verdict};
 
 /// How strict a verdict is: deny > ask > allow.
 fn strictness(v: Verdict) -> u8 {
@@ -134,6 +134,8 @@ pub struct Loosening {
     pub categories: Vec<&'static str>,
     /// The origins, as a pattern (`*`, `*.example.com`, `https://a.test:8443`).
     pub origins: String,
+    /// The same origins as a pattern.
+    pub region: OriginPattern,
     pub asked: Verdict,
     pub ceiling: Verdict,
 }
@@ -156,24 +158,6 @@ impl std::fmt::Display for Loosening {
     }
 }
 
-/// A URL inside `pattern` that no narrower pattern is likely to name, to probe both
-/// policies with (a host of its own under a wildcard).
-fn probe_url(pattern: &OriginPattern) -> String {
-    if pattern.host.is_empty() {
-        return "about:blank".into();
-    }
-    let host = match pattern.host.strip_prefix("*.") {
-        _ if pattern.host == "*" => "kapture-probe.invalid".to_string(),
-        Some(suffix) => format!("kapture-probe.{suffix}"),
-        None => pattern.host.clone(),
-    };
-    let scheme = pattern.scheme.as_deref().unwrap_or("https");
-    match pattern.port {
-        Some(p) => format!("{scheme}://{host}:{p}/"),
-        None => format!("{scheme}://{host}/"),
-    }
-}
-
 fn origins_text(pattern: &OriginPattern) -> String {
     if pattern.host.is_empty() {
         "pages of no site (about:blank, data:)".into()
@@ -182,45 +166,108 @@ fn origins_text(pattern: &OriginPattern) -> String {
     }
 }
 
+/// One origin of every kind the patterns of `rules` tell apart: two origins that every
+/// pattern either matches or misses alike are judged alike by both rule sets, so deciding
+/// on these few is deciding on all.
+///
+/// A scheme or port no pattern names behaves like any other such one, so one fresh value
+/// stands for them all. A host is a literal some pattern names, the suffix of a `*.s`, a
+/// fresh label under such a suffix (the longest suffix a host ends with decides which
+/// wildcards match it), a fresh label alone (a host under no named suffix), or empty (a
+/// page of no site). The fresh label occurs in no pattern, so nothing names it.
+fn representatives(rules: &[&Rule]) -> Vec<Origin> {
+    let hosts_named: Vec<&str> = rules.iter().map(|r| r.origin.host.as_str()).collect();
+    let fresh = (0u32..)
+        .map(|n| format!("kapture-other{n}"))
+        .find(|l| hosts_named.iter().all(|h| !h.contains(l.as_str())))
+        .unwrap_or_default();
+    let mut schemes: Vec<String> = vec![format!("{fresh}-scheme")];
+    let mut ports: Vec<Option<u16>> = vec![None];
+    let mut hosts: Vec<String> = vec![String::new(), fresh.clone()];
+    for r in rules {
+        if let Some(s) = &r.origin.scheme {
+            schemes.push(s.clone());
+        }
+        if let Some(p) = r.origin.port {
+            ports.push(Some(p));
+        }
+        match r.origin.host.strip_prefix("*.") {
+            _ if r.origin.host == "*" => {}
+            Some(suffix) => {
+                hosts.push(suffix.to_string());
+                hosts.push(format!("{fresh}.{suffix}"));
+            }
+            None => hosts.push(r.origin.host.clone()),
+        }
+    }
+    for list in [&mut schemes, &mut hosts] {
+        list.sort();
+        list.dedup();
+    }
+    ports.sort();
+    ports.dedup();
+    let mut out = Vec::with_capacity(schemes.len() * hosts.len() * ports.len());
+    for scheme in &schemes {
+        for host in &hosts {
+            for port in &ports {
+                out.push(Origin {
+                    scheme: scheme.clone(),
+                    host: host.clone(),
+                    port: *port,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The last rule of `rules` that decides `category` on `origin`.
+fn deciding<'r>(rules: &'r [Rule], category: Category, origin: &Origin) -> Option<&'r Rule> {
+    rules
+        .iter()
+        .rev()
+        .find(|r| r.category.is_none_or(|c| c == category) && r.origin.matches(origin))
+}
+
 /// What `policy` allows more freely than `ceiling`, grouped by origins and verdicts.
 ///
-/// Probes one URL per region the two rule sets carve out, per category, and reports only
-/// what `decide` really answers there, so every line is true; a region no probe reaches is
-/// still bounded (the stricter rules stay), never silently loosened.
+/// Complete: both rule sets are decided on one origin of every kind their patterns tell
+/// apart (`representatives`), so wherever the policy is looser than the ceiling, on any URL,
+/// a line names that category on origins that include the URL, with the two verdicts found
+/// there. Each line's origins are where the two deciding rules overlap, and at least one
+/// origin there really is looser.
 pub fn loosened(policy: &Policy, ceiling: &Policy) -> Vec<Loosening> {
     let (ours, cap) = (with_default(policy), with_default(ceiling));
+    let named: Vec<&Rule> = ours.iter().chain(&cap).collect();
     let mut found: Vec<Loosening> = Vec::new();
-    for p in &ours {
-        for c in &cap {
+    for origin in representatives(&named) {
+        for category in Category::ALL {
+            let (Some(p), Some(c)) = (
+                deciding(&ours, category, &origin),
+                deciding(&cap, category, &origin),
+            ) else {
+                continue;
+            };
+            if strictness(p.verdict) >= strictness(c.verdict) {
+                continue;
+            }
             let Some(region) = meet(&p.origin, &c.origin) else {
                 continue;
             };
-            let url = probe_url(&region);
-            for category in Category::ALL {
-                if meet_category(p.category, Some(category)).is_none()
-                    || meet_category(c.category, Some(category)).is_none()
-                {
-                    continue;
-                }
-                let asked = policy.decide(category, &url).verdict;
-                let limit = ceiling.decide(category, &url).verdict;
-                if strictness(asked) >= strictness(limit) {
-                    continue;
-                }
-                let origins = origins_text(&region);
-                match found
-                    .iter_mut()
-                    .find(|l| l.origins == origins && l.asked == asked && l.ceiling == limit)
-                {
-                    Some(l) if l.categories.contains(&category.name()) => {}
-                    Some(l) => l.categories.push(category.name()),
-                    None => found.push(Loosening {
-                        categories: vec![category.name()],
-                        origins,
-                        asked,
-                        ceiling: limit,
-                    }),
-                }
+            let origins = origins_text(&region);
+            match found
+                .iter_mut()
+                .find(|l| l.origins == origins && l.asked == p.verdict && l.ceiling == c.verdict)
+            {
+                Some(l) if l.categories.contains(&category.name()) => {}
+                Some(l) => l.categories.push(category.name()),
+                None => found.push(Loosening {
+                    categories: vec![category.name()],
+                    origins,
+                    region,
+                    asked: p.verdict,
+                    ceiling: c.verdict,
+                }),
             }
         }
     }
@@ -232,6 +279,7 @@ pub fn loosened(policy: &Policy, ceiling: &Policy) -> Vec<Loosening> {
                 .unwrap_or(usize::MAX)
         });
     }
+    found.sort_by(|a, b| a.origins.cmp(&b.origins));
     found
 }
 
@@ -411,6 +459,109 @@ mod tests {
             .rules
             .push(Policy::flag_rule("example.com", Verdict::Deny, "--deny").unwrap());
         assert!(loosened(&strict, &ceiling).is_empty());
+    }
+
+    /// A rule that carves its own pattern out of a wide allowance cannot hide the
+    /// allowance: every looser origin lies inside a listed line, whatever hosts the
+    /// patterns name.
+    #[test]
+    fn every_looser_origin_is_listed_whatever_the_patterns_name() {
+        let ceiling = Policy::connected_default();
+        let mut sly = Policy::allow_all();
+        for name in [
+            "kapture-probe.invalid",
+            "kapture-other0",
+            "*.kapture-other1",
+        ] {
+            sly.rules
+                .push(Policy::flag_rule(name, Verdict::Deny, "--deny").unwrap());
+        }
+        let lines = loosened(&sly, &ceiling);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.origins == "*" && l.categories.contains(&"eval")),
+            "{lines:?}"
+        );
+    }
+
+    use proptest::prelude::*;
+
+    const POOL: [&str; 14] = [
+        "*",
+        "example.com",
+        "*.example.com",
+        "a.example.com",
+        "*.a.example.com",
+        "evilexample.com",
+        "https://*",
+        "http://example.com",
+        "*:8080",
+        "127.0.0.1",
+        "localhost:3000",
+        "kapture-probe.invalid",
+        "*.kapture-probe.example.com",
+        "",
+    ];
+    const HOSTS: [&str; 10] = [
+        "example.com",
+        "a.example.com",
+        "b.a.example.com",
+        "zz.example.com",
+        "evilexample.com",
+        "127.0.0.1",
+        "localhost",
+        "kapture-probe.invalid",
+        "kapture-probe.example.com",
+        "elsewhere.test",
+    ];
+
+    fn arb_policy() -> impl Strategy<Value = Policy> {
+        let rule = (0..POOL.len(), 0..=Category::ALL.len(), 0..3u8).prop_map(|(o, c, v)| {
+            let verdict = [Verdict::Allow, Verdict::Ask, Verdict::Deny][v as usize];
+            Rule {
+                origin: pat(POOL[o]),
+                category: Category::ALL.get(c).copied(),
+                verdict,
+                source: "test".into(),
+            }
+        });
+        proptest::collection::vec(rule, 0..7).prop_map(|rules| Policy {
+            rules,
+            ..Policy::default()
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn loosenings_cover_every_looser_url(policy in arb_policy(), ceiling in arb_policy()) {
+            let lines = loosened(&policy, &ceiling);
+            let mut urls = vec!["about:blank".to_string(), "data:text/html,x".to_string()];
+            for scheme in ["http", "https", "ftp"] {
+                for host in HOSTS {
+                    for port in ["", ":8080", ":3000", ":9"] {
+                        urls.push(format!("{scheme}://{host}{port}/"));
+                    }
+                }
+            }
+            for url in &urls {
+                let origin = super::super::origin_of(url).unwrap();
+                for c in Category::ALL {
+                    let asked = policy.decide(c, url).verdict;
+                    let limit = ceiling.decide(c, url).verdict;
+                    if strictness(asked) < strictness(limit) {
+                        prop_assert!(
+                            lines.iter().any(|l| l.region.matches(&origin)
+                                && l.categories.contains(&c.name())
+                                && l.asked == asked
+                                && l.ceiling == limit),
+                            "{} on {url} ({asked:?} < {limit:?}) not in {lines:?}",
+                            c.name()
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

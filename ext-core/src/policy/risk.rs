@@ -262,7 +262,35 @@ pub struct ElementFacts {
     pub field_info: Option<serde_json::Value>,
 }
 
+/// The most text of an element's facts that is rated (the page-side reader caps itself the
+/// same; this holds whatever answered).
+pub const FACTS_MAX: usize = 200_000;
+
 impl ElementFacts {
+    /// These facts within [`FACTS_MAX`] characters of text in all, parts first; what did
+    /// not fit is dropped and said (`cut`).
+    pub fn bounded(mut self) -> ElementFacts {
+        let mut room = FACTS_MAX;
+        for list in [&mut self.parts, &mut self.markup] {
+            for s in list.iter_mut() {
+                let n = s.chars().count();
+                if n > room {
+                    *s = s.chars().take(room).collect();
+                    self.cut = true;
+                }
+                room -= s.chars().count();
+            }
+            list.retain(|s| !s.is_empty());
+        }
+        if let Some(h) = &mut self.href {
+            if h.len() > 8192 {
+                *h = h.chars().take(8192).collect();
+                self.cut = true;
+            }
+        }
+        self
+    }
+
     /// The kind of secret a field holds (`password`, `otp`, `card`), by the one rule
     /// ([`crate::recorder::confidential_field`]): what is typed into it is never shown.
     pub fn confidential(&self) -> Option<&'static str> {
@@ -506,6 +534,32 @@ pub fn rate(a: &Action) -> (Risk, String) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn facts_are_bounded_in_all_and_say_they_were_cut() {
+        let big = super::ElementFacts {
+            parts: vec!["a".repeat(150_000), "b".repeat(150_000), "c".into()],
+            markup: vec!["d".repeat(10)],
+            ..Default::default()
+        }
+        .bounded();
+        assert!(big.cut);
+        assert_eq!(
+            big.parts
+                .iter()
+                .chain(&big.markup)
+                .map(String::len)
+                .sum::<usize>(),
+            super::FACTS_MAX
+        );
+        assert_eq!(big.parts.len(), 2);
+        assert!(big.markup.is_empty());
+        let small = super::ElementFacts {
+            parts: vec!["Delete".into()],
+            ..Default::default()
+        };
+        assert_eq!(small.clone().bounded(), small);
+    }
+
     use super::*;
     use crate::policy::origin_of;
 

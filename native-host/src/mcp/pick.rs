@@ -3,6 +3,7 @@
 //! as structuredContent). A person who declined (Esc) is not asked again by the same
 //! session for a while: the call is refused at once.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ext_core::escape;
@@ -21,13 +22,41 @@ const URL_MAX: usize = 300;
 /// How long after a person declined a pick the same session's next one is refused.
 pub const DECLINED_FOR: Duration = Duration::from_secs(10);
 
-/// When the person last declined one of this session's picks (Esc, or a denied approval).
+/// When the person last declined one of this session's picks (Esc, or a denied approval),
+/// and whether one is waiting for them now.
 #[derive(Debug, Default)]
 pub struct Declines {
     last: Option<Instant>,
+    waiting: bool,
+}
+
+/// A session's pick in flight: while it lives the session's next pick is refused; dropped
+/// however the call ends (answered, failed, or the client gave up on it).
+pub struct Waiting(Arc<Mutex<Declines>>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).waiting = false;
+    }
 }
 
 impl Declines {
+    /// Start one of `this` session's picks, unless one waits for the person already (one
+    /// question at a time: a second could not be declined before it is shown, and a decline
+    /// of one would not hold back the others) or the person declined one a moment ago.
+    pub fn start(this: &Arc<Mutex<Declines>>, now: Instant) -> Result<Waiting, WireError> {
+        let mut d = this.lock().unwrap_or_else(|e| e.into_inner());
+        if d.waiting {
+            return Err(WireError::new(
+                ErrorCode::BadArgs,
+                "another browser_pick of this session is waiting for the person: wait for its answer (one pick at a time)",
+            ));
+        }
+        d.check(now)?;
+        d.waiting = true;
+        Ok(Waiting(this.clone()))
+    }
+
     /// Refused at once while the person's "no" is recent: nothing is shown to them.
     pub fn check(&self, now: Instant) -> Result<(), WireError> {
         let Some(ago) = self.last.map(|t| now.saturating_duration_since(t)) else {
@@ -126,14 +155,10 @@ impl KaptureServer {
         description = "Ask the person at the browser to point at an element: the page shows an outline under the mouse and a banner with your `prompt`, shown as your words; their mouse click picks (Kapture keeps it from the page's handlers), Esc cancels. Answers the element's snapshot line with a ref usable at once (browser_click…) and its locators, best first. Waits up to `timeout` seconds (default 60, at most 240), then TIMEOUT; the tab's other commands wait meanwhile. A cancel is APPROVAL_DENIED, and another browser_pick within 10 s of it is refused at once: ask in chat instead."
     )]
     async fn browser_pick(&self, Parameters(mut a): Parameters<OnTab<Pick>>) -> PickAnswer {
-        let declined = self
-            .declines
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .check(Instant::now());
-        if let Err(e) = declined {
-            return PickAnswer(Answer::fail(e), None);
-        }
+        let waiting = match Declines::start(&self.declines, Instant::now()) {
+            Ok(w) => w,
+            Err(e) => return PickAnswer(Answer::fail(e), None),
+        };
         // The call outlasts the person's wait, so the wait's own TIMEOUT is what answers.
         a.timeout_ms
             .get_or_insert(ext_core::cdp::pick::command_ms(a.params.timeout));
@@ -142,6 +167,7 @@ impl KaptureServer {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .note(Instant::now(), &picked);
+        drop(waiting);
         match picked {
             Ok(p) => {
                 let structured = picked_json(&p);
@@ -229,5 +255,24 @@ mod tests {
             .check(t0 + DECLINED_FOR - Duration::from_millis(1))
             .is_err());
         assert!(d.check(t0 + DECLINED_FOR).is_ok());
+    }
+
+    #[test]
+    fn one_pick_at_a_time_per_session_and_a_decline_holds_back_the_next() {
+        let d = Arc::new(Mutex::new(Declines::default()));
+        let t0 = Instant::now();
+        let first = Declines::start(&d, t0).unwrap();
+        let second = Declines::start(&d, t0).err().unwrap();
+        assert_eq!(second.code, ErrorCode::BadArgs);
+        assert!(second.message.contains("one pick at a time"));
+        d.lock()
+            .unwrap()
+            .note(t0, &Err(WireError::new(ErrorCode::ApprovalDenied, "Esc")));
+        drop(first);
+        let after = Declines::start(&d, t0 + Duration::from_secs(1))
+            .err()
+            .unwrap();
+        assert_eq!(after.code, ErrorCode::ApprovalDenied);
+        assert!(Declines::start(&d, t0 + DECLINED_FOR).is_ok());
     }
 }

@@ -4,8 +4,16 @@
 // `el` activates is read, not the literal node: the nearest control up the composed tree
 // (a span in a button is the button; a label is its control). Every part of what the page
 // says of it is its own string, whole up to a cap that is said when reached: a long
-// aria-label cannot push the visible words out.
-const PART_MAX = 20000, WALK_MAX = 2000;
+// aria-label cannot push the visible words out. All of it together is capped too (a page
+// with thousands of labels or attributes must not make the answer huge).
+const PART_MAX = 20000, WALK_MAX = 2000, TOTAL_MAX = 200000, LABELS_MAX = 20;
+let room = TOTAL_MAX;
+// Take `s` (already one line) within what is left of the total; '' once it is spent.
+const within = (s) => {
+  if (s.length > room) { cut = true; s = s.slice(0, Math.max(room, 0)); }
+  room -= s.length;
+  return s;
+};
 if (el && el.nodeType !== 1) el = el.parentElement;
 if (!el) return null;
 const doc = el.ownerDocument;
@@ -38,7 +46,8 @@ const add = (s) => {
   s = (s || '').replace(/\s+/g, ' ').trim();
   if (!s) return;
   if (s.length > PART_MAX) { cut = true; s = s.slice(0, PART_MAX); }
-  parts.push(s);
+  s = within(s);
+  if (s) parts.push(s);
 };
 // Ids an aria-labelledby names, in the element's own tree (a shadow root's ids too).
 const byIds = (n, attr) => {
@@ -59,7 +68,9 @@ for (const n of named) {
   add(n.getAttribute('aria-placeholder'));
   add(n.getAttribute('alt'));
   if (n.localName === 'input' && BUTTONISH.includes(n.type)) add(n.value);
-  for (const l of n.labels || []) { add(l.innerText); add(l.textContent); }
+  const labels = [...(n.labels || [])];
+  if (labels.length > LABELS_MAX) cut = true;
+  for (const l of labels.slice(0, LABELS_MAX)) { add(l.innerText); add(l.textContent); }
 }
 add(act.innerText);
 // The composed content: text as shown (text-transform), generated content, open shadow
@@ -81,7 +92,8 @@ const markOf = (n) => {
     const k = a.name;
     if (k === 'id' || k === 'name' || k === 'class' || k.startsWith('on') || k.startsWith('data-')) words.push(a.value);
   }
-  if (words.length) markup.push(words.join(' ').slice(0, 2000));
+  const said = words.length ? within(words.join(' ').slice(0, 2000)) : '';
+  if (said) markup.push(said);
 };
 let text = '';
 let seen = 0;
@@ -112,7 +124,7 @@ add(text);
 for (const n of named) if (n !== act) markOf(n);
 const decode = (u) => { try { const x = new URL(u, doc.baseURI); return decodeURIComponent(x.pathname + ' ' + x.search); } catch (e) { return ''; } };
 const goes = link ? decode(link.href) : submits ? decode(act.getAttribute('formaction') || (form && form.getAttribute('action')) || '') : '';
-if (goes) markup.push(goes);
+if (goes) markup.push(within(goes.slice(0, PART_MAX)));
 if (link && link !== act) markOf(link);
 const fieldy = (tag === 'input' && !BUTTONISH.includes(act.type) && !['checkbox', 'radio', 'file', 'hidden', 'range', 'color'].includes(act.type)) ||
   tag === 'textarea' || tag === 'select' || act.isContentEditable || act.getAttribute('role') === 'textbox';

@@ -23,6 +23,29 @@ const idOf = (el) => {
 };
 const describe = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
   (el.classList && el.classList.length ? '.' + [...el.classList].slice(0, 2).join('.') : '');
+// What the pointer meets at (x, y) (viewport pixels of `el`'s frame) when it is not `el` nor
+// drawn as part of it; `null` when it is, `undefined` when nothing is there. Part of `el`:
+// its descendants, what its shadow trees hold, and light-DOM nodes shown in its slots (also
+// of closed shadow roots, which `el`'s own root chain reaches). The topmost box is asked of
+// `elementsFromPoint`: `elementFromPoint` names a shadow host for the slotted text inside a
+// component's button, which is not what is hit.
+const metAt = (el, x, y) => {
+  const root = el.getRootNode();
+  const hit = (root.elementsFromPoint ? root : document).elementsFromPoint(x, y)[0];
+  if (!hit) return undefined;
+  const roots = new Map();
+  for (let r = root, i = 0; r && r.host && i < 64; r = r.host.getRootNode(), i++) roots.set(r.host, r);
+  const slotOf = (n) => {
+    if (n.assignedSlot) return n.assignedSlot;
+    const shadow = n.parentNode && (n.parentNode.shadowRoot || roots.get(n.parentNode));
+    return shadow ? [...shadow.querySelectorAll('slot')].find((s) => s.assignedNodes().includes(n)) : null;
+  };
+  for (let n = hit, i = 0; n && i < 4096; i++) {
+    if (n === el) return null;
+    n = slotOf(n) || n.parentNode || n.host;
+  }
+  return hit;
+};
 // Elements a selector names: XPath when it starts with `/`, `(` or `xpath=` (no CSS selector
 // can), else CSS. Throws on a selector that does not parse.
 const isXPath = (sel) => sel.startsWith('/') || sel.startsWith('(') || sel.startsWith('xpath=');
