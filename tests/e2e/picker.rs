@@ -1231,3 +1231,51 @@ async fn a_person_picks_from_the_side_panel() {
         json!(1)
     );
 }
+
+/// A page busy in a long task while the person points (longer than one poll of the picker
+/// may take) does not end the pick: it is asked again once the page answers, and the
+/// person's click still picks. A second pick of the same session meanwhile is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_busy_for_a_while_does_not_end_the_pick() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch_on(Engine::Cdp).await;
+    k.ok("browser_navigate", json!({"url": site.url("pick.html")}))
+        .await;
+    let mut raw = k.raw_cdp().await;
+    let session = raw.attach_page("pick.html").await.unwrap();
+    let buy = centre(&mut raw, &session, None, "buy").await;
+    let person = async {
+        until_picking(&mut raw, &session).await;
+        let second = k.call("browser_pick", json!({"timeout": 5})).await;
+        // Busy for 2 s: longer than a poll's time, shorter than the picker's idle end.
+        page_eval(
+            &mut raw,
+            &session,
+            "(() => { const t = Date.now(); while (Date.now() - t < 2000) {} return 1; })()",
+        )
+        .await;
+        hover_until(&mut raw, &session, buy, "Buy now").await;
+        mouse(&mut raw, &session, buy, true).await;
+        second
+    };
+    let (picked, second) = tokio::join!(k.call("browser_pick", json!({"timeout": 60})), person);
+    assert_eq!(
+        second.code().as_deref(),
+        Some("BAD_ARGS"),
+        "{}",
+        second.text
+    );
+    assert!(
+        second.text.contains("one pick at a time"),
+        "{}",
+        second.text
+    );
+    assert!(!picked.is_error, "{}", picked.text);
+    assert!(
+        picked.text.contains("button \"Buy now\" [ref="),
+        "{}",
+        picked.text
+    );
+    no_picker_left(&mut raw, &session).await;
+    k.stop().await;
+}

@@ -1130,3 +1130,43 @@ async fn a_frame_the_rules_may_not_read_is_not_read_to_rate_an_approval() {
     );
     k.stop().await;
 }
+
+/// A new tab whose navigation the person does not approve is closed again: nothing is left
+/// behind in their browser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_tab_refused_its_navigation_leaves_no_tab_behind() {
+    let site = Site::start().unwrap();
+    let elsewhere = Site::start().unwrap();
+    let elicit = Elicit::answering(&[Said::Decline]);
+    let ask = format!("navigate@127.0.0.1:{}", elsewhere.port());
+    let k = Kapture::launch_asking(
+        Engine::Cdp,
+        &["--ask", &ask, "--approval-timeout-ms", "5000"],
+        Some(elicit.clone()),
+    )
+    .await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    let before = k.ok("browser_tabs", json!({"action": "list"})).await;
+    let out = k
+        .call(
+            "browser_tabs",
+            json!({"action": "new", "url": elsewhere.url("page-b.html")}),
+        )
+        .await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("APPROVAL_DENIED"),
+        "{}",
+        out.text
+    );
+    assert_eq!(elicit.asked().len(), 1, "the person was asked");
+    let after = k.ok("browser_tabs", json!({"action": "list"})).await;
+    assert_eq!(
+        after.lines().count(),
+        before.lines().count(),
+        "{before}\n---\n{after}"
+    );
+    assert!(!after.contains("about:blank"), "{after}");
+    k.stop().await;
+}

@@ -150,9 +150,10 @@ struct Frames {
 }
 
 /// Put the picker in every frame of `tree` whose current document has not had it tried
-/// yet: the main frame must take it; a child frame that cannot (the policy withholds it, it
-/// is stuck) is left out until its document changes. Each document is noted in the tab's
-/// live picker before the call, so a command stopped meanwhile still has it ended; one that
+/// yet, all at once (a slow frame holds up neither the others nor the polls for long): the
+/// main frame must take it; a child frame that cannot (the policy withholds it, it is
+/// stuck) is left out until its document changes. Each document is noted in the tab's live
+/// picker before the call, so a command stopped meanwhile still has it ended; one that
 /// refused the picker (the policy) is forgotten again.
 async fn install<S: CdpSession>(
     s: &S,
@@ -162,37 +163,47 @@ async fn install<S: CdpSession>(
     opts: &Value,
 ) -> Result<(), WireError> {
     let main = &tree[0].id;
-    for f in tree {
-        if !frames.tried.insert((f.id.clone(), f.loader.clone())) {
-            continue;
-        }
-        let doc = (f.id.clone(), f.loader.clone());
-        if let Some(live) = s.events().borrow_mut().picker.as_mut() {
-            live.frames.push(doc.clone());
-        }
+    let new: Vec<&FrameInfo> = tree
+        .iter()
+        .filter(|f| frames.tried.insert((f.id.clone(), f.loader.clone())))
+        .collect();
+    if let Some(live) = s.events().borrow_mut().picker.as_mut() {
+        live.frames
+            .extend(new.iter().map(|f| (f.id.clone(), f.loader.clone())));
+    }
+    let starts = new.iter().map(|f| {
         let mut opts = opts.clone();
         opts["banner"] = json!(f.id == *main);
-        match in_frame(s, &f.id, js::PICK_START, &[json!(token), opts], true).await {
+        async move { in_frame(s, &f.id, js::PICK_START, &[json!(token), opts], true).await }
+    });
+    let started = futures::future::join_all(starts).await;
+    let mut main_failed = None;
+    for (f, result) in new.into_iter().zip(started) {
+        match result {
             Ok(_) => {
                 if !frames.polled.contains(&f.id) {
                     frames.polled.push(f.id.clone());
                 }
             }
             Err(e) => {
-                // A frame that did not answer in time may yet have installed it; one that
-                // refused it did not.
+                // A frame that did not answer in time may yet have installed it (polled: a
+                // poll that finds none drops it); one that refused it did not.
+                if e.code == ErrorCode::Timeout && f.id != *main && !frames.polled.contains(&f.id) {
+                    frames.polled.push(f.id.clone());
+                }
                 if e.code != ErrorCode::Timeout {
+                    let doc = (f.id.clone(), f.loader.clone());
                     if let Some(live) = s.events().borrow_mut().picker.as_mut() {
                         live.frames.retain(|d| *d != doc);
                     }
                 }
                 if f.id == *main {
-                    return Err(e);
+                    main_failed = Some(e);
                 }
             }
         }
     }
-    Ok(())
+    main_failed.map_or(Ok(()), Err)
 }
 
 /// Let the person pick an element of the tab's page.
@@ -276,6 +287,9 @@ async fn picking<S: CdpSession>(
                     )));
                 }
                 Ok(Outcome::Gone) if *f == main => done = Some(Err(navigated())),
+                // A frame busy past a poll's time (a long task) is asked again: its picker
+                // keeps the outcome until it is read.
+                Err(e) if e.code == ErrorCode::Timeout => still.push(f.clone()),
                 // A document gone is the navigation; anything else (a closed tab) says itself.
                 Err(e) if *f == main => {
                     let gone = e.code == ErrorCode::RefStale || super::context_gone(&e);

@@ -389,9 +389,18 @@ impl<H: Host> Exec<H> {
                 let tab = self.host.create_tab("about:blank", &place).await?;
                 if let Some(url) = p.url.clone() {
                     let nav = Command::Navigate(Navigate { url });
-                    let guard = self
+                    let guard = match self
                         .check(asker, tab.tab_id, &nav, rules.clone(), note)
-                        .await?;
+                        .await
+                    {
+                        Ok(guard) => guard,
+                        Err(e) => {
+                            // Refused: the blank tab opened for it goes too (nothing was
+                            // done, nothing is left behind in the person's browser).
+                            let _ = self.host.close_tab(tab.tab_id).await;
+                            return Err(e);
+                        }
+                    };
                     self.tabs.run(tab.tab_id, nav, deadline(), guard).await?;
                 }
                 json!(shown_tab(&rules.0, self.host.tab(tab.tab_id).await?))

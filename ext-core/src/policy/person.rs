@@ -58,6 +58,19 @@ pub enum SiteMode {
     Custom,
 }
 
+/// The loosest verdict `policies` give `category` on `url` (deny when there are none).
+pub fn loosest_verdict(policies: &[Policy], category: Category, url: &str) -> Verdict {
+    policies
+        .iter()
+        .map(|p| p.decide(category, url).verdict)
+        .min_by_key(|v| match v {
+            Verdict::Allow => 0,
+            Verdict::Ask => 1,
+            Verdict::Deny => 2,
+        })
+        .unwrap_or(Verdict::Deny)
+}
+
 impl SiteMode {
     /// The mode of `url`'s site under `policy`. Categories kapture's own rules deny there
     /// (eval in a person's browser) are left out: no mode can change them.
@@ -74,6 +87,27 @@ impl SiteMode {
             return SiteMode::ReadOnly;
         }
         SiteMode::of(&open, |c| policy.decide(c, url).verdict)
+    }
+
+    /// The mode of `url`'s site for the freest of `policies` per category: a category is
+    /// open when any of them leaves it open, and its verdict is the loosest they give.
+    pub fn loosest(policies: &[Policy], url: &str) -> SiteMode {
+        let open: Vec<Category> = Category::ALL
+            .into_iter()
+            .filter(|c| {
+                policies.iter().any(|p| {
+                    let own = Policy {
+                        rules: p.rules.clone(),
+                        ..Policy::default()
+                    };
+                    own.decide(*c, url).verdict != Verdict::Deny
+                })
+            })
+            .collect();
+        if !open.iter().any(|c| c.writes()) {
+            return SiteMode::ReadOnly;
+        }
+        SiteMode::of(&open, |c| loosest_verdict(policies, c, url))
     }
 
     /// The mode the verdicts per category amount to, over the categories `open`.
@@ -257,6 +291,28 @@ mod tests {
 
     fn mode_on(p: &Policy, url: &str) -> SiteMode {
         SiteMode::on(p, url)
+    }
+
+    #[test]
+    fn a_site_shows_what_the_freest_connected_server_may_do_there() {
+        let url = "https://shop.example/";
+        let asks = Policy::connected_default();
+        let reads = Policy::connected_default().read_only("--read-only");
+        let all = Policy::allow_all();
+        assert_eq!(
+            SiteMode::loosest(std::slice::from_ref(&reads), url),
+            SiteMode::ReadOnly
+        );
+        assert_eq!(
+            SiteMode::loosest(&[reads.clone(), asks.clone()], url),
+            SiteMode::Ask
+        );
+        assert_eq!(SiteMode::loosest(&[asks, reads, all], url), SiteMode::Auto);
+        assert_eq!(
+            loosest_verdict(&[], Category::Read, url),
+            Verdict::Deny,
+            "no rules allow nothing"
+        );
     }
 
     #[test]

@@ -103,7 +103,7 @@ pub struct Bridge {
     /// Each server's current session with this worker, numbered here (`epoch`): grants and
     /// labels are keyed by it, never by names a server chooses, which repeat across
     /// kaptures and restarts.
-    epochs: RefCell<HashMap<u16, u64>>,
+    epochs: RefCell<HashMap<u16, Epoch>>,
     next_epoch: Cell<u64>,
 }
 
@@ -134,6 +134,16 @@ impl Bridge {
         for conn in self.conns.borrow().values() {
             if matches!(*conn.state.borrow(), ConnState::Connected { .. }) {
                 conn.send(frame);
+            }
+        }
+    }
+
+    /// Send every authenticated server the frame `frame_for` makes of its rules.
+    pub fn broadcast_each(&self, frame_for: impl Fn(&Policy) -> ExtensionFrame) {
+        for conn in self.conns.borrow().values() {
+            if matches!(*conn.state.borrow(), ConnState::Connected { .. }) {
+                let policy = conn.policy.borrow().clone();
+                conn.send(&frame_for(&policy));
             }
         }
     }
@@ -319,12 +329,14 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
         last_command: Cell::new(0),
         handlers: RefCell::default(),
     });
-    if let Some(old) = app
+    let replaced = app
         .bridge
         .conns
         .borrow_mut()
-        .insert(conn.port, conn.clone())
-    {
+        .insert(conn.port, conn.clone());
+    if let Some(old) = replaced {
+        // Its commands end with it, now: what runs on the port from here is the new one's.
+        stop_commands_of(app, old.port);
         let _ = old.ws.close();
     }
 
@@ -371,18 +383,19 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
             .map(|c| c.reason())
             .unwrap_or_default();
         let mut conns = app.bridge.conns.borrow_mut();
-        if conns.get(&conn.port).is_some_and(|c| Rc::ptr_eq(c, &conn)) {
+        let current = conns.get(&conn.port).is_some_and(|c| Rc::ptr_eq(c, &conn));
+        if current {
             conns.remove(&conn.port);
         }
         drop(conns);
+        // A connection replaced on its port had its commands stopped then; what runs on
+        // the port now is its successor's, which this close must not touch.
+        if !current {
+            return;
+        }
         // Nobody waits for this connection's commands any more: stop them (kapture answered
         // its callers when the socket dropped, and re-sends only what is safe to repeat).
-        app.running.borrow_mut().retain(|(port, _), stop| {
-            if *port == conn.port {
-                stop.abort();
-            }
-            *port != conn.port
-        });
+        stop_commands_of(&app, conn.port);
         // The last kapture went away: nobody drives the tabs now.
         if app.bridge.connected_ports().is_empty() {
             app.exec.tabs.release_all();
@@ -405,6 +418,16 @@ fn connect(app: &Rc<App>, server: ServerEntry) {
     conn.handlers
         .borrow_mut()
         .extend([on_open, on_message, on_close]);
+}
+
+/// Stop every command the server on `port` is running here.
+fn stop_commands_of(app: &App, port: u16) {
+    app.running.borrow_mut().retain(|(p, _), stop| {
+        if *p == port {
+            stop.abort();
+        }
+        *p != port
+    });
 }
 
 /// Wrap a socket callback so it holds neither the app nor the connection alive.
@@ -468,7 +491,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                 conn.last_command.set(0);
                 super::control::forget_server(app, conn.port);
             }
-            new_epoch(app, conn.port, resumed);
+            new_epoch(app, conn, &session, resumed);
             remember(conn, &session);
             *conn.offered.borrow_mut() = Some(Rc::new(policy));
             apply_policy(app, conn);
@@ -766,18 +789,40 @@ fn resume_key(port: u16) -> String {
     format!("kapture.resume.{port}")
 }
 
-/// Number the server on `port`'s session with this worker anew, unless it resumed one this
-/// worker knows; the grants of the session it replaces are dropped.
-fn new_epoch(app: &Rc<App>, port: u16, resumed: bool) {
-    let old = app.bridge.epochs.borrow().get(&port).copied();
-    if resumed && old.is_some() {
+/// A server's session with this worker: its number here, and the kapture (token) and
+/// session it is of.
+#[derive(Debug, Clone, PartialEq)]
+struct Epoch {
+    number: u64,
+    token: String,
+    session: String,
+}
+
+/// Number the server on `port`'s session with this worker anew, unless it resumed the very
+/// session this worker had with that same kapture (its token): a server's word that it
+/// resumed is not enough, a restarted or other kapture on the port starts afresh. The
+/// grants of the session it replaces are dropped.
+fn new_epoch(app: &Rc<App>, conn: &Conn, session: &str, resumed: bool) {
+    let port = conn.port;
+    let old = app.bridge.epochs.borrow().get(&port).cloned();
+    let same = old
+        .as_ref()
+        .is_some_and(|o| o.token == conn.token && o.session == session);
+    if resumed && same {
         return;
     }
-    let epoch = app.bridge.next_epoch.get();
-    app.bridge.next_epoch.set(epoch + 1);
-    app.bridge.epochs.borrow_mut().insert(port, epoch);
+    let number = app.bridge.next_epoch.get();
+    app.bridge.next_epoch.set(number + 1);
+    app.bridge.epochs.borrow_mut().insert(
+        port,
+        Epoch {
+            number,
+            token: conn.token.clone(),
+            session: session.to_string(),
+        },
+    );
     if let Some(old) = old {
-        app.exec.forget_grants(&asker_prefix(port, old));
+        app.exec.forget_grants(&asker_prefix(port, old.number));
     }
 }
 
@@ -788,7 +833,12 @@ fn asker_prefix(port: u16, epoch: u64) -> String {
 /// Who asks for a command of the server on `port`: its session here and its MCP session
 /// (`-` when it names none).
 fn asker_key(app: &App, port: u16, mcp_session: Option<&str>) -> String {
-    let epoch = app.bridge.epochs.borrow().get(&port).copied().unwrap_or(0);
+    let epoch = app
+        .bridge
+        .epochs
+        .borrow()
+        .get(&port)
+        .map_or(0, |e| e.number);
     format!(
         "{}{}",
         asker_prefix(port, epoch),
@@ -875,17 +925,24 @@ pub fn user_disconnect(app: &Rc<App>, port: u16) {
     update_badge(app);
 }
 
-/// The rules for commands a person runs from the panel: those of a connected server (the
-/// strictest default when none is), with the person's own over them.
+/// The rules for commands a person runs from the panel: no looser than any connected
+/// server's (each category on each origin as the strictest of them says; a person's
+/// browser's defaults when none is connected), with the person's own over them; and the
+/// longest of their approval waits.
 pub fn panel_rules(app: &App) -> (Rc<crate::policy::Policy>, u64) {
     let conns = app.bridge.conns.borrow();
-    let connected = conns
+    let mut server: Option<(Policy, u64)> = None;
+    for c in conns
         .values()
-        .find(|c| matches!(*c.state.borrow(), ConnState::Connected { .. }));
-    let (server, ms) = match connected {
-        Some(c) => (c.policy.borrow().clone(), c.approval_ms.get()),
-        None => (Rc::new(crate::policy::Policy::connected_default()), 60_000),
-    };
+        .filter(|c| matches!(*c.state.borrow(), ConnState::Connected { .. }))
+    {
+        let (policy, ms) = (c.policy.borrow().clone(), c.approval_ms.get());
+        server = Some(match server {
+            None => ((*policy).clone(), ms),
+            Some((so_far, most)) => (bound::bound(&so_far, &policy, ""), most.max(ms)),
+        });
+    }
+    let (server, ms) = server.unwrap_or_else(|| (Policy::connected_default(), 60_000));
     (Rc::new(super::control::person_now(app).apply(&server)), ms)
 }
 

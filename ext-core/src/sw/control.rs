@@ -13,7 +13,7 @@ use wasm_bindgen_futures::spawn_local;
 use super::App;
 use crate::chrome;
 use crate::platform;
-use crate::policy::person::{PersonPolicy, SiteMode};
+use crate::policy::person::{loosest_verdict, PersonPolicy, SiteMode};
 use crate::policy::{origin_of, Category, Policy};
 use crate::protocol::{CommandId, ErrorCode, TabId, WireError};
 use crate::ui::{BudgetKey, FeedEntry, PanelEvent, SessionBudget, SiteView};
@@ -346,21 +346,29 @@ fn budgets(app: &App) -> Vec<crate::policy::budget::BudgetState> {
     all
 }
 
-/// The site of `tab` under the rules the panel's commands run on.
+/// The site of `tab` as agents may act on it: per category, the loosest verdict any
+/// connected server's rules (with the person's over them) give there — what the person
+/// sees is what the freest agent may do. A person's browser's defaults when none is
+/// connected.
 async fn site(app: &App, tab: TabId) -> Option<SiteView> {
     let url = chrome::tabs::get(tab).await.ok()?.url;
-    let (policy, _) = super::bridge::panel_rules(app);
     let origin = match origin_of(&url) {
         Some(o) if !o.host.is_empty() => o.to_string(),
         _ => return None,
     };
+    let person = person_now(app);
+    let mut servers = super::bridge::server_policies(app);
+    if servers.is_empty() {
+        servers.push(Policy::connected_default());
+    }
+    let policies: Vec<Policy> = servers.iter().map(|p| person.apply(p)).collect();
     Some(SiteView {
         tab_id: tab,
         origin,
-        mode: SiteMode::on(&policy, &url),
+        mode: SiteMode::loosest(&policies, &url),
         verdicts: Category::ALL
             .into_iter()
-            .map(|c| (c, policy.decide(c, &url).verdict))
+            .map(|c| (c, loosest_verdict(&policies, c, &url)))
             .collect(),
     })
 }

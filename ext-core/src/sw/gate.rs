@@ -151,6 +151,13 @@ pub async fn ask(app: &Rc<App>, mut view: ApprovalView, approval_ms: u64) -> Ans
         + 1;
     app.approvals.next.set(id);
     view.id = id;
+    // The server that asks (its port leads the asker's key): only it is told the answer.
+    // A question of the panel's own commands is the person's, journalled by every server.
+    let asker_port = view
+        .who
+        .as_deref()
+        .and_then(|k| k.split_once('.'))
+        .and_then(|(port, _)| port.parse::<u16>().ok());
     // Who asks, as people know the session (the executor knows only its key).
     view.who = Some(super::control::who(
         app,
@@ -184,16 +191,19 @@ pub async fn ask(app: &Rc<App>, mut view: ApprovalView, approval_ms: u64) -> Ans
         Some(Err(_)) => "withdrawn".into(),
         None => "timeout".into(),
     };
-    app.bridge
-        .broadcast(&crate::protocol::ExtensionFrame::Event {
-            event: crate::protocol::BrowserEvent::Approval {
-                tab_id: tab,
-                method,
-                origin,
-                answer: said,
-                by: None,
-            },
-        });
+    let told = crate::protocol::ExtensionFrame::Event {
+        event: crate::protocol::BrowserEvent::Approval {
+            tab_id: tab,
+            method,
+            origin,
+            answer: said,
+            by: None,
+        },
+    };
+    match asker_port {
+        Some(port) => super::bridge::send_to(app, port, &told),
+        None => app.bridge.broadcast(&told),
+    }
     match answer {
         Some(Ok(a)) => Answer::parse(&a),
         Some(Err(_)) => Answer::Withdrawn,

@@ -200,18 +200,24 @@ impl Worker {
                 app.exec.tabs.on_opened(opener, &url);
             });
         }
-        // A tab opened on an origin agents may not read is told by its origin only.
-        let url = if crate::policy::origin_of(&url).is_some() {
-            crate::policy::frames::tab_view(&bridge::panel_rules(&self.app).0, &url, "").0
-        } else {
-            url
-        };
-        let event = BrowserEvent::TabCreated {
-            tab_id,
-            opener_tab_id,
-            url,
-        };
-        self.app.bridge.broadcast(&ExtensionFrame::Event { event });
+        // A tab opened on an origin a server's agents may not read is told to it by its
+        // origin only: each server under its own rules (and the person's).
+        let person = control::person_now(&self.app);
+        let judged = crate::policy::origin_of(&url).is_some();
+        self.app.bridge.broadcast_each(|policy| {
+            let url = if judged {
+                crate::policy::frames::tab_view(&person.apply(policy), &url, "").0
+            } else {
+                url.clone()
+            };
+            ExtensionFrame::Event {
+                event: BrowserEvent::TabCreated {
+                    tab_id,
+                    opener_tab_id,
+                    url,
+                },
+            }
+        });
     }
 
     pub fn on_tab_removed(&self, tab_id: i32) {
