@@ -159,10 +159,10 @@ impl std::fmt::Display for Loosening {
 }
 
 fn origins_text(pattern: &OriginPattern) -> String {
-    if pattern.host.is_empty() {
-        "pages of no site (about:blank, data:)".into()
-    } else {
-        pattern.to_string()
+    match (&pattern.scheme, pattern.host.is_empty()) {
+        (None, true) if pattern.port.is_none() => "pages of no site (about:blank, data:)".into(),
+        (_, true) => format!("pages of no site of {pattern}"),
+        _ => pattern.to_string(),
     }
 }
 
@@ -257,7 +257,7 @@ pub fn loosened(policy: &Policy, ceiling: &Policy) -> Vec<Loosening> {
             let origins = origins_text(&region);
             match found
                 .iter_mut()
-                .find(|l| l.origins == origins && l.asked == p.verdict && l.ceiling == c.verdict)
+                .find(|l| l.region == region && l.asked == p.verdict && l.ceiling == c.verdict)
             {
                 Some(l) if l.categories.contains(&category.name()) => {}
                 Some(l) => l.categories.push(category.name()),

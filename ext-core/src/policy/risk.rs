@@ -172,9 +172,29 @@ const MARKUP_MEANINGS: &[&str] = &[
 /// The high-risk word `text` holds as a whole word (or phrase), and what it means. Read
 /// through [`crate::fold`]; with `laid_out`, words the layout split (`<span>Del</span>
 /// <span>ete</span>` in a flex box reads "Del ete" to a script, "Delete" on screen) are
-/// also tried joined: adjacent pieces that together spell a whole word.
+/// also tried joined: adjacent pieces that together spell a whole word. Read a second time
+/// with ASCII look-alikes made the letter they pass for (`CONFlRM`, `De1ete`).
 fn high_word(text: &str, laid_out: bool) -> Option<&'static str> {
-    let lower = crate::fold::fold(text);
+    high_word_folded(&crate::fold::fold(text), laid_out, false)
+        .or_else(|| high_word_folded(&crate::fold::fold(&ascii_alike(text)), laid_out, true))
+}
+
+/// ASCII characters that pass for a letter, made that letter: a capital `I`, a `1` and a
+/// `|` read as `l`, a `0` as `o` (what UTS #39's skeleton does to ASCII, before case is
+/// folded away).
+fn ascii_alike(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            'I' | '1' | '|' => 'l',
+            '0' => 'o',
+            c => c,
+        })
+        .collect()
+}
+
+/// [`high_word`] on text folded already; `alike`: the text's look-alikes were made letters,
+/// so a word is also looked for as it reads written in capitals (`CONFIRM` reads `conflrm`).
+fn high_word_folded(lower: &str, laid_out: bool, alike: bool) -> Option<&'static str> {
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -191,13 +211,17 @@ fn high_word(text: &str, laid_out: bool) -> Option<&'static str> {
             false
         })
     };
+    let found = |word: &str| {
+        let parts: Vec<&str> = word.split(' ').collect();
+        let whole = words.windows(parts.len()).any(|w| w == parts.as_slice());
+        whole || (laid_out && parts.len() == 1 && spells(word))
+    };
     HIGH_WORDS
         .iter()
         .find_map(|(word, meaning)| {
-            let word = crate::fold::fold(word);
-            let parts: Vec<&str> = word.split(' ').collect();
-            let whole = words.windows(parts.len()).any(|w| w == parts.as_slice());
-            (whole || (laid_out && parts.len() == 1 && spells(&word))).then_some(*meaning)
+            let plain = crate::fold::fold(word);
+            let capitals = alike.then(|| crate::fold::fold(&ascii_alike(&word.to_uppercase())));
+            (found(&plain) || capitals.is_some_and(|c| found(&c))).then_some(*meaning)
         })
         .or_else(|| {
             // Without spaces between words, and so without the spaces a layout adds.
@@ -1002,8 +1026,16 @@ mod tests {
             "publis\u{43d}",   // and its small letter
             "\u{ff24}\u{ff25}\u{ff2c}\u{ff25}\u{ff34}\u{ff25}", // fullwidth
             "\u{1d41d}\u{1d41e}\u{1d425}\u{1d41e}\u{1d42d}\u{1d41e}", // mathematical bold
+            "CONFlRM",         // a small L for a capital I
+            "De1ete",          // a one for an L
+            "CONF|RM",         // a bar for an I
+            "C0NFIRM",         // a zero for an O
         ] {
             assert!(high_word(text, false).is_some(), "{text:?}");
+        }
+        // Plain words with those letters stay what they are.
+        for text in ["Iceland", "Invoice 1024", "Help", "Illinois", "1 item"] {
+            assert_eq!(high_word(text, false), None, "{text:?}");
         }
     }
 }
