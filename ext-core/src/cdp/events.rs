@@ -40,6 +40,9 @@ pub struct Dialog {
     pub message: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub default_prompt: String,
+    /// What the document that opened it is judged on.
+    #[serde(skip)]
+    pub judged: Vec<String>,
 }
 
 /// One network request as seen so far.
@@ -680,6 +683,7 @@ impl TabEvents {
                     kind: text("type"),
                     message: text("message"),
                     default_prompt: text("defaultPrompt"),
+                    judged: Vec::new(),
                 };
                 // A dialog of a document the tab's rules do not let agents read (a denied
                 // frame's `alert`) is told by its kind only.
@@ -700,6 +704,7 @@ impl TabEvents {
                     d.message = format!("(message withheld: {})", r.reason());
                     d.default_prompt.clear();
                 }
+                d.judged = judged;
                 self.last_dialog = Some(d.clone());
                 self.dialog = Some(d);
             }

@@ -45,7 +45,7 @@ pub(crate) async fn aim<S: CdpSession>(s: &S, target: &Located) -> Result<Aim, W
         return Ok(Aim { at, local });
     }
     // Inside a frame the page's coordinates are the frame's; the browser knows the offset.
-    let object = world::element_object(s, target).await?;
+    let object = world::aimed_object(s, target).await?;
     let at = world::element_center(s, &object).await?;
     Ok(Aim { at, local })
 }
@@ -58,6 +58,27 @@ async fn still_hit<S: CdpSession>(
     aim: &Aim,
     pressed: u32,
 ) -> Result<(), WireError> {
+    // In a frame, the frame itself must still be what the pointer is over in the tab (its
+    // page may have moved it, or put something of its own at the point).
+    if target.frame != world::main_frame(s).await? {
+        let reached = match world::frames_at(s, aim.at).await? {
+            world::Landing::Frames(frames) => frames.contains(&target.frame),
+            world::Landing::Unknown(_) => false,
+        };
+        if !reached {
+            let done = match pressed {
+                0 => "nothing was pressed".to_string(),
+                n => format!("it was pressed {n} time(s), the rest was not"),
+            };
+            return Err(WireError::new(
+                ErrorCode::NotInteractable,
+                format!(
+                    "the frame holding {} moved from under the pointer: {done}",
+                    target.label
+                ),
+            ));
+        }
+    }
     world::run(
         s,
         &target.frame,

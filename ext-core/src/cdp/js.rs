@@ -28,14 +28,15 @@ pub const LOCATE: &str = r#"async (target, waitMs) => {
 /// them). Checked once the pointer is there and before each press (`pressed`: how many were
 /// given already): the page's handlers of those events may have put another element there.
 pub const STILL_HIT: &str = r#"async (target, x, y, pressed) => {
-  const aimed = K.aimed && K.aimed.key === JSON.stringify(target) ? K.aimed.el.deref() : null;
-  const found = aimed ? { el: aimed } : await resolve(target, 0);
-  if (found.error) return found;
-  const el = found.el;
-  const hit = el.isConnected ? metAt(el, x, y) : undefined;
-  if (hit === null) return true;
-  const what = !el.isConnected ? ' was removed from the page' : ' moved from under the pointer' + (hit ? ' (' + describe(hit) + ' is there now)' : '');
+  // `LOCATE` aimed in this very document just before: no aim kept (the document was
+  // replaced) or one collected is an element gone, never a reason to look the target up anew.
+  const el = K.aimed && K.aimed.key === JSON.stringify(target) ? K.aimed.el.deref() : undefined;
   const done = pressed ? ': it was pressed ' + pressed + ' time(s), the rest was not' : ': nothing was pressed';
+  if (!el || !el.isConnected)
+    return { error: 'NOT_INTERACTABLE', message: (el ? describe(el) : 'the element aimed at') + ' was removed from the page' + done };
+  const hit = metAt(el, x, y);
+  if (hit === null) return true;
+  const what = ' moved from under the pointer' + (hit ? ' (' + describe(hit) + ' is there now)' : '');
   return { error: 'NOT_INTERACTABLE', message: describe(el) + what + done };
 }"#;
 

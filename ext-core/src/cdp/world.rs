@@ -647,11 +647,35 @@ pub fn coded(value: Value) -> Result<Value, WireError> {
 
 /// The element of `target` as a remote object id (for DOM.* commands), in Kapture's world.
 pub async fn element_object<S: CdpSession>(s: &S, target: &Located) -> Result<String, WireError> {
-    let ctx = world(s, &target.frame).await?;
-    let expression = script(
+    object_by(
+        s,
+        target,
         "async (t) => { const f = await resolve(t, 0); return f.error ? JSON.stringify(f) : f.el; }",
-        std::slice::from_ref(&target.js),
-    );
+    )
+    .await
+}
+
+/// The element `js::LOCATE` aimed at for `target` in its frame just before (not whatever
+/// the target names by now), as an object of Kapture's world: where input aims is measured
+/// on it. `REF_STALE` when it is gone.
+pub async fn aimed_object<S: CdpSession>(s: &S, target: &Located) -> Result<String, WireError> {
+    object_by(
+        s,
+        target,
+        "async (t) => { const el = K.aimed && K.aimed.key === JSON.stringify(t) ? K.aimed.el.deref() : undefined; return el && el.isConnected ? el : JSON.stringify({ error: 'REF_STALE', message: 'the element aimed at was removed from the page' }); }",
+    )
+    .await
+}
+
+/// The element `function` (`async (t) => element or JSON of {error, message}`) answers for
+/// `target`, as an object of Kapture's world.
+async fn object_by<S: CdpSession>(
+    s: &S,
+    target: &Located,
+    function: &str,
+) -> Result<String, WireError> {
+    let ctx = world(s, &target.frame).await?;
+    let expression = script(function, std::slice::from_ref(&target.js));
     let session = s.events().borrow().session_of(&target.frame);
     let res = s
         .send_in(
@@ -688,10 +712,10 @@ pub async fn element_center<S: CdpSession>(
     Ok((x + w / 2.0, y + h / 2.0))
 }
 
-/// Centre of `target` in top-level viewport CSS pixels when its frame runs in another
-/// process (`None` when it does not): its box in that process's viewport, moved by where
-/// the out-of-process iframe's content box sits in the tab (the browser routes input at
-/// that point into the frame).
+/// Centre of the element `js::LOCATE` aimed at for `target`, in top-level viewport CSS
+/// pixels, when its frame runs in another process (`None` when it does not): its box in
+/// that process's viewport, moved by where the out-of-process iframe's content box sits in
+/// the tab (the browser routes input at that point into the frame).
 pub async fn remote_center<S: CdpSession>(
     s: &S,
     target: &Located,
@@ -699,7 +723,7 @@ pub async fn remote_center<S: CdpSession>(
     let Some(session) = s.events().borrow().session_of(&target.frame) else {
         return Ok(None);
     };
-    let object = element_object(s, target).await?;
+    let object = aimed_object(s, target).await?;
     let (x, y, w, h) = element_box_in(s, Some(&session), &object).await?;
     let (mut cx, mut cy) = (x + w / 2.0, y + h / 2.0);
     // Out through each process's root frame to the tab: each root's iframe content box,

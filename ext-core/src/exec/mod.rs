@@ -389,19 +389,22 @@ impl<H: Host> Exec<H> {
                 let tab = self.host.create_tab("about:blank", &place).await?;
                 if let Some(url) = p.url.clone() {
                     let nav = Command::Navigate(Navigate { url });
-                    let guard = match self
+                    let went = match self
                         .check(asker, tab.tab_id, &nav, rules.clone(), note)
                         .await
                     {
-                        Ok(guard) => guard,
-                        Err(e) => {
-                            // Refused: the blank tab opened for it goes too (nothing was
-                            // done, nothing is left behind in the person's browser).
-                            let _ = self.host.close_tab(tab.tab_id).await;
-                            return Err(e);
-                        }
+                        Ok(guard) => self.tabs.run(tab.tab_id, nav, deadline(), guard).await,
+                        Err(e) => Err(e),
                     };
-                    self.tabs.run(tab.tab_id, nav, deadline(), guard).await?;
+                    if let Err(e) = went {
+                        // Refused, before it ran or as it ran (the re-check, a redirect, a
+                        // pause): the tab opened for it goes too, nothing is left behind
+                        // in the person's browser. A page that failed to load stays shown.
+                        if pure::is_refusal(e.code) {
+                            let _ = self.host.close_tab(tab.tab_id).await;
+                        }
+                        return Err(e);
+                    }
                 }
                 json!(shown_tab(&rules.0, self.host.tab(tab.tab_id).await?))
             }

@@ -253,9 +253,14 @@ impl<H: Host> Tabs<H> {
             }
             Spot::Dialog => {
                 let dialog = slot.events.borrow().dialog.clone();
-                return Some(
-                    dialog.map_or_else(ElementFacts::default, |d| ElementFacts::dialog(&d.message)),
-                );
+                return match dialog {
+                    None => Some(ElementFacts::default()),
+                    // Its words count only where `reader` may read the document that said them.
+                    Some(d) => reader
+                        .check(Category::Read, &d.judged)
+                        .is_ok()
+                        .then(|| ElementFacts::dialog(&d.message)),
+                };
             }
         };
         serde_json::from_value::<ElementFacts>(facts)

@@ -176,10 +176,16 @@ fn origins_text(pattern: &OriginPattern) -> String {
 /// wildcards match it), a fresh label alone (a host under no named suffix), or empty (a
 /// page of no site). The fresh label occurs in no pattern, so nothing names it.
 fn representatives(rules: &[&Rule]) -> Vec<Origin> {
-    let hosts_named: Vec<&str> = rules.iter().map(|r| r.origin.host.as_str()).collect();
+    // Every name a pattern holds, hosts and schemes: the fresh label is in none of them, so
+    // neither the fresh host nor the fresh scheme is one a pattern names.
+    let named: Vec<&str> = rules
+        .iter()
+        .flat_map(|r| [Some(r.origin.host.as_str()), r.origin.scheme.as_deref()])
+        .flatten()
+        .collect();
     let fresh = (0u32..)
         .map(|n| format!("kapture-other{n}"))
-        .find(|l| hosts_named.iter().all(|h| !h.contains(l.as_str())))
+        .find(|l| named.iter().all(|h| !h.contains(l.as_str())))
         .unwrap_or_default();
     let mut schemes: Vec<String> = vec![format!("{fresh}-scheme")];
     let mut ports: Vec<Option<u16>> = vec![None];
@@ -472,6 +478,7 @@ mod tests {
             "kapture-probe.invalid",
             "kapture-other0",
             "*.kapture-other1",
+            "kapture-other2-scheme://*",
         ] {
             sly.rules
                 .push(Policy::flag_rule(name, Verdict::Deny, "--deny").unwrap());
@@ -487,7 +494,9 @@ mod tests {
 
     use proptest::prelude::*;
 
-    const POOL: [&str; 14] = [
+    const POOL: [&str; 16] = [
+        "kapture-other0-scheme://*",
+        "kapture-other0",
         "*",
         "example.com",
         "*.example.com",
@@ -537,7 +546,7 @@ mod tests {
         fn loosenings_cover_every_looser_url(policy in arb_policy(), ceiling in arb_policy()) {
             let lines = loosened(&policy, &ceiling);
             let mut urls = vec!["about:blank".to_string(), "data:text/html,x".to_string()];
-            for scheme in ["http", "https", "ftp"] {
+            for scheme in ["http", "https", "ftp", "kapture-other0-scheme"] {
                 for host in HOSTS {
                     for port in ["", ":8080", ":3000", ":9"] {
                         urls.push(format!("{scheme}://{host}{port}/"));

@@ -287,6 +287,18 @@ pub fn recheck(
     judge_urls(guard, category, &urls)
 }
 
+/// Whether `code` says a command was refused (by the rules, a person, a pause or a budget)
+/// rather than that it failed.
+pub fn is_refusal(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::PolicyDenied
+            | ErrorCode::ApprovalDenied
+            | ErrorCode::Paused
+            | ErrorCode::BudgetExceeded
+    )
+}
+
 /// Judge `urls` as the command runs, on the guard's rules and approval: the re-check's
 /// verdict, also used for what a command reached that it could not name beforehand (the
 /// URL a download really came from, after redirects).

@@ -286,16 +286,17 @@ pub struct ElementFacts {
     pub field_info: Option<serde_json::Value>,
 }
 
-/// The most text of an element's facts that is rated (the page-side reader caps itself the
-/// same; this holds whatever answered).
-pub const FACTS_MAX: usize = 200_000;
+/// The most text of each share of an element's facts that is rated: what the page says of
+/// it, and its markup (the page-side reader caps itself the same; this holds whatever
+/// answered).
+pub const FACTS_SHARE_MAX: usize = 100_000;
 
 impl ElementFacts {
-    /// These facts within [`FACTS_MAX`] characters of text in all, parts first; what did
-    /// not fit is dropped and said (`cut`).
+    /// These facts within [`FACTS_SHARE_MAX`] characters of what is said and as many of
+    /// markup, each list kept in order; what did not fit is dropped and said (`cut`).
     pub fn bounded(mut self) -> ElementFacts {
-        let mut room = FACTS_MAX;
         for list in [&mut self.parts, &mut self.markup] {
+            let mut room = FACTS_SHARE_MAX;
             for s in list.iter_mut() {
                 let n = s.chars().count();
                 if n > room {
@@ -561,22 +562,18 @@ mod tests {
     #[test]
     fn facts_are_bounded_in_all_and_say_they_were_cut() {
         let big = super::ElementFacts {
-            parts: vec!["a".repeat(150_000), "b".repeat(150_000), "c".into()],
-            markup: vec!["d".repeat(10)],
+            parts: vec!["Delete".into(), "a".repeat(150_000), "c".into()],
+            markup: vec!["d".repeat(200_000), "e".into()],
             ..Default::default()
         }
         .bounded();
         assert!(big.cut);
-        assert_eq!(
-            big.parts
-                .iter()
-                .chain(&big.markup)
-                .map(String::len)
-                .sum::<usize>(),
-            super::FACTS_MAX
-        );
+        let said: usize = big.parts.iter().map(String::len).sum();
+        assert_eq!(said, super::FACTS_SHARE_MAX);
+        assert_eq!(big.parts[0], "Delete", "what is read first stays");
         assert_eq!(big.parts.len(), 2);
-        assert!(big.markup.is_empty());
+        assert_eq!(big.markup.len(), 1, "markup has its own share");
+        assert_eq!(big.markup[0].len(), super::FACTS_SHARE_MAX);
         let small = super::ElementFacts {
             parts: vec!["Delete".into()],
             ..Default::default()

@@ -6,12 +6,14 @@
 // says of it is its own string, whole up to a cap that is said when reached: a long
 // aria-label cannot push the visible words out. All of it together is capped too (a page
 // with thousands of labels or attributes must not make the answer huge).
-const PART_MAX = 20000, WALK_MAX = 2000, TOTAL_MAX = 200000, LABELS_MAX = 20;
-let room = TOTAL_MAX;
-// Take `s` (already one line) within what is left of the total; '' once it is spent.
-const within = (s) => {
-  if (s.length > room) { cut = true; s = s.slice(0, Math.max(room, 0)); }
-  room -= s.length;
+// What it says and its markup each have their own share (markup stuffed into the content
+// cannot crowd out an aria-label); the visible words are read first.
+const PART_MAX = 20000, WALK_MAX = 2000, SHARE_MAX = 100000, LABELS_MAX = 20;
+const room = { said: SHARE_MAX, markup: SHARE_MAX };
+// Take `s` (already one line) within what is left of its share; '' once it is spent.
+const within = (s, share) => {
+  if (s.length > room[share]) { cut = true; s = s.slice(0, Math.max(room[share], 0)); }
+  room[share] -= s.length;
   return s;
 };
 if (el && el.nodeType !== 1) el = el.parentElement;
@@ -46,7 +48,7 @@ const add = (s) => {
   s = (s || '').replace(/\s+/g, ' ').trim();
   if (!s) return;
   if (s.length > PART_MAX) { cut = true; s = s.slice(0, PART_MAX); }
-  s = within(s);
+  s = within(s, 'said');
   if (s) parts.push(s);
 };
 // Ids an aria-labelledby names, in the element's own tree (a shadow root's ids too).
@@ -60,18 +62,8 @@ const byIds = (n, attr) => {
   });
 };
 const BUTTONISH = ['submit', 'button', 'reset', 'image'];
-for (const n of named) {
-  add(n.getAttribute('aria-label'));
-  byIds(n, 'aria-labelledby').forEach(add);
-  add(n.getAttribute('title'));
-  add(n.getAttribute('placeholder'));
-  add(n.getAttribute('aria-placeholder'));
-  add(n.getAttribute('alt'));
-  if (n.localName === 'input' && BUTTONISH.includes(n.type)) add(n.value);
-  const labels = [...(n.labels || [])];
-  if (labels.length > LABELS_MAX) cut = true;
-  for (const l of labels.slice(0, LABELS_MAX)) { add(l.innerText); add(l.textContent); }
-}
+// What the element shows comes first: the cap on the whole can cut what labels add, never
+// the visible words.
 add(act.innerText);
 // The composed content: text as shown (text-transform), generated content, open shadow
 // roots and slots, pictures' alt text, descendants' labels and tooltips, svg titles; block
@@ -92,7 +84,7 @@ const markOf = (n) => {
     const k = a.name;
     if (k === 'id' || k === 'name' || k === 'class' || k.startsWith('on') || k.startsWith('data-')) words.push(a.value);
   }
-  const said = words.length ? within(words.join(' ').slice(0, 2000)) : '';
+  const said = words.length ? within(words.join(' ').slice(0, 2000), 'markup') : '';
   if (said) markup.push(said);
 };
 let text = '';
@@ -121,10 +113,22 @@ const walk = (n) => {
 };
 walk(act);
 add(text);
+for (const n of named) {
+  add(n.getAttribute('aria-label'));
+  byIds(n, 'aria-labelledby').forEach(add);
+  add(n.getAttribute('title'));
+  add(n.getAttribute('placeholder'));
+  add(n.getAttribute('aria-placeholder'));
+  add(n.getAttribute('alt'));
+  if (n.localName === 'input' && BUTTONISH.includes(n.type)) add(n.value);
+  const labels = [...(n.labels || [])];
+  if (labels.length > LABELS_MAX) cut = true;
+  for (const l of labels.slice(0, LABELS_MAX)) { add(l.innerText); add(l.textContent); }
+}
 for (const n of named) if (n !== act) markOf(n);
 const decode = (u) => { try { const x = new URL(u, doc.baseURI); return decodeURIComponent(x.pathname + ' ' + x.search); } catch (e) { return ''; } };
 const goes = link ? decode(link.href) : submits ? decode(act.getAttribute('formaction') || (form && form.getAttribute('action')) || '') : '';
-if (goes) markup.push(within(goes.slice(0, PART_MAX)));
+if (goes) markup.push(within(goes.slice(0, PART_MAX), 'markup'));
 if (link && link !== act) markOf(link);
 const fieldy = (tag === 'input' && !BUTTONISH.includes(act.type) && !['checkbox', 'radio', 'file', 'hidden', 'range', 'color'].includes(act.type)) ||
   tag === 'textarea' || tag === 'select' || act.isContentEditable || act.getAttribute('role') === 'textbox';
