@@ -480,5 +480,28 @@ async fn a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps_on(eng
         out.text
     );
     assert!(log().await.as_str().unwrap().ends_with("runner"));
+
+    // A frame's button whose frame moves away as the pointer comes: the page's own button
+    // now under the pointer is not pressed in its stead.
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("frame-mover.html")}),
+    )
+    .await;
+    let snap = kapture_e2e::eventually("the frame's button", Duration::from_secs(10), || async {
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        snap.contains("button \"Go\"").then_some(snap)
+    })
+    .await;
+    let go = ref_on(&snap, "button \"Go\"");
+    let out = k.call("browser_click", json!({"ref": go})).await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("NOT_INTERACTABLE"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("nothing was pressed"), "{}", out.text);
+    assert_eq!(log().await, "", "neither button was pressed");
     k.stop().await;
 }
