@@ -494,23 +494,13 @@ mod tests {
 
     use proptest::prelude::*;
 
-    const POOL: [&str; 16] = [
+    /// Patterns the property test draws from besides [`PATTERNS`]: names of the kind
+    /// `loosened` makes up for itself, and a probe name an older version used.
+    const MORE_PATTERNS: [&str; 4] = [
         "kapture-other0-scheme://*",
         "kapture-other0",
-        "*",
-        "example.com",
-        "*.example.com",
-        "a.example.com",
-        "*.a.example.com",
-        "evilexample.com",
-        "https://*",
-        "http://example.com",
-        "*:8080",
-        "127.0.0.1",
-        "localhost:3000",
         "kapture-probe.invalid",
         "*.kapture-probe.example.com",
-        "",
     ];
     const HOSTS: [&str; 10] = [
         "example.com",
@@ -526,10 +516,11 @@ mod tests {
     ];
 
     fn arb_policy() -> impl Strategy<Value = Policy> {
-        let rule = (0..POOL.len(), 0..=Category::ALL.len(), 0..3u8).prop_map(|(o, c, v)| {
+        let pool: Vec<&str> = PATTERNS.into_iter().chain(MORE_PATTERNS).collect();
+        let rule = (0..pool.len(), 0..=Category::ALL.len(), 0..3u8).prop_map(move |(o, c, v)| {
             let verdict = [Verdict::Allow, Verdict::Ask, Verdict::Deny][v as usize];
             Rule {
-                origin: pat(POOL[o]),
+                origin: pat(pool[o]),
                 category: Category::ALL.get(c).copied(),
                 verdict,
                 source: "test".into(),
