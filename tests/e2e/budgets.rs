@@ -65,7 +65,9 @@ async fn a_session_over_its_max_steps_is_refused_until_a_person_extends_it() {
         p.postMessage({type: 'watch'});
     })"#;
     let sessions = panel.eval(listen).await;
-    let spent = &sessions.as_array().expect("a spent session is listed")[0];
+    let spent = &sessions
+        .as_array()
+        .unwrap_or_else(|| panic!("a spent session is listed: {sessions}"))[0];
     assert_eq!(
         (
             spent["port"].as_u64(),

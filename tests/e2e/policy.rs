@@ -1168,5 +1168,19 @@ async fn a_new_tab_refused_its_navigation_leaves_no_tab_behind() {
         "{before}\n---\n{after}"
     );
     assert!(!after.contains("about:blank"), "{after}");
+    // Nor one whose address may not be opened at all.
+    let out = k
+        .call(
+            "browser_tabs",
+            json!({"action": "new", "url": "chrome://settings"}),
+        )
+        .await;
+    assert!(out.is_error, "{}", out.text);
+    let after = k.ok("browser_tabs", json!({"action": "list"})).await;
+    assert_eq!(
+        after.lines().count(),
+        before.lines().count(),
+        "{before}\n---\n{after}"
+    );
     k.stop().await;
 }

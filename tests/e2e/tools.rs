@@ -503,5 +503,41 @@ async fn a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps_on(eng
     );
     assert!(out.text.contains("nothing was pressed"), "{}", out.text);
     assert_eq!(log().await, "", "neither button was pressed");
+
+    // A frame moved so that another button of its own is under the pointer, its aimed
+    // button still in place inside it: not pressed.
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("frame-shift.html")}),
+    )
+    .await;
+    let snap = kapture_e2e::eventually("the frame's buttons", Duration::from_secs(10), || async {
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        snap.contains("button \"Cancel\"").then_some(snap)
+    })
+    .await;
+    let cancel = ref_on(&snap, "button \"Cancel\"");
+    let out = k.call("browser_click", json!({"ref": cancel})).await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("NOT_INTERACTABLE"),
+        "{}",
+        out.text
+    );
+    assert_eq!(log().await, "", "neither button was pressed");
+
+    // An iframe element inside a frame is clicked (the press lands in its own document).
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("frame-nest.html")}),
+    )
+    .await;
+    let snap = kapture_e2e::eventually("the inner frame", Duration::from_secs(10), || async {
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        snap.contains("inside the inner frame").then_some(snap)
+    })
+    .await;
+    let inner = ref_on(&snap, "iframe \"Inner\"");
+    k.ok("browser_click", json!({"ref": inner})).await;
     k.stop().await;
 }

@@ -27,7 +27,7 @@ impl Panel {
             .await
             .unwrap();
         let session = raw.attach_page("panel.html").await.unwrap();
-        Panel { raw, session }
+        Panel::ready(Panel { raw, session }).await
     }
 
     /// Open the panel page for `tab` in the browser whose profile is `profile` (started
@@ -41,7 +41,19 @@ impl Panel {
             .await
             .unwrap();
         let session = raw.attach_page("panel.html").await.unwrap();
-        Panel { raw, session }
+        Panel::ready(Panel { raw, session }).await
+    }
+
+    /// `panel` once its page is the extension's own document: attached early, a page can
+    /// still be the blank one it starts as, with no `chrome.runtime` to talk to the worker.
+    async fn ready(mut panel: Panel) -> Panel {
+        panel
+            .until(
+                "the panel page",
+                "location.protocol === 'chrome-extension:' && !!(globalThis.chrome && chrome.runtime && chrome.runtime.id)",
+            )
+            .await;
+        panel
     }
 
     /// Accept, as the person would, the looser rules the kapture on `port` asks for (shown in

@@ -43,6 +43,9 @@ pub struct Dialog {
     /// What the document that opened it is judged on.
     #[serde(skip)]
     pub judged: Vec<String>,
+    /// Its message is not told (the rules seen then may not read that document).
+    #[serde(skip)]
+    pub withheld: bool,
 }
 
 /// One network request as seen so far.
@@ -419,6 +422,22 @@ impl TabEvents {
         judged
     }
 
+    /// Whether `frame` is `ancestor` or a frame inside it (as far as the frame tree is
+    /// known, and not deeper than the policy follows frames).
+    pub fn is_within(&self, frame: &str, ancestor: &str) -> bool {
+        let mut at = frame;
+        for _ in 0..=crate::policy::frames::MAX_FRAME_DEPTH {
+            if at == ancestor {
+                return true;
+            }
+            match self.frame_parents.get(at) {
+                Some(parent) => at = parent,
+                None => return false,
+            }
+        }
+        false
+    }
+
     /// Why the running command may not do `category` in `frame_id`'s document, if it may not.
     pub fn frame_refusal(
         &self,
@@ -684,6 +703,7 @@ impl TabEvents {
                     message: text("message"),
                     default_prompt: text("defaultPrompt"),
                     judged: Vec::new(),
+                    withheld: false,
                 };
                 // A dialog of a document the tab's rules do not let agents read (a denied
                 // frame's `alert`) is told by its kind only.
@@ -703,6 +723,7 @@ impl TabEvents {
                 if let Some(r) = refused {
                     d.message = format!("(message withheld: {})", r.reason());
                     d.default_prompt.clear();
+                    d.withheld = true;
                 }
                 d.judged = judged;
                 self.last_dialog = Some(d.clone());

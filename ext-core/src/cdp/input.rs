@@ -58,13 +58,24 @@ async fn still_hit<S: CdpSession>(
     aim: &Aim,
     pressed: u32,
 ) -> Result<(), WireError> {
-    // In a frame, the frame itself must still be what the pointer is over in the tab (its
-    // page may have moved it, or put something of its own at the point).
+    // In a frame, the element must still be where the pointer is in the tab (its page may
+    // have moved the frame, which leaves the element in place inside it: another element of
+    // the frame is under the pointer then), and the frame, or a frame inside it for an iframe
+    // element, what the tab's hit test reaches there (its page may cover it).
     if target.frame != world::main_frame(s).await? {
-        let reached = match world::frames_at(s, aim.at).await? {
-            world::Landing::Frames(frames) => frames.contains(&target.frame),
-            world::Landing::Unknown(_) => false,
+        let now = match world::remote_center(s, target).await? {
+            Some(at) => at,
+            None => world::element_center(s, &world::aimed_object(s, target).await?).await?,
         };
+        let stayed = (now.0 - aim.at.0).abs() < 0.5 && (now.1 - aim.at.1).abs() < 0.5;
+        let reached = stayed
+            && match world::frames_at(s, aim.at).await? {
+                world::Landing::Frames(frames) => {
+                    let events = s.events().borrow();
+                    frames.iter().any(|f| events.is_within(f, &target.frame))
+                }
+                world::Landing::Unknown(_) => false,
+            };
         if !reached {
             let done = match pressed {
                 0 => "nothing was pressed".to_string(),
@@ -73,7 +84,7 @@ async fn still_hit<S: CdpSession>(
             return Err(WireError::new(
                 ErrorCode::NotInteractable,
                 format!(
-                    "the frame holding {} moved from under the pointer: {done}",
+                    "the frame holding {} moved or was covered where the pointer is: {done}",
                     target.label
                 ),
             ));

@@ -389,18 +389,23 @@ impl<H: Host> Exec<H> {
                 let tab = self.host.create_tab("about:blank", &place).await?;
                 if let Some(url) = p.url.clone() {
                     let nav = Command::Navigate(Navigate { url });
+                    // Refused or not judged at all (a bad or browser-only URL), or refused
+                    // as it ran (the re-check, a redirect, a pause): the tab opened for it
+                    // goes too, nothing is left behind in the person's browser. A page that
+                    // failed to load stays shown.
                     let went = match self
                         .check(asker, tab.tab_id, &nav, rules.clone(), note)
                         .await
                     {
-                        Ok(guard) => self.tabs.run(tab.tab_id, nav, deadline(), guard).await,
-                        Err(e) => Err(e),
+                        Ok(guard) => self
+                            .tabs
+                            .run(tab.tab_id, nav, deadline(), guard)
+                            .await
+                            .map_err(|e| (pure::is_refusal(e.code), e)),
+                        Err(e) => Err((true, e)),
                     };
-                    if let Err(e) = went {
-                        // Refused, before it ran or as it ran (the re-check, a redirect, a
-                        // pause): the tab opened for it goes too, nothing is left behind
-                        // in the person's browser. A page that failed to load stays shown.
-                        if pure::is_refusal(e.code) {
+                    if let Err((close, e)) = went {
+                        if close {
                             let _ = self.host.close_tab(tab.tab_id).await;
                         }
                         return Err(e);

@@ -255,10 +255,9 @@ impl<H: Host> Tabs<H> {
                 let dialog = slot.events.borrow().dialog.clone();
                 return match dialog {
                     None => Some(ElementFacts::default()),
-                    // Its words count only where `reader` may read the document that said them.
-                    Some(d) => reader
-                        .check(Category::Read, &d.judged)
-                        .is_ok()
+                    // Its words count only where `reader` may read the document that said
+                    // them, and only when they were kept (else: could not be read).
+                    Some(d) => (!d.withheld && reader.check(Category::Read, &d.judged).is_ok())
                         .then(|| ElementFacts::dialog(&d.message)),
                 };
             }

@@ -62,9 +62,19 @@ const byIds = (n, attr) => {
   });
 };
 const BUTTONISH = ['submit', 'button', 'reset', 'image'];
-// What the element shows comes first: the cap on the whole can cut what labels add, never
-// the visible words.
+// What each share holds first cannot be crowded out by what comes later (each is capped):
+// the control's visible words, then its own attributes, the rest after; its markup and where
+// it leads before its content's markup.
+const order = [act, ...named.filter((n) => n !== act)];
 add(act.innerText);
+for (const n of order) {
+  add(n.getAttribute('aria-label'));
+  add(n.getAttribute('title'));
+  add(n.getAttribute('placeholder'));
+  add(n.getAttribute('aria-placeholder'));
+  add(n.getAttribute('alt'));
+  if (n.localName === 'input' && BUTTONISH.includes(n.type)) add(n.value);
+}
 // The composed content: text as shown (text-transform), generated content, open shadow
 // roots and slots, pictures' alt text, descendants' labels and tooltips, svg titles; block
 // boxes spaced apart. Its markup words beside: ids, names, classes, handlers, data-*.
@@ -87,6 +97,11 @@ const markOf = (n) => {
   const said = words.length ? within(words.join(' ').slice(0, 2000), 'markup') : '';
   if (said) markup.push(said);
 };
+const decode = (u) => { try { const x = new URL(u, doc.baseURI); return decodeURIComponent(x.pathname + ' ' + x.search); } catch (e) { return ''; } };
+const goes = link ? decode(link.href) : submits ? decode(act.getAttribute('formaction') || (form && form.getAttribute('action')) || '') : '';
+if (goes) markup.push(within(goes.slice(0, PART_MAX), 'markup'));
+for (const n of order) markOf(n);
+if (link && !order.includes(link)) markOf(link);
 let text = '';
 let seen = 0;
 const walk = (n) => {
@@ -103,7 +118,7 @@ const walk = (n) => {
   if (n.localName === 'title' && n.namespaceURI === 'http://www.w3.org/2000/svg') { text += ' ' + n.textContent + ' '; return; }
   const st = getComputedStyle(n);
   if (st.display === 'none') return;
-  markOf(n);
+  if (n !== act) markOf(n);
   const sep = st.display === 'inline' || st.display === 'contents' ? '' : ' ';
   text += sep + generated(n, '::before');
   for (const k of ['aria-label', 'alt', 'title']) { const v = n.getAttribute(k); if (v && n !== act) text += ' ' + v + ' '; }
@@ -113,23 +128,12 @@ const walk = (n) => {
 };
 walk(act);
 add(text);
-for (const n of named) {
-  add(n.getAttribute('aria-label'));
+for (const n of order) {
   byIds(n, 'aria-labelledby').forEach(add);
-  add(n.getAttribute('title'));
-  add(n.getAttribute('placeholder'));
-  add(n.getAttribute('aria-placeholder'));
-  add(n.getAttribute('alt'));
-  if (n.localName === 'input' && BUTTONISH.includes(n.type)) add(n.value);
   const labels = [...(n.labels || [])];
   if (labels.length > LABELS_MAX) cut = true;
   for (const l of labels.slice(0, LABELS_MAX)) { add(l.innerText); add(l.textContent); }
 }
-for (const n of named) if (n !== act) markOf(n);
-const decode = (u) => { try { const x = new URL(u, doc.baseURI); return decodeURIComponent(x.pathname + ' ' + x.search); } catch (e) { return ''; } };
-const goes = link ? decode(link.href) : submits ? decode(act.getAttribute('formaction') || (form && form.getAttribute('action')) || '') : '';
-if (goes) markup.push(within(goes.slice(0, PART_MAX), 'markup'));
-if (link && link !== act) markOf(link);
 const fieldy = (tag === 'input' && !BUTTONISH.includes(act.type) && !['checkbox', 'radio', 'file', 'hidden', 'range', 'color'].includes(act.type)) ||
   tag === 'textarea' || tag === 'select' || act.isContentEditable || act.getAttribute('role') === 'textbox';
 return {
