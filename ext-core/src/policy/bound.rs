@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use super::{Category, Origin, OriginPattern, Policy, Rule, Verdict};
 
 /// How strict a verdict is: deny > ask > allow.
-fn strictness(v: Verdict) -> u8 {
+pub(crate) fn strictness(v: Verdict) -> u8 {
     match v {
         Verdict::Allow => 0,
         Verdict::Ask => 1,

@@ -63,11 +63,7 @@ pub fn loosest_verdict(policies: &[Policy], category: Category, url: &str) -> Ve
     policies
         .iter()
         .map(|p| p.decide(category, url).verdict)
-        .min_by_key(|v| match v {
-            Verdict::Allow => 0,
-            Verdict::Ask => 1,
-            Verdict::Deny => 2,
-        })
+        .min_by_key(|v| super::bound::strictness(*v))
         .unwrap_or(Verdict::Deny)
 }
 
