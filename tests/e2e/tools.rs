@@ -488,11 +488,7 @@ async fn a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps_on(eng
         json!({"url": site.url("frame-mover.html")}),
     )
     .await;
-    let snap = kapture_e2e::eventually("the frame's button", Duration::from_secs(10), || async {
-        let snap = k.ok("browser_snapshot", json!({})).await;
-        snap.contains("button \"Go\"").then_some(snap)
-    })
-    .await;
+    let snap = snapshot_showing(&k, "button \"Go\"").await;
     let go = ref_on(&snap, "button \"Go\"");
     let out = k.call("browser_click", json!({"ref": go})).await;
     assert_eq!(
@@ -511,11 +507,7 @@ async fn a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps_on(eng
         json!({"url": site.url("frame-shift.html")}),
     )
     .await;
-    let snap = kapture_e2e::eventually("the frame's buttons", Duration::from_secs(10), || async {
-        let snap = k.ok("browser_snapshot", json!({})).await;
-        snap.contains("button \"Cancel\"").then_some(snap)
-    })
-    .await;
+    let snap = snapshot_showing(&k, "button \"Cancel\"").await;
     let cancel = ref_on(&snap, "button \"Cancel\"");
     let out = k.call("browser_click", json!({"ref": cancel})).await;
     assert_eq!(
@@ -532,12 +524,17 @@ async fn a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps_on(eng
         json!({"url": site.url("frame-nest.html")}),
     )
     .await;
-    let snap = kapture_e2e::eventually("the inner frame", Duration::from_secs(10), || async {
-        let snap = k.ok("browser_snapshot", json!({})).await;
-        snap.contains("inside the inner frame").then_some(snap)
-    })
-    .await;
+    let snap = snapshot_showing(&k, "inside the inner frame").await;
     let inner = ref_on(&snap, "iframe \"Inner\"");
     k.ok("browser_click", json!({"ref": inner})).await;
     k.stop().await;
+}
+
+/// The page's snapshot once it shows `needle` (a frame's content arrives after its page).
+async fn snapshot_showing(k: &Kapture, needle: &str) -> String {
+    eventually(needle, Duration::from_secs(10), || async {
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        snap.contains(needle).then_some(snap)
+    })
+    .await
 }
