@@ -29,12 +29,19 @@ fn tuple_origin(origin: &str) -> Option<Origin> {
 ///   `data:` frame made by a page whose `eval` is denied is not a way around that rule.
 /// - Not known yet: a URL with an origin of its own is judged on it; anything else
 ///   (`about:srcdoc`, `about:blank`) on its creator as well as on itself.
+/// - A document without an origin of its own (`about:blank`, `data:`) that took an
+///   extension's origin was opened by the extension (Kapture's new tab, or its navigation
+///   to `about:blank`: the initiator's origin is inherited), never by a page: it is a blank
+///   page of no site, judged as its URL (and its creator, if any), never as the extension.
 pub fn judged_urls(
     security_origin: Option<&str>,
     url: &str,
     creator: Option<&[String]>,
 ) -> Vec<String> {
-    if let Some(o) = security_origin.filter(|o| tuple_origin(o).is_some()) {
+    let opened_by_an_extension = |o: &str| {
+        o.to_ascii_lowercase().starts_with("chrome-extension://") && tuple_origin(url).is_none()
+    };
+    if let Some(o) = security_origin.filter(|o| tuple_origin(o).is_some() && !opened_by_an_extension(o)) {
         return vec![o.to_string()];
     }
     if security_origin.is_none() && tuple_origin(url).is_some() {
@@ -280,6 +287,19 @@ mod tests {
             ["about:srcdoc", "http://127.0.0.1:4000"]
         );
         assert_eq!(judged_urls(None, "", None), ["about:blank"]);
+        // Opened by the extension (a new tab, a navigation to about:blank): a blank page.
+        let ext = "chrome-extension://djjhjaffgifolhomiafbjplbhmfblamg";
+        assert_eq!(judged_urls(Some(ext), "about:blank", None), ["about:blank"]);
+        assert_eq!(judged_urls(Some(ext), "", None), ["about:blank"]);
+        assert_eq!(
+            judged_urls(Some(ext), "data:text/html,<p>x", None),
+            ["data:text/html,<p>x"]
+        );
+        // An extension's own page stays the extension's.
+        assert_eq!(
+            judged_urls(Some(ext), &format!("{ext}/panel.html"), None),
+            [ext]
+        );
     }
 
     #[test]
