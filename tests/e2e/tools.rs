@@ -15,6 +15,7 @@ kapture_e2e::on_both_engines! {
     mouse_and_keyboard_input_is_trusted_and_waits_for_elements_on => mouse_and_keyboard_input_is_trusted_and_waits_for_elements, mouse_and_keyboard_input_is_trusted_and_waits_for_elements_natively;
     evaluate_answers_json_for_expressions_and_functions_on => evaluate_answers_json_for_expressions_and_functions, evaluate_answers_json_for_expressions_and_functions_natively;
     a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps_on => a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps, a_click_lands_on_the_element_it_aimed_at_through_slots_and_swaps_natively;
+    a_control_drawn_under_its_own_label_is_clicked_through_it_on => a_control_drawn_under_its_own_label_is_clicked_through_it, a_control_drawn_under_its_own_label_is_clicked_through_it_natively;
 }
 
 async fn fill_and_submit_a_form_by_css_selectors_on(engine: Engine) {
@@ -425,6 +426,64 @@ async fn status_reports_bridge_extension_and_tabs() {
         "{status}"
     );
     assert!(status.contains("about:blank"), "{status}");
+    k.stop().await;
+}
+
+/// A radio or checkbox that a design system draws inside (or beside) its label, over a
+/// visually hidden input — clipped, off screen, or not rendered — is clicked by its ref
+/// through its label, as a person's click there toggles it; a link inside the label is never
+/// what is clicked; another element over a control is still a cover (issue 26).
+async fn a_control_drawn_under_its_own_label_is_clicked_through_it_on(engine: Engine) {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch_on(engine).await;
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("label-controls.html")}),
+    )
+    .await;
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    let checked = |sel: &str| {
+        let script = format!("() => document.querySelector({}).checked", json!(sel));
+        let k = &k;
+        async move { k.eval(&script).await }
+    };
+    for (line, sel) in [
+        ("radio \"Large\"", "input[value=large]"),
+        ("checkbox \"Subscribe\"", "#news"),
+        ("checkbox \"I agree to the", "#terms"),
+    ] {
+        let r = ref_on(&snap, line);
+        let out = k.call("browser_click", json!({"ref": r})).await;
+        assert!(!out.is_error, "{line}: {}", out.text);
+        assert_eq!(checked(sel).await, json!(true), "{line} is checked");
+    }
+    assert_eq!(
+        k.eval("() => document.getElementById('log').textContent").await,
+        json!(""),
+        "the link inside a label was not clicked"
+    );
+    // An input not rendered at all (not in the page model): by a selector, through its label.
+    k.ok(
+        "browser_click",
+        json!({"selector": "input[value=express]"}),
+    )
+    .await;
+    assert_eq!(checked("input[value=express]").await, json!(true));
+    // The checkbox toggles back, through its label again.
+    let r = ref_on(&snap, "checkbox \"Subscribe\"");
+    k.ok("browser_click", json!({"ref": r})).await;
+    assert_eq!(checked("#news").await, json!(false));
+    // Covered by something that is not its own: refused, nothing pressed.
+    let r = ref_on(&snap, "checkbox \"Gift wrap\"");
+    let out = k.call("browser_click", json!({"ref": r})).await;
+    assert_eq!(
+        out.code().as_deref(),
+        Some("NOT_INTERACTABLE"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("backdrop"), "{}", out.text);
+    assert_eq!(checked("#gift").await, json!(false));
     k.stop().await;
 }
 

@@ -2,25 +2,21 @@
 //! arguments that answers a plain JSON object (or `{error, message}`), so one round trip
 //! does one step. Element scripts run in Kapture's world with the prelude's `resolve`.
 
-/// Wait until the target is visible, enabled and not covered at its centre, scrolled into
-/// view. Answers `{x, y}`: its centre in the frame's viewport CSS pixels.
+/// Wait until the target is visible, enabled and not covered where a person's click reaches
+/// it (its centre, else a point of its label: `aimAt` in the prelude), scrolled into view.
+/// Answers `{x, y}` in the frame's viewport CSS pixels.
 pub const LOCATE: &str = r#"async (target, waitMs) => {
+  let aim;
   const found = await resolve(target, waitMs, (el) => {
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    const r = el.getBoundingClientRect();
-    const style = getComputedStyle(el);
-    if (r.width <= 0 || r.height <= 0 || style.visibility === 'hidden' || style.display === 'none')
-      return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is not visible' };
     if (el.disabled) return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is disabled' };
-    const hit = metAt(el, r.left + r.width / 2, r.top + r.height / 2);
-    if (hit) return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is covered by ' + describe(hit) };
-    return true;
+    aim = aimAt(el);
+    return aim.error ? aim : true;
   });
   if (found.error) return found;
-  // The element aimed at, for `STILL_HIT` (a selector may name another one by then).
-  K.aimed = { key: JSON.stringify(target), el: new WeakRef(found.el) };
-  const r = found.el.getBoundingClientRect();
-  return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+  // The element aimed at (the control, or the label that reaches it), for `STILL_HIT`: a
+  // selector may name another one by then.
+  K.aimed = { key: JSON.stringify(target), el: new WeakRef(aim.surface) };
+  return { x: aim.x, y: aim.y };
 }"#;
 
 /// Whether the element `LOCATE` aimed at (not whatever the target names now) is still what
@@ -34,8 +30,10 @@ pub const STILL_HIT: &str = r#"async (target, x, y, pressed) => {
   const done = pressed ? ': it was pressed ' + pressed + ' time(s), the rest was not' : ': nothing was pressed';
   if (!el || !el.isConnected)
     return { error: 'NOT_INTERACTABLE', message: (el ? describe(el) : 'the element aimed at') + ' was removed from the page' + done };
-  const hit = metAt(el, x, y);
-  if (hit === null) return true;
+  const hit = topAt(el, x, y);
+  const path = hit && pathTo(el, hit);
+  // Aimed at a label: a part of it that became interactive content of its own takes the click.
+  if (path && (el.localName !== 'label' || path.every((n) => n === el.control || !n.matches(INTERACTIVE)))) return true;
   const what = ' moved from under the pointer' + (hit ? ' (' + describe(hit) + ' is there now)' : '');
   return { error: 'NOT_INTERACTABLE', message: describe(el) + what + done };
 }"#;

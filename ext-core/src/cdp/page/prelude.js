@@ -23,28 +23,75 @@ const idOf = (el) => {
 };
 const describe = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
   (el.classList && el.classList.length ? '.' + [...el.classList].slice(0, 2).join('.') : '');
-// What the pointer meets at (x, y) (viewport pixels of `el`'s frame) when it is not `el` nor
-// drawn as part of it; `null` when it is, `undefined` when nothing is there. Part of `el`:
-// its descendants, what its shadow trees hold, and light-DOM nodes shown in its slots (also
-// of closed shadow roots, which `el`'s own root chain reaches). The topmost box is asked of
-// `elementsFromPoint`: `elementFromPoint` names a shadow host for the slotted text inside a
-// component's button, which is not what is hit.
-const metAt = (el, x, y) => {
+// The topmost element at (x, y) (viewport pixels of `el`'s frame), asked of
+// `elementsFromPoint` of `el`'s root: `elementFromPoint` names a shadow host for the slotted
+// text inside a component's button, which is not what is hit.
+const topAt = (el, x, y) => {
   const root = el.getRootNode();
-  const hit = (root.elementsFromPoint ? root : document).elementsFromPoint(x, y)[0];
-  if (!hit) return undefined;
+  return (root.elementsFromPoint ? root : document).elementsFromPoint(x, y)[0];
+};
+// Whether `hit` is `el` or drawn as part of it: its descendants, what its shadow trees hold,
+// and light-DOM nodes shown in its slots (also of closed shadow roots, which `el`'s own root
+// chain reaches). Answers the path from `hit` up to `el` (exclusive), or null.
+const pathTo = (el, hit) => {
   const roots = new Map();
-  for (let r = root, i = 0; r && r.host && i < 64; r = r.host.getRootNode(), i++) roots.set(r.host, r);
+  for (let r = el.getRootNode(), i = 0; r && r.host && i < 64; r = r.host.getRootNode(), i++) roots.set(r.host, r);
   const slotOf = (n) => {
     if (n.assignedSlot) return n.assignedSlot;
     const shadow = n.parentNode && (n.parentNode.shadowRoot || roots.get(n.parentNode));
     return shadow ? [...shadow.querySelectorAll('slot')].find((s) => s.assignedNodes().includes(n)) : null;
   };
+  const path = [];
   for (let n = hit, i = 0; n && i < 4096; i++) {
-    if (n === el) return null;
+    if (n === el) return path;
+    if (n.nodeType === 1) path.push(n);
     n = slotOf(n) || n.parentNode || n.host;
   }
-  return hit;
+  return null;
+};
+// What the pointer meets at (x, y) when it is not `el` nor drawn as part of it; `null` when
+// it is, `undefined` when nothing is there.
+const metAt = (el, x, y) => {
+  const hit = topAt(el, x, y);
+  if (!hit) return undefined;
+  return pathTo(el, hit) ? null : hit;
+};
+// Interactive content: a click on it inside a label is its own, not the label's control's.
+const INTERACTIVE = 'a[href],button,input:not([type=hidden]),select,textarea,details,summary,iframe,embed,object,label,[contenteditable=""],[contenteditable=true]';
+// Where a person's click reaches `el`: its centre when the pointer meets it (or its own
+// parts) there; else a point of one of its labels whose activation is the control's (the
+// label, or a part of it that is no interactive content of its own), as for a control
+// drawn under its own label over a visually hidden input. Answers `{surface, x, y}`, or
+// `{error, message}` naming what is there instead.
+const aimAt = (el) => {
+  el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  const r = el.getBoundingClientRect();
+  const style = getComputedStyle(el);
+  const shown = r.width > 0 && r.height > 0 && style.visibility !== 'hidden' && style.display !== 'none';
+  let covered;
+  if (shown) {
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const hit = metAt(el, x, y);
+    if (hit === null) return { surface: el, x, y };
+    covered = hit;
+  }
+  const labels = el.labels ? [...el.labels].slice(0, 4) : [];
+  for (const label of labels) {
+    if (!label.isConnected) continue;
+    label.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    // Its middle, then towards its ends: a link inside the label takes a click of its own.
+    for (const b of [...label.getClientRects()].slice(0, 4)) {
+      if (b.width <= 0 || b.height <= 0) continue;
+      for (const f of [0.5, 0.25, 0.75, 0.1, 0.9]) {
+        const x = b.left + b.width * f, y = b.top + b.height / 2;
+        const hit = topAt(label, x, y);
+        const path = hit && pathTo(label, hit);
+        if (path && path.every((n) => n === el || !n.matches(INTERACTIVE))) return { surface: label, x, y };
+      }
+    }
+  }
+  if (!shown) return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is not visible' + (labels.length ? ', nor a point of its label' : '') };
+  return { error: 'NOT_INTERACTABLE', message: describe(el) + (covered ? ' is covered by ' + describe(covered) : ' is outside the page') };
 };
 // Elements a selector names: XPath when it starts with `/`, `(` or `xpath=` (no CSS selector
 // can), else CSS. Throws on a selector that does not parse.
