@@ -92,6 +92,13 @@ pub struct Resume {
     pub last_command: CommandId,
 }
 
+/// A page viewport in CSS pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Viewport {
+    pub width: u32,
+    pub height: u32,
+}
+
 /// Host → extension.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -111,6 +118,10 @@ pub enum HostFrame {
         /// How long an `ask` waits for a person before it is denied.
         #[serde(default = "default_approval_ms")]
         approval_timeout_ms: u64,
+        /// The viewport of the tabs of a headless browser this server launched (its
+        /// `--window-size`): emulated on every tab the extension attaches to there.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        viewport: Option<Viewport>,
     },
     /// The handshake was refused; the host closes the socket right after.
     Unauthorized {
@@ -726,6 +737,7 @@ mod tests {
                 heartbeat_ms: 20000,
                 policy: crate::policy::Policy::allow_all(),
                 approval_timeout_ms: 60000,
+                viewport: None,
             },
             r#"{"v":2,"type":"welcome","session":"s1","heartbeat_ms":20000,"approval_timeout_ms":60000,
                "policy":{"rules":[{"origin":{"scheme":null,"host":"*","port":null},"category":null,"verdict":"allow","source":"--unsafe-allow-all"}]}}"#,

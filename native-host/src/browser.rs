@@ -38,6 +38,8 @@ const DEATH_AFTER_PIPE: Duration = Duration::from_secs(2);
 pub struct NativeRules {
     pub policy: Policy,
     pub approval_ms: u64,
+    /// The viewport of a headless launched browser's tabs.
+    pub viewport: Option<ext_core::protocol::Viewport>,
 }
 
 /// The engine driving a launched browser, and how it came to be.
@@ -350,6 +352,7 @@ pub fn supervise(
                     if let EngineUsed::Native(..) = engine {
                         let engine = crate::native::NativeEngine::launched(
                             devtools.clone(),
+                            rules.viewport,
                             rules.policy.clone(),
                             rules.approval_ms,
                             bridge.event_sink(),

@@ -60,6 +60,31 @@ pub enum EngineChoice {
     Native,
 }
 
+/// A window size given as `WIDTHxHEIGHT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowSize {
+    pub width: u32,
+    pub height: u32,
+}
+
+/// `1280x720` → a [`WindowSize`]; each side between 100 and 10000 pixels.
+fn parse_window_size(text: &str) -> Result<WindowSize, String> {
+    let (w, h) = text
+        .split_once(['x', 'X', ','])
+        .ok_or_else(|| format!("{text:?} is not WIDTHxHEIGHT, e.g. 1280x720"))?;
+    let side = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (100..=10_000).contains(n))
+            .ok_or_else(|| format!("{v:?} is not a size between 100 and 10000 pixels"))
+    };
+    Ok(WindowSize {
+        width: side(w)?,
+        height: side(h)?,
+    })
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Which browser to drive.
@@ -86,6 +111,10 @@ pub struct ServeArgs {
     /// Profile folder of a launched browser (default: a fresh temporary one, deleted on exit).
     #[arg(long, value_name = "DIR")]
     pub user_data_dir: Option<PathBuf>,
+    /// The launched browser's window, WIDTHxHEIGHT in CSS pixels; headless, that is the
+    /// page's viewport (the 1280x720 agents and the peers assume).
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_window_size)]
+    pub window_size: WindowSize,
     /// Extra argument for a launched browser (repeatable).
     #[arg(long = "chromium-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub chromium_args: Vec<String>,
@@ -298,6 +327,15 @@ mod tests {
             Some(std::path::Path::new("/usr/bin/chromium"))
         );
         assert_eq!(cli.serve.chromium_args, ["--lang=en", "--mute-audio"]);
+        assert_eq!(
+            parse_window_size("1280x720"),
+            Ok(WindowSize {
+                width: 1280,
+                height: 720
+            })
+        );
+        assert!(parse_window_size("1280").is_err());
+        assert!(parse_window_size("5x720").is_err());
         assert_eq!(cli.serve.port, 0);
         assert_eq!(cli.serve.engine, EngineChoice::Auto);
         assert!(!cli.serve.extension_over_pipe);

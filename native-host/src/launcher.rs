@@ -295,6 +295,8 @@ pub struct LaunchSpec {
     /// `None`: a fresh temporary profile, deleted on exit.
     pub user_data_dir: Option<PathBuf>,
     pub headless: Headless,
+    /// The window's size (headless: the viewport's).
+    pub window: crate::cli::WindowSize,
     pub extra_args: Vec<String>,
     /// Passed to the browser (and so to the native host it starts) as `KAPTURE_RUNTIME_DIR`.
     pub runtime_dir: PathBuf,
@@ -328,6 +330,10 @@ pub fn browser_args(spec: &LaunchSpec, profile: &Path, as_root: bool) -> Vec<Str
     if as_root {
         args.push("--no-sandbox".into());
     }
+    args.push(format!(
+        "--window-size={},{}",
+        spec.window.width, spec.window.height
+    ));
     args.extend(spec.extra_args.iter().cloned());
     args.push("about:blank".into());
     args
@@ -770,6 +776,10 @@ mod tests {
             extension_id: "abc".into(),
             user_data_dir: None,
             headless: Headless::Asked,
+            window: crate::cli::WindowSize {
+                width: 1280,
+                height: 720,
+            },
             extra_args: vec!["--host-resolver-rules=MAP * ~NOTFOUND".into()],
             runtime_dir: "/run/k".into(),
             host_binary: "/bin/kapture".into(),
@@ -789,6 +799,7 @@ mod tests {
             "--disable-sync",
             "--headless=new",
             "--no-sandbox",
+            "--window-size=1280,720",
         ] {
             assert!(args.iter().any(|a| a == flag), "{flag} missing");
         }

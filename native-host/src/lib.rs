@@ -90,6 +90,7 @@ fn launch_spec(
         extension_id: extension_id.to_string(),
         user_data_dir: args.user_data_dir.clone(),
         headless: launcher::Headless::choose(args.headless, &env),
+        window: args.window_size,
         extra_args: args.chromium_args.clone(),
         runtime_dir: runtime_dir.to_path_buf(),
         host_binary: std::env::current_exe()
@@ -174,14 +175,24 @@ async fn start_serving(args: ServeArgs, http_url: Option<String>) -> Result<Star
     let extension_id = extension::extension_id()?;
     let runtime_dir = pairing::runtime_dir(args.runtime_dir.as_deref())?;
     let policy = policy_config::PolicyConfig::load(&args).map_err(ServeError::Setup)?;
+    // A headless launched browser's window includes browser UI and info bars: its pages are
+    // given the stated viewport instead, on either engine.
+    let launched_viewport = launcher::Headless::choose(args.headless, &launcher::find::Env::current())
+        .on()
+        .then_some(ext_core::protocol::Viewport {
+            width: args.window_size.width,
+            height: args.window_size.height,
+        });
     let rules = browser::NativeRules {
         policy: policy.policy(true),
         approval_ms: args.approval_timeout_ms,
+        viewport: launched_viewport,
     };
     let bridge_config = BridgeConfig {
         launched_policy: policy.policy(true),
         connected_policy: policy.policy(false),
         approval_timeout: std::time::Duration::from_millis(args.approval_timeout_ms),
+        launched_viewport,
         ..BridgeConfig::new(extension::origin(&extension_id))
     };
     // The native engine needs no bridge server: no extension is to connect.

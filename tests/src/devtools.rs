@@ -18,7 +18,12 @@ impl DevToolsBrowser {
     pub fn start() -> DevToolsBrowser {
         let profile = tempfile::tempdir().expect("profile dir");
         let child = Command::new(chromium())
-            .args(["--headless=new", "--remote-debugging-port=0"])
+            // The viewport a launched browser has by default (`--window-size`).
+            .args([
+                "--headless=new",
+                "--remote-debugging-port=0",
+                "--window-size=1280,720",
+            ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .args(QUIET_CHROMIUM_FLAGS)
             .arg(RESOLVER_RULES)

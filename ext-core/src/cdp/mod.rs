@@ -248,8 +248,12 @@ pub(crate) fn context_gone(err: &WireError) -> bool {
         || m.contains("inspected target navigated")
 }
 
-/// Turn on the event domains the tools rely on; called once after attaching.
-pub async fn prepare<S: CdpSession>(s: &S) -> Result<(), WireError> {
+/// Turn on the event domains the tools rely on; called once after attaching. `viewport`:
+/// the page size of a headless browser kapture launched (a person's own windows keep theirs).
+pub async fn prepare<S: CdpSession>(
+    s: &S,
+    viewport: Option<crate::protocol::Viewport>,
+) -> Result<(), WireError> {
     s.send("Page.enable", json!({})).await?;
     s.send("Runtime.enable", json!({})).await?;
     s.send("Log.enable", json!({})).await?;
@@ -268,6 +272,23 @@ pub async fn prepare<S: CdpSession>(s: &S) -> Result<(), WireError> {
             json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
         )
         .await;
+    // The page is focused as a person's foreground tab is, whatever window has the system's
+    // focus (a headless browser's has none): apps that wait for focus or visibility (a
+    // notebook's kernel status, autofocus, :focus styles) behave as for a person. Best
+    // effort: a transport without Emulation still drives the tab.
+    let _ = s
+        .send("Emulation.setFocusEmulationEnabled", json!({"enabled": true}))
+        .await;
+    // A headless window's size includes browser UI and info bars that vary: the page is
+    // given the stated viewport itself. Best effort, as above.
+    if let Some(v) = viewport {
+        let _ = s
+            .send(
+                "Emulation.setDeviceMetricsOverride",
+                json!({"width": v.width, "height": v.height, "deviceScaleFactor": 0, "mobile": false}),
+            )
+            .await;
+    }
     // File choosers opened by the page are reported to the agent instead of a native dialog.
     s.send(
         "Page.setInterceptFileChooserDialog",

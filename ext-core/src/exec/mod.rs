@@ -88,6 +88,11 @@ impl Placement {
 /// stored settings, asking a person, running a task. Time comes from `platform`.
 #[allow(async_fn_in_trait)] // single-threaded on wasm32; no Send bound wanted
 pub trait Host: 'static {
+    /// The viewport to give every tab attached to (a headless browser kapture launched);
+    /// `None` leaves each window's own.
+    fn viewport(&self) -> Option<crate::protocol::Viewport> {
+        None
+    }
     /// One tab; an error when there is no such tab.
     async fn tab(&self, tab: TabId) -> Result<TabInfo, WireError>;
     /// Every tab the agent may see.

@@ -490,7 +490,7 @@ async fn execute<H: Host>(
     let session = TabSession { host, slot };
     if !slot.attached.get() {
         attach(host, slot).await?;
-        cdp::prepare(&session).await?;
+        cdp::prepare(&session, host.viewport()).await?;
     }
     // Held to the rules as they are now, not as they were when it was queued.
     let fresh = guard.map(|g| Guard {

@@ -486,7 +486,12 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
             heartbeat_ms,
             policy,
             approval_timeout_ms,
+            viewport,
         } => {
+            if viewport.is_some() {
+                // Said only to the browser that server launched: its tabs' page size.
+                app.viewport.set(viewport);
+            }
             if !resumed {
                 conn.last_command.set(0);
                 super::control::forget_server(app, conn.port);

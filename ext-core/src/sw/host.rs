@@ -22,6 +22,10 @@ pub struct ChromeHost {
 }
 
 impl Host for ChromeHost {
+    fn viewport(&self) -> Option<crate::protocol::Viewport> {
+        self.app.upgrade().and_then(|app| app.viewport.get())
+    }
+
     async fn tab(&self, tab: TabId) -> Result<TabInfo, WireError> {
         chrome::tabs::get(tab).await
     }

@@ -28,6 +28,8 @@ const WAKE_PERIOD_MIN: f64 = 0.1;
 /// Shared state of the worker.
 pub struct App {
     ext: RefCell<ExtensionInfo>,
+    /// The viewport the server that launched this browser asked for (headless), if any.
+    viewport: std::cell::Cell<Option<crate::protocol::Viewport>>,
     bridge: bridge::Bridge,
     /// The executor core: every command's gate, tab queue and dispatch.
     exec: Exec<host::ChromeHost>,
@@ -110,6 +112,7 @@ impl Worker {
         Worker {
             app: Rc::new_cyclic(|app| App {
                 ext: RefCell::new(ext),
+                viewport: Default::default(),
                 bridge: bridge::Bridge::default(),
                 exec: Exec::new(Rc::new(host::ChromeHost { app: app.clone() })),
                 panels: Default::default(),

@@ -403,9 +403,12 @@ pub fn start_native(
     } else {
         config.connected_policy.clone()
     };
+    // A throwaway browser is driven like a launched one: its tabs get the stated viewport
+    // too; a person's own keeps its windows'.
     let engine = crate::native::NativeEngine::new(
         endpoint,
         throwaway,
+        config.launched_viewport.filter(|_| throwaway),
         policy,
         config.approval_timeout.as_millis() as u64,
         handle.event_sink(),

@@ -46,6 +46,8 @@ pub struct BridgeConfig {
     pub connected_policy: Policy,
     /// How long the extension waits for a person to answer an `ask`.
     pub approval_timeout: Duration,
+    /// The viewport of the headless browser this process launches, told to its extension.
+    pub launched_viewport: Option<ext_core::protocol::Viewport>,
 }
 
 impl BridgeConfig {
@@ -57,6 +59,7 @@ impl BridgeConfig {
             launched_policy: Policy::launched_default(),
             connected_policy: Policy::connected_default(),
             approval_timeout: Duration::from_secs(60),
+            launched_viewport: None,
         }
     }
 
@@ -305,6 +308,9 @@ async fn serve(
         heartbeat_ms: config.heartbeat.as_millis() as u64,
         policy: config.policy_for(launched_by),
         approval_timeout_ms: config.approval_timeout.as_millis() as u64,
+        viewport: config
+            .launched_viewport
+            .filter(|_| launched_by == Some(std::process::id())),
     };
     if ws
         .send(Message::text(protocol::encode(&welcome)))

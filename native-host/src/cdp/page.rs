@@ -53,7 +53,8 @@ impl PageSession {
             sent: Cell::new(0),
         });
         tokio::task::spawn_local(pump(Rc::downgrade(&page), attached.route));
-        if let Err(e) = ext_core::cdp::prepare(&*page).await {
+        // The executor prepares it again with the host's viewport.
+        if let Err(e) = ext_core::cdp::prepare(&*page, None).await {
             // Not left attached half-prepared: the next attempt starts afresh.
             let _ = page.detach().await;
             return Err(e);

@@ -113,6 +113,8 @@ pub struct NativeHost {
     /// session's label: their pages are tabs even where only the default context is driven
     /// (kapture made them; they are nobody's own), and a context goes when its last tab does.
     isolated: RefCell<HashMap<String, String>>,
+    /// The viewport every attached tab is given (a headless browser kapture launched).
+    viewport: Option<ext_core::protocol::Viewport>,
 }
 
 impl NativeHost {
@@ -123,8 +125,10 @@ impl NativeHost {
         sink: EventSink,
         asking: Asking,
         downloads: Result<Downloads, WireError>,
+        viewport: Option<ext_core::protocol::Viewport>,
     ) -> Rc<NativeHost> {
         Rc::new(NativeHost {
+            viewport,
             asking,
             downloads,
             helpers: RefCell::default(),
@@ -445,6 +449,10 @@ async fn session_pump(
 }
 
 impl Host for NativeHost {
+    fn viewport(&self) -> Option<ext_core::protocol::Viewport> {
+        self.viewport
+    }
+
     async fn tab(&self, tab: TabId) -> Result<TabInfo, WireError> {
         let target = self.target_of(tab)?;
         let pages = self.pages().await?;

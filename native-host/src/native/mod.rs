@@ -56,6 +56,8 @@ struct Inner {
     /// browser is reached: what messages, status and logs say.
     endpoint: String,
     source: Source,
+    /// The viewport every tab is given (a headless launched or a throwaway browser).
+    viewport: Option<ext_core::protocol::Viewport>,
     policy: Policy,
     approval_ms: u64,
     sink: EventSink,
@@ -81,6 +83,7 @@ impl NativeEngine {
     pub fn new(
         endpoint: String,
         throwaway: bool,
+        viewport: Option<ext_core::protocol::Viewport>,
         policy: Policy,
         approval_ms: u64,
         sink: EventSink,
@@ -91,6 +94,7 @@ impl NativeEngine {
                 endpoint,
                 throwaway,
             },
+            viewport,
             policy,
             approval_ms,
             sink,
@@ -98,10 +102,17 @@ impl NativeEngine {
     }
 
     /// An engine over the open DevTools connection of a browser kapture launched.
-    pub fn launched(browser: Browser, policy: Policy, approval_ms: u64, sink: EventSink) -> Self {
+    pub fn launched(
+        browser: Browser,
+        viewport: Option<ext_core::protocol::Viewport>,
+        policy: Policy,
+        approval_ms: u64,
+        sink: EventSink,
+    ) -> Self {
         Self::with_source(
             "the DevTools pipe of the browser kapture launched".into(),
             Source::Launched(browser),
+            viewport,
             policy,
             approval_ms,
             sink,
@@ -111,6 +122,7 @@ impl NativeEngine {
     fn with_source(
         endpoint: String,
         source: Source,
+        viewport: Option<ext_core::protocol::Viewport>,
         policy: Policy,
         approval_ms: u64,
         sink: EventSink,
@@ -121,6 +133,7 @@ impl NativeEngine {
             inner: Arc::new(Inner {
                 endpoint,
                 source,
+                viewport,
                 policy,
                 approval_ms,
                 sink,
@@ -223,6 +236,7 @@ impl NativeEngine {
     async fn connect(&self) -> Result<Conn, String> {
         let (ready_tx, ready) = oneshot::channel();
         let (jobs, jobs_rx) = mpsc::unbounded_channel::<Job>();
+        let viewport = self.inner.viewport;
         let (source, next_tab, sink) = (
             self.inner.source.clone(),
             self.inner.next_tab.clone(),
@@ -239,7 +253,9 @@ impl NativeEngine {
         };
         std::thread::Builder::new()
             .name("kapture-native".into())
-            .spawn(move || executor_thread(source, next_tab, sink, asking, ready_tx, jobs_rx))
+            .spawn(move || {
+                executor_thread(source, viewport, next_tab, sink, asking, ready_tx, jobs_rx)
+            })
             .map_err(|e| format!("cannot start the engine thread: {e}"))?;
         let browser = ready
             .await
@@ -321,6 +337,7 @@ fn gone(endpoint: &str) -> WireError {
 /// The executor thread: connect, then run jobs until the browser or every handle is gone.
 fn executor_thread(
     source: Source,
+    viewport: Option<ext_core::protocol::Viewport>,
     next_tab: Arc<AtomicI32>,
     sink: EventSink,
     asking: ask::Asking,
@@ -395,6 +412,7 @@ fn executor_thread(
             sink,
             asking,
             downloads,
+            viewport,
         );
         let exec = Rc::new(Exec::new(host.clone()));
         host.set_exec(&exec);
