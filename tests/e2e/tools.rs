@@ -431,8 +431,9 @@ async fn status_reports_bridge_extension_and_tabs() {
 
 /// A radio or checkbox that a design system draws inside (or beside) its label, over a
 /// visually hidden input — clipped, off screen, or not rendered — is clicked by its ref
-/// through its label, as a person's click there toggles it; a link inside the label is never
-/// what is clicked; another element over a control is still a cover (issue 26).
+/// through its label, as a person's click there toggles it; a slider's range input hidden in
+/// its thumb is pressed on the thumb; a link inside the label is never what is clicked;
+/// another element over a control is still a cover (issue 26).
 async fn a_control_drawn_under_its_own_label_is_clicked_through_it_on(engine: Engine) {
     let site = Site::start().unwrap();
     let k = Kapture::launch_on(engine).await;
@@ -473,6 +474,20 @@ async fn a_control_drawn_under_its_own_label_is_clicked_through_it_on(engine: En
     let r = ref_on(&snap, "checkbox \"Subscribe\"");
     k.ok("browser_click", json!({"ref": r})).await;
     assert_eq!(checked("#news").await, json!(false));
+    // A slider whose hidden range input sits in its thumb: pressed on the thumb (it takes
+    // the focus, the value stays), then moved with keys.
+    let r = ref_on(&snap, "slider \"Volume\"");
+    k.ok("browser_click", json!({"ref": r})).await;
+    assert_eq!(
+        k.eval("() => [document.getElementById('log').textContent, document.activeElement.id]")
+            .await,
+        json!(["thumb ", "vol"])
+    );
+    k.ok("browser_press_key", json!({"key": "ArrowRight"})).await;
+    assert_eq!(
+        k.eval("() => document.getElementById('vol').value").await,
+        json!("6")
+    );
     // Covered by something that is not its own: refused, nothing pressed.
     let r = ref_on(&snap, "checkbox \"Gift wrap\"");
     let out = k.call("browser_click", json!({"ref": r})).await;

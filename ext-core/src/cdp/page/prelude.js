@@ -58,6 +58,33 @@ const metAt = (el, x, y) => {
 };
 // Interactive content: a click on it inside a label is its own, not the label's control's.
 const INTERACTIVE = 'a[href],button,input:not([type=hidden]),select,textarea,details,summary,iframe,embed,object,label,[contenteditable=""],[contenteditable=true]';
+const holderOf = (n) => n.parentNode && n.parentNode.nodeType === 11 ? n.parentNode.host : n.parentNode;
+// Whether `el` is not drawn itself: not rendered, transparent, or clipped to a pixel by a
+// wrapper near it (the "visually hidden" pattern of design systems).
+const drawnElsewhere = (el, shown) => {
+  if (!shown || (el.checkVisibility && !el.checkVisibility({ opacityProperty: true, visibilityProperty: true }))) return true;
+  for (let n = holderOf(el), i = 0; n && n.nodeType === 1 && i < 4; n = holderOf(n), i++) {
+    const b = n.getBoundingClientRect(), st = getComputedStyle(n);
+    if ((b.width <= 1 || b.height <= 1) && (st.overflow !== 'visible' || st.clip !== 'auto' || st.clipPath !== 'none')) return true;
+  }
+  return false;
+};
+// For a control not drawn itself: the first visible element holding it, a few levels up and
+// small (a widget's part: a slider's thumb over its hidden range input, a switch's knob, at
+// most 300 x 300 px), and its centre when a press there is that part's.
+const holderPoint = (el) => {
+  for (let n = holderOf(el), i = 0; n && n.nodeType === 1 && i < 5; n = holderOf(n), i++) {
+    if (n === document.body || n === document.documentElement) return null;
+    const b = n.getBoundingClientRect();
+    if (b.width < 4 || b.height < 4) continue;
+    if (b.width * b.height > 90000) return null;
+    const x = b.left + b.width / 2, y = b.top + b.height / 2;
+    const hit = topAt(n, x, y);
+    const path = hit && pathTo(n, hit);
+    return path && path.every((m) => m === el || !m.matches(INTERACTIVE)) ? { surface: n, x, y } : null;
+  }
+  return null;
+};
 // Where a person's click reaches `el`: its centre when the pointer meets it (or its own
 // parts) there; else a point of one of its labels whose activation is the control's (the
 // label, or a part of it that is no interactive content of its own), as for a control
@@ -89,6 +116,10 @@ const aimAt = (el) => {
         if (path && path.every((n) => n === el || !n.matches(INTERACTIVE))) return { surface: label, x, y };
       }
     }
+  }
+  if (drawnElsewhere(el, shown)) {
+    const held = holderPoint(el);
+    if (held) return held;
   }
   if (!shown) return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is not visible' + (labels.length ? ', nor a point of its label' : '') };
   return { error: 'NOT_INTERACTABLE', message: describe(el) + (covered ? ' is covered by ' + describe(covered) : ' is outside the page') };
