@@ -576,8 +576,8 @@ struct Floor {
     /// The operation alone: an action's input events and nothing after them.
     bare: BTreeMap<&'static str, Stat>,
     /// The work kapture's answer stands for: an action's input, then the same settle work
-    /// (a click's grace window watching for a navigation, the page asked once whether its
-    /// DOM has been quiet, as kapture's `SETTLE_DOM`), then where the page is (URL, title).
+    /// (for a click, the page asked for its next rendered frame, then the navigation signals
+    /// read, as kapture's `settle`), then where the page is (URL, title).
     /// Only for the steps where it differs from `bare`.
     like: BTreeMap<&'static str, Stat>,
 }
@@ -600,7 +600,7 @@ const CHANGE: &str =
 /// The same operations as raw CDP commands on the browser a kapture drives (its tab left
 /// on big.html): the floor.
 async fn floor(raw: &mut RawCdp, site: &Site) -> Result<Floor, String> {
-    use ext_core::cdp::{js, navigation};
+    use ext_core::cdp::js;
     let mut out = Floor::default();
     let session = raw.attach_page("big.html").await?;
     let s = Some(session.as_str());
@@ -627,19 +627,9 @@ async fn floor(raw: &mut RawCdp, site: &Site) -> Result<Floor, String> {
         |expr: &str| json!({"expression": expr, "returnByValue": true, "awaitPromise": true});
     // kapture's own scripts, run as kapture runs them (it in its isolated world, here in
     // the main world: the same cost), with the main-world observer standing in for `K`.
-    let settle_dom = format!(
-        "(() => {{ const K = window.__floor; return {}; }})()",
-        js::call(
-            js::SETTLE_DOM,
-            &[
-                json!(0.0),
-                json!(navigation::QUIET_MS),
-                json!(navigation::SETTLE_MAX_MS - navigation::GRACE_MS)
-            ]
-        )
-    );
+    // An action's look at the next rendered frame (`cdp::settle`).
+    let next_paint = format!("({})()", js::NEXT_PAINT);
     let page_info = format!("({})()", js::PAGE_INFO);
-    let grace = Duration::from_millis(navigation::GRACE_MS as u64);
     floor_step!(out.bare, "snapshot (5,000 elements)", {
         raw.answer_bytes(s, "Accessibility.getFullAXTree", json!({}))
             .await?
@@ -680,8 +670,9 @@ async fn floor(raw: &mut RawCdp, site: &Site) -> Result<Floor, String> {
                 .await?;
             }
             if like {
-                // The grace window: did the click start a navigation?
-                let seen = raw.watch(s, grace).await?;
+                // The page handled the click and rendered a frame: did it ask to navigate?
+                raw.send(s, "Runtime.evaluate", eval(&next_paint)).await?;
+                let seen = raw.watch(s, Duration::ZERO).await?;
                 navigations += seen
                     .iter()
                     .filter(|(_, m)| {
@@ -693,7 +684,6 @@ async fn floor(raw: &mut RawCdp, site: &Site) -> Result<Floor, String> {
                         )
                     })
                     .count();
-                raw.send(s, "Runtime.evaluate", eval(&settle_dom)).await?;
                 raw.send(s, "Runtime.evaluate", eval(&page_info)).await?;
             }
             0
@@ -1150,10 +1140,8 @@ async fn main() {
     // Issue 16: the native engine within 1.5× the raw-CDP floor + 1 ms, per action. Judged
     // on the like-for-like floor (the same settle work as kapture's answer), since the bare
     // floor skips work every answer of kapture's stands for (where the page is, and for a
-    // click the 150 ms grace a navigation has to start). That grace is a fixed wait which
-    // 1.5× would hide half of, so the work beyond it is shown against the same bar too.
+    // click the look at the next rendered frame for a navigation it asked for).
     let native = results.get(&Kind::Native).cloned().unwrap_or_default();
-    let grace = ext_core::cdp::navigation::GRACE_MS;
     if let Some(f) = floors.get(&Kind::Native) {
         for step in [
             "navigate",
@@ -1182,14 +1170,6 @@ async fn main() {
                 1.5 * like.median + 1.0,
                 "ms",
             );
-            if step == "click" {
-                verdict(
-                    format!("  (info) kapture-cdp {step} beyond the {grace:.0} ms grace ≤ 1.5× floor's beyond it + 1 ms"),
-                    n.median - grace,
-                    1.5 * (like.median - grace) + 1.0,
-                    "ms",
-                );
-            }
             if f.like.contains_key(step) {
                 verdict(
                     format!("  (info) kapture-cdp {step} ≤ 1.5× bare CDP + 1 ms"),

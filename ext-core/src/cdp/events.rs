@@ -140,6 +140,10 @@ pub struct TabEvents {
     widget_requests: Vec<Value>,
     /// Where the main frame's latest navigation stands.
     pub nav: super::navigation::NavTracker,
+    /// The last input action's answer: when it was sent and where navigations stood then.
+    /// The next read waits for the page to go quiet after it, and names a navigation that
+    /// began since (a page timer), waiting for it.
+    pub acted: Option<super::navigation::Acted>,
     /// The element picker while it is in the page (the frames it was put in): whoever ends
     /// the command that put it there — its own end, or the tab's queue after a stop or a
     /// deadline — removes it.
@@ -215,6 +219,7 @@ impl TabEvents {
             recording: None,
             widget_requests: Vec::new(),
             nav: super::navigation::NavTracker::new(),
+            acted: None,
             picker: None,
             waiters: Vec::new(),
         }

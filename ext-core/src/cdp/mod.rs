@@ -468,6 +468,62 @@ fn shown_page<S: CdpSession>(s: &S, url: String, title: String) -> (String, Stri
 /// Load `url` in the tab and wait for it.
 pub async fn navigate<S: CdpSession>(s: &S, url: &str) -> Result<PageInfo, WireError> {
     check_url(url)?;
+    match navigate_once(s, url).await {
+        // Chrome refuses a tab's navigation to a `data:` URL that an extension asks for:
+        // its document is written into a blank page instead.
+        Err(e) if e.code == ErrorCode::NavigationFailed && is_data_url(url) => {
+            open_data_url(s, url).await
+        }
+        other => other,
+    }
+}
+
+fn is_data_url(url: &str) -> bool {
+    url.trim_start()
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case("data:"))
+}
+
+/// A `data:` URL's document written into `about:blank` (`Page.setDocumentContent`): HTML
+/// as it is, other text shown as text.
+async fn open_data_url<S: CdpSession>(s: &S, url: &str) -> Result<PageInfo, WireError> {
+    let bad = |why: String| {
+        WireError::new(
+            ErrorCode::BadArgs,
+            format!("cannot open this data: URL: {why}"),
+        )
+    };
+    let parsed = data_url::DataUrl::process(url.trim()).map_err(|e| bad(format!("{e:?}")))?;
+    let (body, _) = parsed
+        .decode_to_vec()
+        .map_err(|e| bad(format!("{e:?}")))?;
+    let mime = parsed.mime_type();
+    let text = String::from_utf8_lossy(&body);
+    let html = match (mime.type_.as_str(), mime.subtype.as_str()) {
+        ("text", "html") => text.into_owned(),
+        ("text", _) => format!(
+            "<pre>{}</pre>",
+            text.replace('&', "&amp;").replace('<', "&lt;")
+        ),
+        (t, st) => {
+            return Err(WireError::new(
+                ErrorCode::Unsupported,
+                format!("a data: URL of type {t}/{st} cannot be opened here; open an http(s) URL, or a data:text/html one"),
+            ))
+        }
+    };
+    navigate_once(s, "about:blank").await?;
+    let main = world::main_frame(s).await?;
+    s.send(
+        "Page.setDocumentContent",
+        json!({"frameId": main, "html": html}),
+    )
+    .await?;
+    page_info(s).await
+}
+
+/// `Page.navigate` to `url`, then wait for its load.
+async fn navigate_once<S: CdpSession>(s: &S, url: &str) -> Result<PageInfo, WireError> {
     let commit = s.events().borrow_mut().wait_for_commit();
     let res = s.send("Page.navigate", json!({"url": url})).await?;
     if let Some(err) = res
@@ -587,10 +643,13 @@ pub(crate) async fn await_navigation<S: CdpSession>(
     )
 }
 
-/// After an input action: wait for a navigation it started (one that starts within
-/// `grace_ms`, redirects included) until the new document has loaded, bounded, then
-/// report where the page is. Actions that may start one late (clicks, keys, submits) give
-/// [`navigation::GRACE_MS`]; the others 0, counting only what their own round trips saw.
+/// After an input action: wait for a navigation it started until the new document has
+/// loaded, bounded, then report where the page is. Actions that may start one a little
+/// late (clicks, keys, submits: `grace_ms` > 0) first let the page handle their input and
+/// render a frame (`js::NEXT_PAINT`), cut short by navigation news: a link or a submit has
+/// asked for its navigation by then (evidence, not a fixed wait). What starts later still
+/// (a page timer, a render after a fetch) is the next read's to wait for and to name
+/// ([`TabEvents::acted`](events::TabEvents)).
 pub(crate) async fn settle<S: CdpSession>(
     s: &S,
     mark: navigation::Mark,
@@ -598,8 +657,11 @@ pub(crate) async fn settle<S: CdpSession>(
 ) -> Result<ActionOutcome, WireError> {
     use navigation::{Limits, Verdict};
     let began = platform::now_ms();
+    if grace_ms > 0.0 {
+        render_tick(s, mark).await;
+    }
     let mut limits = Limits {
-        grace_ms,
+        grace_ms: 0.0,
         limit_ms: SETTLE_LIMIT_MS,
     };
     let mut last = None;
@@ -625,6 +687,7 @@ pub(crate) async fn settle<S: CdpSession>(
             // The new document is not there yet and the old one is being replaced: the
             // page cannot be asked, the answer says where it is going.
             let (url, title) = shown_page(s, url.clone().unwrap_or_default(), String::new());
+            acted(s);
             return Ok(outcome(url, title, true));
         }
         let same_document = s
@@ -633,12 +696,7 @@ pub(crate) async fn settle<S: CdpSession>(
             .nav
             .current()
             .is_some_and(|n| n.stage == navigation::Stage::SameDocument);
-        if grace_ms > 0.0 && (!navigated || same_document) {
-            // No new document: the page may still be answering the action (a `hashchange`
-            // handler, a framework's render poll, a debounce). Answer once its DOM has been
-            // quiet a moment, no sooner than the grace after the action, bounded.
-            settle_dom(s, began, grace_ms).await;
-        } else if navigated && same_document {
+        if navigated && same_document {
             // The page answers a URL change within the document in a task of its own
             // (`hashchange`, `popstate`): let it render before saying where it is. Bounded:
             // a background tab's timers may be slowed.
@@ -675,10 +733,55 @@ pub(crate) async fn settle<S: CdpSession>(
                     ..answer
                 });
             }
-            _ => return Ok(answer),
+            _ => {
+                acted(s);
+                return Ok(answer);
+            }
         }
     }
+    acted(s);
     last.ok_or_else(|| WireError::new(ErrorCode::Internal, "no outcome"))
+}
+
+/// Remember that an action answered now, for the next read (see [`settle`]).
+fn acted<S: CdpSession>(s: &S) {
+    let mut events = s.events().borrow_mut();
+    let mark = events.nav.mark();
+    events.acted = Some(navigation::Acted {
+        at: platform::now_ms(),
+        mark,
+    });
+}
+
+/// Let the page handle the tasks its input queued and render a frame, unless a navigation
+/// since `mark` is already news (Chrome holds a page's commands back while its replacement
+/// is pending, so the page is not asked then). Bounded by `js::NEXT_PAINT`'s own 100 ms.
+async fn render_tick<S: CdpSession>(s: &S, mark: navigation::Mark) {
+    let news = s.events().borrow_mut().wait_for_navigation_news();
+    if s.events().borrow().nav.since(mark).is_some() {
+        return;
+    }
+    let Ok(main) = world::main_frame(s).await else {
+        return;
+    };
+    let tick = world::run_unjudged(s, &main, js::NEXT_PAINT, &[]);
+    let either = futures::future::select(Box::pin(tick), news);
+    let _ = platform::timeout(Duration::from_millis(250), either).await;
+}
+
+/// Before a read of the page model: when an action answered less than
+/// [`navigation::SETTLE_MAX_MS`] ago, wait until its page has been quiet
+/// [`navigation::QUIET_MS`] (and [`navigation::GRACE_MS`] passed since it), bounded; then
+/// answer the mark navigations are judged from (the action's, so one a page timer started
+/// after it is waited for) and whether that action is now read past. Best effort: a page
+/// that cannot be asked (a dialog, a document going away) is not waited on.
+pub(crate) async fn after_action<S: CdpSession>(s: &S) -> Option<navigation::Mark> {
+    let acted = s.events().borrow().acted?;
+    let since = platform::now_ms() - acted.at;
+    if since < navigation::SETTLE_MAX_MS && s.events().borrow().nav.since(acted.mark).is_none() {
+        settle_dom(s, acted.at, navigation::GRACE_MS).await;
+    }
+    Some(acted.mark)
 }
 
 /// Wait (bounded by [`navigation::SETTLE_MAX_MS`] from `began`) until the main frame's DOM

@@ -12,14 +12,18 @@
 
 use serde_json::Value;
 
-/// How long after an action a navigation may still start and count as its own.
+/// Actions that may start a navigation (clicks, keys, submits) pass this as their grace: they
+/// look for one once the page has handled their input and rendered a frame (evidence, not
+/// a wait). A read of the page model within this of an action's answer waits at least
+/// until it passed, so a navigation or render the action started a little later shows.
 pub const GRACE_MS: f64 = 150.0;
-/// After an action that loaded no new document, its page is answered once the DOM has not
-/// changed for this long: apps render late (a framework's poll, a `hashchange` handler, a
-/// debounce), and an answer or snapshot taken before shows the page as it was.
+/// A read after an action that loaded no new document waits until the DOM has not changed
+/// for this long: apps render late (a framework's poll, a `hashchange` handler, a
+/// debounce), and a snapshot taken before shows the page as it was. An agent's next call
+/// rarely comes this soon, so it rarely waits at all.
 pub const QUIET_MS: f64 = 150.0;
-/// The longest an action waits for its page to go quiet (from the action, grace included):
-/// a page that never stops changing (a ticking clock, a script animation) costs this.
+/// The longest a read waits for the page to go quiet after an action (counted from the
+/// action's answer): a page that never stops changing (a ticking clock) costs this.
 pub const SETTLE_MAX_MS: f64 = 1_000.0;
 /// A navigation asked for but never started by the browser within this is given up on.
 pub const START_MS: f64 = 2_000.0;
@@ -75,6 +79,13 @@ impl Navigation {
 pub struct Mark {
     id: u64,
     in_flight: bool,
+}
+
+/// An input action's answer: when (ms) and where navigations stood then.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Acted {
+    pub at: f64,
+    pub mark: Mark,
 }
 
 /// What the waits are told to do next.
@@ -137,6 +148,13 @@ impl NavTracker {
     /// The latest navigation seen, if any.
     pub fn current(&self) -> Option<&Navigation> {
         self.current.as_ref()
+    }
+
+    /// Whether a navigation began after `mark` (a page timer's, after an action's answer).
+    pub fn since(&self, mark: Mark) -> Option<&Navigation> {
+        self.current
+            .as_ref()
+            .filter(|n| n.id > mark.id && n.stage != Stage::Abandoned)
     }
 
     /// Remember where things stand, before an action.

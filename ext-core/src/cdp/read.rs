@@ -236,23 +236,46 @@ const STILL_LOADING: &str =
 /// Told for a document with nothing in it.
 const EMPTY_PAGE: &str = "(empty page: the document has no content)";
 
-/// Before reading the page model: wait (bounded) for a navigation in flight, so a read
-/// never shows a page that is being replaced.
-async fn readiness<S: CdpSession>(s: &S) -> Result<Readiness, WireError> {
-    let mark = s.events().borrow().nav.mark();
+/// Before reading the page model: let the page go quiet after an action that just answered
+/// (see [`super::after_action`]), then wait (bounded) for a navigation in flight or one
+/// that began since that action's answer, so a read never shows a page that is being
+/// replaced. Answers also the note naming a navigation that began after the action
+/// answered (a page timer's), said once.
+async fn readiness<S: CdpSession>(s: &S) -> Result<(Readiness, Option<String>), WireError> {
+    let acted = super::after_action(s).await;
+    let mark = acted.unwrap_or_else(|| s.events().borrow().nav.mark());
     let limits = Limits {
         grace_ms: 0.0,
         limit_ms: READ_WAIT_MS,
     };
-    Ok(match super::await_navigation(s, mark, limits).await? {
-        Verdict::Loading {
-            committed: false, ..
-        } => Readiness::Replaced,
-        Verdict::Loading {
-            committed: true, ..
-        } => Readiness::StillLoading,
-        _ => Readiness::Ready,
-    })
+    let verdict = super::await_navigation(s, mark, limits).await?;
+    let since = acted.and_then(|m| {
+        let events = s.events().borrow();
+        events.nav.since(m).map(|n| n.url.clone().unwrap_or_default())
+    });
+    if acted.is_some() {
+        // Said once: the next read judges from here.
+        let mut events = s.events().borrow_mut();
+        events.acted = None;
+    }
+    let note = since.map(|url| {
+        format!(
+            "(the page navigated after the last action answered, to {}; refs of the page before are stale)",
+            crate::escape::quoted_cut(&url, 300)
+        )
+    });
+    Ok((
+        match verdict {
+            Verdict::Loading {
+                committed: false, ..
+            } => Readiness::Replaced,
+            Verdict::Loading {
+                committed: true, ..
+            } => Readiness::StillLoading,
+            _ => Readiness::Ready,
+        },
+        note,
+    ))
 }
 
 /// `note` on its own line under the answer's first (header) line.
@@ -266,9 +289,11 @@ pub(super) fn with_note(text: String, note: &str) -> String {
 
 /// The page model as text (or only what changed since the last one).
 pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireError> {
-    let ready = readiness(s).await?;
+    let (ready, navigated) = readiness(s).await?;
     if let Readiness::Replaced = ready {
-        return Ok(text(s, page_loading("browser_snapshot"), false));
+        let loading = page_loading("browser_snapshot");
+        let said = navigated.map_or(loading.clone(), |n| format!("{n}\n{loading}"));
+        return Ok(text(s, said, false));
     }
     let root = located(s, &p.target).await?;
     let (page, root_idx) = observe(s, root.as_ref()).await?;
@@ -297,6 +322,9 @@ pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireEr
         _ if empty => answer = with_note(answer, EMPTY_PAGE),
         _ => {}
     }
+    if let Some(n) = navigated {
+        answer = with_note(answer, &n);
+    }
     if whole_page {
         state.last_snapshot = out.lines;
     }
@@ -308,8 +336,11 @@ pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
     if p.query.trim().is_empty() {
         return Err(WireError::new(ErrorCode::BadArgs, "query is empty"));
     }
-    if let Readiness::Replaced = readiness(s).await? {
-        return Ok(text(s, page_loading("browser_find"), false));
+    let (ready, navigated) = readiness(s).await?;
+    if let Readiness::Replaced = ready {
+        let loading = page_loading("browser_find");
+        let said = navigated.map_or(loading.clone(), |n| format!("{n}\n{loading}"));
+        return Ok(text(s, said, false));
     }
     let (page, _) = observe(s, None).await?;
     let max = p.max.unwrap_or(30).clamp(1, 500) as usize;
@@ -328,6 +359,10 @@ pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
             offset + 1
         ),
         t => format!("{t} matches for {query}:"),
+    };
+    let head = match navigated {
+        Some(n) => format!("{n}\n{head}"),
+        None => head,
     };
     // Within the character budget too: a marker names the match to go on from.
     let (answer, cut) = escape::fit_lines(&head, &lines, max_chars, |i| {
@@ -376,6 +411,8 @@ async fn paged<S: CdpSession>(
     extra: &[Value],
     what: &str,
 ) -> Result<Text, WireError> {
+    // Right after an action: its effect rendered, as for a snapshot.
+    super::after_action(s).await;
     let (max, offset) = budget(b);
     let (frame, target) = frame_and_target(s, t).await?;
     let mut args = vec![target];
@@ -658,6 +695,8 @@ fn within_cap(value: Option<Value>) -> Result<Option<Value>, WireError> {
 /// in their parent, where the page cannot see or undo it) and shown again after; a frame
 /// that cannot be hidden refuses the screenshot.
 pub async fn screenshot<S: CdpSession>(s: &S, p: &Screenshot) -> Result<Captured, WireError> {
+    // Right after an action: its effect rendered, as for a snapshot.
+    super::after_action(s).await;
     let mut hidden = Vec::new();
     let hid = hide_withheld_frames(s, &mut hidden).await;
     let shot = match hid {

@@ -49,16 +49,23 @@ impl CdpSession for FakeSession {
         method: &str,
         params: Value,
     ) -> Result<Value, WireError> {
-        // The wait for a quiet page after an action is answered as a page already quiet,
-        // outside the script (tests that care look for it in `sent`).
-        let settle = method == "Runtime.evaluate"
-            && params["expression"]
-                .as_str()
-                .is_some_and(|e| e.contains(js::SETTLE_DOM));
+        // The wait for a quiet page before a read, and an action's look at the next
+        // rendered frame, are answered as a page already quiet, outside the script (tests
+        // that care look for them in `sent`).
+        let asks = |script: &str| {
+            method == "Runtime.evaluate"
+                && params["expression"]
+                    .as_str()
+                    .is_some_and(|e| e.contains(script))
+        };
+        let (settle, paint) = (asks(js::SETTLE_DOM), asks(js::NEXT_PAINT));
         self.sent.borrow_mut().push((method.to_string(), params));
         self.via.borrow_mut().push(session.map(str::to_string));
         if settle {
             return value(json!({"quiet": 500, "waited": 0}));
+        }
+        if paint {
+            return value(json!(true));
         }
         let mut answers = self.answers.borrow_mut();
         match answers.iter().position(|(m, _)| m == method) {
@@ -517,10 +524,13 @@ fn located_then_page(url: &str, title: &str) -> Vec<(&'static str, Result<Value,
 }
 
 #[test]
-fn a_navigation_that_starts_after_the_click_is_waited_for_until_its_page_loads() {
-    let s = FakeSession::new(located_then_page("http://127.0.0.1/result", "Result"));
+fn a_navigation_that_starts_after_the_click_answered_is_waited_for_by_the_next_read() {
+    let s = FakeSession::new(located_then_page("http://127.0.0.1/form", "Form"));
     let started = std::time::Instant::now();
-    // Asked for 60 ms after the click (a timer), answered by the server 300 ms later.
+    let out = block_on(a_click_on(&s)).unwrap();
+    assert!(!out.navigated, "{out:?}");
+    // Asked for 60 ms after the click (a timer), answered by the server 300 ms later: the
+    // next read waits from the click's answer, for the page that navigation loads.
     let browser = async {
         browser_sends(
             &s,
@@ -543,38 +553,56 @@ fn a_navigation_that_starts_after_the_click_is_waited_for_until_its_page_loads()
         )
         .await;
     };
-    let (out, ()) = block_on(futures::future::join(a_click_on(&s), browser));
-    let out = out.unwrap();
+    let read = async {
+        let mark = super::after_action(&s).await.expect("the click answered");
+        // The fake page is quiet at once; the read's wait is the navigation's.
+        crate::platform::sleep(std::time::Duration::from_millis(100)).await;
+        let limits = navigation::Limits {
+            grace_ms: 0.0,
+            limit_ms: 2_000.0,
+        };
+        (mark, super::await_navigation(&s, mark, limits).await)
+    };
+    let ((mark, verdict), ()) = block_on(futures::future::join(read, browser));
     let took = started.elapsed();
-    assert!(out.navigated && !out.loading, "{out:?}");
-    assert_eq!(out.url, "http://127.0.0.1/result");
+    assert_eq!(verdict.unwrap(), navigation::Verdict::Navigated);
+    let nav = s.events.borrow().nav.since(mark).cloned().expect("named");
+    assert_eq!(nav.url.as_deref(), Some("http://127.0.0.1/result"));
     assert!(
         took >= std::time::Duration::from_millis(360) && took < std::time::Duration::from_secs(2),
         "answered once loaded, not before and not at a limit: {took:?}"
     );
-    // The page was asked where it is only after the new document loaded.
-    let sent = s.methods();
-    assert_eq!(sent.last().map(String::as_str), Some("Runtime.evaluate"));
 }
 
 #[test]
-fn a_click_that_navigates_nowhere_answers_after_the_grace_window_only() {
+fn a_click_that_navigates_nowhere_answers_on_the_next_frame_without_a_fixed_wait() {
     let s = FakeSession::new(located_then_page("http://127.0.0.1/form", "Form"));
     let started = std::time::Instant::now();
     let out = block_on(a_click_on(&s)).unwrap();
     let took = started.elapsed();
     assert!(!out.navigated, "{out:?}");
     assert!(
-        took >= std::time::Duration::from_millis(navigation::GRACE_MS as u64)
-            && took < std::time::Duration::from_secs(1),
+        took < std::time::Duration::from_millis(navigation::GRACE_MS as u64 / 2),
         "{took:?}"
     );
+    let sent = s.sent.borrow();
+    let asked = |script: &str| {
+        sent.iter()
+            .filter(|(m, p)| {
+                m == "Runtime.evaluate"
+                    && p["expression"].as_str().is_some_and(|e| e.contains(script))
+            })
+            .count()
+    };
+    assert_eq!(asked(js::NEXT_PAINT), 1, "{sent:?}");
+    assert_eq!(asked(js::SETTLE_DOM), 0, "{sent:?}");
 }
 
 #[test]
-fn an_action_without_a_new_document_waits_for_a_quiet_page_once() {
+fn a_read_right_after_an_action_waits_for_a_quiet_page_once() {
     let s = FakeSession::new(located_then_page("http://127.0.0.1/form", "Form"));
     block_on(a_click_on(&s)).unwrap();
+    assert!(block_on(super::after_action(&s)).is_some());
     let sent = s.sent.borrow();
     let settles: Vec<&Value> = sent
         .iter()
@@ -587,7 +615,7 @@ fn an_action_without_a_new_document_waits_for_a_quiet_page_once() {
         .map(|(_, p)| p)
         .collect();
     assert_eq!(settles.len(), 1, "{sent:?}");
-    // Asked after the grace window (no minimum left), with the quiet time and the bound.
+    // Asked at once after the action: the rest of the grace, the quiet time and the bound.
     let expression = settles[0]["expression"].as_str().unwrap();
     let args: Vec<f64> = expression
         .rsplit_once(")(")
@@ -595,9 +623,9 @@ fn an_action_without_a_new_document_waits_for_a_quiet_page_once() {
         .map(|a| a.split(", ").filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_default();
     assert_eq!(args.len(), 3, "{expression}");
-    assert_eq!(args[0], 0.0);
+    assert!(args[0] > 0.0 && args[0] <= navigation::GRACE_MS, "{args:?}");
     assert_eq!(args[1], navigation::QUIET_MS);
-    assert!(args[2] > 0.0 && args[2] <= navigation::SETTLE_MAX_MS - navigation::GRACE_MS);
+    assert!(args[2] > navigation::GRACE_MS && args[2] <= navigation::SETTLE_MAX_MS);
 }
 
 #[test]
