@@ -144,6 +144,9 @@ pub struct TabEvents {
     /// The next read waits for the page to go quiet after it, and names a navigation that
     /// began since (a page timer), waiting for it.
     pub acted: Option<super::navigation::Acted>,
+    /// Text typed into a rich-text editor that its form may not hold yet: the next click
+    /// or key waits for it.
+    pub(super) rich_sync: Option<super::input::RichSync>,
     /// The element picker while it is in the page (the frames it was put in): whoever ends
     /// the command that put it there — its own end, or the tab's queue after a stop or a
     /// deadline — removes it.
@@ -220,6 +223,7 @@ impl TabEvents {
             widget_requests: Vec::new(),
             nav: super::navigation::NavTracker::new(),
             acted: None,
+            rich_sync: None,
             picker: None,
             waiters: Vec::new(),
         }

@@ -181,6 +181,7 @@ pub(crate) async fn click_at<S: CdpSession>(
         MouseButton::Right => "right",
         MouseButton::Middle => "middle",
     };
+    rich_form_synced(s).await;
     // Judged where it lands: a click on an iframe element lands in the frame's document.
     // And judged again once the pointer is there and before a second click, since the
     // page's own handlers of those events may move a refused frame under it.
@@ -330,6 +331,7 @@ async fn key_event<S: CdpSession>(
 }
 
 async fn press_chord<S: CdpSession>(s: &S, chord: &keys::Chord) -> Result<(), WireError> {
+    rich_form_synced(s).await;
     let mut held = 0;
     for m in &chord.modifiers {
         held |= keys::modifier_bit(*m);
@@ -400,6 +402,15 @@ async fn fill<S: CdpSession>(
         return Ok(secret);
     }
     let was_empty = prep.get("empty").and_then(Value::as_bool).unwrap_or(false);
+    let rich = prep.get("rich").and_then(Value::as_bool).unwrap_or(false);
+    // A rich-text editor (contenteditable) also hears the typing's last key as a person's
+    // typing ends: editors and apps that note a change on key events (CKEditor 4's
+    // `change`, autosave and "unsaved" flags on keyup) miss text that arrives as input
+    // alone. The rest arrives at once, as a paste or an IME's commit does.
+    let last_key = text
+        .chars()
+        .last()
+        .filter(|c| rich && (c.is_alphanumeric() || c.is_ascii_punctuation() || *c == ' '));
     if text.is_empty() || slowly {
         if !was_empty {
             press_chord(s, &keys::parse_chord("Backspace")?).await?;
@@ -415,11 +426,99 @@ async fn fill<S: CdpSession>(
         // Awaited before the change event: the text travels the input pipeline and a
         // script the DevTools path, so a change sent alongside can overtake it (seen under
         // load: the page's change handler read an empty field).
-        s.send("Input.insertText", json!({"text": text})).await?;
+        let head = match last_key {
+            Some(c) => &text[..text.len() - c.len_utf8()],
+            None => text,
+        };
+        if !head.is_empty() {
+            s.send("Input.insertText", json!({"text": head})).await?;
+        }
+        if let Some(c) = last_key {
+            let key = keys::char_key(c);
+            key_event(s, "keyDown", &key, 0).await?;
+            key_event(s, "keyUp", &key, 0).await?;
+        }
     }
     world::run(s, &target.frame, js::DISPATCH_CHANGE, &[]).await?;
+    if rich {
+        // The editor's model has the text now, but the form it is in may get it only when
+        // the editor copies it there (Draftail: 250 ms after the last change, and the blur
+        // of a click on "Publish" starts that wait afresh): a submit right after the
+        // typing would send the old value. The next click or key in this tab first waits
+        // until a field of the form took the text (`rich_form_synced`); an agent whose next
+        // call comes later waits for nothing.
+        s.events().borrow_mut().rich_sync = Some(RichSync {
+            frame: target.frame.clone(),
+            at: crate::platform::now_ms(),
+            mark: sync_mark(text).map(str::to_string),
+        });
+    }
     Ok(secret)
 }
+
+/// Text typed into a rich-text editor inside a form that the form may not hold yet.
+#[derive(Debug, Clone)]
+pub struct RichSync {
+    frame: String,
+    at: f64,
+    mark: Option<String>,
+}
+
+/// Before a click or a key: wait (bounded by [`RICH_FORM_SYNC_MS`] from the typing) until
+/// the form around a rich-text editor typed into just before holds the text, so a submit
+/// sends it. Best effort: a frame gone or a page that cannot be asked is not waited on.
+async fn rich_form_synced<S: CdpSession>(s: &S) {
+    let Some(pending) = s.events().borrow_mut().rich_sync.take() else {
+        return;
+    };
+    let left = RICH_FORM_SYNC_MS as f64 - (crate::platform::now_ms() - pending.at);
+    if left <= 0.0 {
+        return;
+    }
+    let _ = world::run(
+        s,
+        &pending.frame,
+        RICH_FORM_SYNCED,
+        &[json!(left.ceil()), json!(pending.mark)],
+    )
+    .await;
+}
+
+/// How long after typing into a rich-text editor inside a form the next click or key waits,
+/// at most, for the form's fields to take the text (editors copy it there after a pause of their own: Draftail's is
+/// 250 ms; common debounces are 300 to 500 ms).
+const RICH_FORM_SYNC_MS: u64 = 750;
+
+/// What a form field that took typed text holds, whatever markup or JSON the editor wraps
+/// it in: the text's longest ASCII word (escaped the same in HTML and JSON), else the text
+/// itself; `None` for no text (a field that changed at all took it).
+fn sync_mark(text: &str) -> Option<&str> {
+    let word = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .max_by_key(|w| w.len())
+        .filter(|w| w.len() >= 3);
+    word.or(Some(text.trim()).filter(|t| !t.is_empty()))
+}
+
+/// Wait until a field of the form `PREPARE_TYPE` noted around a rich-text editor changed
+/// and holds `mark` (any change when `mark` is null), up to `maxMs`: other fields change
+/// on their own meanwhile (Wagtail fills the slug in when the title loses focus). Answers
+/// `{synced: true|false|null}` (`null`: the editor is in no form).
+const RICH_FORM_SYNCED: &str = r#"async (maxMs, mark) => {
+  const noted = K.richForm; K.richForm = null;
+  const form = noted && noted.form.deref();
+  if (!form || !form.isConnected) return { synced: null };
+  const took = () => [...form.elements].some((e, i) => {
+    const v = e.type === 'file' ? '' : String(e.value);
+    return v !== noted.before[i] && (mark === null || v.includes(mark));
+  });
+  const start = performance.now();
+  while (!took()) {
+    if (performance.now() - start >= maxMs) return { synced: false };
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  return { synced: true, ms: Math.round(performance.now() - start) };
+}"#;
 
 /// Fill a field as a user would: focus, replace the content, fire input and change events.
 pub async fn type_text<S: CdpSession>(s: &S, p: &Type) -> Result<ActionOutcome, WireError> {

@@ -101,12 +101,23 @@ pub const PREPARE_TYPE: &str = concat!(
     return { mode: 'insert', empty: el.value === '', field: fieldInfo(el) };
   }
   if (el.isContentEditable) {
+    // An editable body (an editor's frame, a designMode document): its frame takes the
+    // focus first, where the typing is sent.
+    if (el === document.body) window.focus();
     el.focus();
     const range = document.createRange();
     range.selectNodeContents(el);
     const s = getSelection(); s.removeAllRanges(); s.addRange(range);
-    return { mode: 'insert', empty: el.textContent === '', field: fieldInfo(el) };
+    // A rich-text editor keeps its own model and copies it into its form's field, often
+    // a little later (Draftail: 250 ms after the last change): what the form holds now,
+    // so that the typing's end can tell when the copy is made (`RICH_FORM_SYNCED`).
+    const form = el.closest('form');
+    K.richForm = form ? { form: new WeakRef(form), before: [...form.elements].map((e) => e.type === 'file' ? '' : String(e.value)) } : null;
+    return { mode: 'insert', rich: true, empty: el.textContent === '', field: fieldInfo(el) };
   }
+  // An editor's frame is typed into at the text box its document holds (the snapshot's
+  // line under the iframe), not at the frame element.
+  if (tag === 'iframe' || tag === 'frame') return { error: 'NOT_INTERACTABLE', message: describe(el) + ' is a frame, not a text field: type into the text box inside it (its ref is on the line under the frame in the snapshot)' };
   return { error: 'NOT_INTERACTABLE', message: describe(el) + (el.type ? '[type=' + el.type + ']' : '') + ' is not a text field' };
 }"#
 );
