@@ -69,9 +69,10 @@ fn raw_node(ids: u32) -> impl Strategy<Value = RawNode> {
     );
     (named, rest).prop_map(|((r, n, t, v, p), (i, u, f, l, o, is_text))| {
         if is_text {
-            // Text nodes carry only their text.
+            // Text nodes carry their text, and (browser_find's walk) the element holding it.
             RawNode {
                 t: Some(t.unwrap_or_else(|| "x".into())),
+                e: i,
                 ..RawNode::default()
             }
         } else {
@@ -83,6 +84,7 @@ fn raw_node(ids: u32) -> impl Strategy<Value = RawNode> {
                 v,
                 p,
                 i,
+                e: None,
                 u,
                 f,
                 l,

@@ -59,18 +59,26 @@ fn text(s: &impl CdpSession, text: String, cut: bool) -> Text {
     }
 }
 
-/// One frame's walk from `root` (or the whole document).
-async fn walk<S: CdpSession>(s: &S, frame: &str, root: Value) -> Result<Walk, WireError> {
-    let raw = world::run(s, frame, js::WALKER, &[root, json!(WALK_MAX_NODES)]).await?;
+/// One frame's walk from `root` (or the whole document); `text_refs`: each text names the
+/// element holding it when that element is not in the model (browser_find's walk).
+async fn walk<S: CdpSession>(
+    s: &S,
+    frame: &str,
+    root: Value,
+    text_refs: bool,
+) -> Result<Walk, WireError> {
+    let args = [root, json!(WALK_MAX_NODES), json!(text_refs)];
+    let raw = world::run(s, frame, js::WALKER, &args).await?;
     serde_json::from_value(raw)
         .map_err(|e| WireError::new(ErrorCode::Internal, format!("page walk: {e}")))
 }
 
 /// Observe the page (or the subtree of `root`), child frames included under their iframes.
-/// Answers the page and the node index of `root`.
+/// Answers the page and the node index of `root`. `text_refs`: see [`walk`].
 async fn observe<S: CdpSession>(
     s: &S,
     root: Option<&Located>,
+    text_refs: bool,
 ) -> Result<(Page, Option<usize>), WireError> {
     let tree = world::refresh_frames(s).await?;
     let main = tree[0].id.clone();
@@ -81,7 +89,13 @@ async fn observe<S: CdpSession>(
         frame_id: frame.to_string(),
         loader_id: s.events().borrow().frame_loader(frame).unwrap_or_default(),
     };
-    let first = walk(s, &frame, root.map(|r| r.js.clone()).unwrap_or(Value::Null)).await?;
+    let first = walk(
+        s,
+        &frame,
+        root.map(|r| r.js.clone()).unwrap_or(Value::Null),
+        text_refs,
+    )
+    .await?;
     let mut page = Page::from_walk(first, key(&frame));
     let root_idx = root.and(page.roots.first().copied());
     // Child frames, breadth first, each under the iframe element that holds it.
@@ -112,7 +126,7 @@ async fn observe<S: CdpSession>(
                 page.attach_frame(node, withheld_walk(&r), key(&child.id));
                 continue;
             }
-            let child_walk = match walk(s, &child.id, Value::Null).await {
+            let child_walk = match walk(s, &child.id, Value::Null, text_refs).await {
                 Ok(w) => w,
                 Err(e) => Walk {
                     nodes: vec![serde_json::from_value(json!({"d": 0, "t": format!("(frame content not available: {})", e.message)}))
@@ -296,7 +310,7 @@ pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireEr
         return Ok(text(s, said, false));
     }
     let root = located(s, &p.target).await?;
-    let (page, root_idx) = observe(s, root.as_ref()).await?;
+    let (page, root_idx) = observe(s, root.as_ref(), false).await?;
     let (max_chars, offset) = budget(&p.budget);
     // The header and the cut markers alone take a few hundred characters.
     let max_chars = max_chars.max(SNAPSHOT_MIN_CHARS);
@@ -342,7 +356,9 @@ pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
         let said = navigated.map_or(loading.clone(), |n| format!("{n}\n{loading}"));
         return Ok(text(s, said, false));
     }
-    let (page, _) = observe(s, None).await?;
+    // Texts name the element holding them: a match in a code editor's line is something
+    // to act on.
+    let (page, _) = observe(s, None, true).await?;
     let max = p.max.unwrap_or(30).clamp(1, 500) as usize;
     let (max_chars, offset) = budget(&p.budget);
     let mut state = s.events().borrow_mut();

@@ -25,6 +25,10 @@ pub struct RawNode {
     /// Text of a text node.
     #[serde(default)]
     pub t: Option<String>,
+    /// The text node is drawn touching the text before it (no space between them on
+    /// screen or in the markup): joined without one.
+    #[serde(default)]
+    pub g: Option<u8>,
     /// Value (inputs, selects).
     #[serde(default)]
     pub v: Option<String>,
@@ -38,6 +42,10 @@ pub struct RawNode {
     /// Registry id in the frame's isolated world.
     #[serde(default)]
     pub i: Option<u32>,
+    /// Of a text (browser_find's walk only): registry id of the element holding it, when
+    /// that element is not a node of the model (a code editor's token span).
+    #[serde(default)]
+    pub e: Option<u32>,
     /// Link target or frame source.
     #[serde(default)]
     pub u: Option<String>,

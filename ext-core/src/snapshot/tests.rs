@@ -97,6 +97,20 @@ fn names_are_not_repeated_by_children_and_single_texts_inline() {
 }
 
 #[test]
+fn text_drawn_touching_the_text_before_joins_without_a_space() {
+    // A code editor's tokens (`print` `(` `6 * 7` `)`), and words the page separates.
+    let p = page(json!([
+        {"d": 0, "t": "print"},
+        {"d": 0, "t": "(", "g": 1},
+        {"d": 0, "t": "6 * 7", "g": 1},
+        {"d": 0, "t": ")", "g": 1},
+        {"d": 0, "t": "next"},
+    ]));
+    let out = render(&p, None, &mut refs(), &RenderOptions::default());
+    assert_eq!(out.lines, ["\"print(6 * 7) next\""]);
+}
+
+#[test]
 fn long_tables_fold_rows_inline_and_stay_reachable() {
     let p = table_page(1000);
     let mut t = refs();
@@ -497,4 +511,87 @@ fn a_fold_marker_repeats_only_a_plain_role_word() {
         .expect("fold marker");
     assert!(marker.contains("more elements:"), "{marker}");
     assert!(!out.text.contains("Hint:"), "{}", out.text);
+}
+
+#[test]
+fn find_searches_every_text_the_snapshot_shows() {
+    // A code editor's line is a text per token inside spans the model does not keep
+    // (CodeMirror 5: the line number, then `select`, `*`, `from`, `customers`); find's walk
+    // names each text's span (`e`). Fields show values, placeholders and choices.
+    let p = page(json!([
+        {"d": 0, "r": "paragraph", "i": 1},
+        {"d": 1, "r": "textbox", "i": 2},
+        {"d": 1, "t": "1", "e": 3},
+        {"d": 1, "t": "select", "e": 4},
+        {"d": 1, "t": "*", "e": 5},
+        {"d": 1, "t": "from", "e": 4},
+        {"d": 1, "t": "customers", "e": 6},
+        {"d": 1, "t": "count", "e": 7},
+        {"d": 1, "t": "(*)", "e": 8},
+        {"d": 0, "r": "textbox", "n": "Notes", "v": "select  name\nfrom orders", "i": 10},
+        {"d": 0, "r": "textbox", "n": "Email", "p": "you@example.com", "i": 11},
+        {"d": 0, "r": "combobox", "n": "Plan", "v": "Free", "o": [{"t": "Free"}, {"t": "Team plan"}], "i": 12},
+        {"d": 0, "r": "textbox", "i": 13},
+        {"d": 1, "t": "Hello"},
+        {"d": 1, "t": "world"},
+    ]));
+    let mut t = refs();
+    let snapshot = render(&p, None, &mut t, &RenderOptions::default());
+    assert!(
+        snapshot
+            .lines
+            .iter()
+            .any(|l| l.contains("1 select * from customers")),
+        "{:?}",
+        snapshot.lines
+    );
+
+    let (hits, total) = find(&p, &mut t, "select * from customers", 10);
+    assert_eq!(total, 1, "{hits:?}");
+    // The whole line as the snapshot shows it, the token span where the match starts to
+    // act on, and the container it sits in.
+    assert!(
+        hits[0].starts_with("\"1 select * from customers count (*)\" [ref="),
+        "{hits:?}"
+    );
+    let own = t.ref_for(&main_frame(), 4);
+    assert!(hits[0].contains(&format!("[ref={own}]")), "{hits:?}");
+    assert!(hits[0].contains("(in paragraph [ref="), "{hits:?}");
+
+    // Case, runs of whitespace and the join between two tokens do not count.
+    for q in [
+        "SELECT *  FROM customers",
+        "count(*)",
+        "customers count (*)",
+        "from customers",
+    ] {
+        assert_eq!(find(&p, &mut t, q, 10).1, 1, "{q}");
+    }
+    // A word is not found across a space the page has.
+    assert_eq!(find(&p, &mut t, "selectfrom", 10).1, 0);
+
+    // A field's value (its newlines as spaces), placeholder and choices.
+    let (hits, _) = find(&p, &mut t, "select name from orders", 10);
+    assert!(
+        hits.len() == 1 && hits[0].starts_with("textbox \"Notes\" [ref="),
+        "{hits:?}"
+    );
+    let (hits, _) = find(&p, &mut t, "you@example", 10);
+    assert!(
+        hits.len() == 1 && hits[0].starts_with("textbox \"Email\""),
+        "{hits:?}"
+    );
+    let (hits, _) = find(&p, &mut t, "team plan", 10);
+    assert!(
+        hits.len() == 1 && hits[0].starts_with("combobox \"Plan\""),
+        "{hits:?}"
+    );
+
+    // A contenteditable's text: the editor itself is what to act on, not a span in it.
+    let (hits, _) = find(&p, &mut t, "hello world", 10);
+    let editor = t.ref_for(&main_frame(), 13);
+    assert_eq!(
+        hits,
+        [format!("\"Hello world\" (in textbox [ref={editor}])")]
+    );
 }

@@ -27,7 +27,7 @@ impl KaptureServer {
     #[tool(
         name = "browser_find",
         annotations(read_only_hint = true, open_world_hint = true),
-        description = "Search the page model for text, a role, a name, a value or a link target; answers only the matching lines with refs, instead of the whole snapshot."
+        description = "Search what the page model shows: text (texts shown as one line, like a code editor's, are searched as that line), roles, names, values, placeholders, choices, states and link targets; answers only the matching lines with refs, instead of the whole snapshot."
     )]
     async fn browser_find(&self, Parameters(mut a): Parameters<OnTab<Find>>) -> Answer {
         self.fill_budget(&mut a.params.budget);

@@ -2,8 +2,10 @@
 // emits, in document order, each node an agent may care about, with its role, accessible
 // name, value, states and a registry id. Wrappers without meaning are not emitted (their
 // children move up); hidden subtrees are skipped; visually hidden ones are flagged. What
-// to show, fold and cut is decided in Rust; this only observes.
-async (rootTarget, maxNodes) => {
+// to show, fold and cut is decided in Rust; this only observes. `textRefs` (browser_find's
+// walk): a text inside an element that is not emitted itself (a code editor's token span,
+// a styled run) names that element, so a match in the text has something to act on.
+async (rootTarget, maxNodes, textRefs) => {
   let root = document.body || document.documentElement;
   if (rootTarget) {
     const found = await resolve(rootTarget, 0);
@@ -242,6 +244,17 @@ async (rootTarget, maxNodes) => {
   };
 
   const emit = (d, fields) => { out.push(Object.assign({ d }, fields)); };
+  // The last text node emitted, to tell text that the page draws touching it (code split
+  // into spans by an editor: `print` `(` `6`) from text it separates (a space, a block).
+  let lastText = null;
+  const runs = (n) => { const r = document.createRange(); r.selectNodeContents(n); return r.getClientRects(); };
+  const touching = (a, b) => {
+    const A = runs(a), B = runs(b);
+    const last = A[A.length - 1], first = B[0];
+    return !!(last && first && Math.abs(first.left - last.right) < 1 && first.top < last.bottom && last.top < first.bottom);
+  };
+  // Elements emitted by this walk (only kept for `textRefs`).
+  const emitted = new Set();
   let truncated = false;
 
   // `pointer`: the parent shows a pointer cursor (its children inherit it: only the outermost
@@ -265,7 +278,17 @@ async (rootTarget, maxNodes) => {
     if (out.length >= maxNodes) { truncated = true; return; }
     if (node.nodeType === 3) {
       const t = clean(node.data);
-      if (t) emit(d, { t });
+      if (!t) {
+        if (node.data) lastText = null;
+        return;
+      }
+      // Glued to the text before when nothing separates them, in the markup or on screen.
+      const glued = !!lastText && !/^\s/.test(node.data) && !/\s$/.test(lastText.data) && touching(lastText, node);
+      lastText = node;
+      const holder = textRefs ? node.parentElement : null;
+      const fields = holder && !emitted.has(holder) ? { t, e: idOf(holder) } : { t };
+      if (glued) fields.g = 1;
+      emit(d, fields);
       return;
     }
     if (node.nodeType !== 1) return;
@@ -296,7 +319,7 @@ async (rootTarget, maxNodes) => {
       if (clickable && !role) role = 'generic';
     }
     if (!role) {
-      if (flag) { emit(d, { r: 'group', f: [flag], i: idOf(el) }); visitChildren(el, d + 1, true, isPointer, acting); }
+      if (flag) { if (textRefs) emitted.add(el); emit(d, { r: 'group', f: [flag], i: idOf(el) }); visitChildren(el, d + 1, true, isPointer, acting); }
       else visitChildren(el, d, hiddenFlag, isPointer, acting);
       return;
     }
@@ -361,6 +384,7 @@ async (rootTarget, maxNodes) => {
     if (document.activeElement === el || (el.shadowRoot && el.shadowRoot.activeElement)) f.push('focused');
     if (f.length) n.f = f;
     if (role === 'iframe') n.u = el.getAttribute('src') || '';
+    if (textRefs) emitted.add(el);
     emit(d, n);
     if (role === 'iframe' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT' || role === 'img') return;
     // Content that became this node's name is not repeated, unless controls are inside.
