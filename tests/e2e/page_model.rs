@@ -17,6 +17,7 @@ kapture_e2e::on_both_engines! {
     wait_for_text_elements_and_time_with_a_deadline_on => wait_for_text_elements_and_time_with_a_deadline, wait_for_text_elements_and_time_with_a_deadline_natively;
     fill_form_handles_every_field_kind_in_one_call_on => fill_form_handles_every_field_kind_in_one_call, fill_form_handles_every_field_kind_in_one_call_natively;
     screenshots_default_to_scaled_jpeg_and_full_pages_are_capped_on => screenshots_default_to_scaled_jpeg_and_full_pages_are_capped, screenshots_default_to_scaled_jpeg_and_full_pages_are_capped_natively;
+    an_editable_frame_body_is_a_textbox_to_type_into_on => an_editable_frame_body_is_a_textbox_to_type_into, an_editable_frame_body_is_a_textbox_to_type_into_natively;
 }
 
 async fn a_snapshot_is_compact_marks_untrusted_content_and_its_refs_drive_the_page_on(
@@ -456,5 +457,98 @@ async fn screenshots_default_to_scaled_jpeg_and_full_pages_are_capped_on(engine:
         .await;
     assert!(!el.is_error, "{}", el.text);
     assert_eq!(el.images[0].0, "image/png");
+    k.stop().await;
+}
+
+/// An editor's frame (CKEditor 4, TinyMCE): a frame whose document a script wrote with a
+/// contenteditable body, a designMode frame and another origin's editable body are each a
+/// text box with a ref under their iframe, and typing and clicking there act in the frame.
+async fn an_editable_frame_body_is_a_textbox_to_type_into_on(engine: Engine) {
+    let site = Site::start().unwrap();
+    let other = Site::start().unwrap();
+    let k = Kapture::launch_on(engine).await;
+    let url = format!(
+        "{}?cross={}",
+        site.url("editable-frames.html"),
+        other.url("editable-child.html")
+    );
+    k.ok("browser_navigate", json!({"url": url})).await;
+    // The frames' documents are written and loaded after the page's own: bounded looks.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let snap = loop {
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        let ready =
+            snap.contains("textbox \"Notes editor\"") && snap.contains("textbox \"Cross editor\"");
+        if ready || Instant::now() > deadline {
+            break snap;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let lines: Vec<&str> = snap.lines().collect();
+    // Each text box is the line right under its iframe, with a ref.
+    let under = |frame: &str| -> String {
+        let at = lines
+            .iter()
+            .position(|l| l.contains(&format!("iframe \"{frame}\"")))
+            .unwrap_or_else(|| panic!("no iframe {frame:?} in:\n{snap}"));
+        let next = lines.get(at + 1).copied().unwrap_or_default();
+        assert!(
+            next.contains("textbox"),
+            "a text box under {frame:?}:\n{snap}"
+        );
+        ref_on(next, "textbox")
+    };
+    let notes = under("Notes frame");
+    let design = under("Design frame");
+    let cross = under("Cross frame");
+    assert!(snap.contains("textbox \"Notes editor\""), "{snap}");
+    assert!(
+        snap.contains("Old note"),
+        "the editor's text is shown: {snap}"
+    );
+
+    // The frame element is no text field: the answer says where its text box is.
+    let frame = ref_on(&snap, "iframe \"Notes frame\"");
+    let refused = k
+        .call("browser_type", json!({"ref": frame, "text": "Buy seeds"}))
+        .await;
+    assert!(
+        refused.is_error && refused.text.contains("text box inside it"),
+        "{}",
+        refused.text
+    );
+    k.ok("browser_type", json!({"ref": notes, "text": "Buy seeds"}))
+        .await;
+    let typed = k
+        .eval("() => document.querySelector('iframe').contentDocument.body.textContent")
+        .await;
+    assert_eq!(typed, json!("Buy seeds"));
+    k.ok(
+        "browser_type",
+        json!({"ref": design, "text": "Plan the beds"}),
+    )
+    .await;
+    let typed = k
+        .eval("() => document.getElementById('design').contentDocument.body.textContent")
+        .await;
+    assert_eq!(typed, json!("Plan the beds"));
+    k.ok("browser_type", json!({"ref": cross, "text": "Water daily"}))
+        .await;
+    let after = k.ok("browser_snapshot", json!({})).await;
+    assert!(
+        after.contains("Water daily"),
+        "typed in the other origin's frame: {after}"
+    );
+
+    // A click on the text box puts the focus in its frame, as a person's does.
+    for (target, id) in [(&notes, "written"), (&design, "design")] {
+        k.ok("browser_click", json!({"ref": target})).await;
+        let focused = k.eval("() => document.activeElement.id").await;
+        assert_eq!(
+            focused,
+            json!(id),
+            "the click on {target} focused its frame"
+        );
+    }
     k.stop().await;
 }

@@ -98,7 +98,12 @@ pub const PREPARE_TYPE: &str = concat!(
   if (tag === 'textarea' || (tag === 'input' && textTypes.includes(el.type))) {
     el.focus();
     try { el.select(); } catch (_) { el.value = ''; }
-    return { mode: 'insert', empty: el.value === '', field: fieldInfo(el) };
+    // A code editor's input (CodeMirror 5, Monaco: a textarea a pixel wide in a clipped
+    // wrapper) holds none of the editor's text: its content is replaced by the editor's own
+    // select-all, from the keyboard, as a person does.
+    const r = el.getBoundingClientRect();
+    const proxy = r.width <= 2 || r.height <= 2 || drawnElsewhere(el, true);
+    return { mode: 'insert', empty: el.value === '' && !proxy, proxy, field: fieldInfo(el) };
   }
   if (el.isContentEditable) {
     // An editable body (an editor's frame, a designMode document): its frame takes the

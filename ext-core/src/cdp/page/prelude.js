@@ -96,7 +96,18 @@ const aimAt = (el) => {
   const style = getComputedStyle(el);
   const shown = r.width > 0 && r.height > 0 && style.visibility !== 'hidden' && style.display !== 'none';
   let covered;
-  if (shown) {
+  // An editable document's body (an editor's frame) takes a click anywhere in its frame: a
+  // short body's own box (or none, an empty designMode body) is not all a person aims at,
+  // and the root element below it passes the click into the body. Aimed at the middle of
+  // what the frame shows of the body (the frame's middle for an empty one).
+  if (el === document.body && el.isContentEditable && style.visibility !== 'hidden' && style.display !== 'none') {
+    const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
+    const x = innerWidth / 2, y = bottom - top > 4 ? (top + bottom) / 2 : innerHeight / 2;
+    const hit = topAt(el, x, y);
+    if (hit && (hit === document.documentElement || pathTo(el, hit))) return { surface: document.documentElement, x, y };
+    if (hit && hit !== el) covered = hit;
+  }
+  if (shown && !covered) {
     const x = r.left + r.width / 2, y = r.top + r.height / 2;
     const hit = metAt(el, x, y);
     if (hit === null) return { surface: el, x, y };

@@ -57,7 +57,9 @@ async (rootTarget, maxNodes, textRefs) => {
     if (tag === 'HEADER') return el.closest('article,aside,main,nav,section') ? null : 'banner';
     if (tag === 'FOOTER') return el.closest('article,aside,main,nav,section') ? null : 'contentinfo';
     if (tag === 'SECTION' || tag === 'FORM') return nameOf(el, tag === 'FORM' ? 'form' : 'region') ? (tag === 'FORM' ? 'form' : 'region') : null;
-    if (el.isContentEditable && (el.getAttribute('contenteditable') !== null)) return 'textbox';
+    // An editable document's body (contenteditable, or the whole document in designMode: an
+    // editor's frame such as CKEditor's or TinyMCE's) is where a person types.
+    if (el.isContentEditable && (el.getAttribute('contenteditable') !== null || el === document.body)) return 'textbox';
     return TAG_ROLES[tag] || null;
   };
 
@@ -381,7 +383,9 @@ async (rootTarget, maxNodes, textRefs) => {
     if (el.getAttribute('aria-required') === 'true') f.push('required');
     if (tag === 'DETAILS') f.push(el.open ? 'expanded' : 'collapsed');
     if (tag === 'DIALOG' && el.open) f.push(el.matches(':modal') ? 'modal' : 'open');
-    if (document.activeElement === el || (el.shadowRoot && el.shadowRoot.activeElement)) f.push('focused');
+    // A document's body is its active element whenever nothing else is: it is focused only
+    // when its frame has focus.
+    if ((document.activeElement === el && (el !== document.body || document.hasFocus())) || (el.shadowRoot && el.shadowRoot.activeElement)) f.push('focused');
     if (f.length) n.f = f;
     if (role === 'iframe') n.u = el.getAttribute('src') || '';
     if (textRefs) emitted.add(el);
@@ -393,7 +397,9 @@ async (rootTarget, maxNodes, textRefs) => {
     visitChildren(el, d + 1, hiddenFlag || !!flag, isPointer, acting || ACTIONABLE.has(role) || (clickable && role === 'label'));
   }
 
-  if (root.nodeType === 1 && root !== document.body && root !== document.documentElement) visit(root, 0, false, false, false);
+  // A body is a wrapper, but not an editable one (an editor's frame): that is a text box.
+  const editableBody = root === document.body && root.isContentEditable;
+  if (root.nodeType === 1 && (editableBody || (root !== document.body && root !== document.documentElement))) visit(root, 0, false, false, false);
   else visitChildren(root, 0, false, false, false);
   return { nodes: out, truncated, title: document.title, url: location.href, vw, vh };
 }
