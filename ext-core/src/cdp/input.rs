@@ -403,6 +403,10 @@ async fn fill<S: CdpSession>(
     }
     let was_empty = prep.get("empty").and_then(Value::as_bool).unwrap_or(false);
     let rich = prep.get("rich").and_then(Value::as_bool).unwrap_or(false);
+    if prep.get("proxy").and_then(Value::as_bool).unwrap_or(false) {
+        // A code editor's hidden input: the editor's text is selected by its own keys.
+        press_chord(s, &keys::parse_chord("Control+a")?).await?;
+    }
     // A rich-text editor (contenteditable) also hears the typing's last key as a person's
     // typing ends: editors and apps that note a change on key events (CKEditor 4's
     // `change`, autosave and "unsaved" flags on keyup) miss text that arrives as input
