@@ -291,16 +291,20 @@ fn host_frame() -> impl Strategy<Value = HostFrame> {
             any::<bool>(),
             any::<u64>(),
             policy(),
-            any::<u64>()
+            any::<u64>(),
+            proptest::option::of((any::<u32>(), any::<u32>()))
         )
             .prop_map(
-                |(session, resumed, heartbeat_ms, policy, approval_timeout_ms)| {
+                |(session, resumed, heartbeat_ms, policy, approval_timeout_ms, viewport)| {
                     HostFrame::Welcome {
                         session,
                         resumed,
                         heartbeat_ms,
                         policy,
                         approval_timeout_ms,
+                        viewport: viewport.map(|(width, height)| {
+                            ext_core::protocol::Viewport { width, height }
+                        }),
                     }
                 }
             ),
