@@ -348,7 +348,8 @@ fn parse_kapture(line: &str) -> Vec<Item> {
             if !at_end && bytes[i] == b'"' {
                 quoted = !quoted;
             }
-            if at_end || (!quoted && cells[i..].starts_with(" | ")) {
+            // Bytes, not a `str` slice: `i` may sit inside a character (`✓`).
+            if at_end || (!quoted && bytes[i..].starts_with(b" | ")) {
                 let cell = &cells[start..i.min(cells.len())];
                 // A cell of elements (each with a ref) or quoted text, else plain text.
                 let (parsed, whole) = kapture_elements(cell, depth);

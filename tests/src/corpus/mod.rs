@@ -1,6 +1,8 @@
 //! The real-app corpus: web applications nobody here wrote, from public packages, served on
-//! 127.0.0.1 for tests and benches — the TodoMVC examples (npm `todomvc`) and Django's admin
-//! (PyPI `django`). `cargo make setup` fetches both into `target/corpus/`.
+//! 127.0.0.1 for tests and benches — the TodoMVC examples (npm `todomvc`), Django's admin and
+//! the apps of `tests/corpus/<app>/` (PyPI, a venv each). `cargo make setup` installs them
+//! into `target/corpus/` (`tests/corpus/setup.sh`); each app's start and truth readers
+//! live in a module of its own here.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -9,9 +11,124 @@ use std::time::Instant;
 
 use www_test_pages::Site;
 
+pub mod ckeditor;
+pub mod datasette;
+pub mod gradio;
+pub mod jupyterlab;
+pub mod marimo;
+pub mod nicegui;
+pub mod panel;
+pub mod sqliteweb;
+pub mod streamlit;
+pub mod wagtail;
+
 /// Where `cargo make setup` puts the corpus.
 pub fn corpus_dir() -> PathBuf {
     crate::target_dir().join("corpus")
+}
+
+/// The Python of `app`'s venv (`tests/corpus/<app>/requirements.txt`), checked to exist.
+pub fn python_of(app: &str) -> PathBuf {
+    let python = corpus_dir().join(app).join("venv").join("bin").join("python");
+    assert!(
+        python.is_file(),
+        "the corpus app {app} is missing at {}: run `cargo make setup`",
+        python.display()
+    );
+    python
+}
+
+/// A port no one listens on now, for an app that cannot be told to take port 0 (the OS
+/// picks it; the app binds it a moment later).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A corpus app's server process, killed (with its process group) when dropped.
+pub struct Served {
+    child: Child,
+    pub port: u16,
+    /// The app's own folder (its database, its files), removed when dropped.
+    pub dir: tempfile::TempDir,
+}
+
+impl Served {
+    /// Start `cmd` (its own process group, the folder `dir`), then poll `ready_path` on
+    /// 127.0.0.1:`port` until it answers with an HTTP status below 500, bounded by `limit`.
+    pub fn start(mut cmd: Command, port: u16, dir: tempfile::TempDir, ready_path: &str, limit: std::time::Duration) -> Served {
+        use std::os::unix::process::CommandExt;
+        cmd.current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = cmd.spawn().expect("start the corpus app");
+        let stderr = child.stderr.take().expect("stderr");
+        // The app's log, kept in its folder for a failure's message.
+        let log = dir.path().join("server.log");
+        let mut file = std::fs::File::create(&log).expect("log file");
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut BufReader::new(stderr), &mut file);
+        });
+        let mut served = Served { child, port, dir };
+        let started = Instant::now();
+        loop {
+            if served.answers(ready_path) {
+                return served;
+            }
+            if let Ok(Some(status)) = served.child.try_wait() {
+                panic!("the corpus app exited ({status}):\n{}", served.log_tail());
+            }
+            if started.elapsed() > limit {
+                panic!("the corpus app did not answer {ready_path} within {limit:?}:\n{}", served.log_tail());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    /// Whether `path` answers with a status below 500 (a plain HTTP/1.0 GET).
+    fn answers(&self, path: &str) -> bool {
+        use std::io::{Read, Write};
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+        let req = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\n\r\n", self.port);
+        if s.write_all(req.as_bytes()).is_err() {
+            return false;
+        }
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).is_ok()
+            && std::str::from_utf8(&head[9..12])
+                .ok()
+                .and_then(|c| c.parse::<u16>().ok())
+                .is_some_and(|c| c < 500)
+    }
+
+    /// The last lines the app wrote to stderr.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default();
+        crate::tasks::tail(&text)
+    }
+
+    /// An address on the app, e.g. `url("/")`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{}", self.port, path)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        // The whole group: some apps start workers (kernels, reloaders) of their own.
+        // `--` first: procps-ng's kill reads `-<pgid>` after `-9` as a bad signal and falls
+        // back to pid -1, killing every process on the machine.
+        let _ = Command::new("kill").args(["-9", "--", &format!("-{}", self.child.id())]).status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// The TodoMVC implementations the tests drive: (framework, folder under `examples/`).
@@ -96,7 +213,7 @@ pub struct DjangoAdmin {
 
 impl DjangoAdmin {
     pub fn start() -> DjangoAdmin {
-        let venv = corpus_dir().join("venv");
+        let venv = corpus_dir().join("django").join("venv");
         let python = venv.join("bin").join("python");
         assert!(
             python.is_file(),
@@ -167,7 +284,7 @@ impl DjangoAdmin {
     /// Run Python in the project's shell (`manage.py shell -v 0 -c`, no banner) and answer what it printed:
     /// the database's own word, for checks that trust neither the page nor the browser.
     pub fn shell(&self, code: &str) -> String {
-        let python = corpus_dir().join("venv").join("bin").join("python");
+        let python = python_of("django");
         let out = Command::new(python)
             .args(["manage.py", "shell", "-v", "0", "-c", code])
             .current_dir(self._dir.path())

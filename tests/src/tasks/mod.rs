@@ -32,6 +32,18 @@ macro_rules! step {
     }};
 }
 
+// After `step!`: the apps' task modules use it.
+pub mod ckeditor;
+pub mod datasette;
+pub mod gradio;
+pub mod jupyterlab;
+pub mod marimo;
+pub mod nicegui;
+pub mod panel;
+pub mod sqliteweb;
+pub mod streamlit;
+pub mod wagtail;
+
 impl<M: Mcp> Agent<'_, M> {
     /// Look until `want` finds something (a page that renders after its load event),
     /// bounded in looks and time; every look is counted.
@@ -54,6 +66,23 @@ impl<M: Mcp> Agent<'_, M> {
         }
         Err(format!("no {what} in the snapshot:\n{}", tail(&page.text)))
     }
+}
+
+/// Fail listing every app whose task failed, with its steps and the agent's calls.
+pub fn verdict(reports: &[(Report, Vec<String>)]) {
+    for (r, _) in reports {
+        eprintln!("real app: {}", r.line());
+    }
+    let failed: Vec<String> = reports
+        .iter()
+        .filter(|(r, _)| !r.ok())
+        .map(|(r, log)| format!("{}\n  calls:\n    {}", r.line(), log.join("\n    ")))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "apps that failed:\n{}",
+        failed.join("\n")
+    );
 }
 
 /// The last lines of an answer, for failure messages.
