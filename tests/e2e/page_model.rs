@@ -18,6 +18,30 @@ kapture_e2e::on_both_engines! {
     fill_form_handles_every_field_kind_in_one_call_on => fill_form_handles_every_field_kind_in_one_call, fill_form_handles_every_field_kind_in_one_call_natively;
     screenshots_default_to_scaled_jpeg_and_full_pages_are_capped_on => screenshots_default_to_scaled_jpeg_and_full_pages_are_capped, screenshots_default_to_scaled_jpeg_and_full_pages_are_capped_natively;
     an_editable_frame_body_is_a_textbox_to_type_into_on => an_editable_frame_body_is_a_textbox_to_type_into, an_editable_frame_body_is_a_textbox_to_type_into_natively;
+    widgets_drawn_with_aria_say_their_value_once_on => widgets_drawn_with_aria_say_their_value_once, widgets_drawn_with_aria_say_their_value_once_natively;
+}
+
+/// What widget frameworks draw (NiceGUI's Quasar fields, ARIA sliders, Gradio's radios) is
+/// said once and with its value: a field inside a label's focusable wrapper is one line, an
+/// ARIA slider shows its value, a state both native and ARIA is one flag (issue 26).
+async fn widgets_drawn_with_aria_say_their_value_once_on(engine: Engine) {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch_on(engine).await;
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("aria-widgets.html")}),
+    )
+    .await;
+    let snap = k.ok("browser_snapshot", json!({})).await;
+    assert_eq!(snap.matches("textbox \"Cups\"").count(), 1, "{snap}");
+    assert!(snap.contains("slider \"Volume\" [ref="), "{snap}");
+    assert!(
+        snap.lines().any(|l| l.contains("slider \"Volume\"") && l.ends_with(": 7")),
+        "{snap}"
+    );
+    assert!(snap.contains("radio \"Small\" [checked] [ref="), "{snap}");
+    assert!(!snap.contains("checked checked"), "{snap}");
+    k.stop().await;
 }
 
 async fn a_snapshot_is_compact_marks_untrusted_content_and_its_refs_drive_the_page_on(

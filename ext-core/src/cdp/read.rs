@@ -265,18 +265,26 @@ async fn readiness<S: CdpSession>(s: &S) -> Result<(Readiness, Option<String>), 
     let verdict = super::await_navigation(s, mark, limits).await?;
     let since = acted.and_then(|m| {
         let events = s.events().borrow();
-        events.nav.since(m).map(|n| n.url.clone().unwrap_or_default())
+        events.nav.since(m).map(|n| {
+            let url = n.url.clone().unwrap_or_default();
+            (url, n.stage == super::navigation::Stage::SameDocument)
+        })
     });
     if acted.is_some() {
         // Said once: the next read judges from here.
         let mut events = s.events().borrow_mut();
         events.acted = None;
     }
-    let note = since.map(|url| {
-        format!(
-            "(the page navigated after the last action answered, to {}; refs of the page before are stale)",
-            crate::escape::quoted_cut(&url, 300)
-        )
+    let note = since.map(|(url, same_document)| {
+        let url = crate::escape::quoted_cut(&url, 300);
+        if same_document {
+            // A route change within the document keeps its elements and their refs.
+            format!("(the page's address changed after the last action answered, to {url})")
+        } else {
+            format!(
+                "(the page navigated after the last action answered, to {url}; refs of the page before are stale)"
+            )
+        }
     });
     Ok((
         match verdict {

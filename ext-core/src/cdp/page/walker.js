@@ -300,7 +300,10 @@ async (rootTarget, maxNodes, textRefs) => {
     if (el.tagName === 'LEGEND' || el.tagName === 'CAPTION') return;
     // A label's words became its control's name: only the controls inside it remain.
     if (el.tagName === 'LABEL' && el.control && !el.getAttribute('role')) {
-      for (const c of el.querySelectorAll('input,select,textarea,button,a[href],[tabindex]')) visit(c, d, hiddenFlag, pointer, acting);
+      // The outermost ones: a focusable wrapper (Quasar's field) is walked with what it holds.
+      const inner = el.querySelectorAll('input,select,textarea,button,a[href],[tabindex]');
+      const outer = [...inner].filter((c) => ![...inner].some((o) => o !== c && o.contains(c)));
+      for (const c of outer) visit(c, d, hiddenFlag, pointer, acting);
       return;
     }
     const style = css(el);
@@ -372,6 +375,11 @@ async (rootTarget, maxNodes, textRefs) => {
       }
       if (opts.length > OPTIONS_MAX) n.on = opts.length;
     }
+    // A slider, spin button or gauge drawn with ARIA says its value as the native ones do.
+    if (!n.v && tag !== 'INPUT' && (role === 'slider' || role === 'spinbutton' || role === 'progressbar' || role === 'meter')) {
+      const v = clean(el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow'));
+      if (v) n.v = v.slice(0, 200);
+    }
     if (tag === 'OPTION' && el.selected) f.push('selected');
     if (el.disabled || el.getAttribute('aria-disabled') === 'true') f.push('disabled');
     const ac = el.getAttribute('aria-checked');
@@ -386,7 +394,8 @@ async (rootTarget, maxNodes, textRefs) => {
     // A document's body is its active element whenever nothing else is: it is focused only
     // when its frame has focus.
     if ((document.activeElement === el && (el !== document.body || document.hasFocus())) || (el.shadowRoot && el.shadowRoot.activeElement)) f.push('focused');
-    if (f.length) n.f = f;
+    // Native and ARIA states may say the same (a radio with aria-checked): each said once.
+    if (f.length) n.f = [...new Set(f)];
     if (role === 'iframe') n.u = el.getAttribute('src') || '';
     if (textRefs) emitted.add(el);
     emit(d, n);
