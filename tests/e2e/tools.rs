@@ -225,7 +225,7 @@ async fn screenshots_of_viewport_full_page_and_element_on(engine: Engine) {
     assert!(fh <= 1568 && fh > 1500, "{fw}x{fh}");
     assert!(
         full.text.contains(&format!("{fw}x{fh}"))
-            && full.text.contains("truncated: the page is 5000 px tall"),
+            && full.text.contains("truncated: the page is 8000 px tall"),
         "{}",
         full.text
     );
