@@ -302,9 +302,8 @@ fn host_frame() -> impl Strategy<Value = HostFrame> {
                         heartbeat_ms,
                         policy,
                         approval_timeout_ms,
-                        viewport: viewport.map(|(width, height)| {
-                            ext_core::protocol::Viewport { width, height }
-                        }),
+                        viewport: viewport
+                            .map(|(width, height)| ext_core::protocol::Viewport { width, height }),
                     }
                 }
             ),

@@ -177,12 +177,13 @@ async fn start_serving(args: ServeArgs, http_url: Option<String>) -> Result<Star
     let policy = policy_config::PolicyConfig::load(&args).map_err(ServeError::Setup)?;
     // A headless launched browser's window includes browser UI and info bars: its pages are
     // given the stated viewport instead, on either engine.
-    let launched_viewport = launcher::Headless::choose(args.headless, &launcher::find::Env::current())
-        .on()
-        .then_some(ext_core::protocol::Viewport {
-            width: args.window_size.width,
-            height: args.window_size.height,
-        });
+    let launched_viewport =
+        launcher::Headless::choose(args.headless, &launcher::find::Env::current())
+            .on()
+            .then_some(ext_core::protocol::Viewport {
+                width: args.window_size.width,
+                height: args.window_size.height,
+            });
     let rules = browser::NativeRules {
         policy: policy.policy(true),
         approval_ms: args.approval_timeout_ms,

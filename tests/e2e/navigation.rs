@@ -436,13 +436,20 @@ async fn no_page_leaves_a_tab_unusable_on(engine: Engine) {
         let url = site.url("nav-form.html");
         async move {
             let out = k.call("browser_navigate", json!({"url": url})).await;
-            assert!(!out.is_error, "after {what}: navigate back failed: {}", out.text);
+            assert!(
+                !out.is_error,
+                "after {what}: navigate back failed: {}",
+                out.text
+            );
             let snap = k.ok("browser_snapshot", json!({})).await;
             assert!(snap.contains(OLD), "after {what}:\n{snap}");
             k.ok("browser_click", json!({"selector": "#stay"})).await;
         }
     };
-    for url in ["about:blank", "data:text/html,<h1>Data page</h1><button>Press</button>"] {
+    for url in [
+        "about:blank",
+        "data:text/html,<h1>Data page</h1><button>Press</button>",
+    ] {
         let out = k.call("browser_navigate", json!({"url": url})).await;
         assert!(!out.is_error, "{url}: {}", out.text);
         let snap = k.ok("browser_snapshot", json!({})).await;

@@ -36,7 +36,8 @@ async fn widgets_drawn_with_aria_say_their_value_once_on(engine: Engine) {
     assert_eq!(snap.matches("textbox \"Cups\"").count(), 1, "{snap}");
     assert!(snap.contains("slider \"Volume\" [ref="), "{snap}");
     assert!(
-        snap.lines().any(|l| l.contains("slider \"Volume\"") && l.ends_with(": 7")),
+        snap.lines()
+            .any(|l| l.contains("slider \"Volume\"") && l.ends_with(": 7")),
         "{snap}"
     );
     assert!(snap.contains("radio \"Small\" [checked] [ref="), "{snap}");

@@ -5,8 +5,8 @@
 //! steps that failed.
 
 use kapture_e2e::agent::{Agent, Dialect};
-use kapture_e2e::tasks::verdict;
 use kapture_e2e::corpus::{todomvc_site, todomvc_url, TODOMVC_APPS};
+use kapture_e2e::tasks::verdict;
 use kapture_e2e::{tasks, Kapture};
 
 #[tokio::test]

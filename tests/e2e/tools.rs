@@ -459,16 +459,14 @@ async fn a_control_drawn_under_its_own_label_is_clicked_through_it_on(engine: En
         assert_eq!(checked(sel).await, json!(true), "{line} is checked");
     }
     assert_eq!(
-        k.eval("() => document.getElementById('log').textContent").await,
+        k.eval("() => document.getElementById('log').textContent")
+            .await,
         json!(""),
         "the link inside a label was not clicked"
     );
     // An input not rendered at all (not in the page model): by a selector, through its label.
-    k.ok(
-        "browser_click",
-        json!({"selector": "input[value=express]"}),
-    )
-    .await;
+    k.ok("browser_click", json!({"selector": "input[value=express]"}))
+        .await;
     assert_eq!(checked("input[value=express]").await, json!(true));
     // The checkbox toggles back, through its label again.
     let r = ref_on(&snap, "checkbox \"Subscribe\"");
@@ -483,7 +481,8 @@ async fn a_control_drawn_under_its_own_label_is_clicked_through_it_on(engine: En
             .await,
         json!(["thumb ", "vol"])
     );
-    k.ok("browser_press_key", json!({"key": "ArrowRight"})).await;
+    k.ok("browser_press_key", json!({"key": "ArrowRight"}))
+        .await;
     assert_eq!(
         k.eval("() => document.getElementById('vol').value").await,
         json!("6")

@@ -1,7 +1,9 @@
 //! Every corpus app's every task, on both engines.
 
 use kapture_e2e::agent::{Agent, Dialect};
-use kapture_e2e::corpus::{todomvc_site, todomvc_url, DjangoAdmin, DJANGO_PASSWORD, DJANGO_USER, TODOMVC_APPS};
+use kapture_e2e::corpus::{
+    todomvc_site, todomvc_url, DjangoAdmin, DJANGO_PASSWORD, DJANGO_USER, TODOMVC_APPS,
+};
 use kapture_e2e::tasks::verdict;
 use kapture_e2e::{on_both_engines, tasks, Engine, Kapture};
 
@@ -21,9 +23,13 @@ async fn django_admin(engine: Engine) {
     let admin = DjangoAdmin::start();
     let k = Kapture::launch_on(engine).await;
     let mut agent = Agent::new(&k, Dialect::Kapture);
-    let report = tasks::django_admin(&mut agent, &admin.url(""), DJANGO_USER, DJANGO_PASSWORD, &|code| {
-        admin.shell(code)
-    })
+    let report = tasks::django_admin(
+        &mut agent,
+        &admin.url(""),
+        DJANGO_USER,
+        DJANGO_PASSWORD,
+        &|code| admin.shell(code),
+    )
     .await;
     verdict(&[(report, agent.log.clone())]);
 }

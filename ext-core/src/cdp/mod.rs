@@ -277,7 +277,10 @@ pub async fn prepare<S: CdpSession>(
     // notebook's kernel status, autofocus, :focus styles) behave as for a person. Best
     // effort: a transport without Emulation still drives the tab.
     let _ = s
-        .send("Emulation.setFocusEmulationEnabled", json!({"enabled": true}))
+        .send(
+            "Emulation.setFocusEmulationEnabled",
+            json!({"enabled": true}),
+        )
         .await;
     // A headless window's size includes browser UI and info bars that vary: the page is
     // given the stated viewport itself. Best effort, as above.
@@ -494,9 +497,7 @@ async fn open_data_url<S: CdpSession>(s: &S, url: &str) -> Result<PageInfo, Wire
         )
     };
     let parsed = data_url::DataUrl::process(url.trim()).map_err(|e| bad(format!("{e:?}")))?;
-    let (body, _) = parsed
-        .decode_to_vec()
-        .map_err(|e| bad(format!("{e:?}")))?;
+    let (body, _) = parsed.decode_to_vec().map_err(|e| bad(format!("{e:?}")))?;
     let mime = parsed.mime_type();
     let text = String::from_utf8_lossy(&body);
     let html = match (mime.type_.as_str(), mime.subtype.as_str()) {

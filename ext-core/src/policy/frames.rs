@@ -41,7 +41,9 @@ pub fn judged_urls(
     let opened_by_an_extension = |o: &str| {
         o.to_ascii_lowercase().starts_with("chrome-extension://") && tuple_origin(url).is_none()
     };
-    if let Some(o) = security_origin.filter(|o| tuple_origin(o).is_some() && !opened_by_an_extension(o)) {
+    if let Some(o) =
+        security_origin.filter(|o| tuple_origin(o).is_some() && !opened_by_an_extension(o))
+    {
         return vec![o.to_string()];
     }
     if security_origin.is_none() && tuple_origin(url).is_some() {

@@ -29,7 +29,11 @@ pub fn corpus_dir() -> PathBuf {
 
 /// The Python of `app`'s venv (`tests/corpus/<app>/requirements.txt`), checked to exist.
 pub fn python_of(app: &str) -> PathBuf {
-    let python = corpus_dir().join(app).join("venv").join("bin").join("python");
+    let python = corpus_dir()
+        .join(app)
+        .join("venv")
+        .join("bin")
+        .join("python");
     assert!(
         python.is_file(),
         "the corpus app {app} is missing at {}: run `cargo make setup`",
@@ -58,7 +62,13 @@ pub struct Served {
 impl Served {
     /// Start `cmd` (its own process group, the folder `dir`), then poll `ready_path` on
     /// 127.0.0.1:`port` until it answers with an HTTP status below 500, bounded by `limit`.
-    pub fn start(mut cmd: Command, port: u16, dir: tempfile::TempDir, ready_path: &str, limit: std::time::Duration) -> Served {
+    pub fn start(
+        mut cmd: Command,
+        port: u16,
+        dir: tempfile::TempDir,
+        ready_path: &str,
+        limit: std::time::Duration,
+    ) -> Served {
         use std::os::unix::process::CommandExt;
         cmd.current_dir(dir.path())
             .stdin(Stdio::null())
@@ -83,7 +93,10 @@ impl Served {
                 panic!("the corpus app exited ({status}):\n{}", served.log_tail());
             }
             if started.elapsed() > limit {
-                panic!("the corpus app did not answer {ready_path} within {limit:?}:\n{}", served.log_tail());
+                panic!(
+                    "the corpus app did not answer {ready_path} within {limit:?}:\n{}",
+                    served.log_tail()
+                );
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
@@ -96,7 +109,10 @@ impl Served {
             return false;
         };
         let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(5)));
-        let req = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\n\r\n", self.port);
+        let req = format!(
+            "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\n\r\n",
+            self.port
+        );
         if s.write_all(req.as_bytes()).is_err() {
             return false;
         }
@@ -125,7 +141,9 @@ impl Drop for Served {
         // The whole group: some apps start workers (kernels, reloaders) of their own.
         // `--` first: procps-ng's kill reads `-<pgid>` after `-9` as a bad signal and falls
         // back to pid -1, killing every process on the machine.
-        let _ = Command::new("kill").args(["-9", "--", &format!("-{}", self.child.id())]).status();
+        let _ = Command::new("kill")
+            .args(["-9", "--", &format!("-{}", self.child.id())])
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
