@@ -81,6 +81,7 @@ fn raw_node(ids: u32) -> impl Strategy<Value = RawNode> {
                 r,
                 n,
                 t: None,
+                g: None,
                 v,
                 p,
                 i,

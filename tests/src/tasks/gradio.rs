@@ -19,7 +19,7 @@ fn messages(state: &Value) -> usize {
     state["messages"].as_array().map_or(0, Vec::len)
 }
 
-fn last<'a>(state: &'a Value, key: &str) -> Value {
+fn last(state: &Value, key: &str) -> Value {
     state[key]
         .as_array()
         .and_then(|o| o.last())

@@ -7,8 +7,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::{need, tail};
 use crate::agent::{Agent, Item, Mcp, Name, Page, Report};
 use crate::corpus::jupyterlab::{output_text, source_of, JupyterLab, NOTEBOOK};
@@ -180,7 +178,7 @@ pub async fn run_cell<M: Mcp>(agent: &mut Agent<'_, M>, lab: &JupyterLab) -> Rep
                     "the saved cell's output is {printed:?}, not {PRINTED:?}: {cell}"
                 ));
             }
-            if cell["execution_count"] != Value::from(1) {
+            if cell["execution_count"] != 1 {
                 return Err(format!(
                     "the saved cell's execution count is {}",
                     cell["execution_count"]

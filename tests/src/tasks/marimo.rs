@@ -158,8 +158,7 @@ pub async fn add_cell<M: Mcp>(agent: &mut Agent<'_, M>, mo: &Marimo) -> Report {
                 .look_for("the new, empty cell", |p| {
                     p.all(&["textbox"], Name::Any)
                         .into_iter()
-                        .filter(|e| e.id.is_some() && editor_text(p, e).trim().is_empty())
-                        .next_back()
+                        .rfind(|e| e.id.is_some() && editor_text(p, e).trim().is_empty())
                         .cloned()
                 })
                 .await?;
