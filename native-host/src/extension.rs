@@ -95,6 +95,14 @@ pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, ExtensionError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_pinned_id_is_the_one_the_policy_knows() {
+        assert_eq!(
+            super::origin(&super::extension_id().unwrap()),
+            ext_core::policy::frames::KAPTURE_EXTENSION_ORIGIN
+        );
+    }
+
     use super::*;
 
     #[test]

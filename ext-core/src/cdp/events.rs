@@ -385,6 +385,19 @@ impl TabEvents {
         .or_else(|| self.main_url.clone().map(|u| vec![u]))
     }
 
+    /// Whether `frame_id`'s document carries an extension's origin: a blank page the
+    /// extension opened (Chrome gives it its initiator's origin). The policy takes it for a
+    /// blank page; no script of the agent's runs in it, since it would run with the
+    /// extension's origin.
+    pub fn extension_document(&self, frame_id: &str) -> bool {
+        let ext = |o: &str| o.to_ascii_lowercase().starts_with("chrome-extension://");
+        self.frame_origins.get(frame_id).is_some_and(|o| ext(o))
+            || self
+                .context_origins
+                .get(frame_id)
+                .is_some_and(|(_, o)| ext(o))
+    }
+
     /// What frame `frame_id`'s document is judged on; empty for a frame never seen (which
     /// the policy denies).
     pub fn judged(&self, frame_id: &str) -> Vec<String> {

@@ -472,10 +472,17 @@ fn shown_page<S: CdpSession>(s: &S, url: String, title: String) -> (String, Stri
 pub async fn navigate<S: CdpSession>(s: &S, url: &str) -> Result<PageInfo, WireError> {
     check_url(url)?;
     match navigate_once(s, url).await {
-        // Chrome refuses a tab's navigation to a `data:` URL that an extension asks for:
-        // its document is written into a blank page instead.
+        // Chrome refuses a tab's navigation to a `data:` URL that an extension asks for. Its
+        // document is not written into a blank page instead: a blank page the extension
+        // opened carries the extension's origin, and the page's scripts would run with it.
         Err(e) if e.code == ErrorCode::NavigationFailed && is_data_url(url) => {
-            open_data_url(s, url).await
+            Err(WireError::new(
+                ErrorCode::Unsupported,
+                format!(
+                    "{e}: Chrome does not let the extension open data: URLs in a tab; serve the page over http(s), or use the native engine (--engine native)",
+                    e = e.message
+                ),
+            ))
         }
         other => other,
     }
@@ -485,42 +492,6 @@ fn is_data_url(url: &str) -> bool {
     url.trim_start()
         .get(..5)
         .is_some_and(|p| p.eq_ignore_ascii_case("data:"))
-}
-
-/// A `data:` URL's document written into `about:blank` (`Page.setDocumentContent`): HTML
-/// as it is, other text shown as text.
-async fn open_data_url<S: CdpSession>(s: &S, url: &str) -> Result<PageInfo, WireError> {
-    let bad = |why: String| {
-        WireError::new(
-            ErrorCode::BadArgs,
-            format!("cannot open this data: URL: {why}"),
-        )
-    };
-    let parsed = data_url::DataUrl::process(url.trim()).map_err(|e| bad(format!("{e:?}")))?;
-    let (body, _) = parsed.decode_to_vec().map_err(|e| bad(format!("{e:?}")))?;
-    let mime = parsed.mime_type();
-    let text = String::from_utf8_lossy(&body);
-    let html = match (mime.type_.as_str(), mime.subtype.as_str()) {
-        ("text", "html") => text.into_owned(),
-        ("text", _) => format!(
-            "<pre>{}</pre>",
-            text.replace('&', "&amp;").replace('<', "&lt;")
-        ),
-        (t, st) => {
-            return Err(WireError::new(
-                ErrorCode::Unsupported,
-                format!("a data: URL of type {t}/{st} cannot be opened here; open an http(s) URL, or a data:text/html one"),
-            ))
-        }
-    };
-    navigate_once(s, "about:blank").await?;
-    let main = world::main_frame(s).await?;
-    s.send(
-        "Page.setDocumentContent",
-        json!({"frameId": main, "html": html}),
-    )
-    .await?;
-    page_info(s).await
 }
 
 /// `Page.navigate` to `url`, then wait for its load.

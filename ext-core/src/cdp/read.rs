@@ -631,6 +631,20 @@ pub async fn evaluate<S: CdpSession>(s: &S, p: &Evaluate) -> Result<Evaluated, W
         ));
     }
     let is_fn = is_function_source(&p.function);
+    // A blank page the extension opened carries its origin: no agent script runs there.
+    let refuse_in = |frame: &str| {
+        if s.events().borrow().extension_document(frame) {
+            return Err(WireError::new(
+                ErrorCode::PolicyDenied,
+                "this blank page was opened by the Kapture extension and carries its origin: scripts are not run in it; navigate the tab to a page first",
+            ));
+        }
+        Ok(())
+    };
+    let main = s.events().borrow().main_frame().map(str::to_string);
+    if let Some(main) = main {
+        refuse_in(&main)?;
+    }
     let Some(target) = p.target.get() else {
         let source = if is_fn {
             format!("({})()", p.function)
@@ -657,6 +671,7 @@ pub async fn evaluate<S: CdpSession>(s: &S, p: &Evaluate) -> Result<Evaluated, W
         return Err(WireError::new(ErrorCode::BadArgs, "with ref or selector, pass a function that takes the element, e.g. (el) => el.textContent"));
     }
     let located = world::locate_target(s, &target).await?;
+    refuse_in(&located.frame)?;
     world::run(
         s,
         &located.frame,

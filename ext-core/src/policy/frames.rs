@@ -8,6 +8,10 @@ use std::rc::Rc;
 use super::{origin_of, Category, Decision, Origin, Policy, Verdict};
 use crate::protocol::{ErrorCode, WireError};
 
+/// The origin of Kapture's own extension (its id is pinned by the manifest's `key`; the
+/// native host checks the two agree).
+pub const KAPTURE_EXTENSION_ORIGIN: &str = "chrome-extension://djjhjaffgifolhomiafbjplbhmfblamg";
+
 /// Nested frames followed up to their creator at most this deep.
 pub const MAX_FRAME_DEPTH: usize = 32;
 
@@ -29,20 +33,19 @@ fn tuple_origin(origin: &str) -> Option<Origin> {
 ///   `data:` frame made by a page whose `eval` is denied is not a way around that rule.
 /// - Not known yet: a URL with an origin of its own is judged on it; anything else
 ///   (`about:srcdoc`, `about:blank`) on its creator as well as on itself.
-/// - A document without an origin of its own (`about:blank`, `data:`) that took an
-///   extension's origin was opened by the extension (Kapture's new tab, or its navigation
-///   to `about:blank`: the initiator's origin is inherited), never by a page: it is a blank
-///   page of no site, judged as its URL (and its creator, if any), never as the extension.
+/// - A document without an origin of its own (`about:blank`) that took Kapture's extension's
+///   origin was opened by Kapture (its new tab, or its navigation to `about:blank`: the
+///   initiator's origin is inherited), never by a page: it is a blank page of no site,
+///   judged as its URL (and its creator, if any), never as the extension. No agent script
+///   runs in it (`TabEvents::extension_document`). Another extension's stays refused.
 pub fn judged_urls(
     security_origin: Option<&str>,
     url: &str,
     creator: Option<&[String]>,
 ) -> Vec<String> {
-    let opened_by_an_extension = |o: &str| {
-        o.to_ascii_lowercase().starts_with("chrome-extension://") && tuple_origin(url).is_none()
-    };
-    if let Some(o) =
-        security_origin.filter(|o| tuple_origin(o).is_some() && !opened_by_an_extension(o))
+    let opened_by_kapture =
+        |o: &str| o.eq_ignore_ascii_case(KAPTURE_EXTENSION_ORIGIN) && tuple_origin(url).is_none();
+    if let Some(o) = security_origin.filter(|o| tuple_origin(o).is_some() && !opened_by_kapture(o))
     {
         return vec![o.to_string()];
     }
@@ -297,11 +300,14 @@ mod tests {
             judged_urls(Some(ext), "data:text/html,<p>x", None),
             ["data:text/html,<p>x"]
         );
-        // An extension's own page stays the extension's.
+        // An extension's own page stays the extension's, and so does another extension's
+        // blank page.
         assert_eq!(
             judged_urls(Some(ext), &format!("{ext}/panel.html"), None),
             [ext]
         );
+        let other = "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        assert_eq!(judged_urls(Some(other), "about:blank", None), [other]);
     }
 
     #[test]
