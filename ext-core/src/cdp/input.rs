@@ -22,6 +22,12 @@ pub(crate) async fn point<S: CdpSession>(s: &S, target: &Located) -> Result<(f64
 pub(crate) struct Aim {
     pub at: (f64, f64),
     pub local: (f64, f64),
+    /// The point's offset from the centre of the aimed element's first box (in a frame,
+    /// the tab's measure of that box plus this is the point).
+    pub offset: (f64, f64),
+    /// Aimed at the element itself; else at its label or a part drawn for it, whose point
+    /// must land in the element's own frame.
+    pub own: bool,
 }
 
 /// Wait for the target to be actionable and answer where input aims at it.
@@ -33,21 +39,45 @@ pub(crate) async fn aim<S: CdpSession>(s: &S, target: &Located) -> Result<Aim, W
         &[target.js.clone(), json!(ACTIONABLE_WAIT_MS)],
     )
     .await?;
-    let local = (
-        found.get("x").and_then(Value::as_f64).unwrap_or(0.0),
-        found.get("y").and_then(Value::as_f64).unwrap_or(0.0),
-    );
+    let num = |k: &str| found.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let local = (num("x"), num("y"));
+    let offset = (num("dx"), num("dy"));
+    let own = found.get("own").and_then(Value::as_bool).unwrap_or(true);
     let main = world::main_frame(s).await?;
     if target.frame == main {
-        return Ok(Aim { at: local, local });
+        return Ok(Aim {
+            at: local,
+            local,
+            offset,
+            own,
+        });
     }
-    if let Some(at) = settled_remote_point(s, target, &main).await? {
-        return Ok(Aim { at, local });
+    if let Some(at) = settled_remote_point(s, target, &main, offset).await? {
+        return Ok(Aim {
+            at,
+            local,
+            offset,
+            own,
+        });
     }
     // Inside a frame the page's coordinates are the frame's; the browser knows the offset.
     let object = world::aimed_object(s, target).await?;
-    let at = world::element_center(s, &object).await?;
-    Ok(Aim { at, local })
+    let c = world::element_center(s, &object).await?;
+    Ok(Aim {
+        at: (c.0 + offset.0, c.1 + offset.1),
+        local,
+        offset,
+        own,
+    })
+}
+
+/// Whether the pointer at `at` lands in `frame` itself (not a frame inside it): a click
+/// relayed through a label or a part drawn for the control must reach the control's frame.
+async fn lands_in<S: CdpSession>(s: &S, at: (f64, f64), frame: &str) -> Result<bool, WireError> {
+    Ok(match world::frames_at(s, at).await? {
+        world::Landing::Frames(frames) => frames.last().map(String::as_str) == Some(frame),
+        world::Landing::Unknown(_) => false,
+    })
 }
 
 /// Refuse when `target` is no longer what the pointer is over at its aim (see `STILL_HIT`).
@@ -62,11 +92,25 @@ async fn still_hit<S: CdpSession>(
     // have moved the frame, which leaves the element in place inside it: another element of
     // the frame is under the pointer then), and the frame, or a frame inside it for an iframe
     // element, what the tab's hit test reaches there (its page may cover it).
+    if !aim.own && !lands_in(s, aim.at, &target.frame).await? {
+        let done = match pressed {
+            0 => "nothing was pressed".to_string(),
+            n => format!("it was pressed {n} time(s), the rest was not"),
+        };
+        return Err(WireError::new(
+            ErrorCode::NotInteractable,
+            format!(
+                "the point that reaches {} through its label lands in another frame: {done}",
+                target.label
+            ),
+        ));
+    }
     if target.frame != world::main_frame(s).await? {
-        let now = match world::remote_center(s, target).await? {
+        let c = match world::remote_center(s, target).await? {
             Some(at) => at,
             None => world::element_center(s, &world::aimed_object(s, target).await?).await?,
         };
+        let now = (c.0 + aim.offset.0, c.1 + aim.offset.1);
         let stayed = (now.0 - aim.at.0).abs() < 0.5 && (now.1 - aim.at.1).abs() < 0.5;
         let reached = stayed
             && match world::frames_at(s, aim.at).await? {
@@ -117,12 +161,14 @@ async fn settled_remote_point<S: CdpSession>(
     s: &S,
     target: &Located,
     main: &str,
+    offset: (f64, f64),
 ) -> Result<Option<(f64, f64)>, WireError> {
     let mut last: Option<(f64, f64)> = None;
     for _ in 0..SETTLE_PAINTS {
-        let Some(here) = world::remote_center(s, target).await? else {
+        let Some(c) = world::remote_center(s, target).await? else {
             return Ok(None);
         };
+        let here = (c.0 + offset.0, c.1 + offset.1);
         let still = last.is_some_and(|(x, y)| (x - here.0).abs() < 0.5 && (y - here.1).abs() < 0.5);
         let reached = match world::frames_at(s, here).await? {
             world::Landing::Frames(frames) => frames.contains(&target.frame),
@@ -401,6 +447,9 @@ async fn fill<S: CdpSession>(
     if prep.get("mode").and_then(Value::as_str) != Some("insert") {
         return Ok(secret);
     }
+    // Keys land where the focus is, and the page's own focus handlers may have moved it to
+    // another frame: judged there before any key or text goes in.
+    world::judge_focus(s).await?;
     let was_empty = prep.get("empty").and_then(Value::as_bool).unwrap_or(false);
     let rich = prep.get("rich").and_then(Value::as_bool).unwrap_or(false);
     if prep.get("proxy").and_then(Value::as_bool).unwrap_or(false) {

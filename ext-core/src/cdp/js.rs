@@ -13,10 +13,13 @@ pub const LOCATE: &str = r#"async (target, waitMs) => {
     return aim.error ? aim : true;
   });
   if (found.error) return found;
-  // The element aimed at (the control, or the label that reaches it), for `STILL_HIT`: a
-  // selector may name another one by then.
-  K.aimed = { key: JSON.stringify(target), el: new WeakRef(aim.surface) };
-  return { x: aim.x, y: aim.y };
+  // The element aimed at (the control, or the label or part that reaches it) and the
+  // control, for `STILL_HIT`: a selector may name another one by then.
+  K.aimed = { key: JSON.stringify(target), el: new WeakRef(aim.surface), control: new WeakRef(found.el) };
+  // Where the point sits from the centre of the surface's first box: in a frame, kapture
+  // measures that box in the tab and adds this, so the press lands on the point checked.
+  const b = aim.surface.getClientRects()[0] || aim.surface.getBoundingClientRect();
+  return { x: aim.x, y: aim.y, dx: aim.x - (b.left + b.width / 2), dy: aim.y - (b.top + b.height / 2), own: aim.surface === found.el };
 }"#;
 
 /// Whether the element `LOCATE` aimed at (not whatever the target names now) is still what
@@ -27,13 +30,17 @@ pub const STILL_HIT: &str = r#"async (target, x, y, pressed) => {
   // `LOCATE` aimed in this very document just before: no aim kept (the document was
   // replaced) or one collected is an element gone, never a reason to look the target up anew.
   const el = K.aimed && K.aimed.key === JSON.stringify(target) ? K.aimed.el.deref() : undefined;
+  const control = K.aimed && K.aimed.control ? K.aimed.control.deref() : undefined;
   const done = pressed ? ': it was pressed ' + pressed + ' time(s), the rest was not' : ': nothing was pressed';
   if (!el || !el.isConnected)
     return { error: 'NOT_INTERACTABLE', message: (el ? describe(el) : 'the element aimed at') + ' was removed from the page' + done };
   const hit = topAt(el, x, y);
   const path = hit && pathTo(el, hit);
-  // Aimed at a label: a part of it that became interactive content of its own takes the click.
-  if (path && (el.localName !== 'label' || path.every((n) => n === el.control || !n.matches(INTERACTIVE)))) return true;
+  // Aimed at a label or a part drawn for the control: a part of it that became interactive
+  // content of its own takes the click, and a label re-pointed elsewhere activates that.
+  const own = el === control;
+  const relayed = !own && (el.localName !== 'label' || el.control === control);
+  if (path && (own || (relayed && path.every((n) => n === control || !n.matches(INTERACTIVE))))) return true;
   const what = ' moved from under the pointer' + (hit ? ' (' + describe(hit) + ' is there now)' : '');
   return { error: 'NOT_INTERACTABLE', message: describe(el) + what + done };
 }"#;
