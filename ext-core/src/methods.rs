@@ -418,7 +418,8 @@ pub struct ActionOutcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct Navigate {
-    /// The URL to load (http, https, file, about:blank or data:).
+    /// The URL to load (http, https, file, about:blank or data:; data: only on the native
+    /// engine).
     pub url: String,
 }
 method!(
