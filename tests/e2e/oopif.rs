@@ -159,7 +159,8 @@ async fn a_denied_out_of_process_frame_is_one_withheld_line() {
         )
         .await;
     assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
-    let top = k.eval("() => { const f = document.getElementById('cross'); scrollTo(0, f.getBoundingClientRect().top + scrollY - innerHeight / 2 + f.offsetHeight / 2); return scrollY; }").await;
+    // Room below, whatever the viewport's height: the page can scroll on.
+    let top = k.eval("() => { const s = document.createElement('div'); s.style.height = '2000px'; document.body.append(s); const f = document.getElementById('cross'); scrollTo(0, f.getBoundingClientRect().top + scrollY - innerHeight / 2 + f.offsetHeight / 2); return scrollY; }").await;
     k.ok("browser_scroll", json!({"deltaY": 100})).await;
     let now = k.eval("() => scrollY").await;
     assert!(now.as_f64() > top.as_f64(), "{top} -> {now}");
