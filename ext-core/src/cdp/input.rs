@@ -92,18 +92,19 @@ async fn still_hit<S: CdpSession>(
     // have moved the frame, which leaves the element in place inside it: another element of
     // the frame is under the pointer then), and the frame, or a frame inside it for an iframe
     // element, what the tab's hit test reaches there (its page may cover it).
-    if !aim.own && !lands_in(s, aim.at, &target.frame).await? {
+    // What was pressed before a refusal, for its message.
+    let refused = |why: String| {
         let done = match pressed {
             0 => "nothing was pressed".to_string(),
             n => format!("it was pressed {n} time(s), the rest was not"),
         };
-        return Err(WireError::new(
-            ErrorCode::NotInteractable,
-            format!(
-                "the point that reaches {} through its label lands in another frame: {done}",
-                target.label
-            ),
-        ));
+        WireError::new(ErrorCode::NotInteractable, format!("{why}: {done}"))
+    };
+    if !aim.own && !lands_in(s, aim.at, &target.frame).await? {
+        return Err(refused(format!(
+            "the point that reaches {} through its label lands in another frame",
+            target.label
+        )));
     }
     if target.frame != world::main_frame(s).await? {
         let c = match world::remote_center(s, target).await? {
@@ -121,17 +122,10 @@ async fn still_hit<S: CdpSession>(
                 world::Landing::Unknown(_) => false,
             };
         if !reached {
-            let done = match pressed {
-                0 => "nothing was pressed".to_string(),
-                n => format!("it was pressed {n} time(s), the rest was not"),
-            };
-            return Err(WireError::new(
-                ErrorCode::NotInteractable,
-                format!(
-                    "the frame holding {} moved or was covered where the pointer is: {done}",
-                    target.label
-                ),
-            ));
+            return Err(refused(format!(
+                "the frame holding {} moved or was covered where the pointer is",
+                target.label
+            )));
         }
     }
     world::run(
