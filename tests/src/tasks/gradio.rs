@@ -5,27 +5,11 @@
 //! snapshot answers and acts as a person would; each task is verified on the `state.json`
 //! the app's own listeners write.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::streamlit::State;
-use super::{need, tail};
+use super::{last_record, need, records, tail};
 use crate::agent::{Agent, Item, Mcp, Name, Page, Report};
-
-fn orders(state: &Value) -> usize {
-    state["orders"].as_array().map_or(0, Vec::len)
-}
-
-fn messages(state: &Value) -> usize {
-    state["messages"].as_array().map_or(0, Vec::len)
-}
-
-fn last(state: &Value, key: &str) -> Value {
-    state[key]
-        .as_array()
-        .and_then(|o| o.last())
-        .cloned()
-        .unwrap_or(Value::Null)
-}
 
 /// The control a widget's label names: the element itself when the snapshot names it so,
 /// else the first control of `roles` after the label's text (frameworks that label a widget
@@ -136,7 +120,7 @@ pub async fn order_cake<M: Mcp>(agent: &mut Agent<'_, M>, url: &str, state: Stat
         ..Report::default()
     };
     agent.reset();
-    let before = orders(&state());
+    let before = records(&state(), "orders");
 
     let Some(page) = step!(r, "open", agent.bakery_open(url).await) else {
         r.cost = agent.spent();
@@ -224,20 +208,12 @@ pub async fn order_cake<M: Mcp>(agent: &mut Agent<'_, M>, url: &str, state: Stat
             let place = need(&page, &["button"], Name::Is("Place order"))?;
             agent.click(&place).await?;
             let s = agent
-                .state_json_until(state, "a new order", |s| orders(s) > before)
+                .state_json_until(state, "a new order", |s| records(s, "orders") > before)
                 .await?;
-            let order = last(&s, "orders");
+            let order = last_record(&s, "orders");
             let want = json!({"size": "Large", "gift_wrap": true, "flavour": "Lemon",
                 "candles": 3, "quantity": 2, "name": "Ada"});
-            for (key, value) in want.as_object().into_iter().flatten() {
-                if order[key] != *value {
-                    return Err(format!(
-                        "the order has {key} {}, expected {value}: {order}",
-                        order[key]
-                    ));
-                }
-            }
-            Ok(())
+            super::holds("order", &order, &want)
         }
         .await
     });
@@ -259,7 +235,7 @@ pub async fn ask_the_baker<M: Mcp>(
         ..Report::default()
     };
     agent.reset();
-    let before = messages(&state());
+    let before = records(&state(), "messages");
 
     let Some(page) = step!(r, "open", agent.bakery_open(url).await) else {
         r.cost = agent.spent();
@@ -289,9 +265,9 @@ pub async fn ask_the_baker<M: Mcp>(
             let send = need(&page, &["button"], Name::Is("Send"))?;
             agent.click(&send).await?;
             let s = agent
-                .state_json_until(state, "a new message", |s| messages(s) > before)
+                .state_json_until(state, "a new message", |s| records(s, "messages") > before)
                 .await?;
-            let sent = last(&s, "messages");
+            let sent = last_record(&s, "messages");
             if sent["text"] != QUESTION {
                 return Err(format!("the app got {sent}, expected {QUESTION:?}"));
             }

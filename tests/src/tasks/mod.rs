@@ -85,6 +85,33 @@ pub fn verdict(reports: &[(Report, Vec<String>)]) {
     );
 }
 
+/// How many records the app's state holds under `key` (a list of orders, messages…).
+pub fn records(state: &Value, key: &str) -> usize {
+    state[key].as_array().map_or(0, Vec::len)
+}
+
+/// The last record under `key`, or null.
+pub fn last_record(state: &Value, key: &str) -> Value {
+    state[key]
+        .as_array()
+        .and_then(|o| o.last())
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Whether the `what` the app recorded holds every field of `want`; else which does not.
+pub fn holds(what: &str, record: &Value, want: &Value) -> Result<(), String> {
+    for (key, value) in want.as_object().into_iter().flatten() {
+        if record[key] != *value {
+            return Err(format!(
+                "the {what} has {key} {}, expected {value}: {record}",
+                record[key]
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The last lines of an answer, for failure messages.
 pub fn tail(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();

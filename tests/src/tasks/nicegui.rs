@@ -5,24 +5,12 @@
 //! The agent finds every control in snapshot answers and acts as a person would; each task
 //! is verified on the `state.json` the app's own handlers write.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::gradio::labelled;
-use super::need;
 use super::streamlit::State;
+use super::{last_record, need, records};
 use crate::agent::{Agent, Mcp, Name, Page, Report};
-
-fn count(state: &Value, key: &str) -> usize {
-    state[key].as_array().map_or(0, Vec::len)
-}
-
-fn last(state: &Value, key: &str) -> Value {
-    state[key]
-        .as_array()
-        .and_then(|o| o.last())
-        .cloned()
-        .unwrap_or(Value::Null)
-}
 
 impl<M: Mcp> Agent<'_, M> {
     /// Open the tea house and look until its widgets are drawn (NiceGUI renders its Vue
@@ -47,7 +35,7 @@ pub async fn order_tea<M: Mcp>(agent: &mut Agent<'_, M>, url: &str, state: State
         ..Report::default()
     };
     agent.reset();
-    let before = count(&state(), "orders");
+    let before = records(&state(), "orders");
 
     let Some(page) = step!(r, "open", agent.tea_open(url).await) else {
         r.cost = agent.spent();
@@ -142,20 +130,12 @@ pub async fn order_tea<M: Mcp>(agent: &mut Agent<'_, M>, url: &str, state: State
                 .await?;
             agent.click(&confirm).await?;
             let s = agent
-                .state_json_until(state, "a new order", |s| count(s, "orders") > before)
+                .state_json_until(state, "a new order", |s| records(s, "orders") > before)
                 .await?;
-            let order = last(&s, "orders");
+            let order = last_record(&s, "orders");
             let want = json!({"size": "Large", "honey": true, "tea": "Oolong",
                 "strength": 5, "cups": 2.0, "name": "Ada"});
-            for (key, value) in want.as_object().into_iter().flatten() {
-                if order[key] != *value {
-                    return Err(format!(
-                        "the order has {key} {}, expected {value}: {order}",
-                        order[key]
-                    ));
-                }
-            }
-            Ok(())
+            super::holds("order", &order, &want)
         }
         .await
     });
@@ -178,7 +158,7 @@ pub async fn send_feedback<M: Mcp>(
         ..Report::default()
     };
     agent.reset();
-    let before = count(&state(), "feedback");
+    let before = records(&state(), "feedback");
 
     let Some(page) = step!(r, "open", agent.tea_open(url).await) else {
         r.cost = agent.spent();
@@ -217,19 +197,11 @@ pub async fn send_feedback<M: Mcp>(
             let send = need(&page, &["button"], Name::Is("Send feedback"))?;
             agent.click(&send).await?;
             let s = agent
-                .state_json_until(state, "new feedback", |s| count(s, "feedback") > before)
+                .state_json_until(state, "new feedback", |s| records(s, "feedback") > before)
                 .await?;
-            let sent = last(&s, "feedback");
+            let sent = last_record(&s, "feedback");
             let want = json!({"rating": "Great", "comment": COMMENT, "contact": true});
-            for (key, value) in want.as_object().into_iter().flatten() {
-                if sent[key] != *value {
-                    return Err(format!(
-                        "the feedback has {key} {}, expected {value}: {sent}",
-                        sent[key]
-                    ));
-                }
-            }
-            Ok(())
+            super::holds("feedback", &sent, &want)
         }
         .await
     });

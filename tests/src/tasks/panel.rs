@@ -243,12 +243,7 @@ pub async fn order_plants<M: Mcp>(agent: &mut Agent<'_, M>, url: &str, state: St
         async {
             let order = agent.garden_submit(state, before).await?;
             let want = json!({"plant": "Basil", "pot": "Ceramic", "gift_wrap": true, "count": 3, "note": "Water weekly"});
-            for (key, value) in want.as_object().into_iter().flatten() {
-                if &order[key] != value {
-                    return Err(format!("the order has {key} {}, expected {value}: {order}", order[key]));
-                }
-            }
-            Ok(())
+            super::holds("order", &order, &want)
         }
         .await
     });

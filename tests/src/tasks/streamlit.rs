@@ -197,21 +197,8 @@ pub async fn order_coffee<M: Mcp>(agent: &mut Agent<'_, M>, url: &str, state: St
                 .state_json_until(state, "a new order", |s| orders(s) > before)
                 .await?;
             let order = last_order(&s).cloned().unwrap_or_default();
-            let want = [
-                ("size", Value::from("Large")),
-                ("extra_shot", Value::from(true)),
-                ("milk", Value::from("Oat")),
-                ("quantity", Value::from(2)),
-            ];
-            for (key, value) in want {
-                if order[key] != value {
-                    return Err(format!(
-                        "the order has {key} {}, expected {value}: {order}",
-                        order[key]
-                    ));
-                }
-            }
-            Ok(())
+            let want = serde_json::json!({"size": "Large", "extra_shot": true, "milk": "Oat", "quantity": 2});
+            super::holds("order", &order, &want)
         }
         .await
     });
