@@ -329,6 +329,13 @@ pub const PRESSES: &str = "() => K.presses";
 /// after 100 ms in a frame that does not paint (hidden, throttled).
 pub const NEXT_PAINT: &str = "() => new Promise((res) => { requestAnimationFrame(() => setTimeout(() => res(true), 0)); setTimeout(() => res(false), 100); })";
 
+/// After a wheel or a scroll call: resolves once the page saw its scroll end (`scrollend`,
+/// anywhere in the document: a wheel may scroll an inner box), or after three frames with
+/// no scroll seen (nothing could scroll, or it was seen before this listened); 500 ms at
+/// most. The compositor scrolls first and tells the page a frame later: read at once, the
+/// page would still say where it was.
+pub const SCROLL_SEEN: &str = "() => new Promise((res) => { let moved = false, frames = 0; const seen = () => { moved = true; }; const end = (v) => { removeEventListener('scroll', seen, true); removeEventListener('scrollend', ended, true); res(v); }; const ended = () => end(true); addEventListener('scroll', seen, true); addEventListener('scrollend', ended, true); const tick = () => { if (moved) return; if (++frames >= 3) return end(false); requestAnimationFrame(tick); }; requestAnimationFrame(tick); setTimeout(() => end(moved), 500); })";
+
 /// Resolves in a task queued after those already waiting (a `hashchange`, a `popstate`).
 pub const NEXT_TASK: &str = "() => new Promise((res) => setTimeout(() => res(true), 0))";
 

@@ -732,10 +732,21 @@ pub async fn scroll<S: CdpSession>(s: &S, p: &Scroll) -> Result<ActionOutcome, W
             &[json!(dx), json!(dy)],
         )
         .await?;
-        return settle(s, before, 0.0).await;
+    } else {
+        mouse(s, "mouseWheel", at, json!({"deltaX": dx, "deltaY": dy})).await?;
     }
-    mouse(s, "mouseWheel", at, json!({"deltaX": dx, "deltaY": dy})).await?;
+    scroll_seen(s).await;
     settle(s, before, 0.0).await
+}
+
+/// Let the page see the scroll just asked for before answering (see `js::SCROLL_SEEN`).
+/// Best effort: a page that cannot be asked now (a dialog, a navigation) is not waited on.
+async fn scroll_seen<S: CdpSession>(s: &S) {
+    let Ok(main) = world::main_frame(s).await else {
+        return;
+    };
+    let seen = world::run_unjudged(s, &main, super::js::SCROLL_SEEN, &[]);
+    let _ = platform::timeout(Duration::from_millis(600), seen).await;
 }
 
 /// Click at viewport coordinates (canvas-like pages).
