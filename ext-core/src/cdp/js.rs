@@ -305,10 +305,6 @@ pub const ELEMENT_FACTS: &str = concat!(
 /// The page walker (see `page/walker.js`).
 pub const WALKER: &str = include_str!("page/walker.js");
 
-/// Resolves once the current document has fired `load`.
-pub const WAIT_FOR_LOAD: &str = r#"() => document.readyState === 'complete' ? true :
-  new Promise((res) => addEventListener('load', () => res(true), { once: true }))"#;
-
 /// Resolves once at least `minMs` passed and the document has not changed for `quietMs`
 /// (the prelude's observer), or after `maxMs` whatever happens: `{quiet, waited}`.
 pub const SETTLE_DOM: &str = r#"async (minMs, quietMs, maxMs) => {
@@ -344,6 +340,17 @@ pub const PAGE_INFO: &str = r#"() => {
   const nav = performance.getEntriesByType('navigation')[0];
   return { url: location.href, title: document.title, status: nav && nav.responseStatus ? nav.responseStatus : null };
 }"#;
+
+/// [`PAGE_INFO`] once the document has loaded: answered by the page's own `load` event,
+/// so a navigation's answer costs no round trip after it.
+pub const LOADED_PAGE_INFO: &str = r#"() => new Promise((res) => {
+  const info = () => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    return { url: location.href, title: document.title, status: nav && nav.responseStatus ? nav.responseStatus : null };
+  };
+  if (document.readyState === 'complete') res(info());
+  else addEventListener('load', () => res(info()), { once: true });
+})"#;
 
 /// Build `(<function>)(<json args>…)`.
 pub fn call(function: &str, args: &[serde_json::Value]) -> String {

@@ -386,40 +386,33 @@ async fn await_commit(
     }
 }
 
-/// Wait until the current document has loaded, following documents that replace it.
-pub async fn wait_for_load<S: CdpSession>(s: &S) -> Result<(), WireError> {
-    let mut last = None;
-    for _ in 0..LOAD_RETRIES {
-        match eval(s, &js::call(js::WAIT_FOR_LOAD, &[])).await {
-            Ok(_) => return Ok(()),
-            Err(e) if context_gone(&e) => {
-                last = Some(e);
-                // The next document needs a moment to get an execution context.
-                let rx = s.events().borrow_mut().wait_for_commit();
-                await_commit(rx, Duration::from_millis(500)).await?;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| WireError::new(ErrorCode::Timeout, "the page kept navigating")))
-}
-
 /// URL, title and HTTP status of the page as it is now, read in Kapture's isolated world:
 /// the page's own scripts can redefine `document.title` or `location` for themselves, not
-/// for that world.
+/// for that world. Waits for a document that replaced the page meanwhile to load.
 pub async fn page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
+    read_page_info(s, js::PAGE_INFO).await
+}
+
+/// [`page_info`] once the current document has loaded, following documents that replace
+/// it: one script in Kapture's world, answered by the page's `load` event.
+pub async fn loaded_page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
+    read_page_info(s, js::LOADED_PAGE_INFO).await
+}
+
+async fn read_page_info<S: CdpSession>(s: &S, script: &str) -> Result<PageInfo, WireError> {
     #[derive(Deserialize)]
     struct Raw {
         url: String,
         title: String,
         status: Option<u16>,
     }
+    let mut script = script;
     let mut last = None;
     for _ in 0..LOAD_RETRIES {
         let read = match world::main_frame(s).await {
             // Judged below (`shown_page`): a page an action ended on is named, by its
             // origin only when it may not be read.
-            Ok(main) => world::run_unjudged(s, &main, js::PAGE_INFO, &[]).await,
+            Ok(main) => world::run_unjudged(s, &main, script, &[]).await,
             Err(e) => Err(e),
         };
         match read {
@@ -436,9 +429,13 @@ pub async fn page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
             }
             Err(e) if context_gone(&e) || e.code == ErrorCode::RefStale => {
                 last = Some(e);
-                wait_for_load(s).await?;
+                // Another document replaced the page: it needs a moment to get an
+                // execution context, and is read once it has loaded.
+                let rx = s.events().borrow_mut().wait_for_commit();
+                await_commit(rx, Duration::from_millis(500)).await?;
                 // The main frame may be a new one (a cross-process navigation).
                 world::refresh_frames(s).await?;
+                script = js::LOADED_PAGE_INFO;
             }
             Err(e) => return Err(e),
         }
@@ -511,8 +508,7 @@ async fn navigate_once<S: CdpSession>(s: &S, url: &str) -> Result<PageInfo, Wire
     if res.get("loaderId").is_some() {
         await_commit(commit, Duration::from_secs(10)).await?;
     }
-    wait_for_load(s).await?;
-    page_info(s).await
+    loaded_page_info(s).await
 }
 
 /// Move `delta` entries through the tab's history (-1 back, +1 forward) and wait for the load.
@@ -557,8 +553,7 @@ pub async fn history<S: CdpSession>(s: &S, delta: i64) -> Result<PageInfo, WireE
     s.send("Page.navigateToHistoryEntry", json!({"entryId": entry_id}))
         .await?;
     await_commit(commit, Duration::from_secs(10)).await?;
-    wait_for_load(s).await?;
-    page_info(s).await
+    loaded_page_info(s).await
 }
 
 /// Reload the tab and wait for the load.
@@ -566,8 +561,7 @@ pub async fn reload<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
     let commit = s.events().borrow_mut().wait_for_commit();
     s.send("Page.reload", json!({})).await?;
     await_commit(commit, Duration::from_secs(10)).await?;
-    wait_for_load(s).await?;
-    page_info(s).await
+    loaded_page_info(s).await
 }
 
 /// Wait (bounded by `limits`) until the main frame's navigation since `mark` is decided:
