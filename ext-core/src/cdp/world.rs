@@ -11,6 +11,16 @@ use crate::protocol::{ErrorCode, WireError};
 /// The page-side helpers every world script can use (`resolve`, `idOf`, `describe`, `K`).
 pub const PRELUDE: &str = include_str!("page/prelude.js");
 
+/// The prelude's top-level names, as world scripts see them. The prelude is installed once
+/// per world (`globalThis.__kp`) and each script takes these from it: sending its 10 kB
+/// with every script cost more than most scripts themselves (a test keeps the list whole).
+const PRELUDE_NAMES: &str = "K, idOf, describe, topAt, pathTo, metAt, INTERACTIVE, holderOf, drawnElsewhere, holderPoint, aimAt, isXPath, queryAll, queryOne, resolve";
+
+/// What a world script answers where the prelude is not installed (a world made by a
+/// command that did not install it, or a first script that failed to compile): the script
+/// is sent again with the prelude.
+const NO_PRELUDE: &str = "\u{1}kapture: no prelude in this world";
+
 /// Name of the isolated world (visible in DevTools' context picker).
 const WORLD_NAME: &str = "kapture";
 
@@ -517,6 +527,15 @@ pub async fn world<S: CdpSession>(s: &S, frame: &str) -> Result<i64, WireError> 
 
 /// [`world`], judging the frame's document only when `judged`.
 async fn world_of<S: CdpSession>(s: &S, frame: &str, judged: bool) -> Result<i64, WireError> {
+    Ok(world_made(s, frame, judged).await?.0)
+}
+
+/// [`world_of`], and whether the world was made just now (its prelude not installed yet).
+async fn world_made<S: CdpSession>(
+    s: &S,
+    frame: &str,
+    judged: bool,
+) -> Result<(i64, bool), WireError> {
     let judge = |s: &S| {
         if judged {
             judge_frame(s, frame)
@@ -527,7 +546,7 @@ async fn world_of<S: CdpSession>(s: &S, frame: &str, judged: bool) -> Result<i64
     let cached = s.events().borrow().world(frame);
     if let Some(ctx) = cached {
         judge(s)?;
-        return Ok(ctx);
+        return Ok((ctx, false));
     }
     // Bounded: a page that keeps navigating while the world is made is given up on.
     for _ in 0..3 {
@@ -563,7 +582,7 @@ async fn world_of<S: CdpSession>(s: &S, frame: &str, judged: bool) -> Result<i64
             continue;
         }
         s.events().borrow_mut().set_world(frame, &loader, ctx);
-        return Ok(ctx);
+        return Ok((ctx, true));
     }
     Err(WireError::new(
         ErrorCode::Timeout,
@@ -571,13 +590,25 @@ async fn world_of<S: CdpSession>(s: &S, frame: &str, judged: bool) -> Result<i64
     ))
 }
 
-/// A world script with the prelude in scope, called with JSON `args`.
-pub fn script(function: &str, args: &[Value]) -> String {
+/// A world script with the prelude's names in scope, called with JSON `args`. With
+/// `install`, it installs the prelude in the world first (where it is not yet); without,
+/// it answers [`NO_PRELUDE`] where the prelude is missing.
+pub fn script(function: &str, args: &[Value], install: bool) -> String {
     let args: Vec<String> = args.iter().map(Value::to_string).collect();
+    let prelude = if install {
+        format!("globalThis.__kp ??= (() => {{\n{PRELUDE}\nreturn {{ {PRELUDE_NAMES} }};\n}})();\n")
+    } else {
+        format!("if (!globalThis.__kp) return () => {NO_PRELUDE:?};\n")
+    };
     format!(
-        "(() => {{\n{PRELUDE}\nreturn ({function});\n}})()({})",
+        "(() => {{\n{prelude}const {{ {PRELUDE_NAMES} }} = globalThis.__kp;\nreturn ({function});\n}})()({})",
         args.join(", ")
     )
+}
+
+/// Whether a world script's answer says the prelude was missing (see [`script`]).
+fn no_prelude(value: Option<&Value>) -> bool {
+    value.and_then(Value::as_str) == Some(NO_PRELUDE)
 }
 
 /// Run a world script in `frame`; an `{error, message}` answer becomes a wire error.
@@ -610,10 +641,11 @@ async fn run_in<S: CdpSession>(
     args: &[Value],
     judged: bool,
 ) -> Result<Value, WireError> {
-    let expression = script(function, args);
     let mut retried = false;
+    let mut install = false;
     loop {
-        let ctx = world_of(s, frame, judged).await?;
+        let (ctx, made) = world_made(s, frame, judged).await?;
+        let expression = script(function, args, install || made);
         let session = s.events().borrow().session_of(frame);
         match eval_in_session(s, session.as_deref(), Some(ctx), &expression).await {
             Err(e) if context_gone(&e) && !retried => {
@@ -627,6 +659,7 @@ async fn run_in<S: CdpSession>(
                 return Err(WireError::new(ErrorCode::Internal, e.message))
             }
             Err(e) => return Err(e),
+            Ok(value) if no_prelude(value.as_ref()) && !install => install = true,
             Ok(value) => return coded(value.unwrap_or(Value::Null)),
         }
     }
@@ -674,16 +707,23 @@ async fn object_by<S: CdpSession>(
     target: &Located,
     function: &str,
 ) -> Result<String, WireError> {
-    let ctx = world(s, &target.frame).await?;
-    let expression = script(function, std::slice::from_ref(&target.js));
-    let session = s.events().borrow().session_of(&target.frame);
-    let res = s
-        .send_in(
-            session.as_deref(),
-            "Runtime.evaluate",
-            json!({"expression": expression, "contextId": ctx, "awaitPromise": true}),
-        )
-        .await?;
+    let mut install = false;
+    let res = loop {
+        let (ctx, made) = world_made(s, &target.frame, true).await?;
+        let expression = script(function, std::slice::from_ref(&target.js), install || made);
+        let session = s.events().borrow().session_of(&target.frame);
+        let res = s
+            .send_in(
+                session.as_deref(),
+                "Runtime.evaluate",
+                json!({"expression": expression, "contextId": ctx, "awaitPromise": true}),
+            )
+            .await?;
+        if install || !no_prelude(res.pointer("/result/value")) {
+            break res;
+        }
+        install = true;
+    };
     if let Some(id) = res.pointer("/result/objectId").and_then(Value::as_str) {
         return Ok(id.to_string());
     }
@@ -840,11 +880,39 @@ mod tests {
     }
 
     #[test]
-    fn world_scripts_carry_the_prelude_and_json_arguments() {
-        let src = script("(t) => t", &[json!({"sel": "a\"b"})]);
-        assert!(src.starts_with("(() => {\n// Kapture's page-side helpers"));
-        assert!(src.ends_with(r#"})()({"sel":"a\"b"})"#), "{src}");
-        assert!(src.contains("const resolve = async (target, waitMs, check)"));
+    fn world_scripts_install_the_prelude_once_and_take_json_arguments() {
+        let first = script("(t) => t", &[json!({"sel": "a\"b"})], true);
+        assert!(first.contains("globalThis.__kp ??= (() => {\n// Kapture's page-side helpers"));
+        assert!(first.contains("const resolve = async (target, waitMs, check)"));
+        assert!(first.ends_with(r#"})()({"sel":"a\"b"})"#), "{first}");
+        let next = script("(t) => t", &[json!(1)], false);
+        assert!(!next.contains("const resolve = async"), "{next}");
+        assert!(
+            next.contains(&format!("return () => {NO_PRELUDE:?}")),
+            "{next}"
+        );
+        assert!(no_prelude(Some(&json!(NO_PRELUDE))));
+    }
+
+    #[test]
+    fn every_top_level_name_of_the_prelude_reaches_world_scripts() {
+        let declared: std::collections::BTreeSet<&str> = PRELUDE
+            .lines()
+            .filter_map(|l| l.strip_prefix("const "))
+            .filter_map(|l| l.split([' ', '=']).next())
+            .collect();
+        let exported: std::collections::BTreeSet<&str> = PRELUDE_NAMES.split(", ").collect();
+        assert_eq!(declared, exported);
+        // Nothing else at the top level that a script could need by name.
+        for line in PRELUDE.lines() {
+            assert!(
+                !line.starts_with("function ")
+                    && !line.starts_with("let ")
+                    && !line.starts_with("var ")
+                    && !line.starts_with("class "),
+                "{line}"
+            );
+        }
     }
 
     #[test]
