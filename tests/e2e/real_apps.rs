@@ -5,36 +5,21 @@
 //! steps that failed.
 
 use kapture_e2e::agent::{Agent, Dialect};
-use kapture_e2e::corpus::{todomvc_site, todomvc_url, TODOMVC_APPS};
-use kapture_e2e::tasks::verdict;
+use kapture_e2e::tasks::{run_app, verdict, App};
 use kapture_e2e::{tasks, Kapture};
 
 #[tokio::test]
 async fn todomvc_apps_are_driven_from_the_page_model_alone() {
     let k = Kapture::launch().await;
     let mut agent = Agent::new(&k, Dialect::Kapture);
-    let mut reports = Vec::new();
-    for (app, folder) in TODOMVC_APPS {
-        // One origin per app: each starts with empty storage.
-        let site = todomvc_site();
-        let report = tasks::todomvc(&mut agent, app, &todomvc_url(&site, folder)).await;
-        reports.push((report, agent.log.clone()));
-    }
-    verdict(&reports);
+    verdict(&run_app(App::TodoMvc, &mut agent).await);
 }
 
 #[tokio::test]
 async fn django_admin_is_driven_from_the_page_model_alone() {
-    use kapture_e2e::corpus::{DjangoAdmin, DJANGO_PASSWORD, DJANGO_USER};
-    let admin = DjangoAdmin::start();
     let k = Kapture::launch().await;
     let mut agent = Agent::new(&k, Dialect::Kapture);
-    let base = admin.url("");
-    let report = tasks::django_admin(&mut agent, &base, DJANGO_USER, DJANGO_PASSWORD, &|code| {
-        admin.shell(code)
-    })
-    .await;
-    verdict(&[(report, agent.log.clone())]);
+    verdict(&run_app(App::Django, &mut agent).await);
 }
 
 /// Streamlit (widget framework): its react-aria radio and checkbox drawn over hidden
@@ -75,16 +60,9 @@ async fn nicegui_order(engine: kapture_e2e::Engine) {
 /// Panel (Bokeh widgets in shadow roots, a canvas plot): an order through its widgets, and
 /// a tap on the plot's red point found on a screenshot, verified on the app's state.json.
 async fn panel_canvas(engine: kapture_e2e::Engine) {
-    let app = kapture_e2e::corpus::panel::Panel::start();
     let k = Kapture::launch_on(engine).await;
     let mut agent = Agent::new(&k, Dialect::Kapture);
-    let (url, state) = (app.url(), || app.state());
-    let mut reports = Vec::new();
-    let r = tasks::panel::order_plants(&mut agent, &url, &state).await;
-    reports.push((r, agent.log.clone()));
-    let r = tasks::panel::plant_in_the_sunny_bed(&mut agent, &url, &state, &app.python()).await;
-    reports.push((r, agent.log.clone()));
-    verdict(&reports);
+    verdict(&run_app(App::Panel, &mut agent).await);
 }
 
 /// JupyterLab (notebook IDE: shadow-DOM toolbars, CodeMirror 6, a kernel): what a person
@@ -103,17 +81,9 @@ async fn jupyterlab_cell(engine: kapture_e2e::Engine) {
 /// both verified on Datasette's JSON API for the address the browser ended on; a row added
 /// through a writable canned query, verified in the SQLite file.
 async fn datasette_sql(engine: kapture_e2e::Engine) {
-    let app = kapture_e2e::corpus::datasette::Datasette::start();
     let k = Kapture::launch_on(engine).await;
     let mut agent = Agent::new(&k, Dialect::Kapture);
-    let mut reports = Vec::new();
-    let r = tasks::datasette::filter_table(&mut agent, &app).await;
-    reports.push((r, agent.log.clone()));
-    let r = tasks::datasette::run_query(&mut agent, &app).await;
-    reports.push((r, agent.log.clone()));
-    let r = tasks::datasette::add_customer(&mut agent, &app).await;
-    reports.push((r, agent.log.clone()));
-    verdict(&reports);
+    verdict(&run_app(App::Datasette, &mut agent).await);
 }
 
 /// sqlite-web (SQLite admin, Flask forms): a row edited through its form (a column's

@@ -33,6 +33,7 @@ macro_rules! step {
 }
 
 // After `step!`: the apps' task modules use it.
+mod apps;
 pub mod ckeditor;
 pub mod datasette;
 pub mod gradio;
@@ -43,6 +44,8 @@ pub mod panel;
 pub mod sqliteweb;
 pub mod streamlit;
 pub mod wagtail;
+
+pub use apps::{run_app, App};
 
 impl<M: Mcp> Agent<'_, M> {
     /// Look until `want` finds something (a page that renders after its load event),
