@@ -142,7 +142,11 @@ impl Name<'_> {
 impl Page {
     pub fn parse(dialect: Dialect, text: &str) -> Page {
         let mut items = Vec::new();
-        for (i, line) in text.lines().enumerate() {
+        let lines = match dialect {
+            Dialect::DevTools => devtools_lines(text),
+            _ => text.lines().map(str::to_string).collect(),
+        };
+        for (i, line) in lines.iter().enumerate() {
             let parsed = match dialect {
                 Dialect::Kapture => parse_kapture(line),
                 Dialect::Playwright => parse_playwright(line),
@@ -152,6 +156,10 @@ impl Page {
                 item.line = i;
                 items.push(item);
             }
+        }
+        if dialect == Dialect::Playwright {
+            point_texts_at_their_elements(&mut items);
+            name_from_content(&mut items);
         }
         Page {
             text: text.to_string(),
@@ -236,6 +244,95 @@ impl Page {
             }
         }
         None
+    }
+}
+
+/// Playwright MCP nests a text under the element that holds it and gives the text no ref
+/// of its own: the element to act on for it is the nearest one around it with a ref, as
+/// kapture's find answers name it (`"text" (in label [ref=e6])`).
+fn point_texts_at_their_elements(items: &mut [Item]) {
+    // The elements with a ref that enclose the current line, innermost last.
+    let mut open: Vec<(usize, String, String)> = Vec::new();
+    for item in items.iter_mut() {
+        while open
+            .last()
+            .is_some_and(|(depth, _, _)| *depth >= item.depth)
+        {
+            open.pop();
+        }
+        match &item.id {
+            Some(id) => open.push((item.depth, item.role.clone(), id.clone())),
+            None if item.role == "text" => {
+                item.near = open.last().map(|(_, role, id)| (role.clone(), id.clone()));
+            }
+            None => {}
+        }
+    }
+}
+
+/// Chrome DevTools MCP's lines, a quoted text that holds line breaks (a code editor's
+/// value, an output `"42\n"`) taken whole: a line that leaves a quote open goes on on the
+/// next, unless that one starts an element of its own (`uid=…`: it quotes names as they
+/// are, so a name's own `"` may leave one open).
+fn devtools_lines(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        match out.last_mut() {
+            Some(last) if open && !line.trim_start().starts_with("uid=") => {
+                last.push('\n');
+                last.push_str(line);
+            }
+            _ => {
+                out.push(line.to_string());
+                open = false;
+            }
+        }
+        open ^= line.matches('"').count() % 2 == 1;
+    }
+    out
+}
+
+/// Roles whose accessible name comes from their content (WAI-ARIA "name from content").
+const NAMED_BY_CONTENT: &[&str] = &[
+    "button",
+    "cell",
+    "checkbox",
+    "columnheader",
+    "gridcell",
+    "heading",
+    "link",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "option",
+    "radio",
+    "rowheader",
+    "switch",
+    "tab",
+    "treeitem",
+];
+
+/// Playwright MCP leaves out the name of an element named by its content when the lines
+/// under it show that content (`- button [ref=e1]:` over `- emphasis: Save draft`): its
+/// name is then the texts under it, in order.
+fn name_from_content(items: &mut [Item]) {
+    for at in 0..items.len() {
+        let item = &items[at];
+        if !item.name.is_empty() || !NAMED_BY_CONTENT.contains(&item.role.as_str()) {
+            continue;
+        }
+        let depth = item.depth;
+        let words: Vec<&str> = items[at + 1..]
+            .iter()
+            .take_while(|i| i.depth > depth)
+            .filter(|i| i.role != "url")
+            .map(|i| i.label())
+            .filter(|l| !l.is_empty())
+            .collect();
+        if !words.is_empty() {
+            items[at].name = words.join(" ");
+        }
     }
 }
 
@@ -832,6 +929,30 @@ impl<'a, M: Mcp> Agent<'a, M> {
         Ok(Done { text })
     }
 
+    /// Press `key` (`ArrowRight`, `Escape`…) on whatever has focus.
+    pub async fn press(&mut self, key: &str) -> Result<Done, String> {
+        let tool = match self.dialect {
+            Dialect::Kapture | Dialect::Playwright => "browser_press_key",
+            Dialect::DevTools => "press_key",
+        };
+        let text = self.call(tool, json!({"key": key})).await?;
+        Ok(Done { text })
+    }
+
+    /// Click at a point of the viewport, in CSS pixels (a canvas the page model cannot see
+    /// into). Playwright MCP has the tool with its `vision` capability; Chrome DevTools MCP
+    /// has none that clicks anything but an element of its snapshot.
+    pub async fn click_at(&mut self, x: f64, y: f64) -> Result<Done, String> {
+        let tool = match self.dialect {
+            Dialect::Kapture | Dialect::Playwright => "browser_mouse_click_xy",
+            Dialect::DevTools => {
+                return Err("Chrome DevTools MCP has no tool that clicks at a point".into())
+            }
+        };
+        let text = self.call(tool, json!({"x": x, "y": y})).await?;
+        Ok(Done { text })
+    }
+
     /// Type `text` into a field (replacing what it holds), pressing Enter after if `submit`.
     pub async fn type_into(
         &mut self,
@@ -1022,6 +1143,42 @@ textbox \"Name\" [ref=e11] placeholder \"your name\"";
                 .value
                 .as_deref(),
             Some("Walk")
+        );
+    }
+
+    #[test]
+    fn peer_names_texts_and_quoted_line_breaks_read_as_the_page_shows_them() {
+        // Playwright: a name left to the content under it; a text acted on through the
+        // element around it.
+        let yaml = "- navigation [ref=e1]:\n  - button [ref=e2]:\n    - emphasis [ref=e3]: Save draft\n  - tab [ref=e4]:\n    - text: Today's special\n  - generic [ref=e5]:\n    - generic:\n      - text: select * from t";
+        let page = Page::parse(Dialect::Playwright, yaml);
+        let save = page.find(&["button"], Name::Is("Save draft")).unwrap();
+        assert_eq!(save.id.as_deref(), Some("e2"));
+        assert!(page.find(&["tab"], Name::Has("special")).is_some());
+        let text = page.find(&["text"], Name::Is("select * from t")).unwrap();
+        assert_eq!(text.target(), Some("e5"));
+        assert!(page
+            .find(&["navigation"], Name::Any)
+            .unwrap()
+            .name
+            .is_empty());
+
+        // DevTools: a quoted value over several lines is one element's; a name's own
+        // quote does not swallow the next element.
+        let dt = "uid=1_0 RootWebArea \"T\"\n  uid=1_1 textbox multiline value=\"total = sum(prices)\ntotal\"\n  uid=1_2 \"42\n\"\n  uid=1_3 button \"5\" screen\"\n  uid=1_4 link \"Next\"";
+        let page = Page::parse(Dialect::DevTools, dt);
+        let editor = page.find(&["textbox"], Name::Any).unwrap();
+        assert_eq!(editor.value.as_deref(), Some("total = sum(prices)\ntotal"));
+        assert_eq!(
+            page.find(&["text"], Name::Is("42")).unwrap().id.as_deref(),
+            Some("1_2")
+        );
+        assert_eq!(
+            page.find(&["link"], Name::Is("Next"))
+                .unwrap()
+                .id
+                .as_deref(),
+            Some("1_4")
         );
     }
 

@@ -15,14 +15,19 @@ const NEW_BODY: &str = "Water the tomatoes every morning before nine.";
 const SEEDED_TITLE: &str = "Shopping";
 const EDITED_BODY: &str = "Bread, milk and three lemons.";
 
-/// The editor's text box: a textbox inside the editor's frame ("Editor, id_body"), as the
-/// snapshot shows the frame's content under it.
+/// The editor's text box: a textbox inside the editor's frame, as the snapshot shows the
+/// frame's content under it, the frame or the box named for the editor ("Editor, id_body";
+/// a snapshot may leave the frame unnamed).
 fn editor_box(page: &Page) -> Option<Item> {
-    let frame = page.find(&["iframe"], Name::Has("Editor"))?;
-    page.within(frame)
+    let editor = |i: &Item| i.label().to_lowercase().contains("editor");
+    page.all(&["iframe"], Name::Any)
         .into_iter()
-        .find(|i| i.role == "textbox" && i.id.is_some())
-        .cloned()
+        .find_map(|frame| {
+            page.within(frame)
+                .into_iter()
+                .find(|i| i.role == "textbox" && i.id.is_some() && (editor(frame) || editor(i)))
+                .cloned()
+        })
 }
 
 /// A note's body as the database holds it (`None`: no such note).
@@ -99,8 +104,14 @@ pub async fn add_note<M: Mcp>(agent: &mut Agent<'_, M>, app: &Ckeditor) -> Repor
             let notes = need(&page, &["link"], Name::Is("Notes"))?;
             agent.click(&notes).await?;
             let (_, add) = agent
+                // "Add note" on the notes' list; "Add" in the Notes row of the app's page.
                 .look_for("the add link", |p| {
-                    p.find(&["link"], Name::Is("Add note")).cloned()
+                    p.find(&["link"], Name::Is("Add note"))
+                        .or_else(|| {
+                            p.find(&["heading"], Name::Is("Notes administration"))?;
+                            p.find(&["link"], Name::Is("Add"))
+                        })
+                        .cloned()
                 })
                 .await?;
             agent.click(&add).await?;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{need, tail};
+use super::{need, options_of, tail};
 use crate::agent::{Agent, Item, Mcp, Name, Page, Report};
 use crate::corpus::datasette::{Datasette, DB};
 
@@ -56,6 +56,30 @@ fn squash(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
+/// The first text on the page that reads `want` (spaces aside): one text, or a run of texts
+/// side by side (a snapshot may show a code editor's tokens one to a line). Answers the
+/// run's first text that has something to act on.
+fn text_reading<'p>(page: &'p Page, want: &str) -> Option<&'p Item> {
+    let want = squash(want);
+    let items = &page.items;
+    items.iter().enumerate().find_map(|(at, first)| {
+        if first.role != "text" || first.target().is_none() {
+            return None;
+        }
+        let mut joined = String::new();
+        for i in items[at..]
+            .iter()
+            .take_while(|i| i.role == "text" && i.depth == first.depth)
+        {
+            joined.push_str(&squash(i.label()));
+            if joined.contains(&want) {
+                return Some(first);
+            }
+        }
+        None
+    })
+}
+
 /// The first item after `after` (in page order) that `want` accepts.
 fn next_after<'p>(page: &'p Page, after: &Item, want: impl Fn(&Item) -> bool) -> Option<&'p Item> {
     let at = page.items.iter().position(|i| i == after)?;
@@ -76,11 +100,12 @@ pub async fn filter_table<M: Mcp>(agent: &mut Agent<'_, M>, app: &Datasette) -> 
             agent.open(&start).await?;
             let (page, column) = agent
                 .look_for("the filter form's column select", |p| {
-                    p.all(&["combobox"], Name::Any)
+                    p.all(&["combobox", "listbox"], Name::Any)
                         .into_iter()
                         .find(|i| {
-                            i.options.iter().any(|o| o == "city")
-                                && i.options.iter().any(|o| o == "email")
+                            let options = options_of(p, i);
+                            options.iter().any(|o| o == "city")
+                                && options.iter().any(|o| o == "email")
                         })
                         .cloned()
                 })
@@ -100,7 +125,8 @@ pub async fn filter_table<M: Mcp>(agent: &mut Agent<'_, M>, app: &Datasette) -> 
             // The operator select next to it (its choices: =, !=, contains…) and the
             // value box after that, as a person reads the form's row.
             let op = next_after(&page, &column, |i| {
-                i.role == "combobox" && i.options.iter().any(|o| o == "contains")
+                ["combobox", "listbox"].contains(&i.role.as_str())
+                    && options_of(&page, i).iter().any(|o| o == "contains")
             })
             .cloned()
             .ok_or_else(|| {
@@ -183,14 +209,7 @@ pub async fn run_query<M: Mcp>(agent: &mut Agent<'_, M>, app: &Datasette) -> Rep
     step!(r, "find the query the editor shows", {
         async {
             let found = agent.search(SHOWN).await?;
-            found
-                .items
-                .iter()
-                .find(|i| {
-                    i.role == "text"
-                        && squash(i.label()).contains(&squash(SHOWN))
-                        && i.target().is_some()
-                })
+            text_reading(&found, SHOWN)
                 .map(|_| ())
                 .ok_or_else(|| format!("browser_find {SHOWN:?} answered:\n{}", tail(&found.text)))
         }
@@ -220,20 +239,12 @@ pub async fn run_query<M: Mcp>(agent: &mut Agent<'_, M>, app: &Datasette) -> Rep
             let found = agent.search(QUERY_PART).await?;
             // The editor's text as the page shows it (not the hidden text area CodeMirror
             // reads keys from, which a click cannot reach).
-            let hit = found
-                .items
-                .iter()
-                .find(|i| {
-                    i.role == "text"
-                        && squash(i.label()).contains(&squash(QUERY_PART))
-                        && i.target().is_some()
-                })
-                .ok_or_else(|| {
-                    format!(
-                        "browser_find {QUERY_PART:?} answered:\n{}",
-                        tail(&found.text)
-                    )
-                })?;
+            let hit = text_reading(&found, QUERY_PART).ok_or_else(|| {
+                format!(
+                    "browser_find {QUERY_PART:?} answered:\n{}",
+                    tail(&found.text)
+                )
+            })?;
             // Its ref is the editor's: a click there puts the caret in the query.
             let clicked = agent.click(hit).await;
             clicked.map(|_| ())

@@ -43,10 +43,13 @@ pub(crate) fn labelled(page: &Page, roles: &[&str], label: &str) -> Result<Item,
 /// A slider's value as the snapshot shows it: its value, else the number it is named by
 /// (Quasar's slider shows its value in a label only while it is active, and kapture names
 /// the slider by that label; it gives no value from `aria-valuenow`).
-pub(crate) fn slider_value(slider: &Item) -> Result<i64, String> {
+pub(crate) fn slider_value(page: &Page, slider: &Item) -> Result<i64, String> {
+    // Its value, its name, else the number drawn on it (a thumb's label under it).
+    let inside = page.within(slider).into_iter().map(|i| i.label());
     [slider.value.as_deref(), Some(slider.name.as_str())]
         .into_iter()
         .flatten()
+        .chain(inside)
         .find_map(|v| v.trim().parse::<f64>().ok())
         .map(|v| v.round() as i64)
         .ok_or_else(|| format!("the slider shows no number: {slider:?}"))
@@ -66,14 +69,14 @@ impl<M: Mcp> Agent<'_, M> {
         self.click(&slider).await?;
         let page = self.look().await?;
         let slider = labelled(&page, roles, label)?;
-        let now = slider_value(&slider)?;
+        let now = slider_value(&page, &slider)?;
         let key = if now < want {
             "ArrowRight"
         } else {
             "ArrowLeft"
         };
         for _ in 0..(want - now).unsigned_abs().min(20) {
-            self.call("browser_press_key", json!({"key": key})).await?;
+            self.press(key).await?;
         }
         Ok(())
     }

@@ -58,15 +58,27 @@ fn cell_editor(page: &Page) -> Option<Item> {
         .cloned()
 }
 
-/// The text a code editor shows in a snapshot: its value, else the texts inside it.
+/// The text a code editor shows in a snapshot: its value, else what the lines inside it
+/// show. Each item right under the editor is a line of code; what is deeper is a run of
+/// that line's text (a token, a bracket), read one after another with a space between:
+/// a snapshot that shows a line's runs one to a line (Playwright MCP's, trimmed) does not
+/// say whether they touch.
 pub(crate) fn editor_text(page: &Page, editor: &Item) -> String {
     if let Some(v) = editor.value.as_deref().filter(|v| !v.trim().is_empty()) {
         return v.to_string();
     }
-    page.within(editor)
-        .into_iter()
-        .filter(|i| i.role == "text")
-        .map(|i| i.name.as_str())
+    let mut lines: Vec<Vec<&str>> = Vec::new();
+    for item in page.within(editor) {
+        if item.depth <= editor.depth + 1 || lines.is_empty() {
+            lines.push(Vec::new());
+        }
+        if let Some(line) = lines.last_mut().filter(|_| !item.label().is_empty()) {
+            line.push(item.label());
+        }
+    }
+    lines
+        .iter()
+        .map(|runs| runs.join(" "))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -7,11 +7,9 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::jupyterlab::{editor_text, on_disk, reads_as};
 use super::{need, tail};
-use crate::agent::{Agent, Dialect, Item, Mcp, Name, Page, Report};
+use crate::agent::{Agent, Item, Mcp, Name, Page, Report};
 use crate::corpus::marimo::Marimo;
 
 /// The first cell's new code, and the total the second cell then shows.
@@ -22,16 +20,6 @@ const DOUBLED: &str = "doubled = total * 2\ndoubled";
 const DOUBLED_SHOWS: &str = "44";
 /// How long a save, or marimo's session file (written every 2 s), may take to show a change.
 const TO_DISK: Duration = Duration::from_secs(10);
-
-/// Press a key on the focused element, in the server's own words.
-async fn press<M: Mcp>(agent: &mut Agent<'_, M>, key: &str) -> Result<String, String> {
-    match agent.dialect {
-        Dialect::Kapture | Dialect::Playwright => {
-            agent.call("browser_press_key", json!({"key": key})).await
-        }
-        Dialect::DevTools => agent.call("press_key", json!({"key": key})).await,
-    }
-}
 
 /// The code editor whose text mentions `word`.
 fn editor_with(page: &Page, word: &str) -> Option<Item> {
@@ -83,15 +71,15 @@ pub async fn change_and_run<M: Mcp>(agent: &mut Agent<'_, M>, mo: &Marimo) -> Re
         async {
             let cell = editor_with(&page, "prices").ok_or("no cell holds the prices")?;
             agent.type_into(&cell, PRICES, false).await?;
-            press(agent, "Control+Enter").await?;
+            agent.press("Control+Enter").await?;
             // The total's cell has not run since the notebook opened: run it too.
             let page = agent.look().await?;
             let total = editor_with(&page, "sum")
                 .ok_or_else(|| format!("no cell holds the total:\n{}", tail(&page.text)))?;
             agent.click(&total).await?;
-            press(agent, "Control+Enter").await?;
+            agent.press("Control+Enter").await?;
             let page = until_shown(agent, TOTAL).await?;
-            press(agent, "Control+s").await?;
+            agent.press("Control+s").await?;
             let saved = on_disk(agent, TO_DISK, || {
                 let cells = mo.cells();
                 (cells.first().map(String::as_str) == Some(PRICES)).then_some(cells)
@@ -163,9 +151,9 @@ pub async fn add_cell<M: Mcp>(agent: &mut Agent<'_, M>, mo: &Marimo) -> Report {
                 })
                 .await?;
             agent.type_into(&cell, DOUBLED, false).await?;
-            press(agent, "Control+Enter").await?;
+            agent.press("Control+Enter").await?;
             until_shown(agent, DOUBLED_SHOWS).await?;
-            press(agent, "Control+s").await?;
+            agent.press("Control+s").await?;
             let saved = on_disk(agent, TO_DISK, || {
                 let cells = mo.cells();
                 (cells.len() == before + 1 && cells.last().map(String::as_str) == Some(DOUBLED))

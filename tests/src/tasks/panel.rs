@@ -15,36 +15,60 @@ use super::{need, tail};
 use crate::agent::{Agent, Mcp, Name, Page, Report};
 use crate::Kapture;
 
-/// A server whose screenshot the agent can look at: the image's bytes, and the answer's
-/// size (counted like any answer).
+/// A screenshot of the viewport as the agent gets it.
+#[derive(Debug, Clone)]
+pub struct Shot {
+    pub png: Vec<u8>,
+    /// The answer's size (counted like any answer).
+    pub bytes: usize,
+    /// Image pixels per CSS pixel: 1 when the server draws at CSS size, else the device's
+    /// pixel ratio, which the agent divides a point by before clicking it.
+    pub scale: f64,
+    /// The tool that took it, for the agent's log.
+    pub tool: &'static str,
+}
+
+/// A server whose screenshot the agent can look at.
 pub trait Screenshots: Mcp {
-    fn screenshot(&self) -> impl Future<Output = Result<(Vec<u8>, usize), String>>;
+    fn screenshot(&self) -> impl Future<Output = Result<Shot, String>>;
+}
+
+/// The PNG of a `tools/call` result's first image block, and the result's size in bytes.
+pub fn png_of(tool: &str, result: rmcp::model::CallToolResult) -> Result<(Vec<u8>, usize), String> {
+    let bytes = serde_json::to_value(&result)
+        .unwrap_or_default()
+        .to_string()
+        .len();
+    let out = crate::Outcome::from(result);
+    if out.is_error {
+        return Err(format!("{tool} failed: {}", out.text));
+    }
+    let (mime, png) = out
+        .images
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("the {tool} answer has no image: {}", out.text))?;
+    if mime != "image/png" {
+        return Err(format!("{tool} answered {mime}, not a PNG"));
+    }
+    Ok((png, bytes))
 }
 
 impl Screenshots for Kapture {
-    async fn screenshot(&self) -> Result<(Vec<u8>, usize), String> {
+    async fn screenshot(&self) -> Result<Shot, String> {
         // PNG at scale 1: one image pixel per CSS pixel of the viewport.
+        let tool = "browser_take_screenshot";
         let result = self
-            .call_raw(
-                "browser_take_screenshot",
-                json!({"type": "png", "scale": 1}),
-            )
+            .call_raw(tool, json!({"type": "png", "scale": 1}))
             .await
             .map_err(|e| e.to_string())?;
-        let bytes = serde_json::to_value(&result)
-            .unwrap_or_default()
-            .to_string()
-            .len();
-        let out = crate::Outcome::from(result);
-        if out.is_error {
-            return Err(format!("browser_take_screenshot failed: {}", out.text));
-        }
-        let (_, png) = out
-            .images
-            .into_iter()
-            .next()
-            .ok_or_else(|| format!("the screenshot answer has no image: {}", out.text))?;
-        Ok((png, bytes))
+        let (png, bytes) = png_of(tool, result)?;
+        Ok(Shot {
+            png,
+            bytes,
+            scale: 1.0,
+            tool,
+        })
     }
 }
 
@@ -216,7 +240,7 @@ pub async fn order_plants<M: Mcp>(agent: &mut Agent<'_, M>, url: &str, state: St
             agent.click(&slider).await?;
             let key = if now < 3 { "ArrowRight" } else { "ArrowLeft" };
             for _ in 0..(3 - now).unsigned_abs().min(10) {
-                agent.call("browser_press_key", json!({"key": key})).await?;
+                agent.press(key).await?;
             }
             agent
                 .state_json_until(state, "count 3", |s| s["form"]["count"] == 3)
@@ -274,16 +298,12 @@ pub async fn plant_in_the_sunny_bed<M: Screenshots>(
 
     step!(r, "tap the red point", {
         async {
-            let (png, bytes) = agent.mcp.screenshot().await?;
+            let shot = agent.mcp.screenshot().await?;
             agent.cost.calls += 1;
-            agent.cost.bytes += bytes;
-            agent
-                .log
-                .push(format!("browser_take_screenshot → {bytes} B"));
-            let (x, y) = red_point(python, &png)?;
-            agent
-                .call("browser_mouse_click_xy", json!({"x": x, "y": y}))
-                .await?;
+            agent.cost.bytes += shot.bytes;
+            agent.log.push(format!("{} → {} B", shot.tool, shot.bytes));
+            let (x, y) = red_point(python, &shot.png)?;
+            agent.click_at(x / shot.scale, y / shot.scale).await?;
             agent
                 .state_json_until(state, "the sunny bed picked", |s| {
                     s["form"]["bed"] == "Sunny bed"

@@ -41,13 +41,33 @@ impl<M: Mcp> Agent<'_, M> {
 }
 
 /// The items of the table row that shows `text`: the row's line (a row of plain cells is
-/// one line) or the lines inside the row around it.
+/// one line), the lines inside the row around it, or — a snapshot that shows the table's
+/// cells and links one to a line with no rows (Chrome DevTools MCP) — the cells after it
+/// and the links after them, up to whatever comes next.
 fn row_of<'p>(page: &'p Page, text: &str) -> Option<Vec<&'p Item>> {
     let hit = page.find(&[], Name::Is(text))?;
     if let Some(row) = page.around(hit, &["row"]) {
         return Some(page.within(row));
     }
-    Some(page.items.iter().filter(|i| i.line == hit.line).collect())
+    let line: Vec<&Item> = page.items.iter().filter(|i| i.line == hit.line).collect();
+    if line.len() > 1 {
+        return Some(line);
+    }
+    let at = page.items.iter().position(|i| i == hit)?;
+    let mut links = false;
+    let flat = page.items[at..]
+        .iter()
+        .take_while(|i| i.depth == hit.depth)
+        .take_while(|i| {
+            links |= i.role == "link";
+            if links {
+                i.role == "link"
+            } else {
+                i.role == "text"
+            }
+        })
+        .collect();
+    Some(flat)
 }
 
 /// Insert a customer through the table's Insert form.

@@ -238,9 +238,7 @@ pub async fn sweeten_and_top<M: Mcp>(
             agent.click(&slider).await?;
             let key = if now < 8 { "ArrowRight" } else { "ArrowLeft" };
             for _ in 0..(8 - now).unsigned_abs().min(10) {
-                agent
-                    .call("browser_press_key", serde_json::json!({"key": key}))
-                    .await?;
+                agent.press(key).await?;
             }
             agent
                 .state_json_until(state, "sweetness 8", |s| s["form"]["sweetness"] == 8)
@@ -262,9 +260,7 @@ pub async fn sweeten_and_top<M: Mcp>(
                     None => agent.coffee_pick(&page, "Toppings", topping).await?,
                 }
             }
-            agent
-                .call("browser_press_key", serde_json::json!({"key": "Escape"}))
-                .await?;
+            agent.press("Escape").await?;
             agent
                 .state_json_until(state, "cinnamon and vanilla", |s| {
                     s["form"]["toppings"] == serde_json::json!(["Cinnamon", "Vanilla"])
