@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::{context_gone, eval_in_session, CdpSession};
+use super::{context_gone, CdpSession};
 use crate::methods::ElementTarget;
 use crate::protocol::{ErrorCode, WireError};
 
@@ -642,14 +642,12 @@ async fn run_in<S: CdpSession>(
     judged: bool,
 ) -> Result<Value, WireError> {
     let mut retried = false;
-    let mut install = false;
     loop {
-        let (ctx, made) = world_made(s, frame, judged).await?;
-        let expression = script(function, args, install || made);
-        let session = s.events().borrow().session_of(frame);
-        match eval_in_session(s, session.as_deref(), Some(ctx), &expression).await {
+        let read = evaluate_script(s, frame, judged, function, args, true)
+            .await
+            .and_then(super::remote_value);
+        match read {
             Err(e) if context_gone(&e) && !retried => {
-                s.events().borrow_mut().drop_world(ctx);
                 // The document was replaced: learn the new one (and its origin) before a
                 // world is made in it and it is judged.
                 refresh_frames(s).await?;
@@ -659,9 +657,42 @@ async fn run_in<S: CdpSession>(
                 return Err(WireError::new(ErrorCode::Internal, e.message))
             }
             Err(e) => return Err(e),
-            Ok(value) if no_prelude(value.as_ref()) && !install => install = true,
             Ok(value) => return coded(value.unwrap_or(Value::Null)),
         }
+    }
+}
+
+/// Evaluate a world script in `frame` (see [`script`]), sending it again with the prelude
+/// where the world lacks it; answers the raw `Runtime.evaluate` result. A world the
+/// browser says is gone is forgotten.
+async fn evaluate_script<S: CdpSession>(
+    s: &S,
+    frame: &str,
+    judged: bool,
+    function: &str,
+    args: &[Value],
+    by_value: bool,
+) -> Result<Value, WireError> {
+    let mut install = false;
+    loop {
+        let (ctx, made) = world_made(s, frame, judged).await?;
+        let expression = script(function, args, install || made);
+        let session = s.events().borrow().session_of(frame);
+        let params = json!({"expression": expression, "contextId": ctx, "awaitPromise": true, "returnByValue": by_value});
+        let res = match s
+            .send_in(session.as_deref(), "Runtime.evaluate", params)
+            .await
+        {
+            Err(e) if context_gone(&e) => {
+                s.events().borrow_mut().drop_world(ctx);
+                return Err(e);
+            }
+            other => other?,
+        };
+        if install || !no_prelude(res.pointer("/result/value")) {
+            return Ok(res);
+        }
+        install = true;
     }
 }
 
@@ -707,23 +738,15 @@ async fn object_by<S: CdpSession>(
     target: &Located,
     function: &str,
 ) -> Result<String, WireError> {
-    let mut install = false;
-    let res = loop {
-        let (ctx, made) = world_made(s, &target.frame, true).await?;
-        let expression = script(function, std::slice::from_ref(&target.js), install || made);
-        let session = s.events().borrow().session_of(&target.frame);
-        let res = s
-            .send_in(
-                session.as_deref(),
-                "Runtime.evaluate",
-                json!({"expression": expression, "contextId": ctx, "awaitPromise": true}),
-            )
-            .await?;
-        if install || !no_prelude(res.pointer("/result/value")) {
-            break res;
-        }
-        install = true;
-    };
+    let res = evaluate_script(
+        s,
+        &target.frame,
+        true,
+        function,
+        std::slice::from_ref(&target.js),
+        false,
+    )
+    .await?;
     if let Some(id) = res.pointer("/result/objectId").and_then(Value::as_str) {
         return Ok(id.to_string());
     }
