@@ -102,6 +102,10 @@ async fn mask_passwords<S: CdpSession>(s: &S, value: &mut Value) {
     if !has_long_string(value) {
         return;
     }
+    // Nor a document that never held a password field (its watch says so).
+    if s.events().borrow().no_password_fields() {
+        return;
+    }
     let script = "() => [...document.querySelectorAll('input[type=password]')].map((i) => i.value).filter((v) => v.length >= 4)";
     let Ok(main) = cdp::world::main_frame(s).await else {
         return;

@@ -304,6 +304,50 @@ async fn a_typed_password_and_known_secrets_reach_no_answer_and_no_log() {
     k.stop().await;
 }
 
+kapture_e2e::on_both_engines! {
+    a_password_field_that_comes_later_is_still_masked_on => a_password_field_that_comes_later_is_still_masked, a_password_field_that_comes_later_is_still_masked_natively;
+}
+
+/// A page without a password field is not asked for values to mask in every answer (its
+/// watch says it holds none); one that gets a field later, or turns a field into one, has
+/// that field's value masked from then on, though kapture never typed it (so does one
+/// whose document is written anew).
+async fn a_password_field_that_comes_later_is_still_masked_on(engine: kapture_e2e::Engine) {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch_on_with(engine, &[]).await;
+    let cases = [
+        ("#add", "Late-Canary-77"),
+        ("#switch", "Switch-Canary-55"),
+        ("#rewrite", "Open-Canary-33"),
+    ];
+    for (button, canary) in cases {
+        k.ok(
+            "browser_navigate",
+            json!({"url": site.url("late-password.html")}),
+        )
+        .await;
+        // No password field yet: the pin is plain text and shows.
+        let before = k
+            .ok("browser_evaluate", json!({"function": "() => pin.value"}))
+            .await;
+        assert!(before.contains("Switch-Canary-55"), "{engine:?}: {before}");
+        k.ok("browser_click", json!({"selector": button})).await;
+        let answers = [
+            k.ok("browser_console_messages", json!({})).await,
+            k.ok(
+                "browser_evaluate",
+                json!({"function": "() => [...document.querySelectorAll('input')].map((i) => i.value).join(' ')"}),
+            )
+            .await,
+        ];
+        for a in &answers {
+            assert!(!a.contains(canary), "{engine:?}: {canary} leaked:\n{a}");
+            assert!(a.contains("[redacted:password]"), "{engine:?}: {a}");
+        }
+    }
+    k.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn floods_garbage_oversized_frames_and_page_forgeries_change_nothing() {
     let site = Site::start().unwrap();

@@ -152,6 +152,16 @@ pub struct TabEvents {
     /// deadline — removes it.
     pub picker: Option<super::pick::LivePicker>,
     waiters: Vec<(Filter, oneshot::Sender<(String, Value)>)>,
+    /// What the password watch said of the main frame's document.
+    password_watch: Option<PasswordWatch>,
+}
+
+/// What the password watch (`js::PASSWORD_WATCH`) said of one main-frame document: that it
+/// has held a password field, or not yet.
+#[derive(Debug, Clone, PartialEq)]
+struct PasswordWatch {
+    loader: String,
+    held: bool,
 }
 
 /// The name of the binding the capture script calls, and of its isolated world.
@@ -226,7 +236,38 @@ impl TabEvents {
             rich_sync: None,
             picker: None,
             waiters: Vec::new(),
+            password_watch: None,
         }
+    }
+
+    /// Whether the main frame's document is known never to have held a password field (its
+    /// watch said so): answers need not ask the page for password values to mask. Anything
+    /// else (no watch in this document, a field seen) is a possible password.
+    pub fn no_password_fields(&self) -> bool {
+        let loader = self.main_frame.as_ref().and_then(|m| self.frames.get(m));
+        matches!((&self.password_watch, loader), (Some(w), Some(l)) if !w.held && &w.loader == l)
+    }
+
+    /// A call of the password watch's binding, from Kapture's world of the main frame (only
+    /// that world has the binding; a call from another frame's is dropped).
+    fn on_password_watch(&mut self, params: &Value) {
+        let ctx = params.get("executionContextId").and_then(Value::as_i64);
+        let frame = ctx.and_then(|c| self.contexts.get(&c));
+        if frame.is_none() || frame != self.main_frame.as_ref() {
+            return;
+        }
+        let Some(loader) = frame.and_then(|f| self.frames.get(f)).cloned() else {
+            return;
+        };
+        let held = match params.get("payload").and_then(Value::as_str) {
+            Some("1") => true,
+            Some("0") => false,
+            _ => return,
+        };
+        // Once a document held a field it is always asked.
+        let before = self.password_watch.as_ref().filter(|w| w.loader == loader);
+        let held = held || before.is_some_and(|w| w.held);
+        self.password_watch = Some(PasswordWatch { loader, held });
     }
 
     pub fn set_main_frame(&mut self, frame_id: String) {
@@ -580,7 +621,10 @@ impl TabEvents {
                     self.push_console(msg, judged);
                 }
             }
-            "Runtime.bindingCalled" => self.on_recorded(params),
+            "Runtime.bindingCalled" => match params.get("name").and_then(Value::as_str) {
+                Some(super::js::PASSWORD_BINDING) => self.on_password_watch(params),
+                _ => self.on_recorded(params),
+            },
             "Target.attachedToTarget" | "Target.targetInfoChanged" => {
                 self.on_remote_frame(params);
             }
@@ -1243,6 +1287,49 @@ mod tests {
             "Runtime.consoleAPICalled",
             &json!({"type": kind, "args": [{"type": "string", "value": text}], "timestamp": 1.0}),
         );
+    }
+
+    #[test]
+    fn the_password_watch_speaks_for_its_own_main_document_only() {
+        let mut events = TabEvents::new();
+        let navigated = |events: &mut TabEvents, loader: &str| {
+            events.on_event(
+                "Page.frameNavigated",
+                &json!({"frame": {"id": "M", "loaderId": loader, "url": "http://a.test/", "securityOrigin": "http://a.test"}}),
+            );
+        };
+        let world = |events: &mut TabEvents, id: i64, frame: &str| {
+            events.on_event(
+                "Runtime.executionContextCreated",
+                &json!({"context": {"id": id, "origin": "http://a.test", "name": "kapture", "auxData": {"frameId": frame, "isDefault": false}}}),
+            );
+        };
+        let said = |events: &mut TabEvents, ctx: i64, payload: &str| {
+            events.on_event(
+                "Runtime.bindingCalled",
+                &json!({"name": crate::cdp::js::PASSWORD_BINDING, "payload": payload, "executionContextId": ctx}),
+            );
+        };
+        events.set_main_frame("M".into());
+        navigated(&mut events, "L1");
+        assert!(!events.no_password_fields(), "no watch: asked");
+        world(&mut events, 5, "M");
+        world(&mut events, 6, "C");
+        said(&mut events, 6, "0");
+        assert!(!events.no_password_fields(), "a child frame does not speak");
+        said(&mut events, 5, "yes");
+        assert!(!events.no_password_fields(), "garbage is dropped");
+        said(&mut events, 5, "0");
+        assert!(events.no_password_fields());
+        said(&mut events, 5, "1");
+        said(&mut events, 5, "0");
+        assert!(!events.no_password_fields(), "once seen, always asked");
+        // A new document: the old one's word no longer holds until the new one speaks.
+        navigated(&mut events, "L2");
+        assert!(!events.no_password_fields());
+        world(&mut events, 7, "M");
+        said(&mut events, 7, "0");
+        assert!(events.no_password_fields());
     }
 
     #[test]

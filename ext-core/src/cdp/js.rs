@@ -302,6 +302,13 @@ pub const ELEMENT_FACTS: &str = concat!(
     "}"
 );
 
+/// The password watch, run at the start of every document in Kapture's world (see
+/// `page/watch.js`); it reports through [`PASSWORD_BINDING`].
+pub const PASSWORD_WATCH: &str = include_str!("page/watch.js");
+
+/// The binding [`PASSWORD_WATCH`] calls; only Kapture's world has it.
+pub const PASSWORD_BINDING: &str = "__kapturePasswords";
+
 /// The page walker (see `page/walker.js`).
 pub const WALKER: &str = include_str!("page/walker.js");
 
@@ -368,5 +375,10 @@ mod tests {
     fn call_embeds_arguments_as_json_literals() {
         let src = call("(a, b) => a + b", &[json!("x\"'</script>"), json!(2)]);
         assert_eq!(src, r#"((a, b) => a + b)("x\"'</script>", 2)"#);
+    }
+
+    #[test]
+    fn the_password_watch_reports_through_its_binding() {
+        assert!(PASSWORD_WATCH.contains(&format!("globalThis.{PASSWORD_BINDING};")));
     }
 }

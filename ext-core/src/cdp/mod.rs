@@ -292,6 +292,23 @@ pub async fn prepare<S: CdpSession>(
             )
             .await;
     }
+    // The password watch in Kapture's world of every document (the current one included):
+    // a page that never held a password field is not asked for values to mask in each
+    // answer. Best effort: without it, every answer asks.
+    let watch = s
+        .send(
+            "Runtime.addBinding",
+            json!({"name": js::PASSWORD_BINDING, "executionContextName": world::WORLD_NAME}),
+        )
+        .await;
+    if watch.is_ok() {
+        let _ = s
+            .send(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({"source": js::PASSWORD_WATCH, "worldName": world::WORLD_NAME, "runImmediately": true}),
+            )
+            .await;
+    }
     // File choosers opened by the page are reported to the agent instead of a native dialog.
     s.send(
         "Page.setInterceptFileChooserDialog",

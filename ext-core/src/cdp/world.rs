@@ -22,7 +22,7 @@ const PRELUDE_NAMES: &str = "K, idOf, describe, topAt, pathTo, metAt, INTERACTIV
 const NO_PRELUDE: &str = "\u{1}kapture: no prelude in this world";
 
 /// Name of the isolated world (visible in DevTools' context picker).
-const WORLD_NAME: &str = "kapture";
+pub(crate) const WORLD_NAME: &str = "kapture";
 
 /// An element target, resolved to the frame it lives in.
 #[derive(Debug, Clone, PartialEq)]
