@@ -562,9 +562,14 @@ impl Host for NativeHost {
                 format!("tab {tab} is not attached (closed, or its session ended)"),
             ));
         };
-        self.browser
+        let started = std::time::Instant::now();
+        let answer = self
+            .browser
             .call(Some(session.unwrap_or(&own)), method, params)
-            .await
+            .await;
+        // Each command's round trip, to see where a tool's time goes (KAPTURE_LOG=trace).
+        tracing::trace!(method, ms = started.elapsed().as_secs_f64() * 1e3, "cdp");
+        answer
     }
 
     async fn safe_mode(&self) -> bool {
