@@ -359,6 +359,18 @@ pub const LOADED_PAGE_INFO: &str = r#"() => new Promise((res) => {
   else addEventListener('load', () => res(info()), { once: true });
 })"#;
 
+/// [`PAGE_INFO`] once the page handled the tasks its input queued and rendered a frame
+/// ([`NEXT_PAINT`]'s wait, 100 ms at most): an action's answer reads where the page is in
+/// the same round trip as its wait.
+pub const PAINTED_PAGE_INFO: &str = r#"() => new Promise((res) => {
+  const info = () => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    return { url: location.href, title: document.title, status: nav && nav.responseStatus ? nav.responseStatus : null };
+  };
+  requestAnimationFrame(() => setTimeout(() => res(info()), 0));
+  setTimeout(() => res(info()), 100);
+})"#;
+
 /// Build `(<function>)(<json args>…)`.
 pub fn call(function: &str, args: &[serde_json::Value]) -> String {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();

@@ -416,13 +416,26 @@ pub async fn loaded_page_info<S: CdpSession>(s: &S) -> Result<PageInfo, WireErro
     read_page_info(s, js::LOADED_PAGE_INFO).await
 }
 
-async fn read_page_info<S: CdpSession>(s: &S, script: &str) -> Result<PageInfo, WireError> {
+/// What a page-info script answered, as the running command may tell it ([`shown_page`]).
+fn page_info_of<S: CdpSession>(s: &S, answer: Value) -> Result<PageInfo, WireError> {
     #[derive(Deserialize)]
     struct Raw {
         url: String,
         title: String,
         status: Option<u16>,
     }
+    let raw: Raw = serde_json::from_value(answer)
+        .map_err(|e| WireError::new(ErrorCode::Internal, format!("page info: {e}")))?;
+    let (url, title) = shown_page(s, raw.url, raw.title);
+    Ok(PageInfo {
+        tab_id: s.tab_id(),
+        url,
+        title,
+        status: raw.status,
+    })
+}
+
+async fn read_page_info<S: CdpSession>(s: &S, script: &str) -> Result<PageInfo, WireError> {
     let mut script = script;
     let mut last = None;
     for _ in 0..LOAD_RETRIES {
@@ -433,17 +446,7 @@ async fn read_page_info<S: CdpSession>(s: &S, script: &str) -> Result<PageInfo, 
             Err(e) => Err(e),
         };
         match read {
-            Ok(v) => {
-                let raw: Raw = serde_json::from_value(v)
-                    .map_err(|e| WireError::new(ErrorCode::Internal, format!("page info: {e}")))?;
-                let (url, title) = shown_page(s, raw.url, raw.title);
-                return Ok(PageInfo {
-                    tab_id: s.tab_id(),
-                    url,
-                    title,
-                    status: raw.status,
-                });
-            }
+            Ok(v) => return page_info_of(s, v),
             Err(e) if context_gone(&e) || e.code == ErrorCode::RefStale => {
                 last = Some(e);
                 // Another document replaced the page: it needs a moment to get an
@@ -640,9 +643,12 @@ pub(crate) async fn settle<S: CdpSession>(
 ) -> Result<ActionOutcome, WireError> {
     use navigation::{Limits, Verdict};
     let began = platform::now_ms();
-    if grace_ms > 0.0 {
-        render_tick(s, mark).await;
-    }
+    // Where the page is once it rendered the action's frame: the answer's, unless a
+    // navigation is news by then.
+    let mut painted = match grace_ms > 0.0 {
+        true => render_tick(s, mark).await,
+        false => None,
+    };
     let mut limits = Limits {
         grace_ms: 0.0,
         limit_ms: SETTLE_LIMIT_MS,
@@ -690,9 +696,12 @@ pub(crate) async fn settle<S: CdpSession>(
         }
         // A page that cannot answer is stopped by a dialog (beforeunload, or one a timer
         // opened).
-        let info = match platform::timeout(Duration::from_secs(2), page_info(s)).await {
-            Some(info) => info?,
-            None => return Err(more::blocked_by_dialog(s)),
+        let info = match painted.take().filter(|_| !navigated) {
+            Some(info) => info,
+            None => match platform::timeout(Duration::from_secs(2), page_info(s)).await {
+                Some(info) => info?,
+                None => return Err(more::blocked_by_dialog(s)),
+            },
         };
         let loading = matches!(verdict, Verdict::Loading { .. });
         let answer = outcome(info.url, info.title, loading);
@@ -738,18 +747,21 @@ fn acted<S: CdpSession>(s: &S) {
 
 /// Let the page handle the tasks its input queued and render a frame, unless a navigation
 /// since `mark` is already news (Chrome holds a page's commands back while its replacement
-/// is pending, so the page is not asked then). Bounded by `js::NEXT_PAINT`'s own 100 ms.
-async fn render_tick<S: CdpSession>(s: &S, mark: navigation::Mark) {
+/// is pending, so the page is not asked then). Bounded by `js::PAINTED_PAGE_INFO`'s own
+/// 100 ms. Answers where the page was then, when it said.
+async fn render_tick<S: CdpSession>(s: &S, mark: navigation::Mark) -> Option<PageInfo> {
     let news = s.events().borrow_mut().wait_for_navigation_news();
     if s.events().borrow().nav.since(mark).is_some() {
-        return;
+        return None;
     }
-    let Ok(main) = world::main_frame(s).await else {
-        return;
-    };
-    let tick = world::run_unjudged(s, &main, js::NEXT_PAINT, &[]);
+    let main = world::main_frame(s).await.ok()?;
+    let tick = world::run_unjudged(s, &main, js::PAINTED_PAGE_INFO, &[]);
     let either = futures::future::select(Box::pin(tick), news);
-    let _ = platform::timeout(Duration::from_millis(250), either).await;
+    let answer = match platform::timeout(Duration::from_millis(250), either).await {
+        Some(futures::future::Either::Left((Ok(answer), _))) => answer,
+        _ => return None,
+    };
+    page_info_of(s, answer).ok()
 }
 
 /// Before a read of the page model: when an action answered less than

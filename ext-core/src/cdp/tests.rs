@@ -16,6 +16,9 @@ struct FakeSession {
     via: RefCell<Vec<Option<String>>>,
     answers: RefCell<VecDeque<(String, Result<Value, WireError>)>>,
     events: RefCell<TabEvents>,
+    /// What an action's look at the next rendered frame answers: where the page is then
+    /// (`None`: a page that only says it painted, and is asked where it is after).
+    painted: RefCell<Option<Value>>,
 }
 
 impl FakeSession {
@@ -30,6 +33,7 @@ impl FakeSession {
                     .collect(),
             ),
             events: RefCell::new(TabEvents::new()),
+            painted: RefCell::default(),
         }
     }
 
@@ -58,14 +62,17 @@ impl CdpSession for FakeSession {
                     .as_str()
                     .is_some_and(|e| e.contains(script))
         };
-        let (settle, paint) = (asks(js::SETTLE_DOM), asks(js::NEXT_PAINT));
+        let (settle, paint) = (
+            asks(js::SETTLE_DOM),
+            asks(js::NEXT_PAINT) || asks(js::PAINTED_PAGE_INFO),
+        );
         self.sent.borrow_mut().push((method.to_string(), params));
         self.via.borrow_mut().push(session.map(str::to_string));
         if settle {
             return value(json!({"quiet": 500, "waited": 0}));
         }
         if paint {
-            return value(json!(true));
+            return value(self.painted.borrow().clone().unwrap_or(json!(true)));
         }
         let mut answers = self.answers.borrow_mut();
         match answers.iter().position(|(m, _)| m == method) {
@@ -410,6 +417,29 @@ fn cdp_failures_that_mean_something_is_gone_get_the_code_that_fits() {
 }
 
 #[test]
+fn a_click_reads_where_the_page_is_with_its_rendered_frame() {
+    let s = FakeSession::new(located_then_page("http://127.0.0.1/old", "Old"));
+    *s.painted.borrow_mut() =
+        Some(json!({"url": "http://127.0.0.1/", "title": "T", "status": 200}));
+    let out = block_on(a_click_on(&s)).unwrap();
+    assert_eq!(
+        (out.url.as_str(), out.title.as_str()),
+        ("http://127.0.0.1/", "T")
+    );
+    let scripts = s
+        .methods()
+        .iter()
+        .filter(|m| *m == "Runtime.evaluate")
+        .count();
+    assert_eq!(
+        scripts,
+        3,
+        "locate, still hit, the frame: {:?}",
+        s.methods()
+    );
+}
+
+#[test]
 fn key_presses_hold_modifiers_around_the_key() {
     let s = FakeSession::new(vec![(
         "Runtime.evaluate",
@@ -594,7 +624,7 @@ fn a_click_that_navigates_nowhere_answers_on_the_next_frame_without_a_fixed_wait
             })
             .count()
     };
-    assert_eq!(asked(js::NEXT_PAINT), 1, "{sent:?}");
+    assert_eq!(asked(js::PAINTED_PAGE_INFO), 1, "{sent:?}");
     assert_eq!(asked(js::SETTLE_DOM), 0, "{sent:?}");
 }
 
