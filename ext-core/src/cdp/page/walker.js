@@ -250,7 +250,29 @@ async (rootTarget, maxNodes, textRefs) => {
   // into spans by an editor: `print` `(` `6`) from text it separates (a space, a block).
   let lastText = null;
   const runs = (n) => { const r = document.createRange(); r.selectNodeContents(n); return r.getClientRects(); };
+  // Whether a box that starts a line of its own (a block, a list item, a flex or grid box,
+  // a table part) lies between text `a` and the later text `b`: then they cannot touch, and
+  // no layout is asked (two ranges' rectangles per pair were a third of a large walk).
+  // Elements on the way were walked already: their styles are known.
+  const LINE_BREAKING = new Set(['block', 'list-item', 'flex', 'grid', 'table', 'table-row', 'table-cell',
+    'table-row-group', 'table-header-group', 'table-footer-group', 'table-caption', 'flow-root']);
+  // A flex or grid item is made block-level by its container but sits on the same line as
+  // its siblings: it breaks no line.
+  const breaks = (el) => LINE_BREAKING.has(css(el).display) && !(el.parentElement && /flex|grid/.test(css(el.parentElement).display));
+  const apart = (a, b) => {
+    const up = new Set();
+    for (let e = a.parentElement; e; e = e.parentElement) up.add(e);
+    let common = null;
+    for (let e = b.parentElement; e; e = e.parentElement) {
+      if (up.has(e)) { common = e; break; }
+      if (breaks(e)) return true;
+    }
+    if (!common) return false;
+    for (let e = a.parentElement; e && e !== common; e = e.parentElement) if (breaks(e)) return true;
+    return false;
+  };
   const touching = (a, b) => {
+    if (apart(a, b)) return false;
     const A = runs(a), B = runs(b);
     const last = A[A.length - 1], first = B[0];
     return !!(last && first && Math.abs(first.left - last.right) < 1 && first.top < last.bottom && last.top < first.bottom);
