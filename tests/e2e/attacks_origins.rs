@@ -464,3 +464,94 @@ async fn a_tab_is_closed_only_where_the_policy_lets_the_agent_act() {
         .await;
     k.stop().await;
 }
+
+kapture_e2e::on_both_engines! {
+    a_cookie_is_read_or_changed_only_where_every_origin_it_reaches_is_allowed_on => a_cookie_is_read_or_changed_only_where_every_origin_it_reaches_is_allowed, a_cookie_is_read_or_changed_only_where_every_origin_it_reaches_is_allowed_natively;
+}
+
+/// Cookies are kept per host, not per origin: a cookie of 127.0.0.1 also goes to origin B
+/// on another port. With B denied, an allowed page of the same host neither lists it (tool
+/// or resource), nor replaces, deletes or clears it; with B allowed, all of that works.
+async fn a_cookie_is_read_or_changed_only_where_every_origin_it_reaches_is_allowed_on(
+    engine: kapture_e2e::Engine,
+) {
+    const CANARY: &str = "Cookie-Canary-B1";
+    let a = Site::start().unwrap();
+    let b = Site::start().unwrap();
+    for denied in [true, false] {
+        let deny = format!("127.0.0.1:{}", b.port());
+        let flags: Vec<&str> = if denied {
+            vec!["--deny", &deny]
+        } else {
+            vec![]
+        };
+        let k = Kapture::launch_on_with(engine, &flags).await;
+        k.ok("browser_navigate", json!({"url": a.url("form.html")}))
+            .await;
+        // B's session cookie, as B's server would have set it (host-only: every port).
+        k.ok(
+            "browser_evaluate",
+            json!({"function": format!("() => {{ document.cookie = 'sid={CANARY}; path=/'; return 1; }}")}),
+        )
+        .await;
+        let listed = k.call("browser_cookies", json!({"action": "list"})).await;
+        let resource = k
+            .resource("kapture://session/current/cookies")
+            .await
+            .unwrap_or_else(|e| e);
+        let set = k
+            .call(
+                "browser_cookies",
+                json!({"action": "set", "name": "sid", "value": "fixated"}),
+            )
+            .await;
+        let delete = k
+            .call(
+                "browser_cookies",
+                json!({"action": "delete", "name": "sid"}),
+            )
+            .await;
+        let clear = k.call("browser_cookies", json!({"action": "clear"})).await;
+        let left = k
+            .ok(
+                "browser_evaluate",
+                json!({"function": "() => document.cookie"}),
+            )
+            .await;
+        if denied {
+            for out in [&listed.text, &resource] {
+                assert!(!out.contains(CANARY), "{engine:?}: {out}");
+            }
+            assert!(
+                listed.text.contains("withheld"),
+                "{engine:?}: {}",
+                listed.text
+            );
+            for out in [&set, &delete] {
+                assert_eq!(
+                    out.code().as_deref(),
+                    Some("POLICY_DENIED"),
+                    "{engine:?}: {}",
+                    out.text
+                );
+            }
+            assert!(
+                clear.text.contains("Deleted 0 cookies"),
+                "{engine:?}: {}",
+                clear.text
+            );
+            assert!(
+                left.contains(CANARY),
+                "{engine:?}: B's cookie was changed: {left}"
+            );
+        } else {
+            assert!(listed.text.contains(CANARY), "{engine:?}: {}", listed.text);
+            assert!(resource.contains(CANARY), "{engine:?}: {resource}");
+            for out in [&set, &delete, &clear] {
+                assert!(!out.is_error, "{engine:?}: {}", out.text);
+            }
+            assert!(!left.contains(CANARY), "{engine:?}: {left}");
+        }
+        k.stop().await;
+    }
+}

@@ -380,12 +380,44 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
             .cloned()
             .unwrap_or_default()
     };
+    // A cookie goes to every origin of its host (and a domain cookie to every sub-domain):
+    // it is read, replaced or removed only where the rules allow all of them.
+    let judge = s.events().borrow().judge.clone();
+    let refused = |domain: &str| {
+        judge.as_ref().and_then(|j| {
+            j.check_own(&crate::policy::cookies::reach(&j.policy, domain))
+                .err()
+        })
+    };
+    let domain_of = |c: &Value| c["domain"].as_str().unwrap_or_default().to_string();
+    let withheld_line = |n: usize, r: &crate::policy::Refusal| {
+        format!(
+            "({n} cookie{} withheld: also sent where {})",
+            if n == 1 { "" } else { "s" },
+            r.reason()
+        )
+    };
     match p.action {
         StoreAction::List | StoreAction::Get => {
             let all = list(&s.send("Network.getCookies", json!({"urls": [url]})).await?);
-            let shown: Vec<String> = all
+            let named: Vec<&Value> = all
                 .iter()
                 .filter(|c| p.name.as_deref().is_none_or(|n| c["name"] == n))
+                .collect();
+            let mut withheld = None;
+            let mut kept = Vec::new();
+            for c in named {
+                match refused(&domain_of(c)) {
+                    Some(r) => {
+                        let n = withheld.as_ref().map_or(0, |(n, _)| *n);
+                        withheld = Some((n + 1, r));
+                    }
+                    None => kept.push(c),
+                }
+            }
+            let withheld = withheld.map(|(n, r)| withheld_line(n, &r));
+            let shown: Vec<String> = kept
+                .into_iter()
                 .map(|c| {
                     let flags = [("httpOnly", "HttpOnly"), ("secure", "Secure")]
                         .iter()
@@ -406,15 +438,19 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
                 })
                 .collect();
             if shown.is_empty() {
+                let none = match &p.name {
+                    Some(n) => format!(
+                        "No cookie {} for {}",
+                        escape::quoted_cut(n, 200),
+                        escape::inline_cut(&url, 300)
+                    ),
+                    None => format!("No cookies for {}", escape::inline_cut(&url, 300)),
+                };
                 return Ok(text(
                     s,
-                    match &p.name {
-                        Some(n) => format!(
-                            "No cookie {} for {}",
-                            escape::quoted_cut(n, 200),
-                            escape::inline_cut(&url, 300)
-                        ),
-                        None => format!("No cookies for {}", escape::inline_cut(&url, 300)),
+                    match withheld {
+                        Some(w) => format!("{none} {w}"),
+                        None => none,
                     },
                 ));
             }
@@ -422,13 +458,14 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
             let total = shown.len();
             let rest: Vec<String> = shown.into_iter().skip(offset).collect();
             let head = format!(
-                "{total} cookies for {}{}:",
+                "{total} cookies for {}{}{}:",
                 escape::inline_cut(&url, 300),
                 if offset > 0 {
                     format!(", from {offset}")
                 } else {
                     String::new()
-                }
+                },
+                withheld.map(|w| format!(" {w}")).unwrap_or_default()
             );
             let (out, cut) = escape::fit_lines(&head, &rest, max_chars, |i| {
                 format!(
@@ -444,6 +481,14 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
         }
         StoreAction::Set => {
             let name = need(&p.name, "name")?;
+            // Set for the page's URL, the cookie is its host's: sent to (and replacing the
+            // cookie of that name of) every origin on that host.
+            let host = crate::policy::origin_of(&url)
+                .map(|o| o.host)
+                .unwrap_or_default();
+            if let Some(r) = refused(&host) {
+                return Err(cookie_refused(r, "set"));
+            }
             let mut c = json!({"name": name, "value": p.value.clone().unwrap_or_default(), "url": url,
                                "path": p.path.clone().unwrap_or_else(|| "/".into()), "httpOnly": p.http_only, "secure": p.secure});
             if let Some(e) = p.expires {
@@ -463,6 +508,14 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
         }
         StoreAction::Delete => {
             let name = need(&p.name, "name")?;
+            let all = list(&s.send("Network.getCookies", json!({"urls": [url]})).await?);
+            if let Some(r) = all
+                .iter()
+                .filter(|c| c["name"] == name)
+                .find_map(|c| refused(&domain_of(c)))
+            {
+                return Err(cookie_refused(r, "delete"));
+            }
             s.send("Network.deleteCookies", json!({"name": name, "url": url}))
                 .await?;
             Ok(text(
@@ -472,12 +525,34 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
         }
         StoreAction::Clear => {
             let all = list(&s.send("Network.getCookies", json!({"urls": [url]})).await?);
+            let mut withheld = None;
+            let mut deleted = 0;
             for c in &all {
+                if let Some(r) = refused(&domain_of(c)) {
+                    let n = withheld.as_ref().map_or(0, |(n, _)| *n);
+                    withheld = Some((n + 1, r));
+                    continue;
+                }
                 s.send("Network.deleteCookies", json!({"name": c["name"], "url": url, "domain": c["domain"], "path": c["path"]})).await?;
+                deleted += 1;
             }
-            Ok(text(s, format!("Deleted {} cookies", all.len())))
+            let kept = withheld.map(|(n, r)| format!(" {}", withheld_line(n, &r)));
+            Ok(text(
+                s,
+                format!("Deleted {deleted} cookies{}", kept.unwrap_or_default()),
+            ))
         }
     }
+}
+
+/// A cookie change refused because the cookie also reaches an origin the rules keep.
+fn cookie_refused(r: crate::policy::Refusal, what: &str) -> WireError {
+    let mut e = r.error();
+    e.message = format!(
+        "cannot {what} that cookie: it is also sent where {}",
+        r.reason()
+    );
+    e
 }
 
 /// localStorage or sessionStorage of the tab's origin.

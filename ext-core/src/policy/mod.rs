@@ -10,6 +10,7 @@ use crate::protocol::{ErrorCode, WireError};
 
 pub mod bound;
 pub mod budget;
+pub mod cookies;
 pub mod frames;
 pub mod gate;
 pub mod person;
