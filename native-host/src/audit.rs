@@ -21,6 +21,10 @@ pub struct Entry {
     pub time: u64,
     /// `mcp:<client name>`.
     pub who: String,
+    /// The MCP session that made the call (`<kapture run>/<session>`), when one did: a
+    /// session reads back its own entries only, unless the policy shares tabs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
     pub tool: String,
     /// Arguments with secret-looking values masked.
     pub args: Value,
@@ -175,6 +179,7 @@ mod tests {
 
     fn entry(i: u64) -> Entry {
         Entry {
+            session: None,
             time: i,
             who: "mcp:test".into(),
             tool: "browser_click".into(),

@@ -4,7 +4,7 @@
 //! Refs are turned back into role + name locators from the page-model lines the answers
 //! showed, so the code does not depend on refs that die with the page.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use ext_core::export::Format;
@@ -50,6 +50,56 @@ pub struct Masks {
     values: Arc<Mutex<Vec<(String, String)>>>,
 }
 
+/// Every session's masks, live and ended, kept apart from the session registry so that
+/// masking never waits on it: what one session learned is masked in every session's
+/// answers (a value may show up wherever the browser is shared: a tab list, a journal).
+#[derive(Default)]
+pub struct MaskBook {
+    live: Mutex<BTreeMap<u32, Masks>>,
+    /// What ended sessions learned.
+    retired: Masks,
+}
+
+impl MaskBook {
+    /// Session `id` masks `masks` from now on, for everyone.
+    pub fn join(&self, id: u32, masks: Masks) {
+        self.live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, masks);
+    }
+
+    /// Session `id` ended: what it learned stays masked.
+    pub fn leave(&self, id: u32) {
+        let gone = self
+            .live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        if let Some(masks) = gone {
+            self.retired.absorb(&masks);
+        }
+    }
+
+    /// `fixed` and every value any session learned, longest first.
+    pub fn all(&self, fixed: &[(String, String)]) -> Vec<(String, String)> {
+        let live: Vec<Masks> = self
+            .live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let mut all: Vec<(String, String)> = self.retired.with(fixed);
+        for masks in &live {
+            all.extend(masks.with(&[]));
+        }
+        all.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+        all.dedup();
+        all
+    }
+}
+
 /// Values kept at most per kind of source; the oldest go first.
 const MAX_MASKS: usize = 1000;
 /// A replay's secrets are never pushed out by values an agent types (it could type a
@@ -77,6 +127,13 @@ impl Masks {
             }
         }
         values.push((value.to_string(), kind.to_string()));
+    }
+
+    /// Mask what `other` masks too (an ended session's values, kept by the registry).
+    pub fn absorb(&self, other: &Masks) {
+        for (value, kind) in other.with(&[]) {
+            self.add(&value, &kind);
+        }
     }
 
     /// `fixed` (from `--secrets`) and the session's values, longest first: a value inside
@@ -403,6 +460,31 @@ mod tests {
         assert!(log
             .code(Format::Puppeteer)
             .contains("KAPTURE_SECRET_SECRET_1"));
+    }
+
+    #[test]
+    fn what_any_session_learned_is_masked_for_all_also_after_it_ended() {
+        let book = MaskBook::default();
+        let (a, b) = (Masks::default(), Masks::default());
+        book.join(1, a.clone());
+        book.join(2, b.clone());
+        a.add("Canary-of-a", "confidential");
+        b.add("Canary-of-b-longer", "confidential");
+        let fixed = [("file-secret".to_string(), "secrets-file".to_string())];
+        let values = |book: &MaskBook| -> Vec<String> {
+            book.all(&fixed).into_iter().map(|(v, _)| v).collect()
+        };
+        assert_eq!(
+            values(&book),
+            ["Canary-of-b-longer", "Canary-of-a", "file-secret"]
+        );
+        book.leave(1);
+        book.leave(1);
+        a.add("after-the-end", "confidential");
+        assert_eq!(
+            values(&book),
+            ["Canary-of-b-longer", "Canary-of-a", "file-secret"]
+        );
     }
 
     #[tokio::test]

@@ -535,3 +535,57 @@ async fn a_grant_for_the_session_is_the_asking_sessions_alone() {
     assert_eq!(asks_a.asked().len(), 1);
     k.started.shutdown.cancel();
 }
+
+/// What one session typed reaches no other session: another's journal entries are not
+/// in its `browser_audit` (unless tabs are shared), and a password one session typed is
+/// masked in every session's answers, also after that session ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_sessions_typing_shows_in_no_other_sessions_answers() {
+    const PLAIN: &str = "Audit-Canary-Plain";
+    const PASSWORD: &str = "Session-Pw-Canary-9";
+    let site = Site::start().unwrap();
+    let k = Kapture::start("").await;
+    let a = k.session("agent-a").await;
+    let b = k.session("agent-b").await;
+    a.ok("browser_navigate", json!({"url": site.url("login.html")}))
+        .await;
+    a.ok("browser_type", json!({"selector": "#user", "text": PLAIN}))
+        .await;
+    a.ok(
+        "browser_type",
+        json!({"selector": "#password", "text": PASSWORD}),
+    )
+    .await;
+    // The password ends up in a URL (a GET form would put it there).
+    a.ok(
+        "browser_navigate",
+        json!({"url": site.url(&format!("page-a.html?pw={PASSWORD}"))}),
+    )
+    .await;
+    let own = a.ok("browser_audit", json!({"max": 50})).await;
+    assert!(
+        own.contains(PLAIN),
+        "a session reads its own entries: {own}"
+    );
+    b.ok("browser_navigate", json!({"url": site.url("page-b.html")}))
+        .await;
+    let theirs = b.ok("browser_audit", json!({"max": 50})).await;
+    assert!(!theirs.contains(PLAIN), "{theirs}");
+    assert!(!theirs.contains("login.html"), "{theirs}");
+    let tabs = b.ok("browser_tabs", json!({"action": "list"})).await;
+    assert!(tabs.contains("page-a.html"), "{tabs}");
+    assert!(!tabs.contains(PASSWORD), "{tabs}");
+    // Session A ends; what it learned is still masked for B.
+    a.client.cancel().await.unwrap();
+    let tabs = eventually("A's tab released", Duration::from_secs(10), || async {
+        let tabs = b.ok("browser_tabs", json!({"action": "list"})).await;
+        (!tabs.contains("session 1")).then_some(tabs)
+    })
+    .await;
+    assert!(tabs.contains("page-a.html"), "{tabs}");
+    assert!(!tabs.contains(PASSWORD), "{tabs}");
+    for s in [k.session("agent-c").await, b] {
+        let tabs = s.ok("browser_tabs", json!({"action": "list"})).await;
+        assert!(!tabs.contains(PASSWORD), "{tabs}");
+    }
+}

@@ -74,6 +74,7 @@ impl EventActor {
                 answer,
                 by,
             } => shared.audit.record(crate::audit::Entry {
+                session: None,
                 time: ext_core::platform::now_ms() as u64,
                 // Named by whichever engine asked, at the time of the answer (a launched
                 // browser may have fallen back to the native engine).
@@ -94,6 +95,7 @@ impl EventActor {
                 let data_dir = &shared.config.data_dir;
                 let saved = crate::scenarios::save(data_dir, &request);
                 shared.audit.record(crate::audit::Entry {
+                    session: None,
                     time: ext_core::platform::now_ms() as u64,
                     who: "person (recorder widget)".into(),
                     tool: "scenario_save".into(),
@@ -136,6 +138,7 @@ impl EventActor {
                 if let Some(now) = now {
                     shared.tell_budget(id, now, false);
                     shared.audit.record(crate::audit::Entry {
+                        session: None,
                         time: ext_core::platform::now_ms() as u64,
                         who: "person (side panel)".into(),
                         tool: "extend_budget".into(),
@@ -160,8 +163,9 @@ impl EventActor {
                 status,
                 ms,
             } => {
-                let masks = shared.registry().all_masks(&shared.config.secret_values);
+                let masks = shared.masks.all(&shared.config.secret_values);
                 shared.audit.record(crate::audit::Entry {
+                    session: None,
                     time: ext_core::platform::now_ms() as u64,
                     who: "person (Kapture panel)".into(),
                     args: crate::audit::masked_args(&method, &params, &masks),

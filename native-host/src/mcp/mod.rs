@@ -86,6 +86,11 @@ pub(crate) struct Shared {
     audit: crate::audit::Audit,
     registry: Mutex<Registry>,
     router: ToolRouter<KaptureServer>,
+    /// This kapture process among those that wrote the journal (session numbers restart
+    /// with each).
+    run: String,
+    /// Every session's learned secrets, masked in every session's answers.
+    masks: crate::session_log::MaskBook,
 }
 
 impl Shared {
@@ -156,6 +161,12 @@ impl Kapture {
             config,
             audit,
             router: KaptureServer::tool_router(),
+            run: format!(
+                "{}-{}",
+                std::process::id(),
+                ext_core::platform::now_ms() as u64
+            ),
+            masks: Default::default(),
         });
         events::EventActor::spawn(shared.clone());
         Kapture { shared }
@@ -174,6 +185,7 @@ impl Kapture {
             let entry = registry.get(id).expect("a session just started");
             (entry.log.clone(), entry.masks.clone())
         };
+        self.shared.masks.join(id, masks.clone());
         self.shared.sessions_changed();
         KaptureServer {
             shared: self.shared.clone(),
@@ -196,6 +208,7 @@ struct Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        self.shared.masks.leave(self.id);
         let Some((entry, released)) = self.shared.registry().end(self.id) else {
             return;
         };
@@ -271,9 +284,14 @@ impl KaptureServer {
             + Self::pick_router()
     }
 
-    /// Every exact value to mask now: `--secrets` and what this session learned.
+    /// How this session's calls are named in the journal.
+    fn journal_key(&self) -> String {
+        format!("{}/{}", self.shared.run, self.id())
+    }
+
+    /// Every exact value to mask now: `--secrets` and what any session learned.
     fn secret_values(&self) -> Vec<(String, String)> {
-        self.masks.with(&self.config().secret_values)
+        self.shared.masks.all(&self.config().secret_values)
     }
 
     /// Remember the client (for notifications, and its name for the session's label).
@@ -470,6 +488,7 @@ impl ServerHandler for KaptureServer {
         let entry = crate::audit::Entry {
             time: ext_core::platform::now_ms() as u64,
             who,
+            session: Some(self.journal_key()),
             args: masked,
             tool: tool.clone(),
             page,

@@ -235,7 +235,8 @@ impl KaptureServer {
             Uri::Session(Who::Current, what) => (self.id(), what),
             Uri::Session(Who::Id(id), what) => (id, what),
         };
-        let (log, their_masks, current) = {
+        // The registry is let go before an error is made: masking one reads it again.
+        let (log, their_masks, current, history) = {
             let registry = self.shared.registry();
             let entry = registry.get(id).ok_or_else(|| {
                 ErrorData::resource_not_found(
@@ -243,17 +244,18 @@ impl KaptureServer {
                     None,
                 )
             })?;
-            if matches!(what, What::Steps | What::Code(_)) {
-                registry
-                    .check_history(self.id(), id)
-                    .map_err(|e| self.wire_error(e))?;
-            }
+            let history = match what {
+                What::Steps | What::Code(_) => registry.check_history(self.id(), id),
+                _ => Ok(()),
+            };
             (
                 entry.log.clone(),
                 entry.masks.with(&[]),
                 registry.current(id, self.bridge().generation()),
+                history,
             )
         };
+        history.map_err(|e| self.wire_error(e))?;
         let text = match what {
             What::Steps => log.steps_json(),
             What::Code(format) => log.code(format),

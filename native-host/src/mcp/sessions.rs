@@ -218,6 +218,11 @@ impl Registry {
         }
     }
 
+    /// Whether the policy lets sessions drive (and read the history of) each other's tabs.
+    pub fn shares_tabs(&self) -> bool {
+        self.share
+    }
+
     /// May `reader` read what session `of` did (its steps and code)? Its own, or anyone's
     /// when the policy shares tabs: another session's history holds what it typed and the
     /// pages of tabs the reader may not drive.
@@ -309,20 +314,6 @@ impl Registry {
             "session {owner}: {}",
             self.get(owner).map(|e| e.client.as_str()).unwrap_or("mcp")
         ))
-    }
-
-    /// Every live session's learned secret values (the panel's journal masks them all).
-    pub fn all_masks(&self, fixed: &[(String, String)]) -> Vec<(String, String)> {
-        let mut all: Vec<(String, String)> = fixed.to_vec();
-        for e in self.sessions.values() {
-            for v in e.masks.with(&[]) {
-                if !all.contains(&v) {
-                    all.push(v);
-                }
-            }
-        }
-        all.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
-        all
     }
 }
 

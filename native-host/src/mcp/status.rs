@@ -7,17 +7,32 @@ use rmcp::{tool, tool_router};
 
 use super::*;
 
+/// Journal entries `browser_audit` looks through for a session's own.
+const AUDIT_LOOKBACK: usize = 5_000;
+
 #[tool_router(router = status_router, vis = "pub(super)")]
 impl KaptureServer {
     #[tool(
         name = "browser_audit",
         annotations(read_only_hint = true, open_world_hint = false),
-        description = "The audit journal: the newest tool calls (who, tool, arguments with secrets masked, status, time), newest first."
+        description = "The audit journal: this session's newest tool calls (tool, arguments with secrets masked, status, time), newest first; every session's when the policy shares tabs."
     )]
     async fn browser_audit(&self, Parameters(a): Parameters<AuditArgs>) -> Answer {
         let offset = a.offset.unwrap_or(0).min(10_000) as usize;
         let max_entries = a.max.unwrap_or(20).clamp(1, 500) as usize;
-        let entries = self.shared.audit.recent(offset + max_entries).await;
+        // Another session's entries hold what it typed and where: its own, unless tabs are
+        // shared (then a session may read another's steps anyway).
+        let everyone = self.shared.registry().shares_tabs();
+        let me = self.journal_key();
+        let entries: Vec<_> = self
+            .shared
+            .audit
+            .recent(AUDIT_LOOKBACK.max(offset + max_entries))
+            .await
+            .into_iter()
+            .filter(|e| everyone || e.session.as_deref() == Some(me.as_str()))
+            .take(offset + max_entries)
+            .collect();
         // One JSON line per entry (JSON keeps every string on its line), each cut to a
         // tenth of the budget, the whole within the budget.
         let max = self.config().max_chars as usize;
