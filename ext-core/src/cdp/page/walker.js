@@ -287,6 +287,8 @@ async (rootTarget, maxNodes, textRefs) => {
     const kids = el.tagName === 'SLOT' ? el.assignedNodes({ flatten: true }) : (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes);
     let kidsList = kids;
     if (el.tagName === 'SLOT' && kids.length === 0) kidsList = el.childNodes;
+    // A closed details shows its summary only: the rest is not rendered.
+    if (el.tagName === 'DETAILS' && !el.open) { const sum = [...el.children].find((c) => c.tagName === 'SUMMARY'); kidsList = sum ? [sum] : []; }
     for (const n of kidsList) visit(n, d, hiddenFlag, pointer, acting);
   }
 
@@ -320,6 +322,8 @@ async (rootTarget, maxNodes, textRefs) => {
     if (SKIP_TAGS.has(el.tagName)) return;
     // Legends and captions name their fieldset or table; they are not said twice.
     if (el.tagName === 'LEGEND' || el.tagName === 'CAPTION') return;
+    const style = css(el);
+    if (hiddenForAll(el, style)) return;
     // A label's words became its control's name: only the controls inside it remain.
     if (el.tagName === 'LABEL' && el.control && !el.getAttribute('role')) {
       // The outermost ones: a focusable wrapper (Quasar's field) is walked with what it holds.
@@ -328,8 +332,6 @@ async (rootTarget, maxNodes, textRefs) => {
       for (const c of outer) visit(c, d, hiddenFlag, pointer, acting);
       return;
     }
-    const style = css(el);
-    if (hiddenForAll(el, style)) return;
     let role = roleOf(el);
     const rect = el.getBoundingClientRect();
     let flag = hiddenFlag ? null : visuallyHidden(el, style, rect);
