@@ -26,6 +26,8 @@ const ACTIONABLE: &[&str] = &[
     "treeitem",
     "iframe",
 ];
+/// Roles that hold text a person types: their text is their value, not their name.
+const EDITORS: &[&str] = &["textbox", "searchbox"];
 /// Containers whose children are items of a kind: folded when long.
 const LISTS: &[&str] = &[
     "list", "table", "grid", "treegrid", "listbox", "menu", "menubar", "tree", "tablist", "feed",
@@ -186,10 +188,21 @@ impl Ctx<'_> {
             _ => role,
         };
         let mut name = raw.n.clone().filter(|s| !s.is_empty());
-        // A nameless element with a single text child reads best with that text as its name.
-        if name.is_none() && n.children.len() == 1 {
+        let mut value = raw.v.clone().filter(|v| !v.is_empty());
+        // A nameless element with a single text child reads best with that text as its name;
+        // an editor's text is what it holds, its value, never its name.
+        if (name.is_none() || EDITORS.contains(&s.as_str())) && n.children.len() == 1 {
             if let Some(t) = &self.page.nodes[n.children[0]].raw.t {
-                name = Some(t.clone());
+                if EDITORS.contains(&s.as_str()) {
+                    // Cut as a text line is (the walker cuts the values it gives).
+                    let mut cut: String = t.chars().take(TEXT_MAX).collect();
+                    if cut.len() < t.len() {
+                        cut.push('…');
+                    }
+                    value = value.or(Some(cut));
+                } else {
+                    name = Some(t.clone());
+                }
             }
         }
         // A name that only repeats the children's text is said once, by the children; an
@@ -225,7 +238,7 @@ impl Ctx<'_> {
                 s.push_str(&format!(" [ref={r}]"));
             }
         }
-        if let Some(v) = raw.v.as_ref().filter(|v| !v.is_empty()) {
+        if let Some(v) = &value {
             s.push_str(": ");
             s.push_str(&escape::inline(v));
         } else if let Some(p) = &raw.p {
@@ -249,11 +262,14 @@ impl Ctx<'_> {
     /// The single text child used as this node's name, if that is how it renders.
     fn inline_child_text(&self, idx: usize) -> Option<&str> {
         let n = &self.page.nodes[idx];
+        let editor = n.raw.r.as_deref().is_some_and(|r| EDITORS.contains(&r));
         match (
             n.raw.n.as_deref().filter(|s| !s.is_empty()),
             n.children.as_slice(),
         ) {
             (None, [only]) => self.page.nodes[*only].raw.t.as_deref(),
+            // An editor's one text is its value.
+            (Some(_), [only]) if editor => self.page.nodes[*only].raw.t.as_deref(),
             _ => None,
         }
     }

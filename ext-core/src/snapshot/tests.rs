@@ -595,3 +595,32 @@ fn find_searches_every_text_the_snapshot_shows() {
         [format!("\"Hello world\" (in textbox [ref={editor}])")]
     );
 }
+
+/// Issue 27: an editor holding one text says it as its value, never as its name; another
+/// element with one text child still reads it as its name.
+#[test]
+fn an_editors_single_text_is_its_value_not_its_name() {
+    let p = page(json!([
+        {"d": 0, "r": "textbox", "i": 1},
+        {"d": 1, "t": "Monday to Friday, 9 to 5."},
+        {"d": 0, "r": "textbox", "n": "Body", "i": 2},
+        {"d": 1, "t": "We open at nine."},
+        {"d": 0, "r": "listitem", "i": 3},
+        {"d": 1, "t": "Milk"},
+    ]));
+    let out = render(&p, None, &mut refs(), &RenderOptions::default());
+    assert!(
+        out.text
+            .contains("textbox [ref=e1]: Monday to Friday, 9 to 5."),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text
+            .contains("textbox \"Body\" [ref=e2]: We open at nine."),
+        "{}",
+        out.text
+    );
+    assert!(!out.text.contains("\"Monday"), "{}", out.text);
+    assert!(out.text.contains("listitem \"Milk\""), "{}", out.text);
+}

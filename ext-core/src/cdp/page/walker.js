@@ -231,7 +231,28 @@ async (rootTarget, maxNodes, textRefs) => {
     if (tag === 'FIGURE') { const c = el.querySelector(':scope > figcaption'); if (c) { const t = content(c); if (t) return t; } }
     if (tag === 'svg' || tag === 'SVG') { const t = el.querySelector('title'); if (t) return clean(t.textContent); }
     if (role && FROM_CONTENT.has(role)) { const t = content(el); if (t) return t; }
-    return title();
+    // An editor (a contenteditable or ARIA text box) is named by its field, never by the
+    // text it holds: that is its value.
+    if (role === 'textbox' || role === 'searchbox') { const t = fieldLabel(el); if (t) return t; }
+    return title() || (role === 'textbox' || role === 'searchbox' ? clean(el.getAttribute('aria-placeholder')) : '');
+  }
+  // The label of the field an editor belongs to: a `<label for>` of the hidden input it
+  // writes into (a CMS's rich-text field), or the name of the section around it that holds
+  // no other field. The nearest field wins; a section holding other fields names none.
+  const FIELDS = 'input:not([type=hidden]),select,textarea,[contenteditable=""],[contenteditable="true"],[role=textbox],[role=searchbox],[role=combobox]';
+  function fieldLabel(el) {
+    let n = el.parentElement;
+    for (let i = 0; n && i < 8 && n !== document.body; i++, n = n.parentElement) {
+      if ([...n.querySelectorAll(FIELDS)].some((f) => !el.contains(f) && !f.contains(el) && f.getClientRects().length)) return '';
+      for (const h of n.querySelectorAll('input[type=hidden][id],textarea[id]')) {
+        if (h.tagName === 'TEXTAREA' && css(h).display !== 'none') continue;
+        const labels = [...h.getRootNode().querySelectorAll('label[for="' + CSS.escape(h.id) + '"]')].map((l) => clean(fromContent(l, { labelledby: false, hiddenOk: true, skip: null }, 0))).filter(Boolean);
+        if (labels.length) return labels.join(' ');
+      }
+      const group = n.getAttribute('role') || (n.tagName === 'FIELDSET' ? 'group' : n.tagName === 'SECTION' ? 'region' : '');
+      if (group === 'group' || group === 'region') { const t = nameOf(n, group); if (t) return t; }
+    }
+    return '';
   }
 
   // Hidden for everyone: not emitted. Visually hidden but exposed: flagged.
@@ -399,6 +420,14 @@ async (rootTarget, maxNodes, textRefs) => {
       }
       if (opts.length > OPTIONS_MAX) n.on = opts.length;
     }
+    // An editor's text is its value: one short line is said on its line, a longer text
+    // stays its children (lines a search finds).
+    let editorValue = false;
+    if ((role === 'textbox' || role === 'searchbox') && tag !== 'INPUT' && tag !== 'TEXTAREA' && !el.querySelector(RICH)) {
+      // As drawn (a code line keeps its spaces).
+      const t = (el.innerText || '').trim();
+      if (t && t.length <= 200 && !t.includes('\n')) { n.v = t; editorValue = true; }
+    }
     // A slider, spin button or gauge drawn with ARIA says its value as the native ones do.
     if (!n.v && tag !== 'INPUT' && (role === 'slider' || role === 'spinbutton' || role === 'progressbar' || role === 'meter')) {
       const v = clean(el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow'));
@@ -424,6 +453,7 @@ async (rootTarget, maxNodes, textRefs) => {
     if (textRefs) emitted.add(el);
     emit(d, n);
     if (role === 'iframe' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT' || role === 'img') return;
+    if (editorValue) return;
     // Content that became this node's name is not repeated, unless controls are inside.
     if ((FROM_CONTENT.has(role) || clickable) && name && !el.querySelector(INTERACTIVE)) return;
     // A large clickable wrapper (a pointer card list) does not swallow the clickables in it.
