@@ -13,6 +13,8 @@ async (rootTarget, maxNodes, textRefs) => {
     root = found.el;
   }
   const out = [];
+  // Controls a web component's shadow root may hold for its host.
+  const CONTROLS = 'button,input:not([type=hidden]),select,textarea,a[href],[role=button],[role=link],[role=checkbox],[role=radio],[role=switch],[role=tab],[role=menuitem],[role=option],[role=combobox],[role=textbox],[role=searchbox],[role=slider],[role=spinbutton],[contenteditable=""],[contenteditable="true"]';
   const INTERACTIVE = 'a[href],button,input,select,textarea,summary,[tabindex]:not([tabindex="-1"]),[contenteditable=""],[contenteditable="true"],[role=button],[role=link],[role=checkbox],[role=radio],[role=switch],[role=tab],[role=menuitem],[role=option],[role=combobox],[role=textbox],[role=slider]';
   const ACTIONABLE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'switch', 'combobox',
     'listbox', 'option', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'slider', 'spinbutton', 'treeitem', 'iframe']);
@@ -54,6 +56,11 @@ async (rootTarget, maxNodes, textRefs) => {
     if (tag === 'TH') return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';
     if (tag === 'IMG') return el.getAttribute('alt') === '' ? 'presentation' : 'img';
     if (tag === 'SVG' || tag === 'svg') return el.getAttribute('aria-label') || el.querySelector('title') ? 'img' : 'presentation';
+    // A list item outside a list (a menu's row) has no role of its own, as in Chrome.
+    if (tag === 'LI') {
+      const p = el.parentElement, pr = p && p.getAttribute('role');
+      return p && (p.tagName === 'UL' || p.tagName === 'OL' || p.tagName === 'MENU' || pr === 'list') && (!pr || pr === 'list' || pr === 'directory') ? 'listitem' : null;
+    }
     if (tag === 'HEADER') return el.closest('article,aside,main,nav,section') ? null : 'banner';
     if (tag === 'FOOTER') return el.closest('article,aside,main,nav,section') ? null : 'contentinfo';
     if (tag === 'SECTION' || tag === 'FORM') return nameOf(el, tag === 'FORM' ? 'form' : 'region') ? (tag === 'FORM' ? 'form' : 'region') : null;
@@ -146,14 +153,18 @@ async (rootTarget, maxNodes, textRefs) => {
     }
     return clean(parts.join(' '));
   }
+  // A tree item's name is its own row: the items nested in it (their group) are not part of
+  // it, as in Chrome.
+  const NESTED_ITEMS = new Set(['group', 'tree', 'treeitem']);
   // One node of a name traversal (accname step 2, in recursion). `mode`: inside an
   // aria-labelledby traversal, hidden nodes allowed (a hidden target), the control being
-  // named (not part of its own label).
+  // named (not part of its own label), a tree item's row (`nested`: its items left out).
   const NATIVE_ALT = new Set(['INPUT', 'TEXTAREA', 'SELECT', 'IMG', 'AREA', 'svg', 'SVG']);
   function textAlt(el, mode, depth) {
     if (depth > 40) return '';
     if (!mode.hiddenOk && gone(el)) return '';
     if (SKIP_TAGS.has(el.tagName) || el === mode.skip) return '';
+    if (mode.nested && NESTED_ITEMS.has(el.getAttribute('role'))) return '';
     // Most nodes of a name (a cell's span, a link's b) carry no attribute: their content is
     // all they give.
     if (el.attributes.length === 0 && !NATIVE_ALT.has(el.tagName)) return fromContent(el, mode, depth);
@@ -183,7 +194,7 @@ async (rootTarget, maxNodes, textRefs) => {
   // The text of an element's content (children and generated content), block-level parts
   // spaced apart.
   function fromContent(el, mode, depth) {
-    const plain = !mode.labelledby && !mode.hiddenOk && !mode.skip;
+    const plain = !mode.labelledby && !mode.hiddenOk && !mode.skip && !mode.nested;
     if (plain && contents.has(el)) return contents.get(el);
     const pseudo = mayGenerate(el);
     let s = pseudo ? generated(el, '::before') : '';
@@ -230,7 +241,8 @@ async (rootTarget, maxNodes, textRefs) => {
     if (tag === 'TABLE') { const c = el.querySelector(':scope > caption'); if (c) { const t = content(c); if (t) return t; } }
     if (tag === 'FIGURE') { const c = el.querySelector(':scope > figcaption'); if (c) { const t = content(c); if (t) return t; } }
     if (tag === 'svg' || tag === 'SVG') { const t = el.querySelector('title'); if (t) return clean(t.textContent); }
-    if (role && FROM_CONTENT.has(role)) { const t = content(el); if (t) return t; }
+    if (role === 'treeitem') { const t = clean(fromContent(el, { labelledby: false, hiddenOk: false, skip: null, nested: true }, 0)); if (t) return t; }
+    else if (role && FROM_CONTENT.has(role)) { const t = content(el); if (t) return t; }
     // An editor (a contenteditable or ARIA text box) is named by its field, never by the
     // text it holds: that is its value.
     if (role === 'textbox' || role === 'searchbox') { const t = fieldLabel(el); if (t) return t; }
@@ -316,6 +328,21 @@ async (rootTarget, maxNodes, textRefs) => {
   // Roles a click on which does nothing of its own: an element of one of these (or of none)
   // that takes a click anyway (a listener, a pointer cursor, a tab stop) gets a ref.
   const PLAIN = new Set(['label', 'listitem', 'paragraph', 'img', 'cell', 'row', 'definition', 'term', 'code', 'mark']);
+  // What keeps an element's text below it although it became its name: controls, and items
+  // that act on their own (a tree item's nested items).
+  const NESTED = INTERACTIVE + ',[role=treeitem],[role=menuitemcheckbox],[role=menuitemradio],[role=searchbox],[role=spinbutton]';
+  // Elements that take a click of their own inside a clickable candidate.
+  const HOLDERS = CONTROLS + ',[tabindex]:not([tabindex="-1"]),[onclick],[aria-haspopup]';
+  // Whether `el` shows words outside the controls and clickables inside it.
+  const ownText = (el) => {
+    const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let t = w.nextNode(), i = 0; t && i < 500; t = w.nextNode(), i++) {
+      if (!t.data.trim()) continue;
+      const holder = t.parentElement && t.parentElement.closest(HOLDERS);
+      if (!holder || holder === el || !el.contains(holder)) return true;
+    }
+    return false;
+  };
   // Elements whose content is too rich to be one clickable line.
   const RICH = INTERACTIVE + ',h1,h2,h3,h4,h5,h6,ul,ol,dl,table,select,textarea,input,iframe';
   // Longest name read from a clickable element's content; a longer text stays its children.
@@ -366,27 +393,51 @@ async (rootTarget, maxNodes, textRefs) => {
       const tabindex = el.attributes.length ? el.getAttribute('tabindex') : null;
       clickable = (isPointer && !pointer) || (el.tagName === 'LABEL' && !el.control) || (tabindex !== null && Number(tabindex) >= 0) ||
         (el.attributes.length > 0 && (el.hasAttribute('onclick') || el.hasAttribute('ondblclick')));
+      // A web component whose real control sits in its shadow root (a toolbar's button):
+      // a click on the host reaches that control, which takes the ref.
+      if (clickable && el.shadowRoot && el.shadowRoot.querySelector(CONTROLS)) clickable = false;
+      // A container whose every word sits in controls or other clickables inside it (a
+      // menu's focusable frame): a click on it reaches one of those, which take the refs.
+      if (clickable && el.querySelector(HOLDERS) && !ownText(el)) clickable = false;
       if (clickable && !role) role = 'generic';
     }
-    if (!role) {
+    // An element of no meaning: its children take its place (a visually hidden one is kept
+    // as a group, to flag them).
+    const unwrap = () => {
       if (flag) { if (textRefs) emitted.add(el); emit(d, { r: 'group', f: [flag], i: idOf(el) }); visitChildren(el, d + 1, true, isPointer, acting); }
       else visitChildren(el, d, hiddenFlag, isPointer, acting);
-      return;
-    }
+    };
+    if (!role) return unwrap();
+    // The web component whose shadow root holds this control, when the host has no role of
+    // its own: its states (disabled, pressed, expanded, checked) are the control's too.
+    const rootNode = el.getRootNode();
+    const host = rootNode !== document && rootNode.host && ACTIONABLE.has(role) && !roleOf(rootNode.host) ? rootNode.host : null;
     const n = { r: role };
     let name = '';
-    if (clickable && (role === 'generic' || role === 'label') && !el.querySelector(RICH)) {
-      // Its words are its name, one line, when short; Chrome names no generic element.
-      name = content(el);
+    // Whether the name is the element's own text (then its text is not repeated below it).
+    let nameIsText = false;
+    // Chrome names a generic element only by aria-labelledby, aria-label, or the title of a
+    // focusable one (a breadcrumb's icon); another's title is its tooltip.
+    const focusable = el.hasAttribute('tabindex') && el.tabIndex >= 0;
+    const attrName = role === 'generic' ? labelledBy(el) || clean(el.getAttribute('aria-label')) || (focusable ? clean(el.getAttribute('title')) : '') : '';
+    if (attrName) name = attrName;
+    else if (clickable && (role === 'generic' || role === 'label')) {
+      // Its words are its name, one line, when short.
+      if (!el.querySelector(RICH)) { name = content(el); nameIsText = true; }
       if (name.length > CLICKABLE_NAME_MAX) name = '';
+      // Nothing names it and it shows no words (a menu's separator row, a decorative icon
+      // under a pointer): no ref, unless the page put a handler on it.
+      if (!name && role === 'generic' && !el.hasAttribute('onclick') && !el.hasAttribute('ondblclick') && !content(el)) return unwrap();
     } else if (role !== 'paragraph' && role !== 'listitem' && role !== 'generic') {
       name = nameOf(el, role);
+      nameIsText = FROM_CONTENT.has(role);
     }
     if (name) n.n = name.length > 400 ? name.slice(0, 400) + '…' : name;
-    else if (ACTIONABLE.has(role) && FROM_CONTENT.has(role)) {
+    if (role === 'generic' && !attrName && el.hasAttribute('title')) { const t = clean(el.getAttribute('title')); if (t && t !== name) n.tt = t.slice(0, 200); }
+    else if (!name && ACTIONABLE.has(role) && FROM_CONTENT.has(role)) {
       // Chrome names a link or button whose only content is an icon with a tooltip nothing;
       // the tooltip a person sees is told beside it (not as its name).
-      const tip = el.querySelector('[title]');
+      const tip = el.querySelector('[title]') || (host && host.hasAttribute('title') ? host : null);
       if (tip && !gone(tip)) { const t = clean(tip.getAttribute('title')); if (t) n.tt = t.slice(0, 200); }
     }
     n.i = idOf(el);
@@ -434,19 +485,21 @@ async (rootTarget, maxNodes, textRefs) => {
       if (v) n.v = v.slice(0, 200);
     }
     if (tag === 'OPTION' && el.selected) f.push('selected');
-    if (el.disabled || el.getAttribute('aria-disabled') === 'true') f.push('disabled');
-    const ac = el.getAttribute('aria-checked');
+    // A state the control does not say itself is read from its component's host.
+    const aria = (a) => el.getAttribute(a) ?? (host ? host.getAttribute(a) : null);
+    if (el.disabled || aria('aria-disabled') === 'true' || (host && host.hasAttribute('disabled'))) f.push('disabled');
+    const ac = aria('aria-checked');
     if (ac === 'true') f.push('checked'); else if (ac === 'mixed') f.push('mixed');
-    const ex = el.getAttribute('aria-expanded');
+    const ex = aria('aria-expanded');
     if (ex === 'true') f.push('expanded'); else if (ex === 'false') f.push('collapsed');
-    if (el.getAttribute('aria-selected') === 'true') f.push('selected');
-    if (el.getAttribute('aria-pressed') === 'true') f.push('pressed');
+    if (aria('aria-selected') === 'true') f.push('selected');
+    if (aria('aria-pressed') === 'true') f.push('pressed');
     if (el.getAttribute('aria-required') === 'true') f.push('required');
     if (tag === 'DETAILS') f.push(el.open ? 'expanded' : 'collapsed');
     if (tag === 'DIALOG' && el.open) f.push(el.matches(':modal') ? 'modal' : 'open');
     // A document's body is its active element whenever nothing else is: it is focused only
     // when its frame has focus.
-    if ((document.activeElement === el && (el !== document.body || document.hasFocus())) || (el.shadowRoot && el.shadowRoot.activeElement)) f.push('focused');
+    if ((rootNode.activeElement === el && (el !== document.body || document.hasFocus())) || (el.shadowRoot && el.shadowRoot.activeElement)) f.push('focused');
     // Native and ARIA states may say the same (a radio with aria-checked): each said once.
     if (f.length) n.f = [...new Set(f)];
     if (role === 'iframe') n.u = el.getAttribute('src') || '';
@@ -455,7 +508,7 @@ async (rootTarget, maxNodes, textRefs) => {
     if (role === 'iframe' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT' || role === 'img') return;
     if (editorValue) return;
     // Content that became this node's name is not repeated, unless controls are inside.
-    if ((FROM_CONTENT.has(role) || clickable) && name && !el.querySelector(INTERACTIVE)) return;
+    if ((FROM_CONTENT.has(role) || (clickable && nameIsText)) && name && !el.querySelector(NESTED)) return;
     // A large clickable wrapper (a pointer card list) does not swallow the clickables in it.
     visitChildren(el, d + 1, hiddenFlag || !!flag, isPointer, acting || ACTIONABLE.has(role) || (clickable && role === 'label'));
   }
