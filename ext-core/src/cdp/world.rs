@@ -14,7 +14,7 @@ pub const PRELUDE: &str = include_str!("page/prelude.js");
 /// The prelude's top-level names, as world scripts see them. The prelude is installed once
 /// per world (`globalThis.__kp`) and each script takes these from it: sending its 10 kB
 /// with every script cost more than most scripts themselves (a test keeps the list whole).
-const PRELUDE_NAMES: &str = "K, idOf, describe, topAt, pathTo, metAt, INTERACTIVE, holderOf, drawnElsewhere, holderPoint, aimAt, isXPath, queryAll, queryOne, resolve";
+const PRELUDE_NAMES: &str = "K, idOf, describe, topAt, pathTo, INTERACTIVE, holderOf, drawnElsewhere, holderPoint, CONTROL, ownPoint, aimAt, isXPath, queryAll, queryOne, resolve";
 
 /// What a world script answers where the prelude is not installed (a world made by a
 /// command that did not install it, or a first script that failed to compile): the script

@@ -49,13 +49,6 @@ const pathTo = (el, hit) => {
   }
   return null;
 };
-// What the pointer meets at (x, y) when it is not `el` nor drawn as part of it; `null` when
-// it is, `undefined` when nothing is there.
-const metAt = (el, x, y) => {
-  const hit = topAt(el, x, y);
-  if (!hit) return undefined;
-  return pathTo(el, hit) ? null : hit;
-};
 // Interactive content: a click on it inside a label is its own, not the label's control's.
 const INTERACTIVE = 'a[href],button,input:not([type=hidden]),select,textarea,details,summary,iframe,embed,object,label,[contenteditable=""],[contenteditable=true]';
 const holderOf = (n) => n.parentNode && n.parentNode.nodeType === 11 ? n.parentNode.host : n.parentNode;
@@ -85,6 +78,30 @@ const holderPoint = (el) => {
   }
   return null;
 };
+// Controls of their own: a click that lands on one inside another element is that one's.
+const CONTROL = 'a[href],button,input:not([type=hidden]),select,textarea,summary,[contenteditable=""],[contenteditable="true"],[role=button],[role=link],[role=checkbox],[role=radio],[role=switch],[role=tab],[role=menuitem],[role=option],[role=treeitem],[role=textbox],[role=combobox],[role=slider]';
+// The middle of `el`'s first words on screen that a click there reaches through no other
+// control; `{covered}` when such words are there but something else lies over them; null
+// when it shows no such words.
+const ownPoint = (el) => {
+  const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  let covered = null;
+  for (let t = w.nextNode(), i = 0; t && i < 200; t = w.nextNode(), i++) {
+    if (!t.data.trim()) continue;
+    const range = document.createRange();
+    range.selectNodeContents(t);
+    for (const b of [...range.getClientRects()].slice(0, 2)) {
+      if (b.width <= 0 || b.height <= 0) continue;
+      const x = b.left + b.width / 2, y = b.top + b.height / 2;
+      if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
+      const hit = topAt(el, x, y);
+      const path = hit && pathTo(el, hit);
+      if (path && !path.some((n) => n.matches(CONTROL))) return { surface: el, x, y };
+      if (hit && !path) covered ??= hit;
+    }
+  }
+  return covered && { covered };
+};
 // Where a person's click reaches `el`: its centre when the pointer meets it (or its own
 // parts) there; else a point of one of its labels whose activation is the control's (the
 // label, or a part of it that is no interactive content of its own), as for a control
@@ -109,9 +126,20 @@ const aimAt = (el) => {
   }
   if (shown && !covered) {
     const x = r.left + r.width / 2, y = r.top + r.height / 2;
-    const hit = metAt(el, x, y);
-    if (hit === null) return { surface: el, x, y };
-    covered = hit;
+    const hit = topAt(el, x, y);
+    const path = hit ? pathTo(el, hit) : null;
+    if (path) {
+      // The middle lies on another control inside this one (a tree item's nested item, a
+      // cell's editor): the middle of its own first words instead, when there are some.
+      // Its own words covered: not the nested control either.
+      if (!path.some((n) => n.matches(CONTROL))) return { surface: el, x, y };
+      const own = ownPoint(el);
+      if (!own) return { surface: el, x, y };
+      if (!own.covered) return own;
+      covered = own.covered;
+    } else {
+      covered = hit || undefined;
+    }
   }
   const labels = el.labels ? [...el.labels].slice(0, 4) : [];
   for (const label of labels) {
