@@ -155,8 +155,9 @@ pub async fn run_cell<M: Mcp>(agent: &mut Agent<'_, M>, lab: &JupyterLab) -> Rep
                 .look_for("the code cell's editor", cell_editor)
                 .await?;
             agent.type_into(&cell, CODE, false).await?;
-            // Toolbar buttons are web components (`jp-button`): a clickable, not always a button.
-            let run = need(&page, &["button", "clickable"], Name::Has("Run this cell"))?;
+            // Toolbar buttons are web components (`jp-button`) with a button in their
+            // shadow root: the button is what a click reaches.
+            let run = need(&page, &["button"], Name::Has("Run this cell"))?;
             agent.click(&run).await?;
             // Wait, as a person does, until the output shows.
             let (page, _) = agent
@@ -164,11 +165,7 @@ pub async fn run_cell<M: Mcp>(agent: &mut Agent<'_, M>, lab: &JupyterLab) -> Rep
                     p.all(&[], Name::Is(PRINTED)).first().map(|i| (*i).clone())
                 })
                 .await?;
-            let save = need(
-                &page,
-                &["button", "clickable"],
-                Name::Has("Save and create checkpoint"),
-            )?;
+            let save = need(&page, &["button"], Name::Has("Save and create checkpoint"))?;
             agent.click(&save).await?;
             let saved = on_disk(agent, TO_DISK, || {
                 let nb = lab.notebook(NOTEBOOK)?;
