@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use ext_core::escape;
+use ext_core::snapshot::ACTIONABLE;
 use kapture_e2e::corpus::{
     datasette::Datasette, jupyterlab::JupyterLab, nicegui::NiceGui, todomvc_site, todomvc_url,
     wagtail, wagtail::Wagtail, DjangoAdmin, DJANGO_PASSWORD, DJANGO_USER, TODOMVC_APPS,
@@ -25,26 +26,8 @@ const TAG: &str = "data-kapture-ref";
 /// hits up to that element is tagged with (`eN:k`, k counted from the hit), to find the
 /// control the click reaches.
 const HIT_TAG: &str = "data-kapture-hit";
-/// Chrome's roles of controls (as the DevTools protocol spells them): the innermost one a
-/// click reaches is the control the click acts on.
-const CONTROL_ROLES: &[&str] = &[
-    "button",
-    "link",
-    "textbox",
-    "searchbox",
-    "checkbox",
-    "radio",
-    "switch",
-    "combobox",
-    "listbox",
-    "option",
-    "menuitem",
-    "menuitemcheckbox",
-    "menuitemradio",
-    "tab",
-    "slider",
-    "spinbutton",
-    "treeitem",
+/// Chrome's own spellings of roles of controls the page model spells otherwise.
+const CHROME_CONTROLS: &[&str] = &[
     "DisclosureTriangle",
     "MenuListOption",
     "Date",
@@ -53,6 +36,27 @@ const CONTROL_ROLES: &[&str] = &[
     "ColorWell",
     "Iframe",
 ];
+
+/// Whether Chrome's role is a control's (the page model's actionable roles, spelled alike,
+/// and Chrome's spellings): the innermost one a click reaches is what the click acts on.
+fn is_control(role: &str) -> bool {
+    ACTIONABLE.contains(&role) || CHROME_CONTROLS.contains(&role)
+}
+
+/// A node of Chrome's tree as compared: its role (an ignored node's is `ignored`, but a
+/// presentational one's — a menu's row that is no list's item — is `none`: no meaning, as
+/// our `clickable`) and its name.
+fn ax_of(n: &Value) -> Ax {
+    let presentational = n["ignoredReasons"]
+        .as_array()
+        .is_some_and(|rs| rs.iter().any(|r| r["name"] == "presentationalRole"));
+    let role = match (n["ignored"] == true, presentational) {
+        (false, _) => n["role"]["value"].as_str().unwrap_or("").to_string(),
+        (true, true) => "none".to_string(),
+        (true, false) => "ignored".to_string(),
+    };
+    (role, n["name"]["value"].as_str().unwrap_or("").to_string())
+}
 
 /// Chrome's role names (as the DevTools protocol spells its internal roles) → the page
 /// model's. Roles spelled the same on both sides are not listed.
@@ -380,22 +384,12 @@ async fn compare_page(
         let Some(backend) = n["backendDOMNodeId"].as_i64() else {
             continue;
         };
-        let name = n["name"]["value"].as_str().unwrap_or("").to_string();
-        let role = n["role"]["value"].as_str().unwrap_or("").to_string();
-        // Chrome keeps an element whose role is presentational (a menu's row that is no
-        // list's item) as an ignored node of role none: no meaning, as our `clickable`.
-        let presentational = n["ignoredReasons"]
-            .as_array()
-            .is_some_and(|rs| rs.iter().any(|r| r["name"] == "presentationalRole"));
-        let shown_role = match (n["ignored"] == true, presentational) {
-            (false, _) => role.clone(),
-            (true, true) => "none".to_string(),
-            (true, false) => "ignored".to_string(),
-        };
+        let (shown_role, name) = ax_of(n);
         if let Some(r) = marks.refs.get(&backend) {
             chrome.insert(r.clone(), (shown_role, name.clone()));
         }
-        if n["ignored"] != true && CONTROL_ROLES.contains(&role.as_str()) {
+        let role = n["role"]["value"].as_str().unwrap_or("").to_string();
+        if n["ignored"] != true && is_control(&role) {
             for (r, k) in marks.hits.get(&backend).into_iter().flatten() {
                 reached
                     .entry(r.clone())
@@ -421,16 +415,7 @@ async fn compare_page(
             continue;
         };
         if let Some(n) = partial["nodes"].as_array().and_then(|ns| ns.first()) {
-            let presentational = n["ignoredReasons"]
-                .as_array()
-                .is_some_and(|rs| rs.iter().any(|r| r["name"] == "presentationalRole"));
-            let role = match (n["ignored"] == true, presentational) {
-                (false, _) => n["role"]["value"].as_str().unwrap_or("").to_string(),
-                (true, true) => "none".to_string(),
-                (true, false) => "ignored".to_string(),
-            };
-            let name = n["name"]["value"].as_str().unwrap_or("").to_string();
-            chrome.insert(r.clone(), (role, name));
+            chrome.insert(r.clone(), ax_of(n));
         }
     }
     lines

@@ -7,7 +7,7 @@ mod refs;
 mod render;
 
 pub use refs::{RefTable, RefTarget};
-pub use render::{diff, diff_text, find, render, RenderOptions, Rendered};
+pub use render::{diff, diff_text, find, render, RenderOptions, Rendered, ACTIONABLE};
 
 use serde::Deserialize;
 

@@ -6,7 +6,7 @@ use super::{Node, Page, RawNode, RefTable};
 use crate::escape;
 
 /// Roles an agent acts on: they always carry a ref.
-const ACTIONABLE: &[&str] = &[
+pub const ACTIONABLE: &[&str] = &[
     "button",
     "link",
     "textbox",
