@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use crate::scenario::{Scenario, Step};
+use crate::scenario::{Flag, Locator, Scenario, Step, StepAction};
 
 /// A script flavour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -154,30 +154,15 @@ fn parts(s: &str) -> Vec<Part> {
     out
 }
 
-fn placeholders_in(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => {
-            for part in parts(s) {
-                if let Part::Var(name) = part {
-                    if !out.contains(&name) {
-                        out.push(name);
-                    }
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| placeholders_in(v, out)),
-        Value::Object(map) => map.values().for_each(|v| placeholders_in(v, out)),
-        _ => {}
-    }
-}
-
 /// The inputs the script of `scenario` reads: the parameters its chain uses (in declared
 /// order), then placeholders no parameter declares (e.g. a dependency's output), which
 /// have no default.
 pub fn inputs(scenario: &Scenario) -> Vec<Input> {
-    let mut used = Vec::new();
-    for step in &scenario.chain {
-        placeholders_in(&step.params, &mut used);
+    let mut used: Vec<String> = Vec::new();
+    for name in scenario.chain.iter().flat_map(Step::placeholders) {
+        if !used.contains(&name) {
+            used.push(name);
+        }
     }
     let mut out: Vec<Input> = Vec::new();
     let mut add = |name: &str, secret: bool, default: Option<String>| {
@@ -368,109 +353,51 @@ fn comment_text(s: &str) -> String {
     }
 }
 
-/// What one step does, independent of the library.
-#[derive(Debug, Clone, PartialEq)]
-enum Act {
-    Goto(Value),
-    WaitFor(Value),
-    NewTab(Value),
-    Back,
-    Forward,
-    Click(Value),
-    Hover(Value),
-    Fill {
-        locators: Value,
-        text: Value,
-        submit: bool,
-    },
-    Select(Value, Value),
-    Check(Value, Value),
-    Press(Value),
-    Scroll(f64, f64),
-}
-
-/// The ranked locators of an element step; an agent's `selector` counts as one CSS locator.
-fn locators_of(params: &Value) -> Option<Value> {
-    match params.get("locators") {
-        Some(Value::Array(list)) if !list.is_empty() => Some(Value::Array(list.clone())),
-        _ => params
-            .get("selector")
-            .and_then(Value::as_str)
-            .map(|s| json!([{ "by": "css", "value": s }])),
-    }
-}
-
-/// What a step does, or why it is not exported (the script says so on stderr there).
-fn classify(step: &Step) -> Result<Act, String> {
-    let p = &step.params;
-    let field = |k: &str| p.get(k).filter(|v| !v.is_null()).cloned();
-    let skip = |why: &str| format!("{} {why}", step.method);
-    let element = |make: &dyn Fn(Value) -> Option<Act>| match locators_of(p) {
-        Some(locators) => make(locators).ok_or_else(|| skip("lacks a value")),
-        None => Err(skip("has no locator")),
+/// Why a step is not exported (the script says so on stderr there), or `None`.
+fn skipped(action: &StepAction) -> Option<String> {
+    let why = match action {
+        StepAction::Unknown { why, .. } => why
+            .as_deref()
+            .unwrap_or("is not a browser action the export knows"),
+        StepAction::Click { on }
+        | StepAction::Hover { on }
+        | StepAction::Type { on, .. }
+        | StepAction::Select { on, .. }
+        | StepAction::Check { on, .. }
+            if on.is_empty() =>
+        {
+            "has no locator"
+        }
+        _ => return None,
     };
-    match step.method.as_str() {
-        "navigate" => field("url")
-            .map(Act::Goto)
-            .ok_or_else(|| skip("has no url")),
-        "wait_for_load" => field("url")
-            .map(Act::WaitFor)
-            .ok_or_else(|| skip("has no url")),
-        "new_tab" => field("url")
-            .map(Act::NewTab)
-            .ok_or_else(|| skip("has no url")),
-        "go_back" | "navigate_back" => Ok(Act::Back),
-        "go_forward" | "navigate_forward" => Ok(Act::Forward),
-        "click" => element(&|l| Some(Act::Click(l))),
-        "hover" => element(&|l| Some(Act::Hover(l))),
-        "type" | "fill" => element(&|l| {
-            Some(Act::Fill {
-                locators: l,
-                text: field("text").or_else(|| field("value"))?,
-                submit: p.get("submit").and_then(Value::as_bool).unwrap_or(false),
-            })
-        }),
-        "select_option" => element(&|l| {
-            let values = match field("values").or_else(|| field("value"))? {
-                Value::Array(v) => Value::Array(v),
-                one => Value::Array(vec![one]),
-            };
-            Some(Act::Select(l, values))
-        }),
-        "check" => element(&|l| Some(Act::Check(l, field("checked").unwrap_or(json!(true))))),
-        "press_key" => field("key")
-            .map(Act::Press)
-            .ok_or_else(|| skip("has no key")),
-        "scroll" => Ok(Act::Scroll(
-            p.get("x").and_then(Value::as_f64).unwrap_or(0.0),
-            p.get("y").and_then(Value::as_f64).unwrap_or(0.0),
-        )),
-        _ => Err(skip("is not a browser action the export knows")),
-    }
+    Some(format!("{} {why}", action.method()))
 }
 
 /// A short human description of a step for its comment: the method and its best locator.
-fn describe(step: &Step) -> String {
-    let p = &step.params;
-    match step.method.as_str() {
-        "press_key" | "navigate" | "wait_for_load" | "new_tab" => {
-            let arg = ["key", "url"]
-                .iter()
-                .find_map(|k| p.get(*k).and_then(Value::as_str))
-                .unwrap_or_default();
-            return comment_text(&format!("{} {arg}", step.method));
+fn describe(action: &StepAction) -> String {
+    let method = action.method();
+    match action {
+        StepAction::PressKey { key: arg, .. }
+        | StepAction::Navigate { url: arg }
+        | StepAction::WaitForLoad { url: arg }
+        | StepAction::NewTab { url: arg } => {
+            return comment_text(&format!("{method} {arg}"));
         }
-        "scroll" => {
-            let at = |k: &str| num(p.get(k).and_then(Value::as_f64).unwrap_or(0.0));
-            return format!("scroll to {}, {}", at("x"), at("y"));
-        }
+        StepAction::Scroll { x, y } => return format!("scroll to {}, {}", num(*x), num(*y)),
         _ => {}
     }
-    let best = locators_of(p).and_then(|l| l.get(0).cloned());
-    let what = match best {
+    let what = match action.locators().first() {
         Some(loc) => {
-            let by = loc.get("by").and_then(Value::as_str).unwrap_or("?");
-            let value = match loc.get("value") {
+            let (by, value) = match serde_json::to_value(loc).unwrap_or_default() {
+                Value::Object(o) => (o.get("by").cloned(), o.get("value").cloned()),
+                _ => (None, None),
+            };
+            let by = by
+                .as_ref()
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string();
+            let value = match value {
                 Some(Value::String(s)) => format!("{s:?}"),
                 Some(Value::Array(items)) => items
                     .iter()
@@ -487,7 +414,7 @@ fn describe(step: &Step) -> String {
         }
         None => String::new(),
     };
-    comment_text(&format!("{}{what}", step.method))
+    comment_text(&format!("{method}{what}"))
 }
 
 /// A number for a script: integral values without a fraction.
@@ -502,123 +429,127 @@ fn num(x: f64) -> String {
 /// The lines of one step for `format`, indented by `pad`.
 fn step_code(format: Format, n: usize, step: &Step, pad: &str) -> String {
     let lang = format.lang();
-    let what = lang.string(&format!("step {n} ({})", step.method));
+    let action = &step.action;
+    let what = lang.string(&format!("step {n} ({})", action.method()));
     let v = |x: &Value| lang.value(x);
-    let bool_expr = |x: &Value| match (x, lang) {
-        (Value::Bool(_), _) => v(x),
-        (_, Lang::Js) => format!("truthy({})", v(x)),
-        (_, Lang::Py) => format!("truthy({})", v(x)),
+    let s = |x: &str| lang.string_expr(x);
+    let ls = |l: &[Locator]| v(&serde_json::to_value(l).unwrap_or_default());
+    let flag = |f: &Flag| match f {
+        Flag::Is(b) => v(&Value::Bool(*b)),
+        Flag::Input(text) => format!("truthy({})", s(text)),
     };
-    let act = match classify(step) {
-        Ok(act) => act,
-        Err(why) => {
-            let note = lang.string(&format!("kapture export: step {n} skipped: {why}"));
-            let line = match lang {
-                Lang::Js => format!("console.error({note});"),
-                Lang::Py => format!("print({note}, file=sys.stderr)"),
-            };
-            return format!(
-                "{pad}{} {n}. {}\n{pad}{line}\n",
-                lang.comment(),
-                describe(step)
-            );
-        }
-    };
-    let lines: Vec<String> = match (format, act) {
+    if let Some(why) = skipped(action) {
+        let note = lang.string(&format!("kapture export: step {n} skipped: {why}"));
+        let line = match lang {
+            Lang::Js => format!("console.error({note});"),
+            Lang::Py => format!("print({note}, file=sys.stderr)"),
+        };
+        return format!(
+            "{pad}{} {n}. {}\n{pad}{line}\n",
+            lang.comment(),
+            describe(action)
+        );
+    }
+    // `Unknown` steps were skipped above.
+    let lines: Vec<String> = match (format, action) {
         (Format::Puppeteer, act) => match act {
-            Act::Goto(u) => vec![format!("await page.goto({}, {{ waitUntil: 'load', timeout: LOAD_MS }});", v(&u))],
-            Act::WaitFor(u) => vec![format!("await waitForPage({});", v(&u))],
-            Act::NewTab(u) => vec![
+            StepAction::Navigate { url: u } => vec![format!("await page.goto({}, {{ waitUntil: 'load', timeout: LOAD_MS }});", s(u))],
+            StepAction::WaitForLoad { url: u } => vec![format!("await waitForPage({});", s(u))],
+            StepAction::NewTab { url: u } => vec![
                 "page = await browser.newPage();".into(),
-                format!("await page.goto({}, {{ waitUntil: 'load', timeout: LOAD_MS }});", v(&u)),
+                format!("await page.goto({}, {{ waitUntil: 'load', timeout: LOAD_MS }});", s(u)),
             ],
-            Act::Back => vec!["await page.goBack({ waitUntil: 'load', timeout: LOAD_MS });".into()],
-            Act::Forward => vec!["await page.goForward({ waitUntil: 'load', timeout: LOAD_MS });".into()],
-            Act::Click(l) => vec![format!("await act({what}, {}, (l) => l.click());", v(&l))],
-            Act::Hover(l) => vec![format!("await act({what}, {}, (l) => l.hover());", v(&l))],
-            Act::Fill { locators, text, submit } => {
-                let mut out = vec![format!("await act({what}, {}, (l) => l.fill({}));", v(&locators), v(&text))];
-                if submit {
+            StepAction::GoBack => vec!["await page.goBack({ waitUntil: 'load', timeout: LOAD_MS });".into()],
+            StepAction::GoForward => vec!["await page.goForward({ waitUntil: 'load', timeout: LOAD_MS });".into()],
+            StepAction::Click { on: l } => vec![format!("await act({what}, {}, (l) => l.click());", ls(l))],
+            StepAction::Hover { on: l } => vec![format!("await act({what}, {}, (l) => l.hover());", ls(l))],
+            StepAction::Type { on: locators, text, submit } => {
+                let mut out = vec![format!("await act({what}, {}, (l) => l.fill({}));", ls(locators), s(text))];
+                if *submit {
                     out.push("await pressKey('Enter');".into());
                 }
                 out
             }
-            Act::Select(l, values) => vec![format!("await act({what}, {}, (l) => selectValues(l, {}));", v(&l), v(&values))],
-            Act::Check(l, on) => vec![format!("await act({what}, {}, (l) => setChecked(l, {}), false);", v(&l), bool_expr(&on))],
-            Act::Press(k) => vec![format!("await pressKey({});", v(&k))],
-            Act::Scroll(x, y) => vec![format!("await page.evaluate((x, y) => window.scrollTo(x, y), {}, {});", num(x), num(y))],
+            StepAction::Select { on: l, values } => vec![format!("await act({what}, {}, (l) => selectValues(l, {}));", ls(l), v(&json!(values)))],
+            StepAction::Check { on: l, checked: on } => vec![format!("await act({what}, {}, (l) => setChecked(l, {}), false);", ls(l), flag(on))],
+            StepAction::PressKey { key: k, .. } => vec![format!("await pressKey({});", s(k))],
+            StepAction::Scroll { x, y } => vec![format!("await page.evaluate((x, y) => window.scrollTo(x, y), {}, {});", num(*x), num(*y))],
+            StepAction::Unknown { .. } => Vec::new(),
         },
 
         (Format::WebdriverIo, act) => match act {
-            Act::Goto(u) => vec![format!("await browser.url({});", v(&u))],
-            Act::WaitFor(u) => vec![format!("await waitForPage({});", v(&u))],
-            Act::NewTab(u) => vec![format!("await browser.newWindow({});", v(&u))],
-            Act::Back => vec!["await browser.back();".into()],
-            Act::Forward => vec!["await browser.forward();".into()],
-            Act::Click(l) => vec![format!("await act({what}, {}, (el) => el.click());", v(&l))],
-            Act::Hover(l) => vec![format!("await act({what}, {}, (el) => el.moveTo());", v(&l))],
-            Act::Fill { locators, text, submit } => {
-                let mut out = vec![format!("await act({what}, {}, (el) => el.setValue({}));", v(&locators), v(&text))];
-                if submit {
+            StepAction::Navigate { url: u } => vec![format!("await browser.url({});", s(u))],
+            StepAction::WaitForLoad { url: u } => vec![format!("await waitForPage({});", s(u))],
+            StepAction::NewTab { url: u } => vec![format!("await browser.newWindow({});", s(u))],
+            StepAction::GoBack => vec!["await browser.back();".into()],
+            StepAction::GoForward => vec!["await browser.forward();".into()],
+            StepAction::Click { on: l } => vec![format!("await act({what}, {}, (el) => el.click());", ls(l))],
+            StepAction::Hover { on: l } => vec![format!("await act({what}, {}, (el) => el.moveTo());", ls(l))],
+            StepAction::Type { on: locators, text, submit } => {
+                let mut out = vec![format!("await act({what}, {}, (el) => el.setValue({}));", ls(locators), s(text))];
+                if *submit {
                     out.push("await browser.keys(keyChord('Enter'));".into());
                 }
                 out
             }
-            Act::Select(l, values) => vec![format!("await act({what}, {}, (el) => selectValues(el, {}));", v(&l), v(&values))],
-            Act::Check(l, on) => vec![format!("await act({what}, {}, (el) => setChecked(el, {}), false);", v(&l), bool_expr(&on))],
-            Act::Press(k) => vec![format!("await browser.keys(keyChord({}));", v(&k))],
-            Act::Scroll(x, y) => vec![format!("await browser.execute((x, y) => window.scrollTo(x, y), {}, {});", num(x), num(y))],
+            StepAction::Select { on: l, values } => vec![format!("await act({what}, {}, (el) => selectValues(el, {}));", ls(l), v(&json!(values)))],
+            StepAction::Check { on: l, checked: on } => vec![format!("await act({what}, {}, (el) => setChecked(el, {}), false);", ls(l), flag(on))],
+            StepAction::PressKey { key: k, .. } => vec![format!("await browser.keys(keyChord({}));", s(k))],
+            StepAction::Scroll { x, y } => vec![format!("await browser.execute((x, y) => window.scrollTo(x, y), {}, {});", num(*x), num(*y))],
+            StepAction::Unknown { .. } => Vec::new(),
         },
 
         (Format::PlaywrightTs, act) => match act {
-            Act::Goto(u) => vec![format!("await page.goto({}, {{ timeout: LOAD_MS }});", v(&u))],
-            Act::WaitFor(u) => vec![format!("await page.waitForURL((url) => samePage(url.href, {}), {{ timeout: LOAD_MS }});", v(&u))],
-            Act::NewTab(u) => vec![
+            StepAction::Navigate { url: u } => vec![format!("await page.goto({}, {{ timeout: LOAD_MS }});", s(u))],
+            StepAction::WaitForLoad { url: u } => vec![format!("await page.waitForURL((url) => samePage(url.href, {}), {{ timeout: LOAD_MS }});", s(u))],
+            StepAction::NewTab { url: u } => vec![
                 "page = await page.context().newPage();".into(),
-                format!("await page.goto({}, {{ timeout: LOAD_MS }});", v(&u)),
+                format!("await page.goto({}, {{ timeout: LOAD_MS }});", s(u)),
             ],
-            Act::Back => vec!["await page.goBack({ timeout: LOAD_MS });".into()],
-            Act::Forward => vec!["await page.goForward({ timeout: LOAD_MS });".into()],
-            Act::Click(l) => vec![format!("await act(page, {what}, {}, (l) => l.click({{ timeout: ATTEMPT_MS }}));", v(&l))],
-            Act::Hover(l) => vec![format!("await act(page, {what}, {}, (l) => l.hover({{ timeout: ATTEMPT_MS }}));", v(&l))],
-            Act::Fill { locators, text, submit } => {
-                let mut out = vec![format!("await act(page, {what}, {}, (l) => l.fill({}, {{ timeout: ATTEMPT_MS }}));", v(&locators), v(&text))];
-                if submit {
+            StepAction::GoBack => vec!["await page.goBack({ timeout: LOAD_MS });".into()],
+            StepAction::GoForward => vec!["await page.goForward({ timeout: LOAD_MS });".into()],
+            StepAction::Click { on: l } => vec![format!("await act(page, {what}, {}, (l) => l.click({{ timeout: ATTEMPT_MS }}));", ls(l))],
+            StepAction::Hover { on: l } => vec![format!("await act(page, {what}, {}, (l) => l.hover({{ timeout: ATTEMPT_MS }}));", ls(l))],
+            StepAction::Type { on: locators, text, submit } => {
+                let mut out = vec![format!("await act(page, {what}, {}, (l) => l.fill({}, {{ timeout: ATTEMPT_MS }}));", ls(locators), s(text))];
+                if *submit {
                     out.push("await page.keyboard.press('Enter');".into());
                 }
                 out
             }
-            Act::Select(l, values) => vec![format!("await act(page, {what}, {}, (l) => l.selectOption({}, {{ timeout: ATTEMPT_MS }}));", v(&l), v(&values))],
-            Act::Check(l, on) => vec![format!("await act(page, {what}, {}, (l) => l.setChecked({}, {{ timeout: ATTEMPT_MS }}));", v(&l), bool_expr(&on))],
-            Act::Press(k) => vec![format!("await page.keyboard.press({});", v(&k))],
-            Act::Scroll(x, y) => vec![format!("await page.evaluate(([x, y]) => window.scrollTo(x, y), [{}, {}]);", num(x), num(y))],
+            StepAction::Select { on: l, values } => vec![format!("await act(page, {what}, {}, (l) => l.selectOption({}, {{ timeout: ATTEMPT_MS }}));", ls(l), v(&json!(values)))],
+            StepAction::Check { on: l, checked: on } => vec![format!("await act(page, {what}, {}, (l) => l.setChecked({}, {{ timeout: ATTEMPT_MS }}));", ls(l), flag(on))],
+            StepAction::PressKey { key: k, .. } => vec![format!("await page.keyboard.press({});", s(k))],
+            StepAction::Scroll { x, y } => vec![format!("await page.evaluate(([x, y]) => window.scrollTo(x, y), [{}, {}]);", num(*x), num(*y))],
+            StepAction::Unknown { .. } => Vec::new(),
         },
 
         (Format::PlaywrightPython, act) => match act {
-            Act::Goto(u) => vec![format!("page.goto({}, timeout=LOAD_MS)", v(&u))],
-            Act::WaitFor(u) => vec![format!("want = {}", v(&u)), "page.wait_for_url(lambda url: same_page(url, want), timeout=LOAD_MS)".into()],
-            Act::NewTab(u) => vec![
+            StepAction::Navigate { url: u } => vec![format!("page.goto({}, timeout=LOAD_MS)", s(u))],
+            StepAction::WaitForLoad { url: u } => vec![format!("want = {}", s(u)), "page.wait_for_url(lambda url: same_page(url, want), timeout=LOAD_MS)".into()],
+            StepAction::NewTab { url: u } => vec![
                 "page = page.context.new_page()".into(),
-                format!("page.goto({}, timeout=LOAD_MS)", v(&u)),
+                format!("page.goto({}, timeout=LOAD_MS)", s(u)),
             ],
-            Act::Back => vec!["page.go_back(timeout=LOAD_MS)".into()],
-            Act::Forward => vec!["page.go_forward(timeout=LOAD_MS)".into()],
-            Act::Click(l) => vec![format!("act(page, {what}, {}, lambda l: l.click(timeout=ATTEMPT_MS))", v(&l))],
-            Act::Hover(l) => vec![format!("act(page, {what}, {}, lambda l: l.hover(timeout=ATTEMPT_MS))", v(&l))],
-            Act::Fill { locators, text, submit } => {
-                let mut out = vec![format!("act(page, {what}, {}, lambda l: l.fill({}, timeout=ATTEMPT_MS))", v(&locators), v(&text))];
-                if submit {
+            StepAction::GoBack => vec!["page.go_back(timeout=LOAD_MS)".into()],
+            StepAction::GoForward => vec!["page.go_forward(timeout=LOAD_MS)".into()],
+            StepAction::Click { on: l } => vec![format!("act(page, {what}, {}, lambda l: l.click(timeout=ATTEMPT_MS))", ls(l))],
+            StepAction::Hover { on: l } => vec![format!("act(page, {what}, {}, lambda l: l.hover(timeout=ATTEMPT_MS))", ls(l))],
+            StepAction::Type { on: locators, text, submit } => {
+                let mut out = vec![format!("act(page, {what}, {}, lambda l: l.fill({}, timeout=ATTEMPT_MS))", ls(locators), s(text))];
+                if *submit {
                     out.push("page.keyboard.press(\"Enter\")".into());
                 }
                 out
             }
-            Act::Select(l, values) => vec![format!("act(page, {what}, {}, lambda l: l.select_option({}, timeout=ATTEMPT_MS))", v(&l), v(&values))],
-            Act::Check(l, on) => vec![format!("act(page, {what}, {}, lambda l: l.set_checked({}, timeout=ATTEMPT_MS))", v(&l), bool_expr(&on))],
-            Act::Press(k) => vec![format!("page.keyboard.press({})", v(&k))],
-            Act::Scroll(x, y) => vec![format!("page.evaluate(\"([x, y]) => window.scrollTo(x, y)\", [{}, {}])", num(x), num(y))],
+            StepAction::Select { on: l, values } => vec![format!("act(page, {what}, {}, lambda l: l.select_option({}, timeout=ATTEMPT_MS))", ls(l), v(&json!(values)))],
+            StepAction::Check { on: l, checked: on } => vec![format!("act(page, {what}, {}, lambda l: l.set_checked({}, timeout=ATTEMPT_MS))", ls(l), flag(on))],
+            StepAction::PressKey { key: k, .. } => vec![format!("page.keyboard.press({})", s(k))],
+            StepAction::Scroll { x, y } => vec![format!("page.evaluate(\"([x, y]) => window.scrollTo(x, y)\", [{}, {}])", num(*x), num(*y))],
+            StepAction::Unknown { .. } => Vec::new(),
         },
     };
-    let mut out = format!("{pad}{} {n}. {}\n", lang.comment(), describe(step));
+    let mut out = format!("{pad}{} {n}. {}\n", lang.comment(), describe(action));
     for line in lines {
         out.push_str(pad);
         out.push_str(&line);

@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
+
+use crate::recorder::PageHint;
 
 /// One saved scenario (`scenarios/<name>.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,7 +24,8 @@ pub struct Scenario {
     pub parameters: Vec<Parameter>,
     #[serde(default)]
     pub dependencies: Vec<Dependency>,
-    /// The steps, in order: tool-call-shaped (`method` + `params` with placeholders).
+    /// The steps, in order; in the file each is tool-call-shaped (`method` + `params` with
+    /// placeholders).
     #[serde(default)]
     pub chain: Vec<Step>,
 }
@@ -53,8 +56,7 @@ impl Scenario {
         let urls: Vec<&str> = self
             .chain
             .iter()
-            .filter(|s| matches!(s.method.as_str(), "navigate" | "wait_for_load"))
-            .filter_map(|s| s.params.get("url")?.as_str())
+            .filter_map(|s| s.action.page_url())
             .collect();
         let names = |secret: bool| {
             self.parameters
@@ -119,12 +121,389 @@ pub struct Dependency {
     pub capture_output: Option<String>,
 }
 
-/// One recorded action.
+/// One way to find an element again: a step keeps several, best first, so replay can fall
+/// back when the page changed under one of them. Placeholders may stand in the values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", content = "value", rename_all = "snake_case")]
+pub enum Locator {
+    TestId(String),
+    /// `[role, accessible name]`.
+    Role(String, String),
+    Label(String),
+    Id(String),
+    Name(String),
+    Text(String),
+    Css(String),
+    #[serde(rename = "xpath")]
+    XPath(String),
+}
+
+/// Whether a checkbox step checks: a value, or a placeholder the run fills in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Flag {
+    Is(bool),
+    Input(String),
+}
+
+impl Flag {
+    /// The value once placeholders are filled in (`"true"`/`"false"` count).
+    pub fn value(&self) -> Option<bool> {
+        match self {
+            Flag::Is(b) => Some(*b),
+            Flag::Input(s) => s.trim().parse().ok(),
+        }
+    }
+}
+
+/// What one step does. Every part of Kapture that writes or reads steps (the recorder,
+/// the session log, export, replay) goes through this enum and matches it exhaustively,
+/// so a step one of them cannot handle does not compile. Text fields may hold
+/// `{{placeholders}}`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepAction {
+    Navigate {
+        url: String,
+    },
+    /// The step before loads this page (a click that navigates): replay lets that step
+    /// wait for it, scripts wait for the URL.
+    WaitForLoad {
+        url: String,
+    },
+    /// A tab a click opened; replay's click opens it again.
+    NewTab {
+        url: String,
+    },
+    GoBack,
+    GoForward,
+    Click {
+        on: Vec<Locator>,
+    },
+    Hover {
+        on: Vec<Locator>,
+    },
+    Type {
+        on: Vec<Locator>,
+        text: String,
+        /// Press Enter afterwards.
+        submit: bool,
+    },
+    Select {
+        on: Vec<Locator>,
+        values: Vec<String>,
+    },
+    Check {
+        on: Vec<Locator>,
+        checked: Flag,
+    },
+    /// A key pressed on whatever has focus; `on` is where the recording saw the focus.
+    PressKey {
+        key: String,
+        on: Vec<Locator>,
+    },
+    /// Scrolls only moved the view: scripts repeat them, replay passes over them.
+    Scroll {
+        x: f64,
+        y: f64,
+    },
+    /// A step this Kapture cannot read (a hand-written method, a newer Kapture's, a value
+    /// of the wrong shape): kept exactly as written, never run. `why` says what is off with
+    /// a known method (`has no url`); `None`: the method is not one Kapture knows.
+    Unknown {
+        method: String,
+        params: Value,
+        why: Option<String>,
+    },
+}
+
+/// One step of a chain: what it does, and what the recording saw on the page after it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "RawStep", into = "RawStep")]
 pub struct Step {
-    pub method: String,
+    pub action: StepAction,
+    /// What the page showed after the step while recording, for replay's hints.
+    pub expect: Option<PageHint>,
+}
+
+impl From<StepAction> for Step {
+    fn from(action: StepAction) -> Step {
+        Step {
+            action,
+            expect: None,
+        }
+    }
+}
+
+/// A step as scenario files hold it: `{"method": …, "params": {…}}`, the shape of a tool
+/// call. Kept only at the file's edge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct RawStep {
+    method: String,
     #[serde(default)]
-    pub params: Value,
+    params: Value,
+}
+
+impl StepAction {
+    /// The method name files use for it.
+    pub fn method(&self) -> &str {
+        match self {
+            StepAction::Navigate { .. } => "navigate",
+            StepAction::WaitForLoad { .. } => "wait_for_load",
+            StepAction::NewTab { .. } => "new_tab",
+            StepAction::GoBack => "go_back",
+            StepAction::GoForward => "go_forward",
+            StepAction::Click { .. } => "click",
+            StepAction::Hover { .. } => "hover",
+            StepAction::Type { .. } => "type",
+            StepAction::Select { .. } => "select_option",
+            StepAction::Check { .. } => "check",
+            StepAction::PressKey { .. } => "press_key",
+            StepAction::Scroll { .. } => "scroll",
+            StepAction::Unknown { method, .. } => method,
+        }
+    }
+
+    /// The page it loads or waits for.
+    pub fn page_url(&self) -> Option<&str> {
+        match self {
+            StepAction::Navigate { url } | StepAction::WaitForLoad { url } => Some(url),
+            _ => None,
+        }
+    }
+
+    /// The text it types into a field.
+    pub fn typed_text(&self) -> Option<&str> {
+        match self {
+            StepAction::Type { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The locators of the element it acts on (none for page-level steps).
+    pub fn locators(&self) -> &[Locator] {
+        match self {
+            StepAction::Click { on }
+            | StepAction::Hover { on }
+            | StepAction::Type { on, .. }
+            | StepAction::Select { on, .. }
+            | StepAction::Check { on, .. }
+            | StepAction::PressKey { on, .. } => on,
+            _ => &[],
+        }
+    }
+
+    /// Read a file's `method` + `params`. Besides what Kapture writes, this takes what
+    /// people write by hand: `fill` for `type`, `navigate_back`/`navigate_forward`, `value`
+    /// for `text` or `values`, one `selector` for the locators, numbers as text.
+    fn from_raw(method: &str, p: &Value) -> Result<StepAction, Unread> {
+        let text = |k: &str| p.get(k).and_then(scalar_text);
+        let url = || text("url").ok_or("has no url");
+        let on = || locators_in(p);
+        Ok(match method {
+            "navigate" => StepAction::Navigate { url: url()? },
+            "wait_for_load" => StepAction::WaitForLoad { url: url()? },
+            "new_tab" => StepAction::NewTab { url: url()? },
+            "go_back" | "navigate_back" => StepAction::GoBack,
+            "go_forward" | "navigate_forward" => StepAction::GoForward,
+            "click" => StepAction::Click { on: on()? },
+            "hover" => StepAction::Hover { on: on()? },
+            "type" | "fill" => StepAction::Type {
+                on: on()?,
+                text: text("text")
+                    .or_else(|| text("value"))
+                    .ok_or("lacks a value")?,
+                submit: match p.get("submit") {
+                    None | Some(Value::Null) => false,
+                    Some(v) => v.as_bool().ok_or("has a submit that is not true/false")?,
+                },
+            },
+            "select_option" => StepAction::Select {
+                on: on()?,
+                values: match p.get("values").or_else(|| p.get("value")) {
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(scalar_text)
+                        .collect::<Option<_>>()
+                        .ok_or("has a value that is not text")?,
+                    Some(one) => vec![scalar_text(one).ok_or("lacks a value")?],
+                    None => return Err("lacks a value".into()),
+                },
+            },
+            "check" => StepAction::Check {
+                on: on()?,
+                checked: match p.get("checked") {
+                    None | Some(Value::Null) => Flag::Is(true),
+                    Some(v) => serde_json::from_value(v.clone())
+                        .map_err(|_| "has a checked that is not true/false")?,
+                },
+            },
+            "press_key" => StepAction::PressKey {
+                key: text("key").ok_or("has no key")?,
+                on: on()?,
+            },
+            "scroll" => {
+                let at = |k: &str| match p.get(k) {
+                    None | Some(Value::Null) => Ok(0.0),
+                    Some(v) => v.as_f64().ok_or("has a position that is not a number"),
+                };
+                StepAction::Scroll {
+                    x: at("x")?,
+                    y: at("y")?,
+                }
+            }
+            _ => return Err(Unread::Method),
+        })
+    }
+
+    /// The `method` + `params` files hold.
+    fn to_raw(&self) -> RawStep {
+        let on = |l: &[Locator]| serde_json::to_value(l).unwrap_or_default();
+        let params = match self {
+            StepAction::Navigate { url }
+            | StepAction::WaitForLoad { url }
+            | StepAction::NewTab { url } => json!({ "url": url }),
+            StepAction::GoBack | StepAction::GoForward => json!({}),
+            StepAction::Click { on: l } | StepAction::Hover { on: l } => {
+                json!({ "locators": on(l) })
+            }
+            StepAction::Type {
+                on: l,
+                text,
+                submit,
+            } => {
+                let mut p = json!({ "locators": on(l), "text": text });
+                if *submit {
+                    p["submit"] = json!(true);
+                }
+                p
+            }
+            StepAction::Select { on: l, values } => json!({ "locators": on(l), "values": values }),
+            StepAction::Check { on: l, checked } => {
+                json!({ "locators": on(l), "checked": checked })
+            }
+            StepAction::PressKey { key, on: l } => json!({ "locators": on(l), "key": key }),
+            StepAction::Scroll { x, y } => json!({ "x": x, "y": y }),
+            StepAction::Unknown { method, params, .. } => {
+                return RawStep {
+                    method: method.clone(),
+                    params: params.clone(),
+                }
+            }
+        };
+        RawStep {
+            method: self.method().to_string(),
+            params,
+        }
+    }
+}
+
+/// Why a file's step is not read as a [`StepAction`].
+enum Unread {
+    /// The method is not one Kapture knows.
+    Method,
+    /// What is off with a known method's step (`has no url`).
+    Why(&'static str),
+}
+
+impl From<&'static str> for Unread {
+    fn from(why: &'static str) -> Unread {
+        Unread::Why(why)
+    }
+}
+
+/// A text field's value: a string, or a number or true/false as its JSON text (what a
+/// filled-in placeholder of another type becomes).
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// The ranked locators of an element step; a hand-written `selector` counts as one CSS
+/// locator.
+fn locators_in(p: &Value) -> Result<Vec<Locator>, &'static str> {
+    match p.get("locators") {
+        Some(Value::Array(list)) if !list.is_empty() => {
+            serde_json::from_value(Value::Array(list.clone()))
+                .map_err(|_| "has a locator Kapture does not know")
+        }
+        _ => Ok(p
+            .get("selector")
+            .and_then(Value::as_str)
+            .map(|s| vec![Locator::Css(s.to_string())])
+            .unwrap_or_default()),
+    }
+}
+
+impl From<RawStep> for Step {
+    fn from(raw: RawStep) -> Step {
+        let params = match raw.params {
+            Value::Null => json!({}),
+            other => other,
+        };
+        match StepAction::from_raw(&raw.method, &params) {
+            Ok(action) => Step {
+                action,
+                expect: params
+                    .get("expect")
+                    .and_then(|e| serde_json::from_value(e.clone()).ok()),
+            },
+            Err(why) => Step::from(StepAction::Unknown {
+                method: raw.method,
+                params,
+                why: match why {
+                    Unread::Method => None,
+                    Unread::Why(w) => Some(w.to_string()),
+                },
+            }),
+        }
+    }
+}
+
+impl From<Step> for RawStep {
+    fn from(step: Step) -> RawStep {
+        let mut raw = step.action.to_raw();
+        if let (Some(hint), Some(p)) = (&step.expect, raw.params.as_object_mut()) {
+            p.insert("expect".into(), json!(hint));
+        }
+        raw
+    }
+}
+
+impl Step {
+    /// This step with every `{{placeholder}}` filled in from `vars` (locators included).
+    pub fn filled(&self, vars: &HashMap<String, Value>) -> Result<Step, ScenarioError> {
+        let raw = RawStep::from(self.clone());
+        let params = substitute(&raw.params, vars)?;
+        Ok(Step::from(RawStep {
+            method: raw.method,
+            params,
+        }))
+    }
+
+    /// The placeholders its values name, in order, each once.
+    pub fn placeholders(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        fn walk(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::String(s) => {
+                    for n in placeholder_names(s) {
+                        if !n.is_empty() && !out.contains(&n) {
+                            out.push(n);
+                        }
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+                Value::Object(map) => map.values().for_each(|i| walk(i, out)),
+                _ => {}
+            }
+        }
+        walk(&self.action.to_raw().params, &mut out);
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -203,17 +582,12 @@ impl Scenario {
         self.chain
             .iter()
             .map(|step| {
-                if matches!(step.method.as_str(), "navigate" | "wait_for_load") {
-                    here = step
-                        .params
-                        .get("url")
-                        .and_then(Value::as_str)
-                        .and_then(placeholder_free_origin);
+                if let Some(url) = step.action.page_url() {
+                    here = placeholder_free_origin(url);
                 }
                 let types_secret = step
-                    .params
-                    .get("text")
-                    .and_then(Value::as_str)
+                    .action
+                    .typed_text()
                     .is_some_and(|t| placeholder_names(t).iter().any(|n| secret(n)));
                 match (&here, types_secret) {
                     (_, false) => SecretDestination::Anywhere,
@@ -550,6 +924,66 @@ mod tests {
         ] {
             assert!(!offers_log_out(no), "{no}");
         }
+    }
+
+    #[test]
+    fn steps_read_typed_and_what_cannot_be_read_is_kept_as_written() {
+        let written = json!([
+            {"method": "hover", "params": {"locators": [{"by": "role", "value": ["link", "Help"]}]}},
+            {"method": "navigate_back"},
+            {"method": "fill", "params": {"selector": "#q", "value": 3}},
+            {"method": "check", "params": {"locators": [{"by": "id", "value": "a"}], "checked": "{{on}}"}},
+            {"method": "navigate", "params": {}},
+            {"method": "evaluate", "params": {"function": "1"}},
+            {"method": "click", "params": {"locators": [{"by": "smell", "value": "x"}]}}
+        ]);
+        let chain: Vec<Step> = serde_json::from_value(written.clone()).unwrap();
+        let actions: Vec<&StepAction> = chain.iter().map(|s| &s.action).collect();
+        let help = Locator::Role("link".into(), "Help".into());
+        assert_eq!(actions[0], &StepAction::Hover { on: vec![help] });
+        assert_eq!(actions[1], &StepAction::GoBack);
+        assert_eq!(
+            actions[2],
+            &StepAction::Type {
+                on: vec![Locator::Css("#q".into())],
+                text: "3".into(),
+                submit: false
+            }
+        );
+        let on = vec![Locator::Id("a".into())];
+        assert_eq!(
+            actions[3],
+            &StepAction::Check {
+                on: on.clone(),
+                checked: Flag::Input("{{on}}".into())
+            }
+        );
+        let why = |a: &StepAction| match a {
+            StepAction::Unknown { why, .. } => why.clone(),
+            other => panic!("{other:?} was read"),
+        };
+        assert_eq!(why(actions[4]).as_deref(), Some("has no url"));
+        assert_eq!(why(actions[5]), None);
+        assert_eq!(
+            why(actions[6]).as_deref(),
+            Some("has a locator Kapture does not know")
+        );
+        // What was not read is saved back as it was written.
+        let back = serde_json::to_value(&chain).unwrap();
+        assert_eq!(
+            back.as_array().unwrap()[4..],
+            written.as_array().unwrap()[4..]
+        );
+        // A placeholder takes its value's type when it is filled in.
+        let vars: HashMap<String, Value> = [("on".to_string(), json!(true))].into();
+        assert_eq!(
+            chain[3].filled(&vars).unwrap().action,
+            StepAction::Check {
+                on,
+                checked: Flag::Is(true)
+            }
+        );
+        assert_eq!(chain[3].placeholders(), ["on"]);
     }
 
     #[test]

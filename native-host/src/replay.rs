@@ -8,13 +8,19 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
 
+use ext_core::methods::{
+    ActionOutcome, Click, ElementTarget, FillForm, Find, FormField, GetText, GoBack, GoForward,
+    Hover, Method, Navigate, PageInfo, PressKey, SelectOption, Type,
+};
 use ext_core::protocol::{ErrorCode, TabId, WireError};
+use ext_core::recorder::PageHint;
 use ext_core::scenario::{
-    offers_log_out, plan, substitute, Condition, Dependency, Scenario, SecretDestination, Step,
+    offers_log_out, plan, substitute, Condition, Dependency, Locator, Scenario, SecretDestination,
+    StepAction,
 };
 use serde_json::{json, Map, Value};
 
-use crate::bridge::BridgeHandle;
+use crate::bridge::{BridgeError, BridgeHandle};
 use crate::secret_store::SecretStore;
 
 /// Time one attempt (one locator) may take.
@@ -55,33 +61,32 @@ impl RunReport {
 }
 
 /// A CSS selector for a stored locator, when it has one.
-pub fn selector_of(locator: &Value) -> Option<String> {
-    let value = locator.get("value")?.as_str()?;
-    let quoted = serde_json::to_string(value).ok()?;
-    Some(match locator.get("by")?.as_str()? {
-        "css" => value.to_string(),
-        "test_id" => format!("[data-testid={quoted}],[data-test={quoted}],[data-qa={quoted}]"),
-        "id" => format!("[id={quoted}]"),
-        "name" => format!("[name={quoted}]"),
+pub fn selector_of(locator: &Locator) -> Option<String> {
+    let quoted = |v: &str| serde_json::to_string(v).unwrap_or_default();
+    Some(match locator {
+        Locator::Css(value) => value.clone(),
+        Locator::TestId(v) => {
+            let q = quoted(v);
+            format!("[data-testid={q}],[data-test={q}],[data-qa={q}]")
+        }
+        Locator::Id(v) => format!("[id={}]", quoted(v)),
+        Locator::Name(v) => format!("[name={}]", quoted(v)),
         // The page helpers read a selector starting with `/` or `xpath=` as XPath.
-        "xpath" if value.starts_with('/') => value.to_string(),
-        "xpath" => format!("xpath={value}"),
-        _ => return None,
+        Locator::XPath(v) if v.starts_with('/') => v.clone(),
+        Locator::XPath(v) => format!("xpath={v}"),
+        Locator::Role(..) | Locator::Label(_) | Locator::Text(_) => return None,
     })
 }
 
 /// What a page-model locator looks for: the text to `find`, and how a matching line
 /// starts (`role "name"`), or any line naming the text.
-fn model_query(locator: &Value) -> Option<(String, Option<String>)> {
-    let value = locator.get("value")?;
-    match locator.get("by")?.as_str()? {
-        "role" => {
-            let role = value.get(0)?.as_str()?;
-            let name = value.get(1)?.as_str()?;
+fn model_query(locator: &Locator) -> Option<(String, Option<String>)> {
+    match locator {
+        Locator::Role(role, name) => {
             let quoted = serde_json::to_string(name).ok()?;
-            Some((name.to_string(), Some(format!("{role} {quoted}"))))
+            Some((name.clone(), Some(format!("{role} {quoted}"))))
         }
-        "label" | "text" => Some((value.as_str()?.to_string(), None)),
+        Locator::Label(v) | Locator::Text(v) => Some((v.clone(), None)),
         _ => None,
     }
 }
@@ -103,90 +108,107 @@ pub fn ref_in(found: &str, query: &str, starts: Option<&str>) -> Option<String> 
         .map(str::to_string)
 }
 
-/// The extension method and params of one element step, for one target (`selector` or `ref`).
-fn element_call(step: &Step, target: Value) -> Option<(&'static str, Value)> {
-    let p = &step.params;
-    let with = |mut t: Value, extra: Value| {
-        if let (Some(o), Value::Object(e)) = (t.as_object_mut(), extra) {
-            o.extend(e);
-        }
-        t
-    };
-    Some(match step.method.as_str() {
-        "click" => ("click", target),
-        // `onlyOn`: a secret is typed only on the origin it was recorded on.
-        "type" => (
-            "type",
-            with(
-                target,
-                json!({ "text": p.get("text")?, "onlyOn": p.get("onlyOn") }),
-            ),
-        ),
-        "select_option" => (
-            "select_option",
-            with(target, json!({ "values": p.get("values")? })),
-        ),
-        "check" => {
-            let on = p.get("checked")?.as_bool()?;
-            (
-                "fill_form",
-                json!({ "fields": [with(target, json!({ "value": on.to_string() }))] }),
-            )
-        }
-        _ => return None,
-    })
+/// One typed call of a replay step, held to one attempt's time.
+async fn call<M: Method>(
+    bridge: &BridgeHandle,
+    tab: Option<TabId>,
+    params: &M,
+) -> Result<M::Response, WireError> {
+    bridge
+        .call_with_timeout(tab, params, ATTEMPT_MS)
+        .await
+        .map_err(BridgeError::into_wire)
+}
+
+/// An element target named by a CSS selector or a ref.
+fn element(selector: Option<String>, element_ref: Option<String>) -> ElementTarget {
+    ElementTarget {
+        element_ref,
+        selector,
+        element: None,
+    }
 }
 
 /// Where a locator points now: a CSS selector, or a ref found in the page model.
-async fn target_of(bridge: &BridgeHandle, tab: Option<TabId>, locator: &Value) -> Option<Value> {
+async fn target_of(
+    bridge: &BridgeHandle,
+    tab: Option<TabId>,
+    locator: &Locator,
+) -> Option<ElementTarget> {
     if let Some(selector) = selector_of(locator) {
-        return Some(json!({ "selector": selector }));
+        return Some(element(Some(selector), None));
     }
     let (query, starts) = model_query(locator)?;
-    let found = bridge
-        .call_raw("find", tab, json!({ "query": query }), ATTEMPT_MS)
-        .await
-        .ok()?;
-    let text = found.get("text")?.as_str()?;
-    ref_in(text, &query, starts.as_deref()).map(|r| json!({ "ref": r }))
+    let find = Find {
+        query: query.clone(),
+        ..Default::default()
+    };
+    let found = call(bridge, tab, &find).await.ok()?;
+    ref_in(&found.text, &query, starts.as_deref()).map(|r| element(None, Some(r)))
 }
 
-/// Pick `values[0]` in a custom drop-down: click its opener (`target`), then click the
+/// What a step's answer tells the run.
+#[derive(Debug, Default)]
+struct Done {
+    /// The page the step left the tab on: url and title.
+    page: Option<(String, String)>,
+    /// Its typed value went into a field the page calls confidential.
+    confidential: bool,
+}
+
+impl From<ActionOutcome> for Done {
+    fn from(a: ActionOutcome) -> Done {
+        Done {
+            page: Some((a.url, a.title)),
+            confidential: !a.confidential.is_empty(),
+        }
+    }
+}
+
+impl From<PageInfo> for Done {
+    fn from(p: PageInfo) -> Done {
+        Done {
+            page: Some((p.url, p.title)),
+            confidential: false,
+        }
+    }
+}
+
+/// Pick `wanted` in a custom drop-down: click its opener (`target`), then click the
 /// option of that name the page model shows.
 async fn custom_select(
     bridge: &BridgeHandle,
     tab: Option<TabId>,
-    target: &Value,
-    step: &Step,
-) -> Result<Value, WireError> {
-    let wanted = step.params["values"][0]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    bridge
-        .call_raw("click", tab, target.clone(), ATTEMPT_MS)
+    target: ElementTarget,
+    wanted: &str,
+) -> Result<Done, WireError> {
+    call(bridge, tab, &click(target)).await?;
+    let find = Find {
+        query: wanted.to_string(),
+        ..Default::default()
+    };
+    let found = call(bridge, tab, &find).await?;
+    let quoted = serde_json::to_string(wanted).unwrap_or_default();
+    let option =
+        ref_in(&found.text, wanted, Some(&format!("option {quoted}"))).ok_or_else(|| {
+            WireError::new(
+                ErrorCode::SelectorNotFound,
+                format!("the drop-down opened but shows no option {quoted}"),
+            )
+        })?;
+    call(bridge, tab, &click(element(None, Some(option))))
         .await
-        .map_err(|e| e.into_wire())?;
-    let found = bridge
-        .call_raw("find", tab, json!({ "query": wanted }), ATTEMPT_MS)
-        .await
-        .map_err(|e| e.into_wire())?;
-    let quoted = serde_json::to_string(&wanted).unwrap_or_default();
-    let option = ref_in(
-        found["text"].as_str().unwrap_or_default(),
-        &wanted,
-        Some(&format!("option {quoted}")),
-    )
-    .ok_or_else(|| {
-        WireError::new(
-            ErrorCode::SelectorNotFound,
-            format!("the drop-down opened but shows no option {quoted}"),
-        )
-    })?;
-    bridge
-        .call_raw("click", tab, json!({ "ref": option }), ATTEMPT_MS)
-        .await
-        .map_err(|e| e.into_wire())
+        .map(Done::from)
+}
+
+/// A plain left click on `target`.
+fn click(target: ElementTarget) -> Click {
+    Click {
+        target,
+        button: Default::default(),
+        double_click: false,
+        modifiers: Vec::new(),
+    }
 }
 
 /// Errors after which the next locator is worth a try.
@@ -197,76 +219,139 @@ fn try_next(e: &WireError) -> bool {
     )
 }
 
-/// The page an answer names (navigations and input actions answer url and title).
-fn page_of(answer: &Value) -> Option<(String, String)> {
-    Some((
-        answer.get("url")?.as_str()?.to_string(),
-        answer.get("title")?.as_str()?.to_string(),
-    ))
-}
-
 /// Whether a step sends an action (a navigation, input): what a step budget counts.
-fn acts(method: &str) -> bool {
-    !matches!(method, "wait_for_load" | "scroll" | "new_tab")
+fn acts(action: &StepAction) -> bool {
+    match action {
+        StepAction::WaitForLoad { .. } | StepAction::Scroll { .. } | StepAction::NewTab { .. } => {
+            false
+        }
+        StepAction::Navigate { .. }
+        | StepAction::GoBack
+        | StepAction::GoForward
+        | StepAction::Click { .. }
+        | StepAction::Hover { .. }
+        | StepAction::Type { .. }
+        | StepAction::Select { .. }
+        | StepAction::Check { .. }
+        | StepAction::PressKey { .. }
+        | StepAction::Unknown { .. } => true,
+    }
 }
 
-/// Run one filled-in step; answers the extension's answer (the page it left the tab on,
-/// whether a typed value went into a confidential field), `Null` for a step with none.
+/// What an element step does once its element is found.
+enum ElementAct<'a> {
+    Click,
+    Hover,
+    Type { text: &'a str, submit: bool },
+    Select(&'a [String]),
+    Check(bool),
+}
+
+/// Run one filled-in step; `only_on`: the one origin its secret may be typed on.
 async fn run_step(
     bridge: &BridgeHandle,
     tab: Option<TabId>,
-    step: &Step,
-) -> Result<Value, WireError> {
-    let call = |method: &'static str, params: Value| async move {
-        bridge
-            .call_raw(method, tab, params, ATTEMPT_MS)
-            .await
-            .map_err(|e| e.into_wire())
-    };
-    match step.method.as_str() {
-        "navigate" => return call("navigate", json!({ "url": step.params.get("url") })).await,
-        "press_key" => return call("press_key", json!({ "key": step.params.get("key") })).await,
+    action: &StepAction,
+    only_on: Option<&str>,
+) -> Result<Done, WireError> {
+    let (on, act) = match action {
+        StepAction::Navigate { url } => {
+            let to = Navigate { url: url.clone() };
+            return call(bridge, tab, &to).await.map(Done::from);
+        }
+        StepAction::GoBack => return call(bridge, tab, &GoBack {}).await.map(Done::from),
+        StepAction::GoForward => return call(bridge, tab, &GoForward {}).await.map(Done::from),
+        StepAction::PressKey { key, .. } => {
+            let press = PressKey { key: key.clone() };
+            return call(bridge, tab, &press).await.map(Done::from);
+        }
         // Click-caused loads are awaited by the click; scrolls only moved the view; a tab
         // a click opened is opened again by that click.
-        "wait_for_load" | "scroll" | "new_tab" => return Ok(Value::Null),
-        _ => {}
-    }
-    let locators = step
-        .params
-        .get("locators")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+        StepAction::WaitForLoad { .. } | StepAction::Scroll { .. } | StepAction::NewTab { .. } => {
+            return Ok(Done::default())
+        }
+        StepAction::Unknown { method, why, .. } => {
+            let what = match why {
+                Some(why) => format!("{method} {why}"),
+                None => method.clone(),
+            };
+            return Err(WireError::new(
+                ErrorCode::BadArgs,
+                format!("the scenario has a step Kapture cannot replay: {what}"),
+            ));
+        }
+        StepAction::Click { on } => (on, ElementAct::Click),
+        StepAction::Hover { on } => (on, ElementAct::Hover),
+        StepAction::Type { on, text, submit } => (
+            on,
+            ElementAct::Type {
+                text,
+                submit: *submit,
+            },
+        ),
+        StepAction::Select { on, values } => (on, ElementAct::Select(values)),
+        StepAction::Check { on, checked } => {
+            let on_off = checked.value().ok_or_else(|| {
+                WireError::new(
+                    ErrorCode::BadArgs,
+                    "check: its checked value is not true or false",
+                )
+            })?;
+            (on, ElementAct::Check(on_off))
+        }
+    };
     let mut last = WireError::new(
         ErrorCode::SelectorNotFound,
-        format!("{}: none of its locators can be used", step.method),
+        format!("{}: none of its locators can be used", action.method()),
     );
-    for locator in &locators {
+    for locator in on {
         let Some(target) = target_of(bridge, tab, locator).await else {
             continue;
         };
-        let Some((method, params)) = element_call(step, target.clone()) else {
-            return Err(WireError::new(
-                ErrorCode::BadArgs,
-                format!(
-                    "the scenario has a step Kapture cannot replay: {}",
-                    step.method
-                ),
-            ));
-        };
-        let result = match call(method, params).await {
-            // A custom drop-down (a combobox of a script): open it, then pick the option.
-            Err(e)
-                if method == "select_option"
-                    && e.code == ErrorCode::NotInteractable
-                    && e.message.contains("is not a <select>") =>
-            {
-                custom_select(bridge, tab, &target, step).await
+        let result = match &act {
+            ElementAct::Click => call(bridge, tab, &click(target)).await.map(Done::from),
+            ElementAct::Hover => call(bridge, tab, &Hover { target }).await.map(Done::from),
+            ElementAct::Type { text, submit } => {
+                let typing = Type {
+                    target,
+                    text: text.to_string(),
+                    submit: *submit,
+                    slowly: false,
+                    only_on: only_on.map(str::to_string),
+                };
+                call(bridge, tab, &typing).await.map(Done::from)
             }
-            other => other,
+            ElementAct::Select(values) => {
+                let select = SelectOption {
+                    target: target.clone(),
+                    values: values.to_vec(),
+                };
+                match call(bridge, tab, &select).await {
+                    Ok(_) => Ok(Done::default()),
+                    // A custom drop-down (a combobox of a script): open it, then pick the option.
+                    Err(e)
+                        if e.code == ErrorCode::NotInteractable
+                            && e.message.contains("is not a <select>") =>
+                    {
+                        let wanted = values.first().map(String::as_str).unwrap_or_default();
+                        custom_select(bridge, tab, target, wanted).await
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            ElementAct::Check(on_off) => {
+                let fill = FillForm {
+                    fields: vec![FormField {
+                        target,
+                        value: on_off.to_string(),
+                    }],
+                    submit: false,
+                };
+                call(bridge, tab, &fill).await.map(Done::from)
+            }
         };
         match result {
-            Ok(page) => return Ok(page),
+            Ok(done) => return Ok(done),
             Err(e) if try_next(&e) => last = e,
             Err(e) => return Err(e),
         }
@@ -345,13 +430,16 @@ impl Runner<'_> {
     /// Whether `condition` holds on the tab's page now.
     async fn holds(&self, condition: &Condition) -> Result<bool, Stop> {
         let find = |query: &str| {
-            let params = json!({ "query": query, "max": 50 });
+            let find = Find {
+                query: query.to_string(),
+                max: Some(50),
+                ..Default::default()
+            };
             async move {
-                self.bridge
-                    .call_raw("find", self.tab, params, ATTEMPT_MS)
+                call(self.bridge, self.tab, &find)
                     .await
-                    .map_err(|e| Stop::Bad(e.into_wire()))
-                    .map(|v| v["text"].as_str().unwrap_or_default().to_string())
+                    .map_err(Stop::Bad)
+                    .map(|found| found.text)
             }
         };
         Ok(match condition {
@@ -360,16 +448,11 @@ impl Runner<'_> {
             }
             Condition::TextPresent(text) => find(text).await?.contains("[ref="),
             Condition::SelectorExists(selector) => {
-                let asked = self
-                    .bridge
-                    .call_raw(
-                        "get_text",
-                        self.tab,
-                        json!({ "selector": selector, "max": 1 }),
-                        ATTEMPT_MS,
-                    )
-                    .await
-                    .map_err(|e| e.into_wire());
+                let get = GetText {
+                    target: element(Some(selector.clone()), None),
+                    budget: Default::default(),
+                };
+                let asked = call(self.bridge, self.tab, &get).await;
                 match asked {
                     Ok(_) => true,
                     Err(e) if e.code == ErrorCode::SelectorNotFound => false,
@@ -418,59 +501,51 @@ impl Runner<'_> {
         }
         let destinations = scenario.secret_destinations();
         for (i, step) in scenario.chain.iter().enumerate() {
-            let mut filled = Step {
-                method: step.method.clone(),
-                params: substitute(&step.params, &vars)
-                    .map_err(|e| Self::bad(format!("{name}: {e}")))?,
-            };
-            match destinations.get(i) {
-                Some(SecretDestination::Only(origin)) => {
-                    if let Some(o) = filled.params.as_object_mut() {
-                        o.insert("onlyOn".into(), Value::String(origin.clone()));
-                    }
-                }
+            let filled = step
+                .filled(&vars)
+                .map_err(|e| Self::bad(format!("{name}: {e}")))?;
+            let method = step.action.method();
+            let only_on = match destinations.get(i) {
+                Some(SecretDestination::Only(origin)) => Some(origin.as_str()),
                 Some(SecretDestination::Unknown) => {
                     self.report.failed_step = Some(format!(
                         "{name} step {} ({}): POLICY_DENIED the scenario does not say on which site its secret was recorded (no page before this step), so it is typed nowhere",
                         i + 1,
-                        step.method
+                        method
                     ));
                     self.report
                         .hints
                         .push(ErrorCode::PolicyDenied.hint().to_string());
                     return Err(Stop::Failed);
                 }
-                _ => {}
-            }
-            let sent = match acts(&filled.method) {
+                Some(SecretDestination::Anywhere) | None => None,
+            };
+            let sent = match acts(&filled.action) {
                 true => (self.step)(),
                 false => Ok(()),
             };
             let outcome = match sent {
-                Ok(()) => run_step(self.bridge, self.tab, &filled).await,
+                Ok(()) => run_step(self.bridge, self.tab, &filled.action, only_on).await,
                 Err(e) => Err(e),
             };
             match outcome {
-                Ok(answer) => {
-                    if let Some(page) = page_of(&answer) {
+                Ok(done) => {
+                    if let Some(page) = done.page {
                         self.page = page;
                     }
                     // A value the page's field calls confidential is one, whatever the
                     // scenario called it.
-                    let typed = filled.params.get("text").and_then(Value::as_str);
-                    if let (Some(text), Some(c)) = (typed, ext_core::ui::confidential_of(&answer)) {
-                        if !c.is_empty() {
-                            self.report
-                                .secrets
-                                .push((text.to_string(), "confidential".into()));
-                        }
+                    if let (Some(text), true) = (filled.action.typed_text(), done.confidential) {
+                        self.report
+                            .secrets
+                            .push((text.to_string(), "confidential".into()));
                     }
                 }
                 Err(e) => {
                     self.report.failed_step = Some(format!(
                         "{name} step {} ({}): {} {}",
                         i + 1,
-                        step.method,
+                        method,
                         e.code.as_str(),
                         e.message
                     ));
@@ -479,9 +554,9 @@ impl Runner<'_> {
                 }
             }
             self.report.actions_executed += 1;
-            if step.params.get("locators").is_some() {
-                let at = format!("after {name} step {} ({})", i + 1, step.method);
-                self.note_alerts(&at, step.params.get("expect")).await;
+            if !step.action.locators().is_empty() {
+                let at = format!("after {name} step {} ({method})", i + 1);
+                self.note_alerts(&at, step.expect.as_ref()).await;
             }
         }
         let secret: Vec<&str> = scenario
@@ -552,20 +627,16 @@ impl Runner<'_> {
 
     /// After an element step: alerts the page shows (error messages, usually) compared
     /// with what the recording saw there, as hints.
-    async fn note_alerts(&mut self, at: &str, expect: Option<&Value>) {
-        let Ok(found) = self
-            .bridge
-            .call_raw(
-                "find",
-                self.tab,
-                json!({ "query": "alert", "max": 5 }),
-                ATTEMPT_MS,
-            )
-            .await
-        else {
+    async fn note_alerts(&mut self, at: &str, expect: Option<&PageHint>) {
+        let find = Find {
+            query: "alert".into(),
+            max: Some(5),
+            ..Default::default()
+        };
+        let Ok(found) = call(self.bridge, self.tab, &find).await else {
             return;
         };
-        for hint in alert_hints(found["text"].as_str().unwrap_or_default(), expect, at) {
+        for hint in alert_hints(&found.text, expect, at) {
             if !self.report.hints.contains(&hint) {
                 self.report.hints.push(hint);
             }
@@ -575,7 +646,7 @@ impl Runner<'_> {
 
 /// Hints from the alert lines of a `find` answer, against what the recording saw after
 /// the step (`expect`: `{alert}`; absent for scenarios recorded without page hints).
-fn alert_hints(found: &str, expect: Option<&Value>, at: &str) -> Vec<String> {
+fn alert_hints(found: &str, expect: Option<&PageHint>, at: &str) -> Vec<String> {
     let now: Vec<&str> = found
         .lines()
         .map(str::trim)
@@ -587,7 +658,7 @@ fn alert_hints(found: &str, expect: Option<&Value>, at: &str) -> Vec<String> {
             .map(|l| format!("{at} the page shows {l}"))
             .collect();
     };
-    let wanted = expect["alert"].as_str().unwrap_or_default();
+    let wanted = expect.alert.as_str();
     let mut hints: Vec<String> = now
         .iter()
         .filter(|l| wanted.is_empty() || !l.contains(wanted))
@@ -693,13 +764,17 @@ mod tests {
             alert_hints(found, None, at),
             ["after login step 4 (click) the page shows alert [ref=e4]: Wrong password"]
         );
-        assert!(alert_hints(found, Some(&json!({"alert": "Wrong password"})), at).is_empty());
+        let saw = |alert: &str| PageHint {
+            alert: alert.into(),
+            ..Default::default()
+        };
+        assert!(alert_hints(found, Some(&saw("Wrong password")), at).is_empty());
         assert_eq!(
-            alert_hints(found, Some(&json!({"alert": ""})), at),
+            alert_hints(found, Some(&saw("")), at),
             ["after login step 4 (click) the page shows alert [ref=e4]: Wrong password, which the recording did not"]
         );
         assert_eq!(
-            alert_hints("No match for \"alert\" on the page.", Some(&json!({"alert": "Added"})), at),
+            alert_hints("No match for \"alert\" on the page.", Some(&saw("Added")), at),
             ["after login step 4 (click) the recording showed the alert \"Added\"; the page shows no such alert now"]
         );
     }
@@ -707,14 +782,14 @@ mod tests {
     #[test]
     fn page_model_locators_find_their_ref() {
         let found = "textbox \"Email\" [ref=e1]\n button \"User\" [ref=e2]\n textbox \"User\" [ref=e3]: ada";
-        let role = json!({"by": "role", "value": ["textbox", "User"]});
+        let role = Locator::Role("textbox".into(), "User".into());
         let (q, starts) = model_query(&role).unwrap();
         assert_eq!(ref_in(found, &q, starts.as_deref()).as_deref(), Some("e3"));
-        let label = json!({"by": "label", "value": "Email"});
+        let label = Locator::Label("Email".into());
         let (q, starts) = model_query(&label).unwrap();
         assert_eq!(ref_in(found, &q, starts.as_deref()).as_deref(), Some("e1"));
         assert!(ref_in(found, "Nope", None).is_none());
-        assert!(model_query(&json!({"by": "css", "value": "#a"})).is_none());
+        assert!(model_query(&Locator::Css("#a".into())).is_none());
     }
 
     #[test]
@@ -727,12 +802,8 @@ mod tests {
             {"by": "css", "value": "form > button"},
             {"by": "xpath", "value": "/html[1]"}
         ]);
-        let selectors: Vec<String> = locators
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(selector_of)
-            .collect();
+        let locators: Vec<Locator> = serde_json::from_value(locators).unwrap();
+        let selectors: Vec<String> = locators.iter().filter_map(selector_of).collect();
         assert_eq!(
             selectors,
             [

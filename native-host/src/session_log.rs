@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use ext_core::export::Format;
-use ext_core::scenario::{Parameter, Scenario, Step};
+use ext_core::scenario::{Flag, Locator, Parameter, Scenario, Step, StepAction};
 use serde_json::{json, Map, Value};
 
 /// Steps kept per session; older ones go first.
@@ -246,9 +246,9 @@ impl SessionLog {
             let Some(method) = step.tool.strip_prefix("browser_") else {
                 continue;
             };
-            let locators = |a: &Value| -> Value {
+            let locators = |a: &Value| -> Vec<Locator> {
                 if let Some(sel) = a.get("selector").and_then(Value::as_str) {
-                    return json!([{ "by": "css", "value": sel }]);
+                    return vec![Locator::Css(sel.to_string())];
                 }
                 match a
                     .get("ref")
@@ -257,16 +257,19 @@ impl SessionLog {
                 {
                     // A clickable text or a label has no ARIA role to find it by: its text.
                     Some((role, name)) if matches!(role.as_str(), "clickable" | "label") => {
-                        json!([{ "by": "text", "value": name }])
+                        vec![Locator::Text(name.clone())]
                     }
-                    Some((role, name)) => json!([{ "by": "role", "value": [role, name] }]),
-                    None => json!([]),
+                    Some((role, name)) => vec![Locator::Role(role.clone(), name.clone())],
+                    None => Vec::new(),
                 }
             };
-            let mut secret = |v: &Value| -> Value {
-                if v.as_str()
-                    .is_some_and(|s| s.contains('•') || s.contains("[redacted"))
-                {
+            let mut secret = |v: &Value| -> String {
+                let text = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                };
+                if text.contains('•') || text.contains("[redacted") {
                     let name = format!("secret_{}", parameters.len() + 1);
                     parameters.push(Parameter {
                         name: name.clone(),
@@ -274,47 +277,54 @@ impl SessionLog {
                         default: None,
                         secret: true,
                     });
-                    json!(format!("{{{{{name}}}}}"))
+                    format!("{{{{{name}}}}}")
                 } else {
-                    v.clone()
+                    text
                 }
             };
             let a = &step.args;
-            let mut push = |method: &str, params: Value| {
-                chain.push(Step {
-                    method: method.into(),
-                    params,
-                })
+            let text = |v: &Value| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
             };
+            let mut push = |action: StepAction| chain.push(Step::from(action));
             match method {
-                "navigate" => push("navigate", json!({ "url": a["url"] })),
-                "navigate_back" => push("go_back", json!({})),
-                "navigate_forward" => push("go_forward", json!({})),
-                "click" => push("click", json!({ "locators": locators(a) })),
-                "hover" => push("hover", json!({ "locators": locators(a) })),
-                "type" => {
-                    let text = secret(&a["text"]);
-                    push(
-                        "type",
-                        json!({ "locators": locators(a), "text": text, "submit": a["submit"] }),
-                    )
-                }
-                "select_option" => push(
-                    "select_option",
-                    json!({ "locators": locators(a), "values": a["values"] }),
-                ),
-                "press_key" => push("press_key", json!({ "key": a["key"] })),
+                "navigate" => push(StepAction::Navigate {
+                    url: text(&a["url"]),
+                }),
+                "navigate_back" => push(StepAction::GoBack),
+                "navigate_forward" => push(StepAction::GoForward),
+                "click" => push(StepAction::Click { on: locators(a) }),
+                "hover" => push(StepAction::Hover { on: locators(a) }),
+                "type" => push(StepAction::Type {
+                    on: locators(a),
+                    text: secret(&a["text"]),
+                    submit: a["submit"].as_bool().unwrap_or(false),
+                }),
+                "select_option" => push(StepAction::Select {
+                    on: locators(a),
+                    values: match &a["values"] {
+                        Value::Array(items) => items.iter().map(text).collect(),
+                        one => vec![text(one)],
+                    },
+                }),
+                "press_key" => push(StepAction::PressKey {
+                    key: text(&a["key"]),
+                    on: Vec::new(),
+                }),
                 "fill_form" => {
                     for f in a["fields"].as_array().into_iter().flatten() {
                         match f["value"].as_str() {
-                            Some(on @ ("true" | "false")) => push(
-                                "check",
-                                json!({ "locators": locators(f), "checked": on == "true" }),
-                            ),
-                            _ => {
-                                let text = secret(&f["value"]);
-                                push("type", json!({ "locators": locators(f), "text": text }))
-                            }
+                            Some(on @ ("true" | "false")) => push(StepAction::Check {
+                                on: locators(f),
+                                checked: Flag::Is(on == "true"),
+                            }),
+                            _ => push(StepAction::Type {
+                                on: locators(f),
+                                text: secret(&f["value"]),
+                                submit: false,
+                            }),
                         }
                     }
                 }
@@ -435,25 +445,25 @@ mod tests {
         );
         log.record("browser_click", json!({"ref": "e4"}), "ok", "", 9);
         let s = log.as_scenario();
-        let methods: Vec<&str> = s.chain.iter().map(|c| c.method.as_str()).collect();
+        let methods: Vec<&str> = s.chain.iter().map(|c| c.action.method()).collect();
         assert_eq!(
             methods,
             ["navigate", "type", "type", "click", "click", "click"]
         );
         // Text with a ref but no ARIA role is found by its text.
         assert_eq!(
-            s.chain[4].params["locators"],
-            json!([{"by": "text", "value": "Buy milk"}])
+            s.chain[4].action.locators(),
+            [Locator::Text("Buy milk".into())]
         );
         assert_eq!(
-            s.chain[5].params["locators"],
-            json!([{"by": "text", "value": "Open card"}])
+            s.chain[5].action.locators(),
+            [Locator::Text("Open card".into())]
         );
         assert_eq!(
-            s.chain[1].params["locators"],
-            json!([{"by": "role", "value": ["textbox", "User"]}])
+            s.chain[1].action.locators(),
+            [Locator::Role("textbox".into(), "User".into())]
         );
-        assert_eq!(s.chain[2].params["text"], "{{secret_1}}");
+        assert_eq!(s.chain[2].action.typed_text(), Some("{{secret_1}}"));
         assert!(s.parameters[0].secret);
         let steps = log.steps_json();
         assert!(steps.contains("button \\\"Log in\\\"") && steps.contains("SELECTOR_NOT_FOUND"));
@@ -485,6 +495,35 @@ mod tests {
             values(&book),
             ["Canary-of-b-longer", "Canary-of-a", "file-secret"]
         );
+    }
+
+    /// The session scenario kapture built before steps were typed (`session.json`, beside
+    /// its exported scripts): the typed log builds the same.
+    #[test]
+    fn the_log_builds_the_session_scenario_it_built_before() {
+        let log = SessionLog::default();
+        let calls: Vec<(&str, Value, &str)> = vec![
+            ("browser_navigate", json!({"url": "http://127.0.0.1:8080/shop/login.html"}), ""),
+            ("browser_snapshot", json!({}), "- textbox \"User\" [ref=e1]\n- button \"Log in\" [ref=e2]\n- link \"Help\" [ref=e3]\n clickable \"Open card\" [ref=e4]\n- checkbox \"Remember me\" [ref=e5]"),
+            ("browser_type", json!({"ref": "e1", "element": "User", "text": "ada"}), ""),
+            ("browser_type", json!({"selector": "#password", "text": "••••", "submit": true}), ""),
+            ("browser_fill_form", json!({"fields": [{"ref": "e5", "value": "true"}, {"selector": "#city", "value": "Paris"}, {"selector": "#pin", "value": "[redacted:password]"}]}), ""),
+            ("browser_click", json!({"ref": "e2"}), ""),
+            ("browser_hover", json!({"ref": "e3"}), ""),
+            ("browser_click", json!({"ref": "e4", "doubleClick": true}), ""),
+            ("browser_select_option", json!({"selector": "#size", "values": ["L", "XL"]}), ""),
+            ("browser_press_key", json!({"key": "Escape"}), ""),
+            ("browser_navigate_back", json!({}), ""),
+            ("browser_navigate_forward", json!({}), ""),
+            ("browser_click", json!({"ref": "e99"}), ""),
+            ("browser_evaluate", json!({"function": "() => 1"}), ""),
+        ];
+        for (i, (tool, args, answer)) in calls.into_iter().enumerate() {
+            log.record(tool, args, "ok", answer, i as u64);
+        }
+        let before: Scenario =
+            serde_json::from_str(include_str!("../../ext-core/tests/golden/session.json")).unwrap();
+        assert_eq!(log.as_scenario(), before);
     }
 
     #[tokio::test]

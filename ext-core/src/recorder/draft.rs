@@ -7,11 +7,11 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{locators, secret_kind, ElementDescriptor, FieldContext, RecordedStep};
 use crate::methods::RecorderState;
-use crate::scenario::{Dependency, Parameter, Scenario, ScenarioSummary, Step};
+use crate::scenario::{Dependency, Flag, Parameter, Scenario, ScenarioSummary, Step, StepAction};
 
 /// What the person (or the agent) decided when saving a recording.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -156,44 +156,35 @@ fn typed(state: &RecorderState) -> Vec<Typed<'_>> {
     out
 }
 
-fn with_locators(t: &ElementDescriptor, extra: Value) -> Value {
-    let mut p = json!({ "locators": locators(t) });
-    if let (Some(obj), Value::Object(more)) = (p.as_object_mut(), extra) {
-        obj.extend(more);
-    }
-    p
-}
-
 /// Build the scenario and the secrets to seal of a stopped recording.
 pub fn build(state: &RecorderState, choices: &SaveChoices) -> (Scenario, BTreeMap<String, String>) {
-    let mut chain = Vec::new();
+    let mut chain: Vec<Step> = Vec::new();
     if let Some(url) = state.start_url.as_ref().filter(|u| !u.is_empty()) {
-        chain.push(Step {
-            method: "navigate".into(),
-            params: json!({ "url": url }),
-        });
+        chain.push(StepAction::Navigate { url: url.clone() }.into());
     }
     let mut values = typed(state).into_iter();
     let mut parameters: Vec<Parameter> = Vec::new();
     let mut secrets = BTreeMap::new();
     for step in &state.steps {
-        let (method, params) = match step {
+        let action = match step {
             // What the page showed after the step before: kept with it, for replay's hints.
             RecordedStep::Observed(hint) => {
-                if let Some(Value::Object(p)) = chain.last_mut().map(|s: &mut Step| &mut s.params) {
-                    p.insert("expect".into(), json!(hint));
+                if let Some(last) = chain.last_mut() {
+                    last.expect = Some(hint.clone());
                 }
                 continue;
             }
-            RecordedStep::Navigate { url } => ("navigate", json!({ "url": url })),
-            RecordedStep::WaitForLoad { url } => ("wait_for_load", json!({ "url": url })),
-            RecordedStep::Click { target } => ("click", with_locators(target, json!({}))),
+            RecordedStep::Navigate { url } => StepAction::Navigate { url: url.clone() },
+            RecordedStep::WaitForLoad { url } => StepAction::WaitForLoad { url: url.clone() },
+            RecordedStep::Click { target } => StepAction::Click {
+                on: locators(target),
+            },
             RecordedStep::Type { target, .. } => {
                 let Some(v) = values.next() else { continue };
                 let secret = v.secret_kind.is_some() && !choices.not_secret.contains(&v.name);
                 let literal = !secret && choices.literal.contains(&v.name) && !is_search(v.target);
                 let text = if literal {
-                    json!(v.text)
+                    v.text.to_string()
                 } else {
                     // An empty secret is one the browser could not keep (see
                     // `take_secrets`): the scenario names it, the store has no value.
@@ -206,28 +197,30 @@ pub fn build(state: &RecorderState, choices: &SaveChoices) -> (Scenario, BTreeMa
                         default: (!secret).then(|| json!(v.text)),
                         secret,
                     });
-                    json!(format!("{{{{{}}}}}", v.name))
+                    format!("{{{{{}}}}}", v.name)
                 };
-                ("type", with_locators(target, json!({ "text": text })))
+                StepAction::Type {
+                    on: locators(target),
+                    text,
+                    submit: false,
+                }
             }
-            RecordedStep::Select { target, value } => (
-                "select_option",
-                with_locators(target, json!({ "values": [value] })),
-            ),
-            RecordedStep::Check { target, checked } => (
-                "check",
-                with_locators(target, json!({ "checked": checked })),
-            ),
-            RecordedStep::Press { target, key } => {
-                ("press_key", with_locators(target, json!({ "key": key })))
-            }
-            RecordedStep::Scroll { x, y } => ("scroll", json!({ "x": x, "y": y })),
-            RecordedStep::NewTab { url } => ("new_tab", json!({ "url": url })),
+            RecordedStep::Select { target, value } => StepAction::Select {
+                on: locators(target),
+                values: vec![value.clone()],
+            },
+            RecordedStep::Check { target, checked } => StepAction::Check {
+                on: locators(target),
+                checked: Flag::Is(*checked),
+            },
+            RecordedStep::Press { target, key } => StepAction::PressKey {
+                key: key.clone(),
+                on: locators(target),
+            },
+            RecordedStep::Scroll { x, y } => StepAction::Scroll { x: *x, y: *y },
+            RecordedStep::NewTab { url } => StepAction::NewTab { url: url.clone() },
         };
-        chain.push(Step {
-            method: method.into(),
-            params,
-        });
+        chain.push(action.into());
     }
     let scenario = Scenario {
         name: choices.name.clone(),
@@ -496,7 +489,7 @@ mod tests {
             .collect();
         assert_eq!(names, ["email", "password", "q"]);
         assert_eq!(scenario.tags, ["shop"]);
-        assert_eq!(scenario.chain[0].method, "navigate");
+        assert_eq!(scenario.chain[0].action.method(), "navigate");
 
         // A detected secret the person says is not one becomes an ordinary parameter.
         let (scenario, secrets) = build(

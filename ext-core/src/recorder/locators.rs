@@ -1,25 +1,8 @@
 //! Several ways to find a recorded element again, best first, stored together so replay
 //! can fall back when the page changed under one of them.
 
-use serde::{Deserialize, Serialize};
-
 use super::ElementDescriptor;
-
-/// One way to find an element.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "by", content = "value", rename_all = "snake_case")]
-pub enum Locator {
-    TestId(String),
-    /// `[role, accessible name]`.
-    Role(String, String),
-    Label(String),
-    Id(String),
-    Name(String),
-    Text(String),
-    Css(String),
-    #[serde(rename = "xpath")]
-    XPath(String),
-}
+use crate::scenario::Locator;
 
 /// Text longer than this is a poor locator (it changes with content).
 const MAX_TEXT: usize = 60;

@@ -8,8 +8,9 @@ mod fields;
 mod locators;
 mod optimize;
 
+pub use crate::scenario::Locator;
 pub use fields::{confidential_field, confidential_kind, secret_kind, FieldContext};
-pub use locators::{locators, Locator};
+pub use locators::locators;
 pub use optimize::{optimize, PageHint, RecordedStep};
 
 use serde::{Deserialize, Serialize};

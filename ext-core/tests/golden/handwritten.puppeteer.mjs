@@ -211,8 +211,8 @@ async function main() {
   await page.goto("http://127.0.0.1:8080/" + inputs["page"], { waitUntil: 'load', timeout: LOAD_MS });
   // 2. click css "#go"
   await act("step 2 (click)", [{"by": "css", "value": "#go"}], (l) => l.click());
-  // 3. fill label "User"
-  await act("step 3 (fill)", [{"by": "label", "value": "User"}], (l) => l.fill(inputs["user"]));
+  // 3. type label "User"
+  await act("step 3 (type)", [{"by": "label", "value": "User"}], (l) => l.fill(inputs["user"]));
   // 4. type css "#pw"
   await act("step 4 (type)", [{"by": "css", "value": "#pw"}], (l) => l.fill(inputs["pw"]));
   await pressKey('Enter');
@@ -224,9 +224,9 @@ async function main() {
   await act("step 7 (check)", [{"by": "test_id", "value": "terms"}], (l) => setChecked(l, true), false);
   // 8. hover role "menuitem" "Account"
   await act("step 8 (hover)", [{"by": "role", "value": ["menuitem", "Account"]}, {"by": "text", "value": "Account"}], (l) => l.hover());
-  // 9. navigate_back
+  // 9. go_back
   await page.goBack({ waitUntil: 'load', timeout: LOAD_MS });
-  // 10. navigate_forward
+  // 10. go_forward
   await page.goForward({ waitUntil: 'load', timeout: LOAD_MS });
   // 11. go_back
   await page.goBack({ waitUntil: 'load', timeout: LOAD_MS });

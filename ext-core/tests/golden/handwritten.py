@@ -148,8 +148,8 @@ def run(p):
         page.goto("http://127.0.0.1:8080/" + inputs["page"], timeout=LOAD_MS)
         # 2. click css "#go"
         act(page, "step 2 (click)", [{"by": "css", "value": "#go"}], lambda l: l.click(timeout=ATTEMPT_MS))
-        # 3. fill label "User"
-        act(page, "step 3 (fill)", [{"by": "label", "value": "User"}], lambda l: l.fill(inputs["user"], timeout=ATTEMPT_MS))
+        # 3. type label "User"
+        act(page, "step 3 (type)", [{"by": "label", "value": "User"}], lambda l: l.fill(inputs["user"], timeout=ATTEMPT_MS))
         # 4. type css "#pw"
         act(page, "step 4 (type)", [{"by": "css", "value": "#pw"}], lambda l: l.fill(inputs["pw"], timeout=ATTEMPT_MS))
         page.keyboard.press("Enter")
@@ -161,9 +161,9 @@ def run(p):
         act(page, "step 7 (check)", [{"by": "test_id", "value": "terms"}], lambda l: l.set_checked(True, timeout=ATTEMPT_MS))
         # 8. hover role "menuitem" "Account"
         act(page, "step 8 (hover)", [{"by": "role", "value": ["menuitem", "Account"]}, {"by": "text", "value": "Account"}], lambda l: l.hover(timeout=ATTEMPT_MS))
-        # 9. navigate_back
+        # 9. go_back
         page.go_back(timeout=LOAD_MS)
-        # 10. navigate_forward
+        # 10. go_forward
         page.go_forward(timeout=LOAD_MS)
         # 11. go_back
         page.go_back(timeout=LOAD_MS)

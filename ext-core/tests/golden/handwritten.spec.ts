@@ -142,8 +142,8 @@ test("Written by hand", async ({ page: firstPage }) => {
     await page.goto("http://127.0.0.1:8080/" + inputs["page"], { timeout: LOAD_MS });
     // 2. click css "#go"
     await act(page, "step 2 (click)", [{"by": "css", "value": "#go"}], (l) => l.click({ timeout: ATTEMPT_MS }));
-    // 3. fill label "User"
-    await act(page, "step 3 (fill)", [{"by": "label", "value": "User"}], (l) => l.fill(inputs["user"], { timeout: ATTEMPT_MS }));
+    // 3. type label "User"
+    await act(page, "step 3 (type)", [{"by": "label", "value": "User"}], (l) => l.fill(inputs["user"], { timeout: ATTEMPT_MS }));
     // 4. type css "#pw"
     await act(page, "step 4 (type)", [{"by": "css", "value": "#pw"}], (l) => l.fill(inputs["pw"], { timeout: ATTEMPT_MS }));
     await page.keyboard.press('Enter');
@@ -155,9 +155,9 @@ test("Written by hand", async ({ page: firstPage }) => {
     await act(page, "step 7 (check)", [{"by": "test_id", "value": "terms"}], (l) => l.setChecked(true, { timeout: ATTEMPT_MS }));
     // 8. hover role "menuitem" "Account"
     await act(page, "step 8 (hover)", [{"by": "role", "value": ["menuitem", "Account"]}, {"by": "text", "value": "Account"}], (l) => l.hover({ timeout: ATTEMPT_MS }));
-    // 9. navigate_back
+    // 9. go_back
     await page.goBack({ timeout: LOAD_MS });
-    // 10. navigate_forward
+    // 10. go_forward
     await page.goForward({ timeout: LOAD_MS });
     // 11. go_back
     await page.goBack({ timeout: LOAD_MS });

@@ -193,8 +193,8 @@ async function main() {
   await browser.url("http://127.0.0.1:8080/" + inputs["page"]);
   // 2. click css "#go"
   await act("step 2 (click)", [{"by": "css", "value": "#go"}], (el) => el.click());
-  // 3. fill label "User"
-  await act("step 3 (fill)", [{"by": "label", "value": "User"}], (el) => el.setValue(inputs["user"]));
+  // 3. type label "User"
+  await act("step 3 (type)", [{"by": "label", "value": "User"}], (el) => el.setValue(inputs["user"]));
   // 4. type css "#pw"
   await act("step 4 (type)", [{"by": "css", "value": "#pw"}], (el) => el.setValue(inputs["pw"]));
   await browser.keys(keyChord('Enter'));
@@ -206,9 +206,9 @@ async function main() {
   await act("step 7 (check)", [{"by": "test_id", "value": "terms"}], (el) => setChecked(el, true), false);
   // 8. hover role "menuitem" "Account"
   await act("step 8 (hover)", [{"by": "role", "value": ["menuitem", "Account"]}, {"by": "text", "value": "Account"}], (el) => el.moveTo());
-  // 9. navigate_back
+  // 9. go_back
   await browser.back();
-  // 10. navigate_forward
+  // 10. go_forward
   await browser.forward();
   // 11. go_back
   await browser.back();
