@@ -1,0 +1,5 @@
+
+import puppeteer from 'puppeteer-core';
+
+let browser;
+let page;

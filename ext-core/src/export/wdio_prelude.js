@@ -1,0 +1,4 @@
+
+import { remote, Key } from 'webdriverio';
+
+let browser;
