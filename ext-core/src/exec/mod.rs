@@ -30,9 +30,14 @@ use crate::ui::{ApprovalView, FeedEntry};
 
 pub use tabs::Tabs;
 
-/// The rules a command runs under: the sender's policy and how long an `ask` waits for a
-/// person (ms).
-pub type Rules = (Rc<Policy>, u64);
+/// The rules a command runs under.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    /// The sender's policy (with the person's rules over it, in the extension).
+    pub policy: Rc<Policy>,
+    /// How long an `ask` waits for a person, in ms.
+    pub approval_ms: u64,
+}
 
 /// A download as the browser reports it (the fields Kapture reads of `chrome.downloads`'
 /// `DownloadItem`).
@@ -327,7 +332,7 @@ impl<H: Host> Exec<H> {
             Route::Browser => {
                 // A browser method may wait for an approval before its own work, which then
                 // has `timeout_ms` (the approval's wait is not the work's time).
-                let limit = timeout_ms + rules.1;
+                let limit = timeout_ms + rules.approval_ms;
                 let name = cmd.name();
                 let run = self.browser_method(asker, tab_id, cmd, timeout_ms, rules, note);
                 platform::timeout(Duration::from_millis(limit), run)
@@ -383,7 +388,7 @@ impl<H: Host> Exec<H> {
                 let tabs = self.host.list_tabs().await?;
                 json!(tabs
                     .into_iter()
-                    .map(|t| shown_tab(&rules.0, t))
+                    .map(|t| shown_tab(&rules.policy, t))
                     .collect::<Vec<_>>())
             }
             Command::TabsNew(p) => {
@@ -416,11 +421,11 @@ impl<H: Host> Exec<H> {
                         return Err(e);
                     }
                 }
-                json!(shown_tab(&rules.0, self.host.tab(tab.tab_id).await?))
+                json!(shown_tab(&rules.policy, self.host.tab(tab.tab_id).await?))
             }
             Command::TabsSelect(_) => {
                 let tab = self.host.activate_tab(need_tab()?).await?;
-                json!(shown_tab(&rules.0, tab))
+                json!(shown_tab(&rules.policy, tab))
             }
             Command::TabsClose(_) => {
                 let id = need_tab()?;
@@ -480,7 +485,10 @@ impl<H: Host> Exec<H> {
         rules: Rules,
         note: &StepNote,
     ) -> Result<Option<Guard>, WireError> {
-        let (policy, approval_ms) = rules;
+        let Rules {
+            policy,
+            approval_ms,
+        } = rules;
         *note.target.borrow_mut() = self.describe_target(tab, &command.params());
         let Some(category) = command.category() else {
             note.verdict("no check needed");

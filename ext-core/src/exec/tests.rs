@@ -241,7 +241,10 @@ fn rules(list: &[(&str, Option<Category>, Verdict)]) -> Rules {
             .collect(),
         ..Policy::default()
     };
-    (Rc::new(policy), 1_000)
+    Rules {
+        policy: Rc::new(policy),
+        approval_ms: 1_000,
+    }
 }
 
 fn allowed() -> Rules {
@@ -678,14 +681,20 @@ fn a_pause_refuses_every_command_and_the_feed_says_so() {
 #[test]
 fn an_origin_budget_refuses_steps_over_it_until_a_person_extends_it() {
     let (mut pool, host, exec) = setup();
-    let (policy, ms) = allowed();
+    let Rules {
+        policy,
+        approval_ms: ms,
+    } = allowed();
     let mut policy = (*policy).clone();
     policy.budgets.push(crate::policy::budget::Budget {
         origin: OriginPattern::parse("allowed.test").unwrap(),
         max_steps_per_hour: 1,
         source: "test budget".into(),
     });
-    let rules: Rules = (Rc::new(policy), ms);
+    let rules = Rules {
+        policy: Rc::new(policy),
+        approval_ms: ms,
+    };
     pool.run_until(async {
         exec.run(Some(1), "evaluate", eval("1"), 5_000, rules.clone())
             .await
@@ -704,7 +713,7 @@ fn an_origin_budget_refuses_steps_over_it_until_a_person_extends_it() {
         exec.run(Some(1), "evaluate", eval("3"), 5_000, rules.clone())
             .await
             .unwrap();
-        let state = &exec.budget_states(&rules.0)[0];
+        let state = &exec.budget_states(&rules.policy)[0];
         assert_eq!((state.used, state.extra), (2, 1));
     });
     assert_eq!(host.steps.borrow()[1].verdict, "over budget");
@@ -807,14 +816,20 @@ fn typed_text_is_hidden_in_an_approval_by_the_field_never_by_the_agents_words() 
 #[test]
 fn a_spent_budget_refuses_before_a_person_is_asked() {
     let (mut pool, host, exec) = setup();
-    let (policy, ms) = rules(&[("allowed.test", None, Verdict::Ask)]);
+    let Rules {
+        policy,
+        approval_ms: ms,
+    } = rules(&[("allowed.test", None, Verdict::Ask)]);
     let mut policy = (*policy).clone();
     policy.budgets.push(crate::policy::budget::Budget {
         origin: OriginPattern::parse("allowed.test").unwrap(),
         max_steps_per_hour: 1,
         source: "test budget".into(),
     });
-    let rules: Rules = (Rc::new(policy), ms);
+    let rules = Rules {
+        policy: Rc::new(policy),
+        approval_ms: ms,
+    };
     pool.run_until(async {
         *host.answer.borrow_mut() = Answer::Once;
         exec.run(Some(1), "evaluate", eval("1"), 5_000, rules.clone())
@@ -848,7 +863,7 @@ fn a_queued_command_is_held_to_the_rules_as_they_are_when_it_runs() {
                 // A person makes the site read-only while the second waits its turn.
                 platform::sleep(Duration::from_millis(20)).await;
                 *host.now_rules.borrow_mut() =
-                    Some(rules(&[("other.test", None, Verdict::Allow)]).0);
+                    Some(rules(&[("other.test", None, Verdict::Allow)]).policy);
                 host.released();
             };
             futures::join!(second, change).0

@@ -602,7 +602,10 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                         let server = conn.policy.borrow().clone();
                         super::control::rules_for(&app, &server).await
                     };
-                    let rules = (policy, conn.approval_ms.get());
+                    let rules = crate::exec::Rules {
+                        policy,
+                        approval_ms: conn.approval_ms.get(),
+                    };
                     app.run_command(asker.as_deref(), tab_id, &method, params, timeout_ms, rules)
                         .await
                 };
@@ -934,7 +937,7 @@ pub fn user_disconnect(app: &Rc<App>, port: u16) {
 /// server's (each category on each origin as the strictest of them says; a person's
 /// browser's defaults when none is connected), with the person's own over them; and the
 /// longest of their approval waits.
-pub fn panel_rules(app: &App) -> (Rc<crate::policy::Policy>, u64) {
+pub fn panel_rules(app: &App) -> crate::exec::Rules {
     let conns = app.bridge.conns.borrow();
     let mut server: Option<(Policy, u64)> = None;
     for c in conns
@@ -948,7 +951,10 @@ pub fn panel_rules(app: &App) -> (Rc<crate::policy::Policy>, u64) {
         });
     }
     let (server, ms) = server.unwrap_or_else(|| (Policy::connected_default(), 60_000));
-    (Rc::new(super::control::person_now(app).apply(&server)), ms)
+    crate::exec::Rules {
+        policy: Rc::new(super::control::person_now(app).apply(&server)),
+        approval_ms: ms,
+    }
 }
 
 /// The policies of the connected servers (as their commands run, before the person's).

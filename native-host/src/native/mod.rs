@@ -283,7 +283,10 @@ impl NativeEngine {
             let exec = exec.clone();
             tokio::task::spawn_local(async move {
                 let mut reply = reply;
-                let rules = (Rc::new(policy), approval_ms);
+                let rules = ext_core::exec::Rules {
+                    policy: Rc::new(policy),
+                    approval_ms,
+                };
                 let caller = ask::Caller::new(client);
                 let run = caller.run(exec.run_as(
                     session.as_deref(),
