@@ -11,6 +11,7 @@ pub mod exec;
 pub mod export;
 pub mod fold;
 pub mod handshake;
+pub mod mask;
 pub mod methods;
 pub mod platform;
 pub mod policy;

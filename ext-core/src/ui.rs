@@ -7,9 +7,11 @@ use serde_json::Value;
 
 use crate::policy::budget::BudgetState;
 use crate::policy::person::{PersonBudget, PersonPolicy, PersonRule, SiteMode};
-use crate::policy::risk::Risk;
 use crate::policy::{Category, Verdict};
 use crate::protocol::TabId;
+
+pub use crate::exec::report::{ApprovalView, FeedEntry};
+pub use crate::mask::{confidential_of, mask_params, mask_typed, MASK};
 
 /// Name of the panel's port.
 pub const PANEL_PORT: &str = "kapture-panel";
@@ -100,28 +102,6 @@ pub enum BudgetKey {
     Session { port: u16, session: String },
 }
 
-/// One command an agent (or a person in the panel) ran, as the side panel's feed shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FeedEntry {
-    /// ms since the epoch, when it was received.
-    pub time: f64,
-    pub tab_id: Option<TabId>,
-    /// The agent's session (`claude-code #2 · port 61822`), or `panel`.
-    pub who: String,
-    pub method: String,
-    /// The element it acted on, as the page model showed it (or its selector).
-    #[serde(default)]
-    pub target: Option<String>,
-    /// Where it landed (empty when it never got that far).
-    #[serde(default)]
-    pub origin: String,
-    /// What the gate said: allowed, granted, approved (once|origin|always), or why refused.
-    pub verdict: String,
-    /// ok, or the error code.
-    pub status: String,
-    pub ms: f64,
-}
-
 /// An MCP session's step budget as its server last told it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionBudget {
@@ -141,35 +121,6 @@ pub struct SiteView {
     pub mode: SiteMode,
     /// The verdict per category there, under the strictest connected server's rules.
     pub verdicts: Vec<(Category, Verdict)>,
-}
-
-/// An action waiting for a person's approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ApprovalView {
-    pub id: u64,
-    pub tab_id: TabId,
-    pub method: String,
-    pub category: String,
-    pub origin: String,
-    /// Arguments with secrets masked.
-    pub args: Value,
-    /// The element acted on, as the agent's last snapshot showed it (or its selector).
-    #[serde(default)]
-    pub target: Option<String>,
-    /// When it is denied if nobody answers, ms since the epoch.
-    pub expires: f64,
-    /// How risky it is, and why in a few words (`policy::risk`).
-    #[serde(default)]
-    pub risk: Risk,
-    #[serde(default)]
-    pub risk_why: String,
-    /// Who asks (the agent's session), when known.
-    #[serde(default)]
-    pub who: Option<String>,
-    /// Whether "Always allow here" can be kept for this origin (one with a host; never a
-    /// page of no site).
-    #[serde(default)]
-    pub lasting: bool,
 }
 
 /// State of one server connection as the panel shows it.
@@ -263,74 +214,6 @@ pub enum PanelEvent {
     },
     /// Every tab's pending approvals (the side panel).
     AllApprovals { pending: Vec<ApprovalView> },
-}
-
-/// Parameter names whose values are secrets.
-fn secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    [
-        "pass", "secret", "token", "auth", "cookie", "apikey", "api_key", "otp", "pin",
-    ]
-    .iter()
-    .any(|s| k.contains(s))
-}
-
-/// Arguments as history shows them: values of secret-named parameters (`apiToken`)
-/// replaced. Text typed into a field is masked by where it went, never by what the agent
-/// called the field (`element: "bypass"` hides nothing): [`mask_typed`], from the answer's
-/// confidential fields or, for an approval, the element's facts.
-pub fn mask_params(_method: &str, params: &Value) -> Value {
-    let mut out = params.clone();
-    if let Some(obj) = out.as_object_mut() {
-        for (k, v) in obj.iter_mut() {
-            if secret_key(k) && !v.is_null() {
-                *v = Value::String(MASK.into());
-            }
-        }
-    }
-    out
-}
-
-/// What a masked value reads as.
-pub const MASK: &str = "••••";
-
-/// Mask the typed values of a `type`/`fill_form` call that its answer says went into
-/// confidential fields (`ActionOutcome::confidential`: `0` for `type`'s text, field indexes
-/// for `fill_form`). Without an answer (the call failed, perhaps after typing) every typed
-/// value is masked: where it went is unknown. `method` may carry the `browser_` prefix.
-pub fn mask_typed(method: &str, params: &mut Value, confidential: Option<&[usize]>) {
-    let hide = |i: usize| confidential.is_none_or(|c| c.contains(&i));
-    match method.strip_prefix("browser_").unwrap_or(method) {
-        "type" => {
-            if let Some(text) = params.get_mut("text").filter(|t| !t.is_null()) {
-                if hide(0) {
-                    *text = Value::String(MASK.into());
-                }
-            }
-        }
-        "fill_form" => {
-            let fields = params.get_mut("fields").and_then(Value::as_array_mut);
-            for (i, f) in fields.into_iter().flatten().enumerate() {
-                if let Some(value) = f.get_mut("value").filter(|v| !v.is_null()) {
-                    if hide(i) {
-                        *value = Value::String(MASK.into());
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The confidential indexes an action's answer names (`None` when it is not an answer).
-pub fn confidential_of(answer: &Value) -> Option<Vec<usize>> {
-    answer.get("tab_id")?;
-    Some(
-        answer
-            .get("confidential")
-            .and_then(|c| serde_json::from_value(c.clone()).ok())
-            .unwrap_or_default(),
-    )
 }
 
 /// Append to a bounded history (oldest dropped first).
@@ -532,59 +415,6 @@ mod tests {
         let pick = panel_timeout_ms("pick", &json!({"timeout": 120}));
         assert_eq!(pick, crate::cdp::pick::command_ms(Some(120.0)));
         assert!(pick > 120_000, "{pick}");
-    }
-
-    #[test]
-    fn secrets_are_masked_in_history() {
-        let token = mask_params("evaluate", &json!({"function": "1", "apiToken": "x"}));
-        assert_eq!(token["apiToken"], "••••");
-        // The agent's words for a field mask nothing: where the text went decides
-        // (`mask_typed`), so "bypass" cannot hide "Send $500" from the person.
-        for params in [
-            json!({"selector": "#note", "element": "bypass", "text": "Send $500"}),
-            json!({"ref": "e3", "element": "Password", "text": "Send $500"}),
-        ] {
-            assert_eq!(
-                mask_params("type", &params)["text"],
-                "Send $500",
-                "{params}"
-            );
-        }
-        let form = mask_params(
-            "fill_form",
-            &json!({"fields": [{"selector": "#pass", "value": "s"}, {"selector": "#user", "value": "u"}]}),
-        );
-        assert_eq!(form["fields"][0]["value"], "s");
-    }
-
-    #[test]
-    fn values_typed_into_confidential_fields_are_masked_by_the_answer() {
-        let mut typed = json!({"ref": "e3", "text": "Canary-7"});
-        mask_typed("browser_type", &mut typed, Some(&[0]));
-        assert_eq!(typed["text"], MASK);
-        let mut plain = json!({"ref": "e3", "text": "Ada"});
-        mask_typed("type", &mut plain, Some(&[]));
-        assert_eq!(plain["text"], "Ada");
-        let mut form =
-            json!({"fields": [{"selector": "#f1", "value": "a"}, {"ref": "e2", "value": "b"}]});
-        mask_typed("fill_form", &mut form, Some(&[1]));
-        assert_eq!(
-            (
-                form["fields"][0]["value"].as_str(),
-                form["fields"][1]["value"].as_str()
-            ),
-            (Some("a"), Some(MASK))
-        );
-        // A failed call may have typed before failing: nothing of it is shown.
-        let mut failed = json!({"fields": [{"selector": "#f1", "value": "a"}]});
-        mask_typed("fill_form", &mut failed, None);
-        assert_eq!(failed["fields"][0]["value"], MASK);
-        assert_eq!(
-            confidential_of(&json!({"tab_id": 1, "confidential": [0]})),
-            Some(vec![0])
-        );
-        assert_eq!(confidential_of(&json!({"tab_id": 1})), Some(vec![]));
-        assert_eq!(confidential_of(&json!({"code": "TIMEOUT"})), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! extension runs it over `chrome.*` (`sw/host.rs`), a native engine over a CDP WebSocket;
 //! both implement [`Host`], and the tests a fake one.
 
+pub mod report;
 mod tabs;
 #[cfg(test)]
 mod tests;
@@ -26,8 +27,8 @@ use crate::policy::gate::{self as pure, Admission, Answer, Guard, Target};
 use crate::policy::{origin_of, risk, Category, Judge, Origin, Policy};
 use crate::protocol::{ErrorCode, TabId, WireError};
 use crate::router::Route;
-use crate::ui::{ApprovalView, FeedEntry};
 
+pub use report::{ApprovalView, FeedEntry};
 pub use tabs::Tabs;
 
 /// The rules a command runs under.
@@ -673,8 +674,8 @@ impl<H: Host> Exec<H> {
                     .filter(|(_, l)| l.facts.as_ref().is_none_or(|f| f.confidential().is_some()))
                     .map(|(i, _)| i)
                     .collect();
-                let mut args = crate::ui::mask_params(method, &params);
-                crate::ui::mask_typed(method, &mut args, Some(&hidden));
+                let mut args = crate::mask::mask_params(method, &params);
+                crate::mask::mask_typed(method, &mut args, Some(&hidden));
                 args
             },
             target,

@@ -34,7 +34,7 @@ struct FakeHost {
     /// The rules as they are now (`Host::refresh`), when a test changes them.
     now_rules: RefCell<Option<Rc<Policy>>>,
     /// What the feed was told.
-    steps: RefCell<Vec<crate::ui::FeedEntry>>,
+    steps: RefCell<Vec<super::FeedEntry>>,
 }
 
 impl FakeHost {
@@ -177,7 +177,7 @@ impl Host for FakeHost {
     async fn paused(&self) -> bool {
         self.paused.get()
     }
-    fn on_step(&self, step: crate::ui::FeedEntry) {
+    fn on_step(&self, step: super::FeedEntry) {
         self.steps.borrow_mut().push(step);
     }
     fn refresh(&self, policy: &Rc<Policy>) -> Rc<Policy> {
@@ -807,7 +807,7 @@ fn typed_text_is_hidden_in_an_approval_by_the_field_never_by_the_agents_words() 
     let fields = &asked[1].args["fields"];
     assert_eq!(
         (fields[0]["value"].as_str(), fields[1]["value"].as_str()),
-        (Some("Ada"), Some(crate::ui::MASK))
+        (Some("Ada"), Some(crate::mask::MASK))
     );
     assert_eq!(asked[1].risk, crate::policy::risk::Risk::High);
     assert_eq!(asked[1].risk_why, "field 2: a card field");
