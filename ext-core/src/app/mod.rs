@@ -1,6 +1,6 @@
 //! The Test Web App: an MCP client of kapture's Streamable HTTP transport in a web page
 //! (served by kapture at `/app`). The protocol (requests, SSE, answers), the history and its
-//! export are pure and tested natively; `ui` (wasm32) is the thin DOM and fetch half.
+//! export are pure and tested natively; `page` (wasm32) is the thin DOM and fetch half.
 
 pub mod answer;
 pub mod client;
@@ -8,6 +8,6 @@ pub mod history;
 pub mod sse;
 
 #[cfg(target_arch = "wasm32")]
-mod ui;
+mod page;
 #[cfg(target_arch = "wasm32")]
-pub use ui::AppUi;
+pub use page::AppUi;
