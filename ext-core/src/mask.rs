@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::methods::{facts_of_call, Typed};
+
 /// Parameter names whose values are secrets.
 fn secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
@@ -33,31 +35,29 @@ pub fn mask_params(_method: &str, params: &Value) -> Value {
 /// What a masked value reads as.
 pub const MASK: &str = "••••";
 
-/// Mask the typed values of a `type`/`fill_form` call that its answer says went into
-/// confidential fields (`ActionOutcome::confidential`: `0` for `type`'s text, field indexes
-/// for `fill_form`). Without an answer (the call failed, perhaps after typing) every typed
-/// value is masked: where it went is unknown. `method` may carry the `browser_` prefix.
+/// Mask the typed values of a call that types ([`crate::methods::Method::TYPED`]: `type`, `fill_form`) that
+/// its answer says went into confidential fields (`ActionOutcome::confidential`: `0` for
+/// one text, list indexes for a form). Without an answer (the call failed, perhaps after
+/// typing) every typed value is masked: where it went is unknown. `method` is a wire name
+/// or the MCP tool that is exactly it (`browser_type`).
 pub fn mask_typed(method: &str, params: &mut Value, confidential: Option<&[usize]>) {
     let hide = |i: usize| confidential.is_none_or(|c| c.contains(&i));
-    match method.strip_prefix("browser_").unwrap_or(method) {
-        "type" => {
-            if let Some(text) = params.get_mut("text").filter(|t| !t.is_null()) {
-                if hide(0) {
-                    *text = Value::String(MASK.into());
-                }
+    let mask = |v: Option<&mut Value>, i: usize| {
+        if let Some(v) = v.filter(|v| !v.is_null()) {
+            if hide(i) {
+                *v = Value::String(MASK.into());
             }
         }
-        "fill_form" => {
-            let fields = params.get_mut("fields").and_then(Value::as_array_mut);
-            for (i, f) in fields.into_iter().flatten().enumerate() {
-                if let Some(value) = f.get_mut("value").filter(|v| !v.is_null()) {
-                    if hide(i) {
-                        *value = Value::String(MASK.into());
-                    }
-                }
+    };
+    match facts_of_call(method).map_or(Typed::Nothing, |f| f.typed) {
+        Typed::Nothing => {}
+        Typed::Text(key) => mask(params.get_mut(key), 0),
+        Typed::EachOf { list, key } => {
+            let entries = params.get_mut(list).and_then(Value::as_array_mut);
+            for (i, entry) in entries.into_iter().flatten().enumerate() {
+                mask(entry.get_mut(key), i);
             }
         }
-        _ => {}
     }
 }
 

@@ -41,10 +41,64 @@ pub trait Method: Serialize + DeserializeOwned {
     /// the panel offers these to run by hand.
     const TOOL: Option<&'static str> = None;
 
+    /// Where the text it types sits in its arguments: what is masked wherever they are shown
+    /// again (history, journal, approvals).
+    const TYPED: Typed = Typed::Nothing;
+    /// It changes the value of a field (typing, choosing an option, filling a form).
+    const CHANGES_FIELD: bool = false;
+
     /// The policy category of these arguments.
     fn category(&self) -> Option<Category> {
         Self::CATEGORY
     }
+
+    /// The element it names by its own `ref` or `selector`, if any: the gate judges it on
+    /// that element's frame.
+    fn target(&self) -> Option<&ElementTarget> {
+        None
+    }
+
+    /// Every place its input lands, with how an approval names it (empty: the element it
+    /// names): both ends of a drag, every field of a form fill, the focused element for
+    /// keys, the element at a point, an accepted dialog.
+    fn targets(&self) -> Vec<(String, Spot)> {
+        self.target()
+            .map(|t| vec![(String::new(), Spot::Element(t.clone()))])
+            .unwrap_or_default()
+    }
+
+    /// The URL it loads or fetches, and what that is judged as: kapture checks it before
+    /// the command is sent.
+    fn destination(&self) -> Option<(Category, &str)> {
+        None
+    }
+}
+
+/// Where a command's typed text sits in its arguments (see [`Method::TYPED`]); the indexes
+/// are those of `ActionOutcome::confidential`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Typed {
+    Nothing,
+    /// One text, in this argument (index 0).
+    Text(&'static str),
+    /// One value in `key` of each entry of the list argument `list` (by index).
+    EachOf {
+        list: &'static str,
+        key: &'static str,
+    },
+}
+
+/// Where a command's input lands, besides the page: what is read for its approval.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Spot {
+    /// An element it names (ref or selector).
+    Element(ElementTarget),
+    /// The element that has focus (keys go there), followed into frames and shadow roots.
+    Focused,
+    /// The element under a point of the viewport (CSS pixels), as the browser hit-tests it.
+    Point(f64, f64),
+    /// The JavaScript dialog open now.
+    Dialog,
 }
 
 /// Where a method runs.
@@ -68,6 +122,8 @@ pub struct Facts {
     pub on_crashed_page: bool,
     pub carries_page_text: bool,
     pub tool: Option<&'static str>,
+    pub typed: Typed,
+    pub changes_field: bool,
 }
 
 impl Facts {
@@ -82,6 +138,8 @@ impl Facts {
             on_crashed_page: M::ON_CRASHED_PAGE,
             carries_page_text: M::CARRIES_PAGE_TEXT,
             tool: M::TOOL,
+            typed: M::TYPED,
+            changes_field: M::CHANGES_FIELD,
         }
     }
 }
@@ -89,6 +147,12 @@ impl Facts {
 /// The facts of the method named `name` on the wire.
 pub fn facts(name: &str) -> Option<&'static Facts> {
     METHODS.iter().find(|f| f.name == name)
+}
+
+/// The facts of a method by its wire name or by the MCP tool that is exactly it
+/// (`browser_type`): journals and histories keep either.
+pub fn facts_of_call(name: &str) -> Option<&'static Facts> {
+    facts(name).or_else(|| METHODS.iter().find(|f| f.tool == Some(name)))
 }
 
 /// Whether running `method` twice does no harm (see [`Method::REPEATABLE`]).
@@ -145,6 +209,27 @@ macro_rules! commands {
             pub fn category(&self) -> Option<Category> {
                 match self {
                     $(Command::$variant(m) => m.category()),*
+                }
+            }
+
+            /// See [`Method::target`].
+            pub fn target(&self) -> Option<&ElementTarget> {
+                match self {
+                    $(Command::$variant(m) => m.target()),*
+                }
+            }
+
+            /// See [`Method::targets`].
+            pub fn targets(&self) -> Vec<(String, Spot)> {
+                match self {
+                    $(Command::$variant(m) => m.targets()),*
+                }
+            }
+
+            /// See [`Method::destination`].
+            pub fn destination(&self) -> Option<(Category, &str)> {
+                match self {
+                    $(Command::$variant(m) => m.destination()),*
                 }
             }
 
@@ -235,7 +320,8 @@ const _: () = {
 
 /// One method's impl: name, response, category, then any facts that differ from the
 /// defaults (`timeout`, `browser`, `repeatable`, `during_dialog`, `on_crash`, `page_text`,
-/// `tool`).
+/// `tool`, `changes_field`; `target` for a struct with a flattened `target`, `targets` with
+/// a function for other landing places).
 macro_rules! method {
     ($ty:ty, $name:literal, $resp:ty, $cat:expr $(, $key:ident $(= $val:expr)?)* $(,)?) => {
         impl Method for $ty {
@@ -252,6 +338,22 @@ macro_rules! method {
     (@fact on_crash) => { const ON_CRASHED_PAGE: bool = true; };
     (@fact page_text) => { const CARRIES_PAGE_TEXT: bool = true; };
     (@fact tool $v:expr) => { const TOOL: Option<&'static str> = Some($v); };
+    (@fact changes_field) => { const CHANGES_FIELD: bool = true; };
+    (@fact target) => {
+        fn target(&self) -> Option<&ElementTarget> {
+            self.target.named()
+        }
+    };
+    (@fact destination $f:expr) => {
+        fn destination(&self) -> Option<(Category, &str)> {
+            $f(self)
+        }
+    };
+    (@fact targets $f:expr) => {
+        fn targets(&self) -> Vec<(String, Spot)> {
+            $f(self)
+        }
+    };
 }
 
 const NAVIGATE: Option<Category> = Some(Category::Navigate);
@@ -278,7 +380,12 @@ impl ElementTarget {
     /// This target, if it names an element (tools where the element is optional act on the
     /// whole page otherwise).
     pub fn get(&self) -> Option<ElementTarget> {
-        (self.element_ref.is_some() || self.selector.is_some()).then(|| self.clone())
+        self.named().cloned()
+    }
+
+    /// This target, if it names an element.
+    pub fn named(&self) -> Option<&ElementTarget> {
+        (self.element_ref.is_some() || self.selector.is_some()).then_some(self)
     }
 
     /// A short description for answers: the ref, else the selector. The agent's own words
@@ -429,7 +536,8 @@ method!(
     NAVIGATE,
     timeout = LONG_TIMEOUT_MS,
     on_crash,
-    tool = "browser_navigate"
+    tool = "browser_navigate",
+    destination = Navigate::destination_url,
 );
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -513,7 +621,8 @@ method!(
     TabInfo,
     None,
     browser,
-    timeout = LONG_TIMEOUT_MS
+    timeout = LONG_TIMEOUT_MS,
+    destination = TabsNew::destination_url,
 );
 
 /// Bring the command's tab to the front.
@@ -574,7 +683,8 @@ method!(
     "click",
     ActionOutcome,
     INTERACT,
-    tool = "browser_click"
+    tool = "browser_click",
+    target,
 );
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -588,7 +698,8 @@ method!(
     "hover",
     ActionOutcome,
     INTERACT,
-    tool = "browser_hover"
+    tool = "browser_hover",
+    target,
 );
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -618,6 +729,11 @@ impl Method for Type {
     type Response = ActionOutcome;
     const CATEGORY: Option<Category> = INTERACT;
     const TOOL: Option<&'static str> = Some("browser_type");
+    const TYPED: Typed = Typed::Text("text");
+    const CHANGES_FIELD: bool = true;
+    fn target(&self) -> Option<&ElementTarget> {
+        self.target.named()
+    }
     fn category(&self) -> Option<Category> {
         Some(if self.submit {
             Category::Submit
@@ -642,7 +758,9 @@ method!(
     "select_option",
     Selected,
     INTERACT,
-    tool = "browser_select_option"
+    tool = "browser_select_option",
+    target,
+    changes_field,
 );
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -665,7 +783,8 @@ method!(
     "press_key",
     ActionOutcome,
     INTERACT,
-    tool = "browser_press_key"
+    tool = "browser_press_key",
+    targets = |_: &PressKey| vec![("the focused element".to_string(), Spot::Focused)],
 );
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -683,7 +802,8 @@ method!(
     Evaluated,
     Some(Category::Eval),
     page_text,
-    tool = "browser_evaluate"
+    tool = "browser_evaluate",
+    target,
 );
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -728,7 +848,8 @@ method!(
     READ,
     timeout = LONG_TIMEOUT_MS,
     repeatable,
-    tool = "browser_take_screenshot"
+    tool = "browser_take_screenshot",
+    target,
 );
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -840,7 +961,8 @@ method!(
     READ,
     repeatable,
     page_text,
-    tool = "browser_snapshot"
+    tool = "browser_snapshot",
+    target,
 );
 
 /// A text answer, possibly cut to its budget (the text then says how to get the rest).
@@ -893,7 +1015,8 @@ method!(
     READ,
     repeatable,
     page_text,
-    tool = "browser_get_text"
+    tool = "browser_get_text",
+    target,
 );
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -915,7 +1038,8 @@ method!(
     READ,
     repeatable,
     page_text,
-    tool = "browser_get_html"
+    tool = "browser_get_html",
+    target,
 );
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -934,7 +1058,8 @@ method!(
     READ,
     repeatable,
     page_text,
-    tool = "browser_read_markdown"
+    tool = "browser_read_markdown",
+    target,
 );
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -963,7 +1088,8 @@ method!(
     READ,
     repeatable,
     page_text,
-    tool = "browser_extract_links"
+    tool = "browser_extract_links",
+    target,
 );
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -1034,6 +1160,17 @@ impl Method for FillForm {
     type Response = ActionOutcome;
     const CATEGORY: Option<Category> = INTERACT;
     const TOOL: Option<&'static str> = Some("browser_fill_form");
+    const TYPED: Typed = Typed::EachOf {
+        list: "fields",
+        key: "value",
+    };
+    const CHANGES_FIELD: bool = true;
+    fn targets(&self) -> Vec<(String, Spot)> {
+        let spot = |f: &FormField| f.target.get().map_or(Spot::Focused, Spot::Element);
+        (self.fields.iter().enumerate())
+            .map(|(i, f)| (format!("field {}", i + 1), spot(f)))
+            .collect()
+    }
     fn category(&self) -> Option<Category> {
         Some(if self.submit {
             Category::Submit
@@ -1061,7 +1198,11 @@ method!(
     Text,
     INTERACT,
     during_dialog,
-    tool = "browser_handle_dialog"
+    tool = "browser_handle_dialog",
+    targets = |d: &HandleDialog| match d.accept {
+        true => vec![("the dialog".to_string(), Spot::Dialog)],
+        false => Vec::new(),
+    },
 );
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -1074,7 +1215,13 @@ pub struct FileUpload {
     /// inside a folder the person allowed (`--upload-dir`).
     pub paths: Vec<String>,
 }
-method!(FileUpload, "file_upload", Text, Some(Category::Upload));
+method!(
+    FileUpload,
+    "file_upload",
+    Text,
+    Some(Category::Upload),
+    target
+);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -1093,7 +1240,9 @@ method!(
     Some(Category::Download),
     browser,
     timeout = LONG_TIMEOUT_MS,
-    tool = "browser_download"
+    tool = "browser_download",
+    target,
+    destination = DownloadArgs::destination_url,
 );
 
 /// A finished download, where the browser wrote it.
@@ -1307,7 +1456,52 @@ pub struct Drag {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_selector: Option<String>,
 }
-method!(Drag, "drag", ActionOutcome, INTERACT, tool = "browser_drag");
+method!(
+    Drag,
+    "drag",
+    ActionOutcome,
+    INTERACT,
+    tool = "browser_drag",
+    targets = drag_targets
+);
+
+impl Navigate {
+    fn destination_url(&self) -> Option<(Category, &str)> {
+        Some((Category::Navigate, &self.url))
+    }
+}
+
+impl TabsNew {
+    fn destination_url(&self) -> Option<(Category, &str)> {
+        Some((Category::Navigate, self.url.as_deref()?))
+    }
+}
+
+impl DownloadArgs {
+    fn destination_url(&self) -> Option<(Category, &str)> {
+        Some((Category::Download, self.url.as_deref()?))
+    }
+}
+
+/// What a drag lands on: the element it drags and the one it drops on.
+fn drag_targets(d: &Drag) -> Vec<(String, Spot)> {
+    let element = |r: &Option<String>, s: &Option<String>| {
+        ElementTarget {
+            element_ref: r.clone(),
+            selector: s.clone(),
+            element: None,
+        }
+        .get()
+        .map(Spot::Element)
+    };
+    [
+        ("what it drags", element(&d.start_ref, &d.start_selector)),
+        ("where it drops", element(&d.end_ref, &d.end_selector)),
+    ]
+    .into_iter()
+    .filter_map(|(name, s)| Some((name.to_string(), s?)))
+    .collect()
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -1328,7 +1522,8 @@ method!(
     "scroll",
     ActionOutcome,
     INTERACT,
-    tool = "browser_scroll"
+    tool = "browser_scroll",
+    target,
 );
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -1349,7 +1544,8 @@ method!(
     "mouse_click_xy",
     ActionOutcome,
     INTERACT,
-    tool = "browser_mouse_click_xy"
+    tool = "browser_mouse_click_xy",
+    targets = |p: &MouseClickXy| vec![("the element there".to_string(), Spot::Point(p.x, p.y))],
 );
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -1365,7 +1561,8 @@ method!(
     "mouse_move_xy",
     ActionOutcome,
     INTERACT,
-    tool = "browser_mouse_move_xy"
+    tool = "browser_mouse_move_xy",
+    targets = |p: &MouseMoveXy| vec![("the element there".to_string(), Spot::Point(p.x, p.y))],
 );
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -1403,7 +1600,7 @@ pub struct Highlight {
     #[serde(flatten)]
     pub target: ElementTarget,
 }
-method!(Highlight, "highlight", Text, READ);
+method!(Highlight, "highlight", Text, READ, target);
 
 /// What the recorder should do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -1531,6 +1728,75 @@ pub struct PickedLocator {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn methods_say_where_they_land_what_they_type_and_where_they_go() {
+        let cmd = |m: &str, p: Value| Command::decode(m, p).unwrap();
+        let named = |r: &str| {
+            Spot::Element(ElementTarget {
+                element_ref: Some(r.into()),
+                ..Default::default()
+            })
+        };
+        let click = cmd("click", json!({"ref": "e4"}));
+        assert_eq!(
+            click.target().and_then(|t| t.element_ref.as_deref()),
+            Some("e4")
+        );
+        assert_eq!(click.targets(), [(String::new(), named("e4"))]);
+        assert_eq!(cmd("click", json!({})).targets(), []);
+        let drag = cmd("drag", json!({"startRef": "e1", "endRef": "e2"}));
+        assert!(
+            drag.target().is_none(),
+            "a drag names no element of its own"
+        );
+        assert_eq!(
+            drag.targets(),
+            [
+                ("what it drags".to_string(), named("e1")),
+                ("where it drops".to_string(), named("e2"))
+            ]
+        );
+        let form = cmd(
+            "fill_form",
+            json!({"fields": [{"ref": "e1", "value": "a"}, {"value": "b"}]}),
+        );
+        assert_eq!(
+            form.targets(),
+            [
+                ("field 1".to_string(), named("e1")),
+                ("field 2".to_string(), Spot::Focused)
+            ]
+        );
+        assert_eq!(
+            cmd("press_key", json!({"key": "a"})).targets()[0].1,
+            Spot::Focused
+        );
+        assert_eq!(cmd("handle_dialog", json!({"accept": false})).targets(), []);
+
+        let changes: Vec<&str> = (METHODS.iter().filter(|f| f.changes_field))
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(changes, ["type", "select_option", "fill_form"]);
+        assert_eq!(
+            facts_of_call("browser_type").map(|f| f.typed),
+            Some(Typed::Text("text"))
+        );
+        assert_eq!(
+            facts_of_call("click").map(|f| f.typed),
+            Some(Typed::Nothing)
+        );
+
+        use crate::policy::Category::{Download, Navigate};
+        let go = cmd("navigate", json!({"url": "https://a.test/"}));
+        assert_eq!(go.destination(), Some((Navigate, "https://a.test/")));
+        let tab = cmd("tabs.new", json!({"url": "https://b.test/"}));
+        assert_eq!(tab.destination(), Some((Navigate, "https://b.test/")));
+        assert_eq!(cmd("tabs.new", json!({})).destination(), None);
+        let get = cmd("download", json!({"url": "https://c.test/f"}));
+        assert_eq!(get.destination(), Some((Download, "https://c.test/f")));
+        assert_eq!(click.destination(), None);
+    }
 
     #[test]
     fn text_fields_take_numbers_and_booleans_as_their_json_text() {

@@ -411,10 +411,10 @@ impl TabEvents {
         v
     }
 
-    /// What a command acting there is judged on: the frame of the ref it names, else the
-    /// main frame (see [`crate::policy::judged_urls`]).
-    pub fn judged_for(&self, params: &Value) -> Option<Vec<String>> {
-        if let Some(r) = params.get("ref").and_then(Value::as_str) {
+    /// What a command acting there is judged on: the frame of the ref it names
+    /// (`target_ref`), else the main frame (see [`crate::policy::judged_urls`]).
+    pub fn judged_for(&self, target_ref: Option<&str>) -> Option<Vec<String>> {
+        if let Some(r) = target_ref {
             if let Ok(t) = self.refs.resolve(r, |f| self.frames.get(f).cloned()) {
                 return Some(self.judged(&t.frame.frame_id));
             }
@@ -1135,11 +1135,11 @@ mod tests {
         };
         let top = events.refs.ref_for(&key("M", "L1"), 1);
         let inside = events.refs.ref_for(&key("C", "L2"), 1);
-        let judged = |p: serde_json::Value| events.judged_for(&p).unwrap_or_default();
-        assert_eq!(judged(json!({"ref": top})), ["http://a.test/"]);
-        assert_eq!(judged(json!({"ref": inside})), ["http://b.test/pay"]);
+        let judged = |r: Option<&str>| events.judged_for(r).unwrap_or_default();
+        assert_eq!(judged(Some(&top)), ["http://a.test/"]);
+        assert_eq!(judged(Some(&inside)), ["http://b.test/pay"]);
         assert_eq!(
-            judged(json!({"selector": "#x"})),
+            judged(None),
             ["http://a.test/"],
             "no ref: the page's own URL"
         );

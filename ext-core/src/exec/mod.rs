@@ -508,7 +508,7 @@ impl<H: Host> Exec<H> {
         };
         let urls = self.target_urls(tab, command, &reader).await?;
         let here = if pure::leaves_page(command) {
-            self.page_urls(tab, &Value::Null).await?
+            self.page_urls(tab, None).await?
         } else {
             Vec::new()
         };
@@ -596,12 +596,11 @@ impl<H: Host> Exec<H> {
         command: &Command,
         reader: &Judge,
     ) -> Result<Vec<String>, WireError> {
-        let params = command.params();
         match pure::target(command) {
             Target::Url(url) => return Ok(vec![url]),
             // A link clicked to download: where its href points, and the frame it is in.
             Target::Link(link) => {
-                let mut urls = self.page_urls(tab, &params).await?;
+                let mut urls = self.page_urls(tab, Some(command)).await?;
                 if let Some(href) = self.tabs.link_href(tab, &link, reader).await {
                     urls.insert(0, href);
                 }
@@ -618,12 +617,16 @@ impl<H: Host> Exec<H> {
             }
             Target::History(_) | Target::Page => {}
         }
-        self.page_urls(tab, &params).await
+        self.page_urls(tab, Some(command)).await
     }
 
-    /// Where the tab is: the frame of the ref `params` name, else the main frame.
-    async fn page_urls(&self, tab: TabId, params: &Value) -> Result<Vec<String>, WireError> {
-        if let Some(urls) = self.tabs.judged_for(tab, params) {
+    /// Where the tab is: the frame of the ref `command` names, else the main frame.
+    async fn page_urls(
+        &self,
+        tab: TabId,
+        command: Option<&Command>,
+    ) -> Result<Vec<String>, WireError> {
+        if let Some(urls) = self.tabs.judged_for(tab, command) {
             return Ok(urls);
         }
         Ok(vec![self.host.tab(tab).await?.url])
@@ -658,6 +661,7 @@ impl<H: Host> Exec<H> {
             origin,
             page: page.as_ref().or(Some(origin)),
             submits: risk::submits(command),
+            changes_field: command.facts().changes_field,
             lands: &lands,
         });
         let request = ApprovalView {

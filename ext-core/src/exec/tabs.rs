@@ -161,8 +161,9 @@ impl<H: Host> Tabs<H> {
 
     /// What a command is judged on (a ref's frame, else the main frame: the security
     /// origin the browser reports for that document), as last seen.
-    pub fn judged_for(&self, tab_id: TabId, params: &Value) -> Option<Vec<String>> {
-        let judged = self.get(tab_id)?.events.borrow().judged_for(params);
+    pub fn judged_for(&self, tab_id: TabId, command: Option<&Command>) -> Option<Vec<String>> {
+        let target_ref = command.and_then(target_ref);
+        let judged = self.get(tab_id)?.events.borrow().judged_for(target_ref);
         judged
     }
 
@@ -503,7 +504,7 @@ async fn execute<H: Host>(
         if let Some(category) = command.category() {
             gate::safe_mode_allows(category, host.safe_mode().await)?;
         }
-        let now = slot.events.borrow().judged_for(&command.params());
+        let now = slot.events.borrow().judged_for(target_ref(command));
         gate::recheck(guard, command, now.as_deref())?;
     }
     // Whatever the command reaches beyond where it was judged (frames, requests, the
@@ -560,4 +561,9 @@ async fn facts_of<S: CdpSession>(s: &S, frame: &str, object: &str) -> Option<Val
         .await
         .ok()?;
     answer.pointer("/result/value").cloned()
+}
+
+/// The ref of the element `command` names itself, which the gate judges on its frame.
+fn target_ref(command: &Command) -> Option<&str> {
+    command.target().and_then(|t| t.element_ref.as_deref())
 }

@@ -332,61 +332,11 @@ impl ElementFacts {
     }
 }
 
-/// Where a command's input lands, besides the page: what is read for its approval.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Spot {
-    /// An element it names (ref or selector).
-    Element(crate::methods::ElementTarget),
-    /// The element that has focus (keys go there), followed into frames and shadow roots.
-    Focused,
-    /// The element under a point of the viewport (CSS pixels), as the browser hit-tests it.
-    Point(f64, f64),
-    /// The JavaScript dialog open now.
-    Dialog,
-}
+pub use crate::methods::Spot;
 
-/// Each place `command` lands, with how the approval names it (empty: the element it
-/// names): both ends of a drag, every field of a form fill, the focused element for keys,
-/// the element at a point, an accepted dialog.
+/// Each place `command` lands, with how the approval names it ([`crate::methods::Method::targets`]).
 pub fn spots(command: &crate::methods::Command) -> Vec<(String, Spot)> {
-    use crate::methods::{Command, ElementTarget};
-    let element = |r: &Option<String>, s: &Option<String>| {
-        ElementTarget {
-            element_ref: r.clone(),
-            selector: s.clone(),
-            element: None,
-        }
-        .get()
-        .map(Spot::Element)
-    };
-    match command {
-        Command::Drag(d) => [
-            ("what it drags", element(&d.start_ref, &d.start_selector)),
-            ("where it drops", element(&d.end_ref, &d.end_selector)),
-        ]
-        .into_iter()
-        .filter_map(|(name, s)| Some((name.to_string(), s?)))
-        .collect(),
-        Command::FillForm(f) => f
-            .fields
-            .iter()
-            .enumerate()
-            .map(|(i, field)| {
-                let spot = field.target.get().map_or(Spot::Focused, Spot::Element);
-                (format!("field {}", i + 1), spot)
-            })
-            .collect(),
-        Command::PressKey(_) => vec![("the focused element".into(), Spot::Focused)],
-        Command::MouseClickXy(p) => vec![("the element there".into(), Spot::Point(p.x, p.y))],
-        Command::MouseMoveXy(p) => vec![("the element there".into(), Spot::Point(p.x, p.y))],
-        Command::HandleDialog(d) if d.accept => vec![("the dialog".into(), Spot::Dialog)],
-        Command::HandleDialog(_) => Vec::new(),
-        other => serde_json::from_value::<ElementTarget>(other.params())
-            .ok()
-            .and_then(|t| t.get())
-            .map(|t| vec![(String::new(), Spot::Element(t))])
-            .unwrap_or_default(),
-    }
+    command.targets()
 }
 
 /// Whether `command` also submits: `type` with `submit` or a line break, a key chord whose
@@ -428,6 +378,8 @@ pub struct Action<'a> {
     pub page: Option<&'a Origin>,
     /// Whether it also submits ([`submits`]).
     pub submits: bool,
+    /// Whether it changes a field's value ([`crate::methods::Method::CHANGES_FIELD`]).
+    pub changes_field: bool,
     /// Every element the input lands on ([`spots`]), as the page has it.
     pub lands: &'a [Landing],
 }
@@ -545,7 +497,7 @@ pub fn rate(a: &Action) -> (Risk, String) {
         ));
     }
     found.push(match a.method {
-        "type" | "fill_form" | "select_option" => (Risk::Medium, "changes a field".into()),
+        _ if a.changes_field => (Risk::Medium, "changes a field".into()),
         "handle_dialog" => (Risk::Medium, "answers the page's dialog".into()),
         "tabs.close" => (Risk::Medium, "closes a tab (unsaved work is lost)".into()),
         _ => (Risk::Low, "acts on the page".into()),
@@ -593,6 +545,7 @@ mod tests {
             origin: &o,
             page: Some(&o),
             submits: false,
+            changes_field: crate::methods::facts(method).is_some_and(|f| f.changes_field),
             lands: &[],
         })
     }
@@ -655,6 +608,7 @@ mod tests {
                 origin: to,
                 page: Some(&here),
                 submits: false,
+                changes_field: crate::methods::facts("navigate").is_some_and(|f| f.changes_field),
                 lands: &[],
             })
         };
@@ -673,6 +627,7 @@ mod tests {
                 origin: &to,
                 page: Some(&app),
                 submits: false,
+                changes_field: crate::methods::facts("navigate").is_some_and(|f| f.changes_field),
                 lands: &[],
             })
             .0
@@ -693,6 +648,7 @@ mod tests {
                 origin: &o,
                 page: Some(&o),
                 submits: false,
+                changes_field: crate::methods::facts("click").is_some_and(|f| f.changes_field),
                 lands: &[Landing {
                     name: String::new(),
                     facts: Some(facts),
@@ -793,6 +749,7 @@ mod tests {
                 origin: &here,
                 page: Some(&here),
                 submits: false,
+                changes_field: crate::methods::facts("click").is_some_and(|f| f.changes_field),
                 lands: &[Landing {
                     name: String::new(),
                     facts: Some(facts),
@@ -814,6 +771,7 @@ mod tests {
             origin: &o,
             page: Some(&o),
             submits,
+            changes_field: crate::methods::facts(method).is_some_and(|f| f.changes_field),
             lands,
         })
     }

@@ -467,16 +467,14 @@ fn precheck(
     method: &str,
     params: &Value,
 ) -> Result<(), WireError> {
-    use ext_core::policy::{origin_of, Category, Policy, Verdict};
-    let category = match method {
-        ext_core::methods::Navigate::NAME | ext_core::methods::TabsNew::NAME => Category::Navigate,
-        ext_core::methods::DownloadArgs::NAME => Category::Download,
-        _ => return Ok(()),
+    use ext_core::policy::{origin_of, Policy, Verdict};
+    // Arguments that do not decode are refused by the extension, before anything runs.
+    let Ok(command) = ext_core::methods::Command::decode(method, params.clone()) else {
+        return Ok(());
     };
-    let Some(url) = params
-        .get("url")
-        .and_then(Value::as_str)
-        .filter(|u| origin_of(u).is_some())
+    let Some((category, url)) = command
+        .destination()
+        .filter(|(_, u)| origin_of(u).is_some())
     else {
         return Ok(());
     };
