@@ -714,7 +714,9 @@ pub async fn run(
             }
         }
     }
-    let store = SecretStore::open(&dir.join("secrets")).map_err(|e| bad(e.to_string()))?;
+    let store = SecretStore::open_off_runtime(dir.join("secrets"))
+        .await
+        .map_err(|e| bad(e.to_string()))?;
     let mut runner = Runner {
         bridge,
         step,

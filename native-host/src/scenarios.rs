@@ -118,6 +118,14 @@ pub fn save(dir: &Path, request: &SaveRequest) -> Result<Saved, SaveError> {
     })
 }
 
+/// [`save`] on a blocking thread: opening the secrets store may wait up to 10 s for the OS
+/// keyring, which must not stall a worker of the async runtime.
+pub async fn save_off_runtime(dir: PathBuf, request: SaveRequest) -> Result<Saved, SaveError> {
+    tokio::task::spawn_blocking(move || save(&dir, &request))
+        .await
+        .unwrap_or_else(|e| Err(SaveError::Store(format!("saving stopped: {e}"))))
+}
+
 /// `scenarios/index.json`: one summary per readable scenario, rewritten after each change
 /// (for people and other tools; Kapture itself reads the scenario files).
 fn write_index(dir: &Path) -> Result<(), String> {

@@ -80,6 +80,8 @@ pub enum SecretStoreError {
          restore it, or delete {dir} to start over without those secrets; nothing was changed"
     )]
     KeyFileMissing { dir: PathBuf, path: PathBuf },
+    #[error("opening the sealed secrets in {dir} stopped: {why}")]
+    Stopped { dir: PathBuf, why: String },
 }
 
 /// Why the OS keyring could not be used. Its text never holds a secret: the platform's
@@ -400,6 +402,20 @@ impl SecretStore {
             NewKeys::VaultFirst
         };
         Self::open_inner(dir, &OsKeyring::default(), new_keys)
+    }
+
+    /// [`SecretStore::open`] on a blocking thread: asking the OS keyring may take up to
+    /// [`KEYRING_TIMEOUT`], which must not stall a worker of the async runtime.
+    pub async fn open_off_runtime(dir: PathBuf) -> Result<SecretStore, SecretStoreError> {
+        let at = dir.clone();
+        tokio::task::spawn_blocking(move || SecretStore::open(&dir))
+            .await
+            .unwrap_or_else(|e| {
+                Err(SecretStoreError::Stopped {
+                    dir: at,
+                    why: e.to_string(),
+                })
+            })
     }
 
     /// Open the store in `dir` with `vault` standing for the OS keyring.

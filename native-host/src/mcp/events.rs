@@ -93,7 +93,8 @@ impl EventActor {
             }),
             BrowserEvent::RecordingSave { id, request } => {
                 let data_dir = &shared.config.data_dir;
-                let saved = crate::scenarios::save(data_dir, &request);
+                let saved =
+                    crate::scenarios::save_off_runtime(data_dir.clone(), (*request).clone()).await;
                 shared.audit.record(crate::audit::Entry {
                     session: None,
                     time: ext_core::platform::now_ms() as u64,

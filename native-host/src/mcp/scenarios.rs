@@ -90,7 +90,9 @@ impl KaptureServer {
                     },
                     recording: state.clone(),
                 };
-                let saved = crate::scenarios::save(&self.config().data_dir, &request);
+                let saved =
+                    crate::scenarios::save_off_runtime(self.config().data_dir.clone(), request)
+                        .await;
                 let unused: Vec<String> = draft
                     .suggestions
                     .iter()
