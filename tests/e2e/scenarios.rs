@@ -354,6 +354,36 @@ async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
         "{followed:#}"
     );
 
+    // Every step kind the session log writes replays: back, forward and hover too.
+    write(
+        "back_and_forth",
+        json!({"name": "back_and_forth", "chain": [
+            {"method": "navigate", "params": {"url": site.url("page-a.html")}},
+            {"method": "navigate", "params": {"url": site.url("input.html")}},
+            {"method": "go_back", "params": {}},
+            {"method": "go_forward", "params": {}},
+            {"method": "hover", "params": {"locators": [{"by": "css", "value": "#hover-target"}]}}
+        ]}),
+    );
+    let moved = report(
+        &fresh
+            .ok("scenario_run", json!({"name": "back_and_forth"}))
+            .await,
+    );
+    assert_eq!(moved["success"], true, "{moved:#}");
+    assert_eq!(moved["actionsExecuted"], 5, "{moved:#}");
+    assert!(
+        moved["endedOn"].as_str().unwrap().ends_with("input.html)"),
+        "{moved:#}"
+    );
+    let hovered = fresh
+        .ok("browser_get_text", json!({"selector": "#hover-state"}))
+        .await;
+    assert!(
+        hovered.contains("hovered") && !hovered.contains("not"),
+        "{hovered}"
+    );
+
     // A cycle is refused by name before anything runs.
     let login_path = data.path().join("scenarios").join("login.json");
     let mut cyclic: Value = serde_json::from_slice(&std::fs::read(&login_path).unwrap()).unwrap();
