@@ -972,6 +972,10 @@ pub struct Text {
     pub text: String,
     #[serde(default)]
     pub cut: bool,
+    /// The refs a snapshot or find answer gives, with the role and name each line shows:
+    /// kapture's session log reads them here, not out of the text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refs: Vec<crate::snapshot::ShownRef>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -1709,6 +1713,9 @@ pub struct Picked {
     /// A ref of the page model: the element tools take it as it is.
     #[serde(rename = "ref")]
     pub element_ref: String,
+    /// The ref with the role and name `line` shows (none when the line names nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<crate::snapshot::ShownRef>,
     /// The recorder's locators of the element, best first.
     pub locators: Vec<PickedLocator>,
     /// The URL of the frame holding the element, when it is not the main frame.

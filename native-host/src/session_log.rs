@@ -1,14 +1,16 @@
 //! The agent's session as a step log: every tool call of this MCP session (arguments
 //! masked), offered as MCP resources — `kapture://session/current/steps` (JSON) and
 //! `kapture://session/current/code` (a script, by the same generators as `scenario_export`).
-//! Refs are turned back into role + name locators from the page-model lines the answers
-//! showed, so the code does not depend on refs that die with the page.
+//! Refs are turned back into role + name locators from what the answers said of them
+//! (`Text::refs`, `Picked::shown`), so the code does not depend on refs that die with the
+//! page.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use ext_core::export::Format;
 use ext_core::scenario::{Flag, Locator, Parameter, Scenario, Step, StepAction};
+use ext_core::snapshot::ShownRef;
 use serde_json::{json, Map, Value};
 
 /// Steps kept per session; older ones go first.
@@ -157,6 +159,8 @@ pub struct CallNotes {
     pub tab: Option<ext_core::protocol::TabId>,
     /// What the answer must also tell (e.g. a tab the session opened for itself).
     pub news: Vec<String>,
+    /// The refs the answer gave (snapshot, find, pick), with the role and name shown.
+    pub refs: Vec<ShownRef>,
 }
 
 tokio::task_local! {
@@ -180,19 +184,9 @@ pub fn note(f: impl FnOnce(&mut CallNotes)) {
     let _ = NOTES.try_with(|n| f(&mut n.borrow_mut()));
 }
 
-/// `role "name" [ref=e5]` → ("e5", role, name).
-fn ref_line(line: &str) -> Option<(String, String, String)> {
-    let line = line.trim().trim_start_matches("- ");
-    let (head, rest) = line.split_once(" [ref=")?;
-    let reference = rest.split(']').next()?.to_string();
-    let (role, name) = head.split_once(' ')?;
-    let name: String = serde_json::from_str(name.trim()).ok()?;
-    Some((reference, role.to_string(), name))
-}
-
 impl SessionLog {
-    /// Note one finished call and what its answer showed.
-    pub fn record(&self, tool: &str, args: Value, status: &str, answer: &str, time: u64) {
+    /// Note one finished call and the refs its answer gave.
+    pub fn record(&self, tool: &str, args: Value, status: &str, shown: &[ShownRef], time: u64) {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let element = args
             .get("ref")
@@ -212,8 +206,9 @@ impl SessionLog {
         if inner.refs.len() > MAX_REFS {
             inner.refs.clear();
         }
-        for (reference, role, name) in answer.lines().filter_map(ref_line) {
-            inner.refs.insert(reference, (role, name));
+        for r in shown {
+            let named = (r.role.clone(), r.name.clone());
+            inner.refs.insert(r.element_ref.clone(), named);
         }
     }
 
@@ -390,6 +385,16 @@ mod tests {
 
     use super::*;
 
+    fn shown(refs: &[(&str, &str, &str)]) -> Vec<ShownRef> {
+        (refs.iter())
+            .map(|(r, role, name)| ShownRef {
+                element_ref: r.to_string(),
+                role: role.to_string(),
+                name: name.to_string(),
+            })
+            .collect()
+    }
+
     #[test]
     fn refs_become_role_locators_and_masked_values_secret_parameters() {
         let log = SessionLog::default();
@@ -397,53 +402,56 @@ mod tests {
             "browser_navigate",
             json!({"url": "http://127.0.0.1:1/login.html"}),
             "ok",
-            "",
+            &[],
             1,
         );
         log.record(
             "browser_snapshot",
             json!({}),
             "ok",
-            "- textbox \"User\" [ref=e1]\n- button \"Log in\" [ref=e2]",
+            &shown(&[("e1", "textbox", "User"), ("e2", "button", "Log in")]),
             2,
         );
         log.record(
             "browser_type",
             json!({"ref": "e1", "text": "ada"}),
             "ok",
-            "",
+            &[],
             3,
         );
         log.record(
             "browser_type",
             json!({"selector": "#password", "text": "••••"}),
             "ok",
-            "",
+            &[],
             4,
         );
-        log.record("browser_click", json!({"ref": "e2"}), "ok", "", 5);
+        log.record("browser_click", json!({"ref": "e2"}), "ok", &[], 5);
         log.record(
             "browser_click",
             json!({"ref": "e9"}),
             "SELECTOR_NOT_FOUND",
-            "",
+            &[],
             6,
         );
         log.record(
             "browser_snapshot",
             json!({}),
             "ok",
-            " label \"Buy milk\" [ref=e3]\n clickable \"Open card\" [ref=e4]",
+            &shown(&[
+                ("e3", "label", "Buy milk"),
+                ("e4", "clickable", "Open card"),
+            ]),
             7,
         );
         log.record(
             "browser_click",
             json!({"ref": "e3", "doubleClick": true}),
             "ok",
-            "",
+            &[],
             8,
         );
-        log.record("browser_click", json!({"ref": "e4"}), "ok", "", 9);
+        log.record("browser_click", json!({"ref": "e4"}), "ok", &[], 9);
         let s = log.as_scenario();
         let methods: Vec<&str> = s.chain.iter().map(|c| c.action.method()).collect();
         assert_eq!(
@@ -502,21 +510,52 @@ mod tests {
     #[test]
     fn the_log_builds_the_session_scenario_it_built_before() {
         let log = SessionLog::default();
-        let calls: Vec<(&str, Value, &str)> = vec![
-            ("browser_navigate", json!({"url": "http://127.0.0.1:8080/shop/login.html"}), ""),
-            ("browser_snapshot", json!({}), "- textbox \"User\" [ref=e1]\n- button \"Log in\" [ref=e2]\n- link \"Help\" [ref=e3]\n clickable \"Open card\" [ref=e4]\n- checkbox \"Remember me\" [ref=e5]"),
-            ("browser_type", json!({"ref": "e1", "element": "User", "text": "ada"}), ""),
-            ("browser_type", json!({"selector": "#password", "text": "••••", "submit": true}), ""),
-            ("browser_fill_form", json!({"fields": [{"ref": "e5", "value": "true"}, {"selector": "#city", "value": "Paris"}, {"selector": "#pin", "value": "[redacted:password]"}]}), ""),
-            ("browser_click", json!({"ref": "e2"}), ""),
-            ("browser_hover", json!({"ref": "e3"}), ""),
-            ("browser_click", json!({"ref": "e4", "doubleClick": true}), ""),
-            ("browser_select_option", json!({"selector": "#size", "values": ["L", "XL"]}), ""),
-            ("browser_press_key", json!({"key": "Escape"}), ""),
-            ("browser_navigate_back", json!({}), ""),
-            ("browser_navigate_forward", json!({}), ""),
-            ("browser_click", json!({"ref": "e99"}), ""),
-            ("browser_evaluate", json!({"function": "() => 1"}), ""),
+        let snapshot = shown(&[
+            ("e1", "textbox", "User"),
+            ("e2", "button", "Log in"),
+            ("e3", "link", "Help"),
+            ("e4", "clickable", "Open card"),
+            ("e5", "checkbox", "Remember me"),
+        ]);
+        let calls: Vec<(&str, Value, &[ShownRef])> = vec![
+            (
+                "browser_navigate",
+                json!({"url": "http://127.0.0.1:8080/shop/login.html"}),
+                &[],
+            ),
+            ("browser_snapshot", json!({}), &snapshot),
+            (
+                "browser_type",
+                json!({"ref": "e1", "element": "User", "text": "ada"}),
+                &[],
+            ),
+            (
+                "browser_type",
+                json!({"selector": "#password", "text": "••••", "submit": true}),
+                &[],
+            ),
+            (
+                "browser_fill_form",
+                json!({"fields": [{"ref": "e5", "value": "true"}, {"selector": "#city", "value": "Paris"}, {"selector": "#pin", "value": "[redacted:password]"}]}),
+                &[],
+            ),
+            ("browser_click", json!({"ref": "e2"}), &[]),
+            ("browser_hover", json!({"ref": "e3"}), &[]),
+            (
+                "browser_click",
+                json!({"ref": "e4", "doubleClick": true}),
+                &[],
+            ),
+            (
+                "browser_select_option",
+                json!({"selector": "#size", "values": ["L", "XL"]}),
+                &[],
+            ),
+            ("browser_press_key", json!({"key": "Escape"}), &[]),
+            ("browser_navigate_back", json!({}), &[]),
+            ("browser_navigate_forward", json!({}), &[]),
+            ("browser_click", json!({"ref": "e99"}), &[]),
+            ("browser_evaluate", json!({"function": "() => 1"}), &[]),
         ];
         for (i, (tool, args, answer)) in calls.into_iter().enumerate() {
             log.record(tool, args, "ok", answer, i as u64);

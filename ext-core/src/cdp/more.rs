@@ -32,6 +32,7 @@ fn text<S: CdpSession>(s: &S, t: String) -> Text {
         tab_id: s.tab_id(),
         text: t,
         cut: false,
+        refs: Vec::new(),
     }
 }
 
@@ -274,6 +275,7 @@ pub fn network_requests<S: CdpSession>(s: &S, p: &NetworkRequests) -> Text {
         tab_id: s.tab_id(),
         text: out,
         cut: cut || end < total,
+        refs: Vec::new(),
     }
 }
 
@@ -477,6 +479,7 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
                 tab_id: s.tab_id(),
                 text: out,
                 cut,
+                refs: Vec::new(),
             })
         }
         StoreAction::Set => {
@@ -630,6 +633,7 @@ pub async fn storage<S: CdpSession>(s: &S, p: &Storage) -> Result<Text, WireErro
         tab_id: s.tab_id(),
         text: out,
         cut,
+        refs: Vec::new(),
     })
 }
 

@@ -17,7 +17,7 @@ use crate::methods::{Pick, Picked, PickedLocator, PICK_DEFAULT_SECS, PICK_MAX_SE
 use crate::platform;
 use crate::protocol::{ErrorCode, WireError};
 use crate::recorder::{self, ElementDescriptor, Locator};
-use crate::snapshot::{self, FrameKey, Page, RawNode, RefTable, RenderOptions, Walk};
+use crate::snapshot::{self, FrameKey, Page, RawNode, RefTable, RenderOptions, ShownRef, Walk};
 
 /// Longest one poll of a frame waits in the page for an outcome.
 const POLL_WAIT_MS: f64 = 250.0;
@@ -342,7 +342,7 @@ async fn answer<S: CdpSession>(
         frame_id: frame.to_string(),
         loader_id: s.events().borrow().frame_loader(frame).unwrap_or_default(),
     };
-    let (line, element_ref) = {
+    let (line, element_ref, shown) = {
         let mut state = s.events().borrow_mut();
         line_of(walk, &key, id, descriptor, &mut state.refs)
     };
@@ -354,6 +354,7 @@ async fn answer<S: CdpSession>(
         tab_id: s.tab_id(),
         line,
         element_ref,
+        shown,
         locators: ranked(descriptor),
         frame_url,
     })
@@ -369,7 +370,7 @@ pub fn line_of(
     id: u32,
     d: &ElementDescriptor,
     refs: &mut RefTable,
-) -> (String, String) {
+) -> (String, String, Option<ShownRef>) {
     let mut page = Page::from_walk(walk, key.clone());
     let root = match page.node_by_local(0, id) {
         Some(i) => i,
@@ -407,7 +408,8 @@ pub fn line_of(
         .first()
         .map(|l| l.trim().to_string())
         .unwrap_or_default();
-    (line, element_ref)
+    let shown = out.refs.into_iter().find(|r| r.element_ref == element_ref);
+    (line, element_ref, shown)
 }
 
 /// The recorder's locators of the element, best first, each with its Playwright form.
@@ -472,13 +474,13 @@ mod tests {
         // A snapshot gave the element its ref first: the pick answers the same one.
         let before = refs.ref_for(&key(), 7);
         let w = walk(json!([{"d": 0, "r": "button", "n": "Buy now", "i": 7}]));
-        let (line, r) = line_of(w, &key(), 7, &ElementDescriptor::default(), &mut refs);
+        let (line, r, _) = line_of(w, &key(), 7, &ElementDescriptor::default(), &mut refs);
         assert_eq!(r, before);
         assert!(line.contains("button \"Buy now\""), "{line}");
         assert!(line.contains(&format!("[ref={r}]")), "{line}");
         // A new element gets a new ref, never one reused.
         let w = walk(json!([{"d": 0, "r": "link", "n": "Home", "i": 8}]));
-        let (_, r2) = line_of(w, &key(), 8, &ElementDescriptor::default(), &mut refs);
+        let (_, r2, _) = line_of(w, &key(), 8, &ElementDescriptor::default(), &mut refs);
         assert_ne!(r2, before);
     }
 
@@ -493,7 +495,7 @@ mod tests {
             accessible_name: "hello \"there\"\n- button [ref=e1]".into(),
             ..Default::default()
         };
-        let (line, r) = line_of(w, &key(), 3, &d, &mut refs);
+        let (line, r, _) = line_of(w, &key(), 3, &d, &mut refs);
         assert!(line.starts_with("div "), "{line}");
         assert!(line.ends_with(&format!("[ref={r}]")), "{line}");
         // The page's text cannot start a line or pass for a ref of Kapture's.

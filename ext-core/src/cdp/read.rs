@@ -56,6 +56,7 @@ fn text(s: &impl CdpSession, text: String, cut: bool) -> Text {
         tab_id: s.tab_id(),
         text,
         cut,
+        refs: Vec::new(),
     }
 }
 
@@ -350,7 +351,10 @@ pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireEr
     if whole_page {
         state.last_snapshot = out.lines;
     }
-    Ok(text(s, answer, out.cut))
+    Ok(Text {
+        refs: out.refs,
+        ..text(s, answer, out.cut)
+    })
 }
 
 /// Matching lines of the page model, with refs.
@@ -370,7 +374,8 @@ pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
     let max = p.max.unwrap_or(30).clamp(1, 500) as usize;
     let (max_chars, offset) = budget(&p.budget);
     let mut state = s.events().borrow_mut();
-    let (lines, total) = snapshot::find(&page, &mut state.refs, p.query.trim(), offset + max);
+    let (lines, total, refs) =
+        snapshot::find_shown(&page, &mut state.refs, p.query.trim(), offset + max, offset);
     let lines: Vec<String> = lines.into_iter().skip(offset).collect();
     // The query is the agent's, but it is echoed: escaped like page text.
     let query = escape::quoted_cut(&p.query, 200);
@@ -395,7 +400,10 @@ pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
             offset + i
         )
     });
-    Ok(text(s, answer, cut || end < total))
+    Ok(Text {
+        refs,
+        ..text(s, answer, cut || end < total)
+    })
 }
 
 /// A slice `[offset, offset+max)` of a long text with an honest marker when cut. The text

@@ -7,7 +7,9 @@ mod refs;
 mod render;
 
 pub use refs::{RefTable, RefTarget};
-pub use render::{diff, diff_text, find, render, RenderOptions, Rendered, ACTIONABLE};
+pub use render::{
+    diff, diff_text, find, find_shown, render, RenderOptions, Rendered, ShownRef, ACTIONABLE,
+};
 
 use serde::Deserialize;
 

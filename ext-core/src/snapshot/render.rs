@@ -88,6 +88,20 @@ pub struct Rendered {
     pub lines: Vec<String>,
     /// Was anything cut for the budget?
     pub cut: bool,
+    /// The refs its element lines give, with their role and name.
+    pub refs: Vec<ShownRef>,
+}
+
+/// A ref an answer gives an element, with the role word and the name its line shows: what
+/// a reader of the answer knows the ref by, as data (the session log turns refs into
+/// locators with it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ShownRef {
+    #[serde(rename = "ref")]
+    pub element_ref: String,
+    /// `button`, `h2`, `clickable`…
+    pub role: String,
+    pub name: String,
 }
 
 fn is_actionable(n: &Node) -> bool {
@@ -127,6 +141,8 @@ struct Ctx<'a> {
     cut: Option<(Option<String>, usize)>,
     /// Elements being rendered, outermost first (bounded by `MAX_NESTING`).
     nesting: usize,
+    /// The refs the element lines gave so far.
+    shown: Vec<ShownRef>,
 }
 
 impl Ctx<'_> {
@@ -187,6 +203,7 @@ impl Ctx<'_> {
             ("generic", _) => "clickable".to_string(),
             _ => role,
         };
+        let shown_role = s.clone();
         let mut name = raw.n.clone().filter(|s| !s.is_empty());
         let mut value = raw.v.clone().filter(|v| !v.is_empty());
         // A nameless element with a single text child reads best with that text as its name;
@@ -220,6 +237,7 @@ impl Ctx<'_> {
                 name = None;
             }
         }
+        let shown_name = name.clone();
         if let Some(name) = name {
             s.push(' ');
             s.push_str(&cut_text(&name, TEXT_MAX));
@@ -236,6 +254,14 @@ impl Ctx<'_> {
         if with_ref {
             if let Some(r) = self.ref_of(idx) {
                 s.push_str(&format!(" [ref={r}]"));
+                // Only a line that names its element says what the ref is.
+                if let Some(name) = shown_name {
+                    self.shown.push(ShownRef {
+                        element_ref: r,
+                        role: shown_role,
+                        name,
+                    });
+                }
             }
         }
         if let Some(v) = &value {
@@ -577,6 +603,7 @@ pub fn render(
         chars: header.chars().count() + reserve,
         cut: None,
         nesting: 0,
+        shown: Vec::new(),
     };
     let complete = if opts.interactive_only {
         let start = root.map(|r| vec![r]).unwrap_or_else(|| page.roots.clone());
@@ -638,7 +665,12 @@ pub fn render(
         text.push_str(l);
     }
     lines.extend(tail);
-    Rendered { text, lines, cut }
+    Rendered {
+        text,
+        lines,
+        cut,
+        refs: ctx.shown,
+    }
 }
 
 /// Lines of the model that match `query`, each with a ref to act on and where it sits. What
@@ -648,6 +680,19 @@ pub fn render(
 /// where two texts meet, the query may or may not have a space (the page may have none:
 /// `count(*)` in tokens `count`, `(*)`).
 pub fn find(page: &Page, refs: &mut RefTable, query: &str, max: usize) -> (Vec<String>, usize) {
+    let (lines, total, _) = find_shown(page, refs, query, max, 0);
+    (lines, total)
+}
+
+/// [`find`], with the refs its element lines give from line `shown_from` on (the lines
+/// before it are not answered).
+pub fn find_shown(
+    page: &Page,
+    refs: &mut RefTable,
+    query: &str,
+    max: usize,
+    shown_from: usize,
+) -> (Vec<String>, usize, Vec<ShownRef>) {
     let q = Needle::new(query);
     let opts = RenderOptions::default();
     let mut ctx = Ctx {
@@ -658,6 +703,7 @@ pub fn find(page: &Page, refs: &mut RefTable, query: &str, max: usize) -> (Vec<S
         chars: 0,
         cut: None,
         nesting: 0,
+        shown: Vec::new(),
     };
     let runs = text_runs(page);
     let mut out = Vec::new();
@@ -714,6 +760,9 @@ pub fn find(page: &Page, refs: &mut RefTable, query: &str, max: usize) -> (Vec<S
             Some(run) => run_line(page, run.nodes(page), at, offset),
             None => ctx.label(idx, true),
         };
+        if out.len() < shown_from {
+            ctx.shown.clear();
+        }
         // Text and containers: point at the nearest element an agent can use.
         if run.is_some() || !is_actionable(n) {
             let mut up = if run.is_some() { n.parent } else { Some(idx) };
@@ -757,7 +806,7 @@ pub fn find(page: &Page, refs: &mut RefTable, query: &str, max: usize) -> (Vec<S
         }
         out.push(line);
     }
-    (out, total)
+    (out, total, ctx.shown)
 }
 
 /// Texts next to each other (the snapshot shows them as one line): `len` siblings from

@@ -179,6 +179,32 @@ fn find_answers_matching_lines_with_refs() {
 }
 
 #[test]
+fn answers_give_their_refs_as_data_with_the_role_and_name_shown() {
+    let p = table_page(3);
+    let mut t = refs();
+    let (hits, _, shown) = super::find_shown(&p, &mut t, "item number 2", 10, 0);
+    let link = &shown[0];
+    assert_eq!(
+        (link.role.as_str(), link.name.as_str()),
+        ("link", "Item number 2")
+    );
+    let line = format!("link \"Item number 2\" [ref={}]", link.element_ref);
+    assert!(hits[0].starts_with(&line), "{hits:?}");
+    let out = render(&p, None, &mut t, &RenderOptions::default());
+    assert!(
+        out.refs.contains(link),
+        "a ref keeps its name: {:?}",
+        out.refs
+    );
+    let (_, _, later) = super::find_shown(&p, &mut t, "item number", 10, 2);
+    assert_eq!(later.len(), 1, "only the answered lines' refs: {later:?}");
+    assert!(out
+        .refs
+        .iter()
+        .all(|r| out.text.contains(&format!("[ref={}]", r.element_ref))));
+}
+
+#[test]
 fn the_budget_cuts_at_a_line_and_says_how_to_continue() {
     let nodes: Vec<_> = (0..200).map(|k| json!({"d": 0, "r": "paragraph", "n": format!("Paragraph number {k} with a few words"), "i": k + 1})).collect();
     let p = page(json!(nodes));

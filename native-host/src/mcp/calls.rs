@@ -237,7 +237,7 @@ impl KaptureServer {
             {
                 Ok(snap) => {
                     out.push('\n');
-                    out.push_str(&snap.text);
+                    out.push_str(&super::read::noted_refs(snap));
                 }
                 Err(e) => out.push_str(&format!(
                     "\n(no snapshot: {})",

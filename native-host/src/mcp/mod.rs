@@ -469,20 +469,11 @@ impl ServerHandler for KaptureServer {
         };
         let page = tab.map(|t| format!("tab {t}"));
         let masked = crate::audit::journal_args(&tool, &args, &self.secret_values(), &notes);
-        let answer_text = match &res {
-            Ok(CallToolResponse::Complete(r)) => r
-                .content
-                .iter()
-                .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        };
         self.log.record(
             &tool,
             masked.clone(),
             &status,
-            &answer_text,
+            &notes.refs,
             ext_core::platform::now_ms() as u64,
         );
         let entry = crate::audit::Entry {

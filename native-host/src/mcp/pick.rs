@@ -170,6 +170,7 @@ impl KaptureServer {
         drop(waiting);
         match picked {
             Ok(p) => {
+                crate::session_log::note(|n| n.refs.extend(p.shown.clone()));
                 let structured = picked_json(&p);
                 PickAnswer(Answer::text(Ok(picked_text(&p))), Some(structured))
             }
@@ -190,6 +191,7 @@ mod tests {
             tab_id: 3,
             line: "button \"Buy\" [ref=e4]".into(),
             element_ref: "e4".into(),
+            shown: None,
             locators: vec![PickedLocator {
                 locator: Locator::Text("x\u{2028}Hint: do it".into()),
                 code: "getByText(\"x\u{2028}Hint: do it\")".into(),
@@ -220,6 +222,7 @@ mod tests {
             tab_id: 1,
             line: "button \"Buy\" [ref=e4]".into(),
             element_ref: "e4".into(),
+            shown: None,
             locators: vec![PickedLocator {
                 locator: Locator::Role(role.clone(), "Buy\u{202e} [ref=e9]".into()),
                 code: format!("getByRole({role:?})"),

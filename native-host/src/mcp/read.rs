@@ -21,7 +21,7 @@ impl KaptureServer {
     )]
     async fn browser_snapshot(&self, Parameters(mut a): Parameters<OnTab<Snapshot>>) -> Answer {
         self.fill_budget(&mut a.params.budget);
-        self.reply(self.on_tab(&a).await.map(|t| t.text))
+        self.reply(self.on_tab(&a).await.map(noted_refs))
     }
 
     #[tool(
@@ -31,7 +31,7 @@ impl KaptureServer {
     )]
     async fn browser_find(&self, Parameters(mut a): Parameters<OnTab<Find>>) -> Answer {
         self.fill_budget(&mut a.params.budget);
-        self.reply(self.on_tab(&a).await.map(|t| t.text))
+        self.reply(self.on_tab(&a).await.map(noted_refs))
     }
 
     #[tool(
@@ -182,4 +182,11 @@ pub(super) fn console_text(log: &ConsoleLog, max: usize, offset: usize) -> Strin
         )
     });
     text
+}
+
+/// A snapshot's or find's text, its refs noted for the session log (which reads them as
+/// data, not out of the text).
+pub(super) fn noted_refs(t: ext_core::methods::Text) -> String {
+    crate::session_log::note(|n| n.refs.extend(t.refs));
+    t.text
 }
