@@ -342,34 +342,41 @@ pub const SCROLL_SEEN: &str = "() => new Promise((res) => { let moved = false, f
 /// Resolves in a task queued after those already waiting (a `hashchange`, a `popstate`).
 pub const NEXT_TASK: &str = "() => new Promise((res) => setTimeout(() => res(true), 0))";
 
-/// Where the page is: `{url, title, status}`.
-pub const PAGE_INFO: &str = r#"() => {
-  const nav = performance.getEntriesByType('navigation')[0];
-  return { url: location.href, title: document.title, status: nav && nav.responseStatus ? nav.responseStatus : null };
-}"#;
-
-/// [`PAGE_INFO`] once the document has loaded: answered by the page's own `load` event,
-/// so a navigation's answer costs no round trip after it.
-pub const LOADED_PAGE_INFO: &str = r#"() => new Promise((res) => {
-  const info = () => {
+/// The body that reads where the page is (`info()` → `{url, title, status}`), shared by
+/// the page-info scripts.
+macro_rules! page_info_js {
+    () => {
+        r#"const info = () => {
     const nav = performance.getEntriesByType('navigation')[0];
     return { url: location.href, title: document.title, status: nav && nav.responseStatus ? nav.responseStatus : null };
   };
-  if (document.readyState === 'complete') res(info());
+"#
+    };
+}
+
+/// Where the page is: `{url, title, status}`.
+pub const PAGE_INFO: &str = concat!("() => {\n  ", page_info_js!(), "  return info();\n}");
+
+/// [`PAGE_INFO`] once the document has loaded: answered by the page's own `load` event,
+/// so a navigation's answer costs no round trip after it.
+pub const LOADED_PAGE_INFO: &str = concat!(
+    "() => new Promise((res) => {\n  ",
+    page_info_js!(),
+    r#"  if (document.readyState === 'complete') res(info());
   else addEventListener('load', () => res(info()), { once: true });
-})"#;
+})"#
+);
 
 /// [`PAGE_INFO`] once the page handled the tasks its input queued and rendered a frame
 /// ([`NEXT_PAINT`]'s wait, 100 ms at most): an action's answer reads where the page is in
 /// the same round trip as its wait.
-pub const PAINTED_PAGE_INFO: &str = r#"() => new Promise((res) => {
-  const info = () => {
-    const nav = performance.getEntriesByType('navigation')[0];
-    return { url: location.href, title: document.title, status: nav && nav.responseStatus ? nav.responseStatus : null };
-  };
-  requestAnimationFrame(() => setTimeout(() => res(info()), 0));
+pub const PAINTED_PAGE_INFO: &str = concat!(
+    "() => new Promise((res) => {\n  ",
+    page_info_js!(),
+    r#"  requestAnimationFrame(() => setTimeout(() => res(info()), 0));
   setTimeout(() => res(info()), 100);
-})"#;
+})"#
+);
 
 /// Build `(<function>)(<json args>…)`.
 pub fn call(function: &str, args: &[serde_json::Value]) -> String {

@@ -230,13 +230,13 @@ impl KaptureServer {
         let (id, what) = match parsed {
             Uri::Sessions => {
                 let text = self.sessions_json();
-                return Ok(self.masked(uri, text, &[]));
+                return Ok(self.masked(uri, text));
             }
             Uri::Session(Who::Current, what) => (self.id(), what),
             Uri::Session(Who::Id(id), what) => (id, what),
         };
         // The registry is let go before an error is made: masking one reads it again.
-        let (log, their_masks, current, history) = {
+        let (log, current, history) = {
             let registry = self.shared.registry();
             let entry = registry.get(id).ok_or_else(|| {
                 ErrorData::resource_not_found(
@@ -250,7 +250,6 @@ impl KaptureServer {
             };
             (
                 entry.log.clone(),
-                entry.masks.with(&[]),
                 registry.current(id, self.bridge().generation()),
                 history,
             )
@@ -327,7 +326,7 @@ impl KaptureServer {
         } else {
             "text/plain"
         };
-        let mut read = self.masked(uri, text, &their_masks);
+        let mut read = self.masked(uri, text);
         if let Some(ResourceContents::TextResourceContents { mime_type, .. }) =
             read.contents.first_mut()
         {
@@ -336,12 +335,10 @@ impl KaptureServer {
         Ok(read)
     }
 
-    /// The exit of every text resource: the reader's masks and the read session's.
-    fn masked(&self, uri: &str, text: String, theirs: &[(String, String)]) -> ReadResourceResult {
-        let mut values = self.secret_values();
-        values.extend(theirs.iter().cloned());
-        values.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
-        let (clean, _) = ext_core::secrets::redact(&text, &values);
+    /// The exit of every text resource: masked with what every session learned (the read
+    /// session's values among them).
+    fn masked(&self, uri: &str, text: String) -> ReadResourceResult {
+        let (clean, _) = ext_core::secrets::redact(&text, &self.secret_values());
         ReadResourceResult::new(vec![ResourceContents::text(clean, uri)])
     }
 
