@@ -22,6 +22,7 @@ pub mod scenario;
 pub mod secrets;
 pub mod snapshot;
 pub mod ui;
+pub mod wire;
 
 #[cfg(target_arch = "wasm32")]
 pub mod chrome;

@@ -8,7 +8,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::policy::Category;
-use crate::protocol::{ErrorCode, TabId, WireError};
+use crate::wire::{ErrorCode, TabId, WireError};
 
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;

@@ -7,8 +7,6 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::recorder::PageHint;
-
 /// One saved scenario (`scenarios/<name>.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -746,6 +744,18 @@ fn substitute_str(s: &str, vars: &HashMap<String, Value>) -> Result<Value, Scena
     }
     out.push_str(rest);
     Ok(Value::String(out))
+}
+
+/// What a page showed shortly after a person's action.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PageHint {
+    /// Something in the document changed.
+    pub changed: bool,
+    /// A dialog or modal is open.
+    pub dialog: bool,
+    /// The text of a visible alert (an error message, usually); empty when none.
+    pub alert: String,
 }
 
 #[cfg(test)]

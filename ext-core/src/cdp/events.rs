@@ -146,7 +146,7 @@ pub struct TabEvents {
     pub acted: Option<super::navigation::Acted>,
     /// Text typed into a rich-text editor that its form may not hold yet: the next click
     /// or key waits for it.
-    pub(super) rich_sync: Option<super::input::RichSync>,
+    pub(super) rich_sync: Option<RichSync>,
     /// The element picker while it is in the page (the frames it was put in): whoever ends
     /// the command that put it there — its own end, or the tab's queue after a stop or a
     /// deadline — removes it.
@@ -1114,6 +1114,15 @@ fn format_preview(preview: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+/// Text typed into a rich-text editor inside a form that the form may not hold yet (the
+/// next click or key waits for it, `input::rich_form_synced`).
+#[derive(Debug, Clone)]
+pub struct RichSync {
+    pub(super) frame: String,
+    pub(super) at: f64,
+    pub(super) mark: Option<String>,
+}
+
     use serde_json::json;
 
     use super::*;

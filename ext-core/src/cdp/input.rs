@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use super::events::RichSync;
 use super::world::{self, Located};
 use super::{js, keys, settle, CdpSession, ACTIONABLE_WAIT_MS};
 use crate::methods::{
@@ -203,7 +204,7 @@ const INPUT_ACK: std::time::Duration = std::time::Duration::from_secs(10);
 async fn send_input<S: CdpSession>(s: &S, method: &str, params: Value) -> Result<(), WireError> {
     match crate::platform::timeout(INPUT_ACK, s.send(method, params)).await {
         Some(res) => res.map(drop),
-        None => Err(super::more::blocked_by_dialog(s)),
+        None => Err(super::dialog::blocked_by_dialog(s)),
     }
 }
 
@@ -501,14 +502,6 @@ async fn fill<S: CdpSession>(
         });
     }
     Ok(secret)
-}
-
-/// Text typed into a rich-text editor inside a form that the form may not hold yet.
-#[derive(Debug, Clone)]
-pub struct RichSync {
-    frame: String,
-    at: f64,
-    mark: Option<String>,
 }
 
 /// Before a click or a key: wait (bounded by [`RICH_FORM_SYNC_MS`] from the typing) until

@@ -1,6 +1,7 @@
 //! How Kapture drives a page, written once against the small [`CdpSession`] trait: the
 //! extension implements it with `chrome.debugger`, anything else may with a CDP socket.
 
+mod dialog;
 pub mod events;
 mod input;
 pub mod js;
@@ -17,19 +18,20 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+pub use dialog::{blocked_by_dialog, dialog_error, handle_dialog};
 pub use events::TabEvents;
 pub use input::{click, fill_form, hover, press_key, select_option, type_text};
 pub use more::{
-    cookies, dialog_error, drag, emulate, file_upload, handle_dialog, highlight, mouse_click_xy,
-    mouse_move_xy, network_request, network_requests, print_pdf, recorder, resize, scroll, storage,
-    widget_request, widget_show, WidgetOutcome,
+    cookies, drag, emulate, file_upload, highlight, mouse_click_xy, mouse_move_xy, network_request,
+    network_requests, print_pdf, recorder, resize, scroll, storage, widget_request, widget_show,
+    WidgetOutcome,
 };
 pub use read::{
     evaluate, extract_links, find, get_html, get_text, is_function_source, read_markdown,
     screenshot, snapshot, wait_for, SNAPSHOT_MIN_CHARS,
 };
 
-use crate::methods::{ActionOutcome, ConsoleLog, ConsoleMessages, PageInfo};
+use crate::methods::{ActionOutcome, ConsoleLog, ConsoleMessages, PageInfo, Text};
 use crate::platform;
 use crate::protocol::{ErrorCode, TabId, WireError};
 
@@ -606,7 +608,7 @@ pub(crate) async fn await_navigation<S: CdpSession>(
             return Ok(verdict);
         };
         if s.events().borrow().dialog.is_some() {
-            return Err(more::blocked_by_dialog(s));
+            return Err(blocked_by_dialog(s));
         }
         let ms = Duration::from_millis(ms.ceil().max(1.0) as u64);
         if let Some(Err(_)) = platform::timeout(ms, news).await {
@@ -700,7 +702,7 @@ pub(crate) async fn settle<S: CdpSession>(
             Some(info) => info,
             None => match platform::timeout(Duration::from_secs(2), page_info(s)).await {
                 Some(info) => info?,
-                None => return Err(more::blocked_by_dialog(s)),
+                None => return Err(blocked_by_dialog(s)),
             },
         };
         let loading = matches!(verdict, Verdict::Loading { .. });
@@ -804,6 +806,16 @@ pub fn console_messages<S: CdpSession>(s: &S, p: &ConsoleMessages) -> ConsoleLog
         tab_id: s.tab_id(),
         messages,
         total: total as u32,
+    }
+}
+
+/// A plain text answer about the session's tab.
+fn text<S: CdpSession>(s: &S, t: String) -> Text {
+    Text {
+        tab_id: s.tab_id(),
+        text: t,
+        cut: false,
+        refs: Vec::new(),
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Category, Origin, OriginPattern};
-use crate::protocol::{ErrorCode, WireError};
+use crate::wire::{ErrorCode, WireError};
 
 /// One hour, the length of a budget's window.
 pub const WINDOW_MS: f64 = 3_600_000.0;

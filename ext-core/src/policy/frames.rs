@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use super::{origin_of, Category, Decision, Origin, Policy, Verdict};
-use crate::protocol::{ErrorCode, WireError};
+use crate::wire::{ErrorCode, WireError};
 
 /// The origin of Kapture's own extension (its id is pinned by the manifest's `key`; the
 /// native host checks the two agree).

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use super::{origin_of, strictest, Category, Judge, Origin, Policy, Verdict};
 use crate::methods::{Command, ElementTarget};
-use crate::protocol::{ErrorCode, WireError};
+use crate::wire::{ErrorCode, WireError};
 
 /// What a command carries into its tab queue: the rules and any approval it got.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{ErrorCode, WireError};
+use crate::wire::{ErrorCode, WireError};
 
 pub mod bound;
 pub mod budget;

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ElementDescriptor, RawEvent};
+pub use crate::scenario::PageHint;
 
 /// One step of a recorded scenario, before its values are turned into parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,18 +47,6 @@ pub enum RecordedStep {
     },
     /// What the page showed after the step before it (set apart from the steps).
     Observed(PageHint),
-}
-
-/// What a page showed shortly after a person's action.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct PageHint {
-    /// Something in the document changed.
-    pub changed: bool,
-    /// A dialog or modal is open.
-    pub dialog: bool,
-    /// The text of a visible alert (an error message, usually); empty when none.
-    pub alert: String,
 }
 
 /// Steps being built, with the page hint of each (kept aligned as steps merge).

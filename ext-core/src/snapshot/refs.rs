@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::FrameKey;
-use crate::protocol::{ErrorCode, WireError};
+use crate::wire::{ErrorCode, WireError};
 
 /// Where a ref points: the element's registry id in a frame's document.
 #[derive(Debug, Clone, PartialEq, Eq)]
