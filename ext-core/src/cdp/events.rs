@@ -938,20 +938,22 @@ impl TabEvents {
 
     /// Messages at `min` level or above, newest first, at most `max`; plus how many matched.
     pub fn console(&self, min: Option<ConsoleLevel>, max: usize) -> (Vec<ConsoleMessage>, usize) {
-        // What a document the running command may not read logged is left out.
+        // What a document the running command may not read logged is left out (the judge
+        // keeps its verdicts, so the many messages of one document cost one).
         let readable = |judged: &Vec<String>| {
             self.judge
                 .as_ref()
                 .is_none_or(|j| j.check(crate::policy::Category::Read, judged).is_ok())
         };
-        let matching = self
+        let matching: Vec<&ConsoleMessage> = self
             .console
             .iter()
             .rev()
             .filter(|(m, judged)| min.is_none_or(|min| m.level >= min) && readable(judged))
-            .map(|(m, _)| m);
-        let total = matching.clone().count();
-        (matching.take(max).cloned().collect(), total)
+            .map(|(m, _)| m)
+            .collect();
+        let total = matching.len();
+        (matching.into_iter().take(max).cloned().collect(), total)
     }
 
     /// Drop every waiter: their receivers see `Canceled` (tab closed or detached).
@@ -1112,8 +1114,6 @@ fn format_preview(preview: &Value) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
 /// Text typed into a rich-text editor inside a form that the form may not hold yet (the
 /// next click or key waits for it, `input::rich_form_synced`).
 #[derive(Debug, Clone)]
@@ -1123,6 +1123,8 @@ pub struct RichSync {
     pub(super) mark: Option<String>,
 }
 
+#[cfg(test)]
+mod tests {
     use serde_json::json;
 
     use super::*;
@@ -1215,11 +1217,11 @@ pub struct RichSync {
             );
             std::rc::Rc::new(p)
         };
-        events.judge = Some(crate::policy::Judge {
-            policy: p,
-            category: crate::policy::Category::Eval,
-            approved: vec![],
-        });
+        events.judge = Some(crate::policy::Judge::new(
+            p,
+            crate::policy::Category::Eval,
+            vec![],
+        ));
         for f in ["S", "B", "D"] {
             let r = events.frame_refusal(f, crate::policy::Category::Eval);
             assert!(r.is_some_and(|r| r.origin == "http://a.test:80"), "{f}");
@@ -1266,11 +1268,8 @@ pub struct RichSync {
             crate::policy::Policy::flag_rule("b.test", crate::policy::Verdict::Deny, "--deny")
                 .unwrap(),
         );
-        let judge = crate::policy::Judge {
-            policy: std::rc::Rc::new(p),
-            category: crate::policy::Category::Read,
-            approved: vec![],
-        };
+        let judge =
+            crate::policy::Judge::new(std::rc::Rc::new(p), crate::policy::Category::Read, vec![]);
         assert_eq!(
             events.console(None, 10).1,
             2,

@@ -297,7 +297,7 @@ pub async fn cookies<S: CdpSession>(s: &S, p: &Cookies) -> Result<Text, WireErro
     let judge = s.events().borrow().judge.clone();
     let refused = |domain: &str| {
         judge.as_ref().and_then(|j| {
-            j.check_own(&crate::policy::cookies::reach(&j.policy, domain))
+            j.check_own(&crate::policy::cookies::reach(j.policy(), domain))
                 .err()
         })
     };

@@ -186,7 +186,7 @@ pub async fn locate_target<S: CdpSession>(s: &S, t: &ElementTarget) -> Result<Lo
 /// origin Chrome reports for that document), or the coded refusal.
 pub fn judge_frame<S: CdpSession>(s: &S, frame: &str) -> Result<(), WireError> {
     let state = s.events().borrow();
-    let Some(category) = state.judge.as_ref().map(|j| j.category) else {
+    let Some(category) = state.judge.as_ref().map(|j| j.category()) else {
         return Ok(());
     };
     match state.frame_refusal(frame, category) {
@@ -210,7 +210,7 @@ async fn judge_frame_fresh<S: CdpSession>(s: &S, frame: &str) -> Result<(), Wire
 /// nothing while no frame of the tab is refused; where the browser cannot say what is
 /// under the point, refused while any frame is.
 pub async fn judge_point<S: CdpSession>(s: &S, at: (f64, f64)) -> Result<(), WireError> {
-    let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category) else {
+    let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category()) else {
         return Ok(());
     };
     if !s.events().borrow().any_frame_refused(category) {
@@ -437,7 +437,7 @@ pub(crate) fn upright_box(quad: &[f64]) -> Option<(f64, f64, f64, f64)> {
 /// The running command may act where keys land: the frame whose element has focus,
 /// followed from the main document through focused iframe elements.
 pub async fn judge_focus<S: CdpSession>(s: &S) -> Result<(), WireError> {
-    let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category) else {
+    let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category()) else {
         return Ok(());
     };
     if !s.events().borrow().any_frame_refused(category) {

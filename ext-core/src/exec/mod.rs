@@ -501,11 +501,11 @@ impl<H: Host> Exec<H> {
         }
         // What is read of the page to judge or describe the command (a link's href, the
         // element input lands on) is read only where these rules let it read.
-        let reader = Judge {
-            policy: policy.clone(),
-            category: Category::Read,
-            approved: grants_of(&self.granted.borrow(), asker),
-        };
+        let reader = Judge::new(
+            policy.clone(),
+            Category::Read,
+            grants_of(&self.granted.borrow(), asker),
+        );
         let urls = self.target_urls(tab, command, &reader).await?;
         let here = if pure::leaves_page(command) {
             self.page_urls(tab, None).await?

@@ -92,15 +92,11 @@ mod tests {
             };
             policy.rules.push(rule);
         }
-        Judge {
-            policy: std::rc::Rc::new(policy),
-            category: Category::Storage,
-            approved: Vec::new(),
-        }
+        Judge::new(std::rc::Rc::new(policy), Category::Storage, Vec::new())
     }
 
     fn allowed(j: &Judge, domain: &str) -> bool {
-        j.check_own(&reach(&j.policy, domain)).is_ok()
+        j.check_own(&reach(j.policy(), domain)).is_ok()
     }
 
     #[test]
@@ -133,15 +129,15 @@ mod tests {
 
     #[test]
     fn an_allow_list_covers_a_cookie_only_where_it_covers_its_whole_reach() {
-        let mut j = judge(&[]);
-        let mut policy = (*j.policy).clone();
+        let j = judge(&[]);
+        let mut policy = (**j.policy()).clone();
         policy.rules = vec![crate::policy::rule(
             "shop.example.com",
             None,
             crate::policy::Verdict::Allow,
             "test",
         )];
-        j.policy = std::rc::Rc::new(policy);
+        let j = Judge::new(std::rc::Rc::new(policy), j.category(), Vec::new());
         assert!(allowed(&j, "shop.example.com"));
         assert!(
             !allowed(&j, ".example.com"),

@@ -3,6 +3,7 @@
 //! `about:srcdoc`), a request by its URL and the frame that made it, a tab by its URL. The
 //! strictest verdict over everything a document is judged on wins.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{origin_of, Category, Decision, Origin, Policy, Verdict};
@@ -137,17 +138,66 @@ impl Refusal {
 /// ends on) is judged here.
 #[derive(Debug, Clone)]
 pub struct Judge {
-    pub policy: Rc<Policy>,
+    policy: Rc<Policy>,
     /// The command's own category.
-    pub category: Category,
+    category: Category,
     /// Approvals given (this command's and the session's).
-    pub approved: Vec<(Category, Origin)>,
+    approved: Vec<(Category, Origin)>,
+    /// Verdicts this command already reached: one answer judges many items of the same few
+    /// documents (every console message, every request), and each verdict parses URLs.
+    memo: RefCell<Vec<Memo>>,
 }
 
+/// One verdict of [`Judge::check`], kept for the command's life.
+type Memo = (Category, Vec<String>, Result<(), Refusal>);
+
+/// The most verdicts a judge keeps (a command reaches few documents; past this it judges
+/// afresh each time).
+const MEMO_MAX: usize = 32;
+
 impl Judge {
+    pub fn new(policy: Rc<Policy>, category: Category, approved: Vec<(Category, Origin)>) -> Self {
+        Judge {
+            policy,
+            category,
+            approved,
+            memo: RefCell::default(),
+        }
+    }
+
+    /// The rules judged by (fixed for the judge's life, so its verdicts can be kept).
+    pub fn policy(&self) -> &Rc<Policy> {
+        &self.policy
+    }
+
+    /// The command's own category.
+    pub fn category(&self) -> Category {
+        self.category
+    }
+
+    #[cfg(test)]
+    pub(crate) fn approved(&self) -> &[(Category, Origin)] {
+        &self.approved
+    }
+
     /// `Err` when `category` on a document judged on `urls` is not allowed outright (an
     /// `ask` counts only where an approval was already given: nobody can be asked mid-answer).
     pub fn check(&self, category: Category, urls: &[String]) -> Result<(), Refusal> {
+        let known = self.memo.borrow().iter().find_map(|(c, u, verdict)| {
+            (*c == category && u.as_slice() == urls).then(|| verdict.clone())
+        });
+        if let Some(verdict) = known {
+            return verdict;
+        }
+        let verdict = self.judge(category, urls);
+        let mut memo = self.memo.borrow_mut();
+        if memo.len() < MEMO_MAX {
+            memo.push((category, urls.to_vec(), verdict.clone()));
+        }
+        verdict
+    }
+
+    fn judge(&self, category: Category, urls: &[String]) -> Result<(), Refusal> {
         let mut worst: Option<Refusal> = None;
         for url in urls {
             let d = self.policy.decide(category, url);
@@ -236,11 +286,7 @@ mod tests {
             );
         }
         let p = policy(&[("eval@127.0.0.1:4000", Verdict::Deny)]);
-        let judge = Judge {
-            policy: p.clone(),
-            category: Category::Eval,
-            approved: vec![],
-        };
+        let judge = Judge::new(p.clone(), Category::Eval, vec![]);
         let r = judge
             .check_own(&judged_urls(Some(a), "about:srcdoc", None))
             .unwrap_err();
@@ -314,16 +360,14 @@ mod tests {
     fn an_ask_counts_only_where_approved_and_nothing_judged_is_denied() {
         let p = policy(&[("eval@127.0.0.1:4000", Verdict::Ask)]);
         let urls = vec!["http://127.0.0.1:4000".to_string()];
-        let mut judge = Judge {
-            policy: p,
-            category: Category::Eval,
-            approved: vec![],
-        };
+        let judge = Judge::new(p.clone(), Category::Eval, vec![]);
         let r = judge.check_own(&urls).unwrap_err();
         assert_eq!(r.error().code, ErrorCode::ApprovalDenied);
-        judge
-            .approved
-            .push((Category::Eval, origin_of(&urls[0]).unwrap()));
+        let judge = Judge::new(
+            p,
+            Category::Eval,
+            vec![(Category::Eval, origin_of(&urls[0]).unwrap())],
+        );
         assert!(judge.check_own(&urls).is_ok());
         assert_eq!(
             judge.check_own(&[]).unwrap_err().error().code,

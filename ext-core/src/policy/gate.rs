@@ -21,16 +21,15 @@ impl Guard {
     /// The rules the command is held to while it runs, with every approval it carries.
     pub fn judge(&self, command: &Command) -> Option<Judge> {
         let category = command.category()?;
-        Some(Judge {
-            policy: self.policy.clone(),
+        Some(Judge::new(
+            self.policy.clone(),
             category,
-            approved: self
-                .granted
+            self.granted
                 .iter()
                 .chain(self.approved.iter())
                 .cloned()
                 .collect(),
-        })
+        ))
     }
 }
 
@@ -607,8 +606,8 @@ mod tests {
         let j = guard
             .judge(&cmd("evaluate", json!({"function": "1"})))
             .unwrap();
-        assert_eq!(j.category, Category::Eval);
-        assert_eq!(j.approved.len(), 2);
+        assert_eq!(j.category(), Category::Eval);
+        assert_eq!(j.approved().len(), 2);
         assert!(guard.judge(&cmd("tabs.list", json!({}))).is_none());
         assert_eq!(
             history_entry(
