@@ -19,6 +19,8 @@ mod scenarios;
 pub mod sessions;
 mod status;
 mod tabs;
+#[cfg(test)]
+mod tools_doc;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
