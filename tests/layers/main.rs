@@ -26,9 +26,7 @@ const KNOWN_CYCLES: &[&[&str]] = &[&["sw/bridge", "sw/control", "sw/gate", "sw/p
 const KNOWN_LONG: &[(&str, usize)] = &[
     ("ext-core/src/methods.rs", 1_733),
     ("ext-core/src/cdp/more.rs", 1_174),
-    ("ext-core/src/panel/mod.rs", 1_133),
     ("ext-core/src/cdp/events.rs", 1_125),
-    ("ext-core/src/snapshot/render.rs", 1_030),
 ];
 
 /// Layering rules: a top-level module of ext-core and the top-level modules it must not

@@ -3,13 +3,13 @@
 //! to a character budget with honest markers that say how to get the rest. Pure Rust:
 //! recorded walker output is enough to test every rule.
 
+mod find;
 mod refs;
 mod render;
 
+pub use find::{find, find_shown};
 pub use refs::{RefTable, RefTarget};
-pub use render::{
-    diff, diff_text, find, find_shown, render, RenderOptions, Rendered, ShownRef, ACTIONABLE,
-};
+pub use render::{diff, diff_text, render, RenderOptions, Rendered, ShownRef, ACTIONABLE};
 
 use serde::Deserialize;
 
