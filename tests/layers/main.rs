@@ -17,10 +17,6 @@ type Module = Vec<String>;
 /// The longest a production file may be, before its inline tests.
 const MAX_LINES: usize = 1_000;
 
-/// Cycles not yet opened (issue 28), each as its sorted files. The test fails when one of
-/// them is gone, so the list only shrinks.
-const KNOWN_CYCLES: &[&[&str]] = &[&["sw/bridge", "sw/control", "sw/gate", "sw/panel"]];
-
 /// Files still past [`MAX_LINES`] (issue 28), with their length today: each may only
 /// shrink, and leaves the list once under the limit.
 const KNOWN_LONG: &[(&str, usize)] = &[
@@ -327,10 +323,6 @@ impl Graph {
 
 #[test]
 fn no_file_level_import_cycle() {
-    let known: Vec<Vec<String>> = KNOWN_CYCLES
-        .iter()
-        .map(|c| c.iter().map(|s| s.to_string()).collect())
-        .collect();
     for krate in ["ext-core", "native-host"] {
         let graph = Graph::of(&root().join(krate).join("src"));
         assert!(graph.files.len() > 10, "{krate}: too few files found");
@@ -346,20 +338,10 @@ fn no_file_level_import_cycle() {
                         .map(move |t| format!("{f} → {t}"))
                 })
                 .collect();
-            assert!(
-                krate == "ext-core" && known.contains(&cycle),
+            panic!(
                 "{krate}: files import each other in a cycle: {}",
                 edges.join(", ")
             );
-        }
-        if krate == "ext-core" {
-            let found = graph.cycles();
-            for k in &known {
-                assert!(
-                    found.contains(k),
-                    "the cycle {k:?} is gone: take it out of KNOWN_CYCLES"
-                );
-            }
         }
     }
 }

@@ -10,19 +10,18 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
-use std::time::Duration;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
+use super::conns::{Conn, ConnState, Epoch, SocketHandler};
 use super::App;
-use crate::backoff::Backoff;
 use crate::chrome;
 use crate::platform;
 use crate::policy::{bound, Policy};
 use crate::protocol::{
-    self, CommandId, Discovered, ExtensionFrame, HostFrame, NativeRequest, Resume, ServerEntry,
+    self, Discovered, ExtensionFrame, HostFrame, NativeRequest, Resume, ServerEntry,
     NATIVE_HOST_NAME,
 };
 
@@ -36,160 +35,9 @@ const CEILING_NOTE: &str = "; this browser's limit for a kapture that did not la
 /// so a browser with no kapture running is not kept busy forever.
 const FAST_RETRY_BUDGET: u32 = 40;
 
-/// A WebSocket event callback.
-type SocketHandler = Closure<dyn FnMut(JsValue)>;
-
-#[derive(Debug, Clone, PartialEq)]
-enum ConnState {
-    Connecting,
-    Connected { session: String },
-    Rejected(String),
-}
-
-/// One WebSocket to one kapture server.
-pub struct Conn {
-    port: u16,
-    token: String,
-    /// The pid of the server's handshake file: it launched this browser if the browser says so.
-    pid: u32,
-    /// Our `hello` nonce, which the server's proof must cover.
-    nonce: RefCell<String>,
-    /// The server proved the token (its `challenge` verified) and got our `proof`.
-    proven: Cell<bool>,
-    /// The policy the server sent in its welcome, before any bounding.
-    offered: RefCell<Option<Rc<Policy>>>,
-    /// What the offered policy loosens compared with this browser's defaults (empty when
-    /// the server launched this browser), as the panel lists it.
-    looser: RefCell<Vec<String>>,
-    /// A person's answer to those looser rules: accepted, kept the defaults, or not yet.
-    agreed: Cell<Option<bool>>,
-    ws: WebSocket,
-    state: RefCell<ConnState>,
-    last_seen_ms: Cell<f64>,
-    heartbeat_ms: Cell<f64>,
-    /// When the state began (ms since the epoch), for the panel.
-    since: Cell<f64>,
-    /// The server's policy, from its welcome (strict until then).
-    policy: RefCell<Rc<crate::policy::Policy>>,
-    approval_ms: Cell<u64>,
-    /// The highest command id received in this session (what a resume reports).
-    last_command: Cell<CommandId>,
-    // Kept alive as long as the socket; dropped with the connection.
-    handlers: RefCell<Vec<SocketHandler>>,
-}
-
-impl Conn {
-    pub fn send(&self, frame: &ExtensionFrame) {
-        if self.ws.ready_state() == WebSocket::OPEN {
-            let _ = self.ws.send_with_str(&protocol::encode(frame));
-        }
-    }
-}
-
-/// All connections plus discovery state.
-pub struct Bridge {
-    conns: RefCell<HashMap<u16, Rc<Conn>>>,
-    /// Servers that refused us, by port, with the token they refused.
-    refused: RefCell<HashMap<u16, String>>,
-    backoff: RefCell<Backoff>,
-    failures: Cell<u32>,
-    discovering: Cell<bool>,
-    retry_pending: Cell<bool>,
-    problem: RefCell<Option<String>>,
-    /// Ports a person disconnected from the panel: left alone until they press Connect.
-    user_off: RefCell<std::collections::BTreeMap<u16, f64>>,
-    /// A person's answers to looser rule sets, by fingerprint (loaded before any connection).
-    agreements: RefCell<Option<HashMap<String, bool>>>,
-    /// Each server's current session with this worker, numbered here (`epoch`): grants and
-    /// labels are keyed by it, never by names a server chooses, which repeat across
-    /// kaptures and restarts.
-    epochs: RefCell<HashMap<u16, Epoch>>,
-    next_epoch: Cell<u64>,
-}
-
-impl Default for Bridge {
-    fn default() -> Self {
-        Self {
-            conns: RefCell::default(),
-            refused: RefCell::default(),
-            backoff: RefCell::new(Backoff::new(
-                Duration::from_millis(250),
-                Duration::from_secs(5),
-            )),
-            failures: Cell::new(0),
-            discovering: Cell::new(false),
-            retry_pending: Cell::new(false),
-            problem: RefCell::default(),
-            user_off: RefCell::default(),
-            agreements: RefCell::default(),
-            epochs: RefCell::default(),
-            next_epoch: Cell::new(1),
-        }
-    }
-}
-
-impl Bridge {
-    /// Send a frame to every authenticated server.
-    pub fn broadcast(&self, frame: &ExtensionFrame) {
-        for conn in self.conns.borrow().values() {
-            if matches!(*conn.state.borrow(), ConnState::Connected { .. }) {
-                conn.send(frame);
-            }
-        }
-    }
-
-    /// Send every authenticated server the frame `frame_for` makes of its rules.
-    pub fn broadcast_each(&self, frame_for: impl Fn(&Policy) -> ExtensionFrame) {
-        for conn in self.conns.borrow().values() {
-            if matches!(*conn.state.borrow(), ConnState::Connected { .. }) {
-                let policy = conn.policy.borrow().clone();
-                conn.send(&frame_for(&policy));
-            }
-        }
-    }
-
-    /// Send a frame to one authenticated server (the lowest port); false when none is.
-    pub fn send_to_one(&self, frame: &ExtensionFrame) -> bool {
-        let conns = self.conns.borrow();
-        let target = self
-            .connected_ports()
-            .first()
-            .and_then(|p| conns.get(p).cloned());
-        match target {
-            Some(conn) => {
-                conn.send(frame);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn connected_ports(&self) -> Vec<u16> {
-        let mut ports: Vec<u16> = self
-            .conns
-            .borrow()
-            .values()
-            .filter(|c| matches!(*c.state.borrow(), ConnState::Connected { .. }))
-            .map(|c| c.port)
-            .collect();
-        ports.sort_unstable();
-        ports
-    }
-
-    /// Close sockets whose server has been silent for three heartbeats (a half-dead socket).
-    pub fn reap_silent(&self) {
-        let now = platform::now_ms();
-        for conn in self.conns.borrow().values() {
-            if now - conn.last_seen_ms.get() > 3.0 * conn.heartbeat_ms.get() {
-                let _ = conn.ws.close_with_code_and_reason(4000, "heartbeat lost");
-            }
-        }
-    }
-}
-
 /// Toolbar badge: green count when connected, amber while searching, red when refused.
 pub fn update_badge(app: &App) {
-    super::panel::broadcast_state(app);
+    super::push::broadcast_state(app);
     let ports = app.bridge.connected_ports();
     let refused = app
         .bridge
@@ -548,7 +396,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
         }
         HostFrame::Audit { mut entry } => {
             entry["server"] = serde_json::json!(conn.port);
-            super::panel::keep_audit(app, entry);
+            super::push::keep_audit(app, entry);
         }
         HostFrame::Command {
             id,
@@ -677,7 +525,7 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
                         status,
                         ms: platform::now_ms() - started,
                     };
-                    super::panel::record(&app, tab, entry).await;
+                    super::push::record(&app, tab, entry).await;
                 }
             });
         }
@@ -769,12 +617,12 @@ pub fn user_agree(app: &Rc<App>, port: u16, accept: bool, shown: &str) {
         .get(&port)
         .and_then(|c| c.offered.borrow().clone())
     else {
-        super::panel::broadcast_state(app);
+        super::push::broadcast_state(app);
         return;
     };
     let print = bound::fingerprint(&offered);
     if print != shown {
-        super::panel::broadcast_state(app);
+        super::push::broadcast_state(app);
         return;
     }
     let snapshot = {
@@ -795,15 +643,6 @@ pub fn user_agree(app: &Rc<App>, port: u16, accept: bool, shown: &str) {
 
 fn resume_key(port: u16) -> String {
     format!("kapture.resume.{port}")
-}
-
-/// A server's session with this worker: its number here, and the kapture (token) and
-/// session it is of.
-#[derive(Debug, Clone, PartialEq)]
-struct Epoch {
-    number: u64,
-    token: String,
-    session: String,
 }
 
 /// Number the server on `port`'s session with this worker anew, unless it resumed the very
@@ -868,50 +707,6 @@ fn remember(conn: &Conn, session: &str) {
     });
 }
 
-/// The servers as the panel shows them.
-pub fn server_views(app: &App) -> (Vec<crate::ui::ServerView>, Option<String>) {
-    let mut views: Vec<crate::ui::ServerView> = app
-        .bridge
-        .conns
-        .borrow()
-        .values()
-        .map(|c| {
-            let (state, detail) = match &*c.state.borrow() {
-                ConnState::Connecting => ("connecting", String::new()),
-                ConnState::Connected { session } => ("connected", format!("session {session}")),
-                ConnState::Rejected(why) => ("refused", why.clone()),
-            };
-            crate::ui::ServerView {
-                port: c.port,
-                state: state.into(),
-                detail,
-                since: c.since.get(),
-                looser: c.looser.borrow().clone(),
-                agreed: c.agreed.get(),
-                fingerprint: c
-                    .offered
-                    .borrow()
-                    .as_ref()
-                    .filter(|_| !c.looser.borrow().is_empty())
-                    .map(|p| bound::fingerprint(p)),
-            }
-        })
-        .collect();
-    for (port, since) in app.bridge.user_off.borrow().iter() {
-        views.push(crate::ui::ServerView {
-            port: *port,
-            state: "disconnected".into(),
-            detail: "disconnected from the panel".into(),
-            since: *since,
-            looser: Vec::new(),
-            agreed: None,
-            fingerprint: None,
-        });
-    }
-    views.sort_by_key(|v| v.port);
-    (views, app.bridge.problem.borrow().clone())
-}
-
 /// A person asked to connect: forget their disconnects and look for servers now.
 pub fn user_connect(app: &Rc<App>) {
     app.bridge.user_off.borrow_mut().clear();
@@ -954,25 +749,5 @@ pub fn panel_rules(app: &App) -> crate::exec::Rules {
     crate::exec::Rules {
         policy: Rc::new(super::control::person_now(app).apply(&server)),
         approval_ms: ms,
-    }
-}
-
-/// The policies of the connected servers (as their commands run, before the person's).
-pub fn server_policies(app: &App) -> Vec<crate::policy::Policy> {
-    app.bridge
-        .conns
-        .borrow()
-        .values()
-        .filter(|c| matches!(*c.state.borrow(), ConnState::Connected { .. }))
-        .map(|c| (*c.policy.borrow().clone()).clone())
-        .collect()
-}
-
-/// Send `frame` to the connected server on `port`, if there is one.
-pub fn send_to(app: &App, port: u16, frame: &ExtensionFrame) {
-    if let Some(c) = app.bridge.conns.borrow().get(&port) {
-        if matches!(*c.state.borrow(), ConnState::Connected { .. }) {
-            c.send(frame);
-        }
     }
 }

@@ -98,7 +98,7 @@ pub async fn set_paused(app: &Rc<App>, on: bool) {
             stop.abort();
         }
         for tab in app.approvals.withdraw_all() {
-            super::panel::broadcast_approvals(app, tab);
+            super::push::broadcast_approvals(app, tab);
         }
     }
     let _ = chrome::storage::local_set(PAUSED_KEY, &Value::Bool(on)).await;
@@ -237,7 +237,7 @@ pub fn on_step(app: &App, mut step: FeedEntry) {
             feed.pop_front();
         }
     }
-    for p in super::panel::watcher_conns(app) {
+    for p in super::push::watcher_conns(app) {
         p.post(&PanelEvent::Step {
             entry: step.clone(),
         });
@@ -318,7 +318,7 @@ pub fn extend(app: &Rc<App>, budget: BudgetKey, steps: u64) {
             app.exec.extend_budget(&origin, steps);
             keep_ledger(app);
         }
-        BudgetKey::Session { port, session } => super::bridge::send_to(
+        BudgetKey::Session { port, session } => super::conns::send_to(
             app,
             port,
             &crate::protocol::ExtensionFrame::Event {
@@ -333,7 +333,7 @@ pub fn extend(app: &Rc<App>, budget: BudgetKey, steps: u64) {
 fn budgets(app: &App) -> Vec<crate::policy::budget::BudgetState> {
     let person = person_now(app);
     let mut all = Vec::new();
-    for policy in super::bridge::server_policies(app) {
+    for policy in super::conns::server_policies(app) {
         for b in app.exec.budget_states(&person.apply(&policy)) {
             if !all.contains(&b) {
                 all.push(b);
@@ -357,7 +357,7 @@ async fn site(app: &App, tab: TabId) -> Option<SiteView> {
         _ => return None,
     };
     let person = person_now(app);
-    let mut servers = super::bridge::server_policies(app);
+    let mut servers = super::conns::server_policies(app);
     if servers.is_empty() {
         servers.push(Policy::connected_default());
     }
@@ -398,7 +398,7 @@ fn send_control(app: &Rc<App>, error: Option<String>) {
     spawn_local(async move {
         paused(&app).await;
         person(&app).await;
-        for p in super::panel::watcher_conns(&app) {
+        for p in super::push::watcher_conns(&app) {
             let site = match p.site_tab() {
                 Some(tab) => site(&app, tab).await,
                 None => None,
@@ -411,7 +411,7 @@ fn send_control(app: &Rc<App>, error: Option<String>) {
 
 /// The control state after a step: counts only, so no site lookup per command.
 fn send_control_quietly(app: &App) {
-    for p in super::panel::watcher_conns(app) {
+    for p in super::push::watcher_conns(app) {
         p.post(&control_event(app, p.last_site(), None));
     }
 }

@@ -127,14 +127,14 @@ impl Drop for Shown<'_> {
         // Taken out first: the borrow ends before the panels are told.
         let gone = self.app.approvals.pending.borrow_mut().remove(&self.id);
         drop(gone);
-        super::panel::broadcast_approvals(self.app, self.tab);
+        super::push::broadcast_approvals(self.app, self.tab);
     }
 }
 
 /// Withdraw the approvals of a closed tab and tell the panels.
 pub fn tab_closed(app: &App, tab: TabId) {
     if app.approvals.withdraw_tab(tab) {
-        super::panel::broadcast_approvals(app, tab);
+        super::push::broadcast_approvals(app, tab);
     }
 }
 
@@ -177,7 +177,7 @@ pub async fn ask(app: &Rc<App>, mut view: ApprovalView, approval_ms: u64) -> Ans
         id,
         tab,
     };
-    if !super::panel::broadcast_approvals(app, tab) {
+    if !super::push::broadcast_approvals(app, tab) {
         // Nobody is looking: open the panel for this tab in its own window.
         let _ = chrome::windows::open_popup(&format!("panel.html?tabId={tab}")).await;
     }
@@ -201,7 +201,7 @@ pub async fn ask(app: &Rc<App>, mut view: ApprovalView, approval_ms: u64) -> Ans
         },
     };
     match asker_port {
-        Some(port) => super::bridge::send_to(app, port, &told),
+        Some(port) => super::conns::send_to(app, port, &told),
         None => app.bridge.broadcast(&told),
     }
     match answer {

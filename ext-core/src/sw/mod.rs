@@ -2,10 +2,12 @@
 //! queues, and answers every command exactly once (result or coded error).
 
 mod bridge;
+mod conns;
 mod control;
 mod gate;
 mod host;
 mod panel;
+mod push;
 mod recorder;
 
 use std::cell::RefCell;
@@ -30,10 +32,10 @@ pub struct App {
     ext: RefCell<ExtensionInfo>,
     /// The viewport the server that launched this browser asked for (headless), if any.
     viewport: std::cell::Cell<Option<crate::protocol::Viewport>>,
-    bridge: bridge::Bridge,
+    bridge: conns::Bridge,
     /// The executor core: every command's gate, tab queue and dispatch.
     exec: Exec<host::ChromeHost>,
-    panels: panel::Panels,
+    panels: push::Panels,
     /// Per-tab command history, in memory; written to storage in bursts.
     history: RefCell<std::collections::HashMap<TabId, Vec<crate::ui::HistoryEntry>>>,
     history_dirty: RefCell<std::collections::BTreeSet<TabId>>,
@@ -113,7 +115,7 @@ impl Worker {
             app: Rc::new_cyclic(|app| App {
                 ext: RefCell::new(ext),
                 viewport: Default::default(),
-                bridge: bridge::Bridge::default(),
+                bridge: conns::Bridge::default(),
                 exec: Exec::new(Rc::new(host::ChromeHost { app: app.clone() })),
                 panels: Default::default(),
                 history: Default::default(),
