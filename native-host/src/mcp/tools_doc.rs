@@ -20,7 +20,7 @@ pub fn markdown(tools: &[Tool]) -> String {
          `scenario_<name>` tool of its own; they are not listed here.\n\n",
     );
     for t in &tools {
-        let _ = write!(out, "- [`{}`](#{})\n", t.name, t.name);
+        let _ = writeln!(out, "- [`{}`](#{})", t.name, t.name);
     }
     for t in tools {
         let _ = write!(out, "\n## `{}`\n\n", t.name);
@@ -28,7 +28,7 @@ pub fn markdown(tools: &[Tool]) -> String {
             let _ = write!(out, "_{hint}_\n\n");
         }
         let description = t.description.as_deref().unwrap_or("").trim();
-        let _ = write!(out, "{}\n", one_line(description));
+        let _ = writeln!(out, "{}", one_line(description));
         let schema = Value::Object((*t.input_schema).clone());
         let rows = arguments(&schema);
         if !rows.is_empty() {
