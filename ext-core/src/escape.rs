@@ -191,6 +191,21 @@ pub fn quoted(s: &str) -> String {
 /// The longest prefix of `s` whose escaped form fits in `max` characters: (escaped prefix,
 /// characters of `s` left out).
 fn escaped_prefix(s: &str, max: usize, quote: bool) -> (String, usize) {
+    // Printable ASCII without a quote, a backslash or a tag's opening is its own escape
+    // (most page text): no character needs looking at twice.
+    let plain = s
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && !(quote && matches!(b, b'\\' | b'"')))
+        && !s.chars().any(opens);
+    if plain {
+        let n = s.len().min(max);
+        return (s[..n].to_string(), s.len() - n);
+    }
+    escaped_prefix_each(s, max, quote)
+}
+
+/// [`escaped_prefix`] character by character.
+fn escaped_prefix_each(s: &str, max: usize, quote: bool) -> (String, usize) {
     let mut out = String::new();
     let mut len = 0;
     let mut taken = 0;
@@ -360,6 +375,18 @@ pub fn fit_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The plain-text shortcut answers what escaping each character would.
+        #[test]
+        fn plain_text_is_cut_as_each_character_would_be(
+            s in "[ -~]{0,40}|[a-z\\[\\]=\"\\\\ ]{0,40}",
+            max in 0usize..50,
+            quote in proptest::bool::ANY,
+        ) {
+            proptest::prop_assert_eq!(escaped_prefix(&s, max, quote), escaped_prefix_each(&s, max, quote));
+        }
+    }
 
     #[test]
     fn json_strings_reach_every_depth() {

@@ -312,6 +312,16 @@ pub const PASSWORD_BINDING: &str = "__kapturePasswords";
 /// The page walker (see `page/walker.js`).
 pub const WALKER: &str = include_str!("page/walker.js");
 
+/// [`WALKER`] answering its walk as JSON text: one string crosses the protocol and is read
+/// straight into a `Walk`, instead of thousands of objects the protocol serialises, the
+/// engine rebuilds as a tree of values and then converts (an `{error}` answer stays an
+/// object, for `world::run` to raise).
+pub const WALKER_TEXT: &str = concat!(
+    "async (...args) => { const walked = await (",
+    include_str!("page/walker.js"),
+    ")(...args); return walked && walked.error ? walked : JSON.stringify(walked); }"
+);
+
 /// Resolves once at least `minMs` passed and the document has not changed for `quietMs`
 /// (the prelude's observer), or after `maxMs` whatever happens: `{quiet, waited}`.
 pub const SETTLE_DOM: &str = r#"async (minMs, quietMs, maxMs) => {

@@ -351,7 +351,7 @@ pub async fn eval_in_session<S: CdpSession>(
 }
 
 /// The JSON value of a `Runtime.evaluate`/`callFunctionOn` answer (exceptions → EVAL_FAILED).
-pub(crate) fn remote_value(res: Value) -> Result<Option<Value>, WireError> {
+pub(crate) fn remote_value(mut res: Value) -> Result<Option<Value>, WireError> {
     if let Some(details) = res.get("exceptionDetails") {
         let text = events::exception_text(details);
         return Err(WireError::new(
@@ -359,13 +359,22 @@ pub(crate) fn remote_value(res: Value) -> Result<Option<Value>, WireError> {
             format!("page script threw: {text}"),
         ));
     }
-    let result = res.get("result").cloned().unwrap_or(Value::Null);
+    // Taken, not copied: a walk's answer is large.
+    let mut result = res
+        .get_mut("result")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
     if let Some(unser) = result.get("unserializableValue").and_then(Value::as_str) {
         return Ok(Some(Value::String(unser.to_string())));
     }
     match result.get("type").and_then(Value::as_str) {
         Some("undefined") => Ok(None),
-        _ => Ok(Some(result.get("value").cloned().unwrap_or(Value::Null))),
+        _ => Ok(Some(
+            result
+                .get_mut("value")
+                .map(Value::take)
+                .unwrap_or(Value::Null),
+        )),
     }
 }
 

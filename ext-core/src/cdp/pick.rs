@@ -335,9 +335,8 @@ async fn answer<S: CdpSession>(
     descriptor: &ElementDescriptor,
 ) -> Result<Picked, WireError> {
     let target = json!({"id": id, "ref": "the picked element"});
-    let raw = world::run(s, frame, js::WALKER, &[target, json!(WALK_NODES)]).await?;
-    let walk: Walk = serde_json::from_value(raw)
-        .map_err(|e| WireError::new(ErrorCode::Internal, format!("page walk: {e}")))?;
+    let raw = world::run(s, frame, js::WALKER_TEXT, &[target, json!(WALK_NODES)]).await?;
+    let walk = super::read::walk_of(&raw)?;
     let key = FrameKey {
         frame_id: frame.to_string(),
         loader_id: s.events().borrow().frame_loader(frame).unwrap_or_default(),

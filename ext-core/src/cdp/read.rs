@@ -69,8 +69,19 @@ async fn walk<S: CdpSession>(
     text_refs: bool,
 ) -> Result<Walk, WireError> {
     let args = [root, json!(WALK_MAX_NODES), json!(text_refs)];
-    let raw = world::run(s, frame, js::WALKER, &args).await?;
-    serde_json::from_value(raw)
+    let raw = world::run(s, frame, js::WALKER_TEXT, &args).await?;
+    walk_of(&raw)
+}
+
+/// The walker's answer ([`js::WALKER_TEXT`]): its JSON text read into a [`Walk`].
+pub(crate) fn walk_of(raw: &Value) -> Result<Walk, WireError> {
+    let text = raw.as_str().ok_or_else(|| {
+        WireError::new(
+            ErrorCode::Internal,
+            "page walk: the walker answered no text",
+        )
+    })?;
+    serde_json::from_str(text)
         .map_err(|e| WireError::new(ErrorCode::Internal, format!("page walk: {e}")))
 }
 
