@@ -338,8 +338,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         drop(handshake);
         return result;
     }
-    // stdio is exactly one MCP session.
-    let server = kapture.session();
+    // stdio is exactly one MCP session: the default context, which stateless requests
+    // without a handle (MCP 2026-07-28) use too.
+    let server = kapture.default_context();
     let (transport, stdio) = crate::stdio::transport();
     let input_ended = stdio.input_ended();
     let result = match server.serve(transport).await {
@@ -364,6 +365,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     };
     // Answers already written (rmcp stops as soon as stdin ends) reach stdout before exit.
     stdio.flush().await;
+    kapture.close_contexts();
     tracing::info!("kapture stopping");
     shutdown.cancel();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), browser_task).await;
@@ -394,12 +396,18 @@ async fn serve_http(
     };
     // Its own token, not the bridge's: this one is shown to the person (in the app URL).
     let token = pairing::Token::generate()?;
-    // One handler per MCP session: its own current tab, tabs, step log and masks.
+    // One handler per MCP session: its own current tab, tabs, step log and masks; a
+    // stateless request (2026-07-28) gets the default context's, and names a handle's.
+    let stateless = kapture.clone();
+    let closing = kapture.clone();
     let running = http::start(
         listener,
         options,
         token,
-        move || Ok(kapture.session()),
+        http::Factories {
+            session: move || Ok(kapture.session()),
+            stateless: move || Ok(stateless.default_context()),
+        },
         shutdown.clone(),
     )?;
     eprintln!(
@@ -415,5 +423,6 @@ async fn serve_http(
     );
     shutdown.cancel();
     running.stopped(std::time::Duration::from_secs(5)).await;
+    closing.close_contexts();
     Ok(())
 }

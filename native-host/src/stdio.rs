@@ -8,15 +8,16 @@
 //! without a string `name` or with non-object `arguments`, params rmcp cannot decode for a
 //! method it knows) get -32602 with the request's id.
 //!
-//! The lifecycle is enforced here, so nothing reaches the tools (or the browser) before the
-//! handshake: until the client's `initialize` has been answered, `ping` and `initialize` pass,
-//! any other request gets -32600 "not initialized; send initialize first" (-32600 rather than
-//! LSP's -32002, which MCP uses for "resource not found"), and notifications and client
-//! responses are dropped (rmcp ends the session on a first message that is not a request).
-//! A second `initialize` gets -32600 and never reaches rmcp, so the session is never reset.
-//! `server/discover` gets -32601 at any time: only versions with `initialize` are negotiated
-//! (rmcp's 2026-07-28 lifecycle without a handshake is shut off by the rule above), so a 2026
-//! client probing with it falls back to `initialize`.
+//! The lifecycle is enforced here, so nothing reaches the tools (or the browser) before a
+//! lifecycle is chosen. Both are served: the handshake (`initialize`, then anything), and
+//! MCP 2026-07-28's, chosen by a first request that carries the protocol version and client
+//! capabilities in its `_meta`; from then on the connection speaks 2026-07-28 (rmcp checks
+//! each request's metadata) and `initialize` gets -32600. `server/discover` passes at any
+//! time and chooses nothing. Until a lifecycle is chosen, `ping` and `initialize` pass, any
+//! other request gets -32600 "not initialized" (-32600 rather than LSP's -32002, which MCP
+//! uses for "resource not found"), and notifications and client responses are dropped (rmcp
+//! ends the session on a first message that is not a request). A second `initialize` gets
+//! -32600 and never reaches rmcp, so the session is never reset.
 //!
 //! A request whose id is still in flight (forwarded, rmcp's answer not yet written) gets
 //! -32600 "duplicate id"; `1` and `"1"` are different ids. The merge side reads the id of
@@ -107,6 +108,8 @@ enum Phase {
     Initializing(String),
     /// `initialize` answered with a result.
     Ready,
+    /// A request with 2026-07-28 metadata passed first: no handshake on this connection.
+    Stateless,
 }
 
 /// A request forwarded to rmcp.
@@ -178,11 +181,13 @@ pub enum Line {
         cancels: Option<String>,
         readable: bool,
     },
-    /// A request; `bad` is what is wrong with it once it may run (code, message).
+    /// A request; `bad` is what is wrong with it once it may run (code, message);
+    /// `inline` says it carries the 2026-07-28 metadata (no handshake needed).
     Request {
         id: Value,
         method: String,
         bad: Option<(i64, String)>,
+        inline: bool,
     },
 }
 
@@ -258,6 +263,16 @@ pub fn read(line: &[u8], too_long: bool) -> Line {
             "Invalid Request: a request id is a string or an integer, never null",
         );
     }
+    let inline = match &decoded {
+        Ok(rmcp::model::ClientJsonRpcMessage::Request(r)) => {
+            let meta = rmcp::model::GetMeta::get_meta(&r.request);
+            meta.protocol_version().is_some()
+                && meta
+                    .missing_required_keys(&rmcp::model::ProtocolVersion::V_2026_07_28)
+                    .is_empty()
+        }
+        _ => false,
+    };
     let bad = if let Some(why) = bad_params(&method, msg.get("params")) {
         Some((-32602, format!("Invalid params: {why}")))
     } else {
@@ -284,6 +299,7 @@ pub fn read(line: &[u8], too_long: bool) -> Line {
         id: id.clone(),
         method,
         bad,
+        inline,
     }
 }
 
@@ -325,11 +341,22 @@ impl Session {
                 }
                 Verdict::Pass
             }
-            Line::Request { id, method, bad } => self.request(&id, &method, bad),
+            Line::Request {
+                id,
+                method,
+                bad,
+                inline,
+            } => self.request(&id, &method, bad, inline),
         }
     }
 
-    fn request(&mut self, id: &Value, method: &str, bad: Option<(i64, String)>) -> Verdict {
+    fn request(
+        &mut self,
+        id: &Value,
+        method: &str,
+        bad: Option<(i64, String)>,
+        inline: bool,
+    ) -> Verdict {
         let k = key(id);
         if self.in_flight.contains_key(&k) {
             return error(
@@ -340,13 +367,19 @@ impl Session {
                 ),
             );
         }
-        // Only initialize-era versions can be negotiated here, so the session is never a
-        // 2026 one (rmcp would answer this -32601 then, or -32602 for missing params).
-        if method == "server/discover" {
-            return error(id, -32601, "Method not found: server/discover");
-        }
         match (&self.phase, method) {
+            // A probe: rmcp answers it (checking its metadata) whatever the lifecycle.
+            (_, "server/discover") => {}
+            (Phase::Stateless, "initialize") => {
+                return error(
+                    id,
+                    -32600,
+                    "Invalid Request: this connection speaks MCP 2026-07-28 (its first request carried the metadata); initialize has no place in it",
+                )
+            }
+            (Phase::Stateless, _) => {}
             (Phase::Fresh, "initialize" | "ping") | (Phase::Initializing(_), "ping") => {}
+            (Phase::Fresh, _) if inline && bad.is_none() => self.phase = Phase::Stateless,
             (Phase::Ready | Phase::Initializing(_), "initialize") => {
                 return error(
                     id,
@@ -359,7 +392,7 @@ impl Session {
                 return error(
                     id,
                     -32600,
-                    "Invalid Request: not initialized; send initialize first and wait for its answer (only ping may come before)",
+                    "Invalid Request: not initialized; send initialize first and wait for its answer (only ping may come before), or carry MCP 2026-07-28's metadata in _meta (io.modelcontextprotocol/protocolVersion and clientCapabilities)",
                 )
             }
         }
@@ -796,8 +829,13 @@ mod tests {
         let (id, code, message) = err(s.judge(call.as_bytes(), false, now));
         assert_eq!((id, code), (3.into(), -32600));
         assert!(message.contains("send initialize first"), "{message}");
-        let (id, code, _) = err(s.judge(req("4", "server/discover", "{}").as_bytes(), false, now));
-        assert_eq!((id, code), (4.into(), -32601));
+        // A probe passes (rmcp answers it) and chooses no lifecycle.
+        assert_eq!(
+            s.judge(req("4", "server/discover", "{}").as_bytes(), false, now),
+            Verdict::Pass
+        );
+        s.answered(r#"{"jsonrpc":"2.0","id":4,"result":{}}"#);
+        assert_eq!(s.phase, Phase::Fresh);
         // Notifications and stray answers are dropped before the handshake.
         for quiet in [
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
@@ -840,11 +878,44 @@ mod tests {
         let (id, code, message) = err(s.judge(again.as_bytes(), false, now));
         assert_eq!((id, code), (8.into(), -32600));
         assert_eq!(
-            err(s.judge(req("9", "server/discover", "{}").as_bytes(), false, now)).1,
-            -32601
+            s.judge(req("9", "server/discover", "{}").as_bytes(), false, now),
+            Verdict::Pass
         );
         assert!(message.contains("already initialized"), "{message}");
         assert_eq!(s.phase, Phase::Ready);
+    }
+
+    /// `_meta` of a 2026-07-28 request.
+    const META_2026: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}"#;
+
+    #[test]
+    fn a_first_request_with_2026_metadata_chooses_the_lifecycle_without_handshake() {
+        let now = Instant::now();
+        let mut s = Session::default();
+        // The version alone is not the whole metadata: still refused before a lifecycle.
+        let partial = req(
+            "1",
+            "tools/list",
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+        );
+        assert_eq!(err(s.judge(partial.as_bytes(), false, now)).1, -32600);
+        assert_eq!(s.phase, Phase::Fresh);
+        let list = req("2", "tools/list", &format!("{{{META_2026}}}"));
+        assert_eq!(s.judge(list.as_bytes(), false, now), Verdict::Pass);
+        assert_eq!(s.phase, Phase::Stateless);
+        let call = req(
+            "3",
+            "tools/call",
+            &format!(r#"{{"name":"browser_status","arguments":{{}},{META_2026}}}"#),
+        );
+        assert_eq!(s.judge(call.as_bytes(), false, now), Verdict::Pass);
+        let (_, code, message) = err(s.judge(INIT.as_bytes(), false, now));
+        assert_eq!(code, -32600);
+        assert!(message.contains("2026-07-28"), "{message}");
+        // Notifications (a cancellation) reach rmcp now.
+        let cancel =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#;
+        assert_eq!(s.judge(cancel, false, now), Verdict::Pass);
     }
 
     #[test]

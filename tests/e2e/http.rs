@@ -72,15 +72,16 @@ async fn http_gives_every_client_a_session_and_stops_cleanly() {
     assert_eq!(init.status, 200, "{init:?}");
     assert!(init.header("mcp-session-id").is_some_and(|s| !s.is_empty()));
     assert_eq!(rpc(&init)["result"]["serverInfo"]["name"], "kapture");
-    // The session-less lifecycle is not served: a 2026-07-28 probe hears "initialize".
+    // A 2026-07-28 probe without the revision's metadata is told what it lacks (a whole
+    // one is served: tests/e2e/stateless.rs); it opens no session.
     let discover = k.post_mcp(
         &[],
         r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}"#,
     );
-    assert_eq!(discover.status, 200);
     assert!(discover.header("mcp-session-id").is_none());
-    assert_eq!(rpc(&discover)["error"]["code"], -32601);
+    assert_eq!(rpc(&discover)["error"]["code"], -32602, "{discover:?}");
     assert_eq!(rpc(&discover)["id"], 7);
+    // Neither a session nor the revision's metadata: refused.
     let list = k.post_mcp(
         &[],
         r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{}}"#,

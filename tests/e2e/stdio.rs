@@ -212,7 +212,8 @@ async fn bad_input_on_stdin_is_answered_and_survived() {
 }
 
 /// B06, B07: before the client's initialize is answered only ping runs; initialize is taken
-/// once; server/discover is not found at once; an unknown version gets a supported one.
+/// once; server/discover without MCP 2026-07-28's metadata is told what it lacks, at once,
+/// and chooses nothing; an unknown version gets a supported one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lifecycle_is_enforced() {
     let mut k = Raw::start("100");
@@ -232,7 +233,7 @@ async fn the_lifecycle_is_enforced() {
         .ask(r#"{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{}}"#)
         .await;
     assert_eq!(error_of(&answer).0, json!(4), "{answer}");
-    assert_eq!(error_of(&answer).1, -32601, "{answer}");
+    assert_eq!(error_of(&answer).1, -32602, "{answer}");
     assert!(
         asked.elapsed() < Duration::from_secs(1),
         "{:?}",
@@ -263,7 +264,7 @@ async fn the_lifecycle_is_enforced() {
     let answer = k
         .ask(r#"{"jsonrpc":"2.0","id":7,"method":"server/discover"}"#)
         .await;
-    assert_eq!(error_of(&answer).1, -32601, "{answer}");
+    assert_eq!(error_of(&answer).1, -32602, "{answer}");
     let answer = k
         .ask(call("8", r#"{"name":"browser_status","arguments":{}}"#))
         .await;

@@ -4,11 +4,12 @@
 //! (`guard.rs`); `/mcp` then wants the boot's bearer token. Sessions are bounded in number
 //! (`--http-max-sessions`) and expire when idle (`--http-idle-secs`); bodies are capped.
 //!
-//! Every client gets a real session: rmcp would serve a session-less request (the
-//! 2026-07-28 lifecycle: `server/discover`, per-request metadata) with a fresh handler per
-//! request, past the session cap and without a current tab. Here the factory runs only
-//! for an admitted `initialize`; `server/discover` is answered "method not found", which a
-//! client reads as "legacy server, initialize instead".
+//! Both revisions are served, chosen per request. An `initialize` (admitted under the cap)
+//! opens a session with its own handler. A request without `Mcp-Session-Id` that carries
+//! the 2026-07-28 metadata in `_meta` (and `server/discover`) is served statelessly by
+//! rmcp, with the default context's handler (`Factories::stateless`): no session, nothing
+//! counted against the cap; isolation is by a context handle the request names
+//! (`mcp/contexts.rs`). Anything else without a session is refused as before.
 //!
 //! On a loopback address kapture also holds the other loopback family's address on the
 //! same port (127.0.0.1 ↔ [::1]): a client told `http://localhost:PORT` may try `::1`
@@ -206,20 +207,32 @@ struct Shared<S> {
     app_dir: Option<PathBuf>,
 }
 
-/// Serve on `listener` until `shutdown` is cancelled. `factory` makes the handler of one
-/// MCP session; it is called once per admitted `initialize`, and the handler is dropped
-/// when its session ends (closed by the client, expired, or at shutdown).
-pub fn start<S, F>(
+/// Where `/mcp`'s handlers come from.
+pub struct Factories<F, G> {
+    /// The handler of one MCP session: called once per admitted `initialize`, dropped
+    /// when its session ends (closed by the client, expired, or at shutdown).
+    pub session: F,
+    /// The handler of a stateless request (2026-07-28): called per request, so cheap.
+    pub stateless: G,
+}
+
+/// Serve on `listener` until `shutdown` is cancelled, with handlers from `factories`.
+pub fn start<S, F, G>(
     listeners: Listeners,
     options: HttpOptions,
     token: Token,
-    factory: F,
+    factories: Factories<F, G>,
     shutdown: CancellationToken,
 ) -> Result<HttpServer, HttpError>
 where
     S: rmcp::ServerHandler + Send + 'static,
     F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
+    G: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
 {
+    let Factories {
+        session: factory,
+        stateless,
+    } = factories;
     let addr = listeners.local_addr().map_err(|source| HttpError::Bind {
         addr: options.bind,
         source,
@@ -239,9 +252,7 @@ where
         if ADMITTED.try_with(|_| ()).is_ok() {
             factory()
         } else {
-            Err(std::io::Error::other(
-                "kapture serves MCP in sessions only: send initialize first",
-            ))
+            stateless()
         }
     };
     let shared = Arc::new(Shared {
@@ -421,20 +432,25 @@ where
             }
             ADMITTED.scope((), forward(shared, request)).await
         }
-        // A 2026-07-28 client probes first; "method not found" sends it to initialize.
-        Some("server/discover") => rpc_error(
-            StatusCode::OK,
-            &id,
-            -32601,
-            "kapture serves MCP in sessions: send initialize",
-        ),
+        // The 2026-07-28 lifecycle: rmcp serves it statelessly (and checks its metadata).
+        Some("server/discover") => forward(shared, request).await,
+        Some(_) if stateless(&message) => forward(shared, request).await,
         _ => rpc_error(
             StatusCode::BAD_REQUEST,
             &id,
             -32600,
-            "Bad Request: no Mcp-Session-Id; send initialize first",
+            "Bad Request: no Mcp-Session-Id; send initialize first, or name the protocol version (2026-07-28) in _meta[\"io.modelcontextprotocol/protocolVersion\"] of every request",
         ),
     }
+}
+
+/// Whether a request chose the lifecycle without a handshake: it names its protocol
+/// version in `_meta`.
+fn stateless(message: &Value) -> bool {
+    message
+        .pointer("/params/_meta")
+        .and_then(Value::as_object)
+        .is_some_and(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion"))
 }
 
 async fn forward<S>(shared: &Shared<S>, request: Request) -> Response

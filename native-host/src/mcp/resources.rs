@@ -68,9 +68,10 @@ pub enum UriError {
 impl UriError {
     fn into_error(self, uri: &str) -> ErrorData {
         match self {
+            // `data.uri` names it, as MCP 2026-07-28 asks (SEP-2164).
             UriError::Unknown => ErrorData::resource_not_found(
                 format!("no resource {uri}: resources/list and resources/templates/list show them"),
-                None,
+                Some(serde_json::json!({ "uri": uri })),
             ),
             UriError::Bad(why) => ErrorData::invalid_params(why, None),
         }
@@ -160,16 +161,25 @@ impl Shared {
     /// `current` resolved to the subscriber) that it changed.
     fn notify_where(&self, matches: impl Fn(SessionId, Uri) -> bool) {
         let mut told = Vec::new();
+        let mut heard = Vec::new();
+        let resolved = |id, uri: &str| match parse(uri) {
+            Ok(Uri::Session(Who::Current, what)) => Some(Uri::Session(Who::Id(id), what)),
+            Ok(other) => Some(other),
+            Err(_) => None,
+        };
         for (id, entry) in self.registry().sessions() {
-            let Some(peer) = &entry.peer else { continue };
-            for uri in &entry.subscriptions {
-                let parsed = match parse(uri) {
-                    Ok(Uri::Session(Who::Current, what)) => Uri::Session(Who::Id(id), what),
-                    Ok(other) => other,
-                    Err(_) => continue,
-                };
-                if matches(id, parsed) {
-                    told.push((peer.clone(), uri.clone()));
+            if let Some(peer) = &entry.peer {
+                for uri in &entry.subscriptions {
+                    if resolved(id, uri).is_some_and(|u| matches(id, u)) {
+                        told.push((peer.clone(), uri.clone()));
+                    }
+                }
+            }
+            for sink in &entry.listeners {
+                for uri in sink.accepted().resource_subscriptions.iter().flatten() {
+                    if resolved(id, uri).is_some_and(|u| matches(id, u)) {
+                        heard.push((sink.clone(), uri.clone()));
+                    }
                 }
             }
         }
@@ -177,6 +187,19 @@ impl Shared {
             tokio::spawn(async move {
                 let _ = peer
                     .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await;
+            });
+        }
+        for (sink, uri) in heard {
+            tokio::spawn(async move {
+                let _ = sink
+                    .send(
+                        rmcp::model::ServerNotification::ResourceUpdatedNotification(
+                            rmcp::model::ResourceUpdatedNotification::new(
+                                ResourceUpdatedNotificationParam::new(uri),
+                            ),
+                        ),
+                    )
                     .await;
             });
         }
@@ -201,6 +224,40 @@ impl KaptureServer {
             Uri::Session(Who::Id(id), what) => id == me && (acted || !what.is_live()),
             _ => false,
         });
+    }
+
+    /// What a `subscriptions/listen` request gets of what it asked: tool list changes, and
+    /// the resources that are kapture's (at most 100).
+    pub(super) fn listen_filter(
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> rmcp::model::SubscriptionFilter {
+        let mut accepted = rmcp::model::SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed.filter(|on| *on);
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|u| parse(u).is_ok())
+                .take(100)
+                .cloned()
+                .collect()
+        });
+        accepted
+    }
+
+    /// Serve one `subscriptions/listen` until it ends: its sink is this session's while it
+    /// lasts (at most 8 at once; the oldest goes first).
+    pub(super) async fn listen_on(&self, context: rmcp::service::SubscriptionContext) {
+        let sink = context.sink().clone();
+        let id = sink.id().clone();
+        if let Some(entry) = self.shared.registry().get_mut(self.id()) {
+            if entry.listeners.len() >= 8 {
+                entry.listeners.remove(0);
+            }
+            entry.listeners.push(sink);
+        }
+        context.cancelled().await;
+        if let Some(entry) = self.shared.registry().get_mut(self.id()) {
+            entry.listeners.retain(|s| s.id() != &id);
+        }
     }
 
     /// `resources/subscribe` (`on`) or `unsubscribe`.

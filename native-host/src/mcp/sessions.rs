@@ -33,6 +33,8 @@ pub struct Entry {
     pub peer: Option<rmcp::Peer<rmcp::RoleServer>>,
     /// Resources the client subscribed to (`resources/subscribe`), as it wrote them.
     pub subscriptions: BTreeSet<String>,
+    /// Open `subscriptions/listen` requests (MCP 2026-07-28), each with what it accepted.
+    pub listeners: Vec<rmcp::service::SubscriptionSink>,
     /// Steps taken (tool calls that are not read-only), and steps a person added to
     /// `--max-steps`.
     pub steps: u64,
@@ -140,6 +142,7 @@ impl Registry {
                 masks: Masks::default(),
                 peer: None,
                 subscriptions: BTreeSet::new(),
+                listeners: Vec::new(),
                 steps: 0,
                 extra_steps: 0,
                 budget_told: false,

@@ -17,7 +17,9 @@ pub fn markdown(tools: &[Tool]) -> String {
          Every tool kapture serves, as an agent sees it in `tools/list`. How actions wait, \
          aim and answer, and what each adds beyond its description, is in \
          [actions.md](actions.md). Saved scenarios also appear in `tools/list`, each as a \
-         `scenario_<name>` tool of its own; they are not listed here.\n\n",
+         `scenario_<name>` tool of its own; they are not listed here. Every tool also takes \
+         `context`, a handle from `browser_context_open` ([mcp.md](mcp.md)); the tables \
+         leave it out.\n\n",
     );
     for t in &tools {
         let _ = writeln!(out, "- [`{}`](#{})", t.name, t.name);

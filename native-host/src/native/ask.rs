@@ -3,10 +3,18 @@
 //! bounded by the approval timeout; a client that cannot ask gets the rule's fallback, deny,
 //! said in the answer. The executor thread never touches rmcp: its questions go through a
 //! bounded channel to one task on the MCP side (`approver`) that owns the asking.
+//!
+//! MCP 2026-07-28 forbids a server's requests: a call of that revision whose client declared
+//! elicitation runs in a [`Round`]. A question is then not sent but noted (the action is
+//! refused, nothing done), and the call answers `input_required` with the same form; the
+//! client retries the call with the person's answer under the question's key, and the retry
+//! finds it there when the same question comes up again.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ext_core::escape;
@@ -48,6 +56,93 @@ tokio::task_local! {
     static SESSION_LABEL: String;
     /// On the executor thread: the command being run, whose `ask` goes to its caller.
     static CALLER: Rc<Caller>;
+    /// A 2026-07-28 tool call whose questions become `input_required`.
+    static ROUND: Arc<Round>;
+}
+
+/// The refusal while the person's answer is asked for by `input_required`.
+pub const INPUT_REQUIRED: &str =
+    "waiting for the person's answer: the call answers input_required, and runs when retried with it";
+
+/// One 2026-07-28 tool call's approvals: the answers its retry brought (by question key),
+/// and the questions it met without one (key → message).
+#[derive(Debug, Default)]
+pub struct Round {
+    given: Mutex<BTreeMap<String, Said>>,
+    asked: Mutex<BTreeMap<String, String>>,
+}
+
+impl Round {
+    /// A round with the client's answers (`inputResponses`: key → elicitation result).
+    pub fn new(responses: Option<&BTreeMap<String, Value>>) -> Round {
+        let given = responses
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| k.starts_with(KEY_PREFIX))
+            .map(|(k, v)| {
+                let said = serde_json::from_value::<ElicitResult>(v.clone()).map_err(|e| {
+                    ServiceError::McpError(rmcp::ErrorData::invalid_params(e.to_string(), None))
+                });
+                (k.clone(), read(said))
+            })
+            .collect();
+        Round {
+            given: Mutex::new(given),
+            asked: Mutex::default(),
+        }
+    }
+
+    /// The questions met without an answer, as `input_required`'s requests.
+    pub fn requests(&self) -> rmcp::model::InputRequests {
+        self.asked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(k, message)| {
+                let ask = rmcp::model::ElicitRequest::new(request(message));
+                (k.clone(), rmcp::model::InputRequest::Elicitation(ask))
+            })
+            .collect()
+    }
+
+    fn answer(&self, message: &str) -> Option<Said> {
+        let k = key(message);
+        if let Some(said) = self
+            .given
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&k)
+        {
+            return Some(said);
+        }
+        self.asked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(k, message.to_string());
+        None
+    }
+}
+
+const KEY_PREFIX: &str = "approval-";
+
+/// A question's key: the same question (tool, site, element, rule) has the same key on retry.
+fn key(message: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(message.as_bytes());
+    digest[..8].iter().fold(KEY_PREFIX.to_string(), |mut s, b| {
+        s.push_str(&format!("{b:02x}"));
+        s
+    })
+}
+
+/// Run `f` (one 2026-07-28 tool call) with `round` taking its questions.
+pub async fn in_round<F: Future>(round: Arc<Round>, f: F) -> F::Output {
+    ROUND.scope(round, f).await
+}
+
+/// The round of the tool call running on this task, if any.
+pub fn round() -> Option<Arc<Round>> {
+    ROUND.try_with(Clone::clone).ok()
 }
 
 /// Run `f` (one tool call of MCP session `session`, known to people as `label`) with
@@ -84,13 +179,15 @@ pub fn client() -> Option<Client> {
 #[derive(Default)]
 pub struct Caller {
     client: Option<Client>,
+    round: Option<Arc<Round>>,
     why: RefCell<Option<String>>,
 }
 
 impl Caller {
-    pub fn new(client: Option<Client>) -> Rc<Caller> {
+    pub fn new(client: Option<Client>, round: Option<Arc<Round>>) -> Rc<Caller> {
         Rc::new(Caller {
             client,
+            round,
             why: RefCell::default(),
         })
     }
@@ -213,7 +310,11 @@ impl Asking {
     pub async fn ask(&self, view: &ApprovalView, wait_ms: u64) -> (Answer, &'static str) {
         let caller = CALLER.try_with(Clone::clone).ok();
         let client = caller.as_ref().and_then(|c| c.client.clone());
-        let (answer, why, by) = self.put(view, wait_ms, client).await;
+        let round = caller.as_ref().and_then(|c| c.round.clone());
+        let (answer, why, by) = match round {
+            Some(round) => self.in_round(&round, view, wait_ms),
+            None => self.put(view, wait_ms, client).await,
+        };
         if let (Some(c), Some(why)) = (caller, why) {
             *c.why.borrow_mut() = Some(why);
         }
@@ -263,6 +364,24 @@ impl Asking {
             _ => BY_CLIENT,
         };
         (answer, why, by)
+    }
+
+    /// A 2026-07-28 call's question: the answer its retry brought, else noted for
+    /// `input_required` (and refused this round).
+    fn in_round(
+        &self,
+        round: &Round,
+        view: &ApprovalView,
+        wait_ms: u64,
+    ) -> (Answer, Option<String>, &'static str) {
+        let message = message(view, &self.rule(view), wait_ms);
+        match round.answer(&message) {
+            Some(said) => {
+                let (answer, why) = outcome(&said, "the MCP client", wait_ms);
+                (answer, why, BY_CLIENT)
+            }
+            None => (Answer::Withdrawn, Some(INPUT_REQUIRED.into()), BY_CLIENT),
+        }
     }
 
     /// The rule that asks, as the policy names it.

@@ -278,6 +278,7 @@ impl NativeEngine {
         let method_owned = method.to_string();
         // An `ask` goes to the client whose tool call this is; a grant is its session's.
         let client = ask::client();
+        let round = ask::round();
         let session = ask::session();
         let job: Job = Box::new(move |exec| {
             let exec = exec.clone();
@@ -287,7 +288,7 @@ impl NativeEngine {
                     policy: Rc::new(policy),
                     approval_ms,
                 };
-                let caller = ask::Caller::new(client);
+                let caller = ask::Caller::new(client, round);
                 let run = caller.run(exec.run_as(
                     session.as_deref(),
                     tab_id,
