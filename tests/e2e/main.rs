@@ -29,6 +29,7 @@ mod scenarios; // the widget records a login; the shop checkout replays with dep
 mod security;
 mod sessions; // several MCP sessions of one kapture: own current tabs, owned tabs, shared by policy, resources // the bridge refuses strangers; the token never leaks
 mod side_panel; // the side panel driven like a person beside an agent: feed, risk, modes, rules, pause, budgets
+mod stateless; // MCP 2026-07-28 without a handshake: the default context, context handles, the Python and TypeScript SDKs 2.x
 mod stdio; // MCP over stdio: bad input answered per JSON-RPC, the process survives, EOF ends it
 mod tab_groups; // where a session's new tabs go: its tab group, or natively its own browser context
 mod tools; // every tool on real pages // the real-app corpus (TodoMVC ×9, Django admin) driven by an agent-like script
