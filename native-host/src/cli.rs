@@ -127,7 +127,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR")]
     pub runtime_dir: Option<PathBuf>,
     /// The unpacked extension to load into a launched browser (default:
-    /// $KAPTURE_EXTENSION_DIR, else `extension/` beside the binary's folder).
+    /// $KAPTURE_EXTENSION_DIR, else `extension/` beside the binary's folder, else the one
+    /// kapture carries, written out into <data folder>/extension/).
     #[arg(long, value_name = "DIR")]
     pub extension_dir: Option<PathBuf>,
     /// How long a tool call waits for a browser to be connected before failing with
@@ -274,6 +275,10 @@ pub struct InstallArgs {
     /// The unpacked extension folder to point at (default: as for serving).
     #[arg(long, value_name = "DIR")]
     pub extension_dir: Option<PathBuf>,
+    /// Kapture's data folder, where the extension kapture carries is written out (default:
+    /// as for serving).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -284,6 +289,10 @@ pub struct DoctorArgs {
     /// The unpacked extension folder to check.
     #[arg(long, value_name = "DIR")]
     pub extension_dir: Option<PathBuf>,
+    /// Kapture's data folder, where the extension kapture carries is written out (default:
+    /// as for serving).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
     /// The browser to check.
     #[arg(long, value_name = "PATH")]
     pub chromium: Option<PathBuf>,

@@ -49,8 +49,12 @@ pub fn run(args: &DoctorArgs, out: &mut impl Write) -> std::io::Result<usize> {
     ) {
         writeln!(out, "{line}")?;
     }
-    match extension::locate(args.extension_dir.as_deref()) {
-        Ok(dir) => check(out, true, format!("extension built: {}", dir.display()))?,
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(crate::scenarios::default_dir);
+    match crate::extension_dir(args.extension_dir.as_deref(), &data_dir) {
+        Ok(dir) => check(out, true, format!("extension: {}", dir.display()))?,
         Err(e) => check(out, false, format!("extension: {e}"))?,
     }
     match extension::extension_id() {

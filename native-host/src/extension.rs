@@ -1,6 +1,7 @@
 //! Where the built extension lives and which id it has. The id is derived from the `key`
 //! pinned in the shipped manifest, so the bridge's Origin check and the native-messaging
-//! `allowed_origins` always name the same extension as the one that is built.
+//! `allowed_origins` always name the same extension as the one that is built, and the one
+//! the binary carries (`embedded`) and writes out.
 
 use std::path::{Path, PathBuf};
 
@@ -14,8 +15,10 @@ const MANIFEST: &str = include_str!("../../extension-shell/manifest.json");
 pub enum ExtensionError {
     #[error("the extension manifest has no usable \"key\": {0}")]
     BadKey(String),
-    #[error("the built extension was not found (looked in {looked}); build it with `cargo make build` or pass --extension-dir")]
+    #[error("the built extension was not found (looked in {looked}) and this kapture was built without it; build it with `cargo make build` or pass --extension-dir")]
     NotBuilt { looked: String },
+    #[error(transparent)]
+    Write(#[from] crate::embedded::WriteError),
 }
 
 /// The Chrome extension id for a manifest `key` (base64 DER public key): the first 128 bits
@@ -64,7 +67,27 @@ fn is_built(dir: &Path) -> bool {
     dir.join("manifest.json").is_file() && dir.join("ext_core_bg.wasm").is_file()
 }
 
-/// Find the unpacked extension: `explicit`, else `$KAPTURE_EXTENSION_DIR`, else
+/// The unpacked extension to load: `explicit`, else `$KAPTURE_EXTENSION_DIR`, else
+/// `extension/` beside the binary's folder (a build tree: `target/debug/kapture` →
+/// `target/extension`), else the one this binary carries, written out under
+/// `<data_dir>/extension/` with `tools_json` (the panel's tool list).
+pub fn locate_or_write(
+    explicit: Option<&Path>,
+    data_dir: &Path,
+    tools_json: impl FnOnce() -> Vec<u8>,
+) -> Result<PathBuf, ExtensionError> {
+    match locate(explicit) {
+        Err(ExtensionError::NotBuilt { looked }) if explicit.is_none() => {
+            match crate::embedded::Files::carried(tools_json()) {
+                Some(files) => Ok(files.write_out(&data_dir.join("extension"))?),
+                None => Err(ExtensionError::NotBuilt { looked }),
+            }
+        }
+        found => found,
+    }
+}
+
+/// Find an unpacked extension on disk: `explicit`, else `$KAPTURE_EXTENSION_DIR`, else
 /// `extension/` beside the binary's folder (`target/debug/kapture` → `target/extension`).
 pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, ExtensionError> {
     let mut candidates: Vec<PathBuf> = Vec::new();

@@ -90,12 +90,17 @@ pub fn run(args: &InstallArgs, out: &mut impl Write) -> Result<(), InstallError>
             path.display()
         )?;
     }
-    match extension::locate(args.extension_dir.as_deref()) {
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(crate::scenarios::default_dir);
+    match crate::extension_dir(args.extension_dir.as_deref(), &data_dir) {
         Ok(dir) => writeln!(
             out,
             "\nNow load the extension once: open chrome://extensions, turn on Developer mode,\n\
              click \"Load unpacked\" and choose:\n  {}\n\
-             Its id will be {id}. Then start kapture with --browser connect (or auto).",
+             Its id will be {id}. Then start kapture with --browser connect (or auto).\n\
+             After updating kapture, run `kapture install` again: a new version has its own folder.",
             dir.display()
         )?,
         Err(e) => writeln!(out, "\nThe extension is not built yet ({e}).")?,

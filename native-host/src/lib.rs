@@ -8,6 +8,7 @@ pub mod browser;
 pub mod cdp;
 pub mod cli;
 pub mod doctor;
+pub mod embedded;
 pub mod extension;
 pub mod files;
 pub mod http;
@@ -85,7 +86,7 @@ fn launch_spec(
         plan,
         browser: found.path,
         kind: found.kind,
-        extension_dir: extension::locate(args.extension_dir.as_deref())
+        extension_dir: extension_dir(args.extension_dir.as_deref(), &data_dir(args))
             .map_err(|e| e.to_string())?,
         extension_id: extension_id.to_string(),
         user_data_dir: args.user_data_dir.clone(),
@@ -100,6 +101,27 @@ fn launch_spec(
             .clone()
             .unwrap_or_else(files::default_download_dir),
     })
+}
+
+/// The unpacked extension kapture uses: `--extension-dir`, else one built beside it, else
+/// the one it carries, written out into `data_dir` with the panel's tool list.
+pub fn extension_dir(
+    explicit: Option<&std::path::Path>,
+    data_dir: &std::path::Path,
+) -> Result<std::path::PathBuf, extension::ExtensionError> {
+    extension::locate_or_write(explicit, data_dir, panel_tools_json)
+}
+
+/// The panel's tool list as the extension reads it (`tools.json`).
+pub fn panel_tools_json() -> Vec<u8> {
+    let mut json = serde_json::to_string_pretty(&mcp::panel_tools()).unwrap_or_default();
+    json.push('\n');
+    json.into_bytes()
+}
+
+/// kapture's data folder: `--data-dir`, else the user's data folder, `kapture`.
+fn data_dir(args: &ServeArgs) -> std::path::PathBuf {
+    args.data_dir.clone().unwrap_or_else(scenarios::default_dir)
 }
 
 /// What a person who started kapture in a terminal should know.
@@ -392,7 +414,7 @@ async fn serve_http(
             max_connections: usize::from(args.http_max_connections),
             header_timeout: std::time::Duration::from_secs(args.http_header_secs),
         },
-        app_dir: extension::locate(args.extension_dir.as_deref()).ok(),
+        app_dir: extension_dir(args.extension_dir.as_deref(), &data_dir(args)).ok(),
     };
     // Its own token, not the bridge's: this one is shown to the person (in the app URL).
     let token = pairing::Token::generate()?;

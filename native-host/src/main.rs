@@ -70,8 +70,9 @@ fn run() -> anyhow::Result<ExitCode> {
         }
         Some(Command::PanelTools) => {
             use std::io::Write;
-            let json = serde_json::to_string_pretty(&native_host::mcp::panel_tools())?;
-            writeln!(std::io::stdout().lock(), "{json}")?;
+            std::io::stdout()
+                .lock()
+                .write_all(&native_host::panel_tools_json())?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Mcp(args)) => serve(*args),

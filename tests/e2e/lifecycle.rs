@@ -120,7 +120,7 @@ async fn doctor_and_help_answer_in_plain_words() {
     let text = doctor(runtime.path(), config.path()).await;
     for expected in [
         "browser to launch: ",
-        "extension built: ",
+        "extension: ",
         "extension id: djjhjaffgifolhomiafbjplbhmfblamg",
         "no kapture server is running",
         "policy file: ",
