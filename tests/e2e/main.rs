@@ -8,6 +8,7 @@ mod attacks_mask; // secrets typed under neutral names, replayed secrets, the re
 mod attacks_origins; // denied origins read through frames, requests and tabs; frames of no URL origin; actions that follow the page
 mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes
 mod budgets; // --max-steps per session and maxStepsPerHour per origin: coded refusals, extended by a person
+mod carried; // the binary alone: copied anywhere, it writes out the extension it carries and drives a page with it
 mod engine_cdp; // the native engine (--browser cdp): a DevTools browser, faults, a remote pool
 mod engine_launch; // launched browsers over their DevTools pipe: the extension loaded there, else the native engine
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts

@@ -352,6 +352,8 @@ pub struct Start {
     /// kapture's data folder (scenarios, secrets); default: a fresh one.
     pub data_dir: Option<PathBuf>,
     pub env: Vec<(String, String)>,
+    /// The kapture binary to run (default: `kapture_bin()`, the build tree's).
+    pub bin: Option<PathBuf>,
 }
 
 impl Default for Start {
@@ -361,6 +363,7 @@ impl Default for Start {
             runtime_dir: None,
             data_dir: None,
             env: Vec::new(),
+            bin: None,
         }
     }
 }
@@ -494,7 +497,7 @@ impl Kapture {
             .clone()
             .unwrap_or_else(|| scratch.path().join("data"));
         let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
-        let mut cmd = tokio::process::Command::new(kapture_bin());
+        let mut cmd = tokio::process::Command::new(opts.bin.clone().unwrap_or_else(kapture_bin));
         cmd.arg(format!("--chromium-arg={RESOLVER_RULES}"))
             .args(&opts.args)
             .arg("--port")
