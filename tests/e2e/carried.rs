@@ -99,3 +99,86 @@ async fn a_lone_binary_writes_out_its_extension_and_drives_a_page_with_it() {
     );
     assert_eq!(written_out(data.path()), vec![folder]);
 }
+
+/// `npm/pack.sh` for `bin`, installed from the packed files into a fresh project (no
+/// registry): the launcher `kapture-mcp` and this platform's binary package.
+async fn npm_install_packed(bin: &Path, work: &Path) -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let packs = work.join("packs");
+    let packed = tokio::process::Command::new("bash")
+        .arg(repo.join("npm").join("pack.sh"))
+        .arg(bin)
+        .arg(&packs)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        packed.status.success(),
+        "npm/pack.sh: {}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+    let tarballs: Vec<PathBuf> = std::fs::read_dir(&packs)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    assert_eq!(
+        tarballs.len(),
+        2,
+        "the launcher and one platform package: {tarballs:?}"
+    );
+    let project = work.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("package.json"), "{\"private\": true}\n").unwrap();
+    let installed = tokio::process::Command::new("npm")
+        .args(["install", "--offline", "--no-audit", "--no-fund"])
+        .args(&tarballs)
+        .current_dir(&project)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        installed.status.success(),
+        "npm install: {}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    project.join("node_modules").join(".bin").join("kapture")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_packed_npm_packages_start_kapture_for_an_mcp_client() {
+    if kapture_e2e::on_path("npm").is_none() || kapture_e2e::on_path("node").is_none() {
+        eprintln!("skipped: npm is not installed, so the npm packages cannot be packed here");
+        return;
+    }
+    let site = Site::start().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(work.path().join("built")).unwrap();
+    let launcher = npm_install_packed(&lone_copy(&work.path().join("built")), work.path()).await;
+    let data = tempfile::tempdir().unwrap();
+    let mut start = Start {
+        bin: Some(launcher),
+        data_dir: Some(data.path().to_path_buf()),
+        env: vec![("KAPTURE_EXTENSION_DIR".into(), String::new())],
+        ..Start::default()
+    };
+    start.args.extend(["--engine".into(), "extension".into()]);
+    let k = Kapture::start(start).await;
+    let nav = k
+        .ok("browser_navigate", json!({"url": site.url("form.html")}))
+        .await;
+    assert!(nav.contains("\"Sign up\""), "{nav}");
+    let status = k.ok("browser_status", json!({})).await;
+    assert!(status.contains("connected"), "{status}");
+    // node runs the platform package's kapture, which goes when its client does.
+    let children = kapture_e2e::children_of(k.pid);
+    assert!(!children.is_empty(), "the launcher started kapture");
+    k.stop().await;
+    for pid in children {
+        kapture_e2e::eventually(
+            "the launcher's kapture to exit",
+            std::time::Duration::from_secs(10),
+            || async move { (!kapture_e2e::process_alive(pid)).then_some(()) },
+        )
+        .await;
+    }
+}
