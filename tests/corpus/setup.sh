@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Installs the real-app corpus into target/corpus (idempotent): every folder here with a
-# requirements.txt (pinned PyPI packages) gets a venv of its own at target/corpus/<app>/venv,
+# Installs the real-app corpus into <corpus dir> (idempotent; `cargo make setup` passes the
+# user's cache folder, kapture/corpus, shared by every clone): every folder here with a
+# requirements.txt (pinned PyPI packages) gets a venv of its own at <corpus dir>/<app>/venv,
 # rebuilt only when its requirements change; the TodoMVC examples come from npm, checked
 # against a pinned digest. Usage: setup.sh <corpus dir>
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 corpus="$1"
 mkdir -p "$corpus"
+# One setup at a time in a folder that several clones share.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$corpus/.setup.lock"
+  flock 9
+fi
 
 TODOMVC_VERSION="0.1.1"
 TODOMVC_SHA256="fd6f05a878cddee9b987ee449d8defa447d087d6b6ffc1d816bbb2cd64a6705f"

@@ -1,6 +1,6 @@
 //! marimo (PyPI `marimo`), a reactive Python notebook whose editor is a React app: `marimo
 //! edit` on a seeded notebook file, headless and token-less on 127.0.0.1, with its home,
-//! config and caches in a throwaway folder (under `target/corpus/marimo`, not `/tmp`). The
+//! config and caches in a throwaway folder (under the corpus folder's `marimo/`, not `/tmp`). The
 //! truth is on disk: the notebook's `.py` file (what a save writes) and the session file
 //! marimo keeps beside it (`__marimo__/session/<name>.json`, every cell's last output,
 //! written every 2 s).

@@ -1,7 +1,7 @@
 //! The real-app corpus: web applications nobody here wrote, from public packages, served on
 //! 127.0.0.1 for tests and benches — the TodoMVC examples (npm `todomvc`), Django's admin and
 //! the apps of `tests/corpus/<app>/` (PyPI, a venv each). `cargo make setup` installs them
-//! into `target/corpus/` (`tests/corpus/setup.sh`); each app's start and truth readers
+//! into `corpus_dir()` (`tests/corpus/setup.sh`); each app's start and truth readers
 //! live in a module of its own here.
 
 use std::io::{BufRead, BufReader};
@@ -22,9 +22,19 @@ pub mod sqliteweb;
 pub mod streamlit;
 pub mod wagtail;
 
-/// Where `cargo make setup` puts the corpus.
+/// Where `cargo make setup` puts the corpus: `$KAPTURE_CORPUS_DIR`, else the user's cache
+/// folder (`$XDG_CACHE_HOME` or `~/.cache`), `kapture/corpus` — shared by every clone, so a
+/// fresh clone does not install the apps again.
 pub fn corpus_dir() -> PathBuf {
-    crate::target_dir().join("corpus")
+    if let Some(dir) = std::env::var_os("KAPTURE_CORPUS_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(crate::target_dir);
+    cache.join("kapture").join("corpus")
 }
 
 /// The Python of `app`'s venv (`tests/corpus/<app>/requirements.txt`), checked to exist.

@@ -44,7 +44,7 @@ impl App {
         App::Marimo,
     ];
 
-    /// Its name: its folder under `tests/corpus/` (and `target/corpus/`).
+    /// Its name: its folder under `tests/corpus/` (and the corpus folder, `corpus_dir()`).
     pub fn name(self) -> &'static str {
         match self {
             App::TodoMvc => "todomvc",
