@@ -304,6 +304,7 @@ commands! {
     Highlight(Highlight),
     Recorder(Recorder),
     Pick(Pick),
+    StoreWrite(StoreWrite),
 }
 
 // Every tab command is judged: one without a category would pass the gate unjudged.
@@ -359,6 +360,7 @@ macro_rules! method {
 const NAVIGATE: Option<Category> = Some(Category::Navigate);
 const READ: Option<Category> = Some(Category::Read);
 const INTERACT: Option<Category> = Some(Category::Interact);
+const RECORD: Option<Category> = Some(Category::Record);
 
 /// The element a tool acts on: exactly one of `ref` (from a snapshot) or `selector`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -577,68 +579,9 @@ method!(
     tool = "browser_reload"
 );
 
-/// One tab as the browser reports it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TabInfo {
-    pub tab_id: TabId,
-    pub index: u32,
-    pub window_id: i32,
-    pub url: String,
-    pub title: String,
-    pub active: bool,
-    /// The tab group (extension engine) or kapture-made browser context (native engine) the
-    /// tab is in: the label of the MCP session that opened it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TabsList {}
-method!(
-    TabsList,
-    "tabs.list",
-    Vec<TabInfo>,
-    None,
-    browser,
-    repeatable
-);
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TabsNew {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    /// The MCP session's label: the extension puts the tab in a tab group of that title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-    /// Open the tab in the session's own browser context (cookies and storage apart), where
-    /// the engine can make one; `group` names the context.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub isolated: bool,
-}
-method!(
-    TabsNew,
-    "tabs.new",
-    TabInfo,
-    None,
-    browser,
-    timeout = LONG_TIMEOUT_MS,
-    destination = TabsNew::destination_url,
-);
-
-/// Bring the command's tab to the front.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TabsSelect {}
-method!(TabsSelect, "tabs.select", TabInfo, None, browser);
-
-/// Close the command's tab.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TabsClose {}
-method!(TabsClose, "tabs.close", Closed, INTERACT, browser);
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Closed {
-    pub tab_id: TabId,
-}
+// The methods that run at once in the browser (tabs, kapture's own store writes).
+mod browser;
+pub use browser::*;
 
 /// Mouse button for clicks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

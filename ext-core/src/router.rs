@@ -175,12 +175,15 @@ async fn dispatch<S: CdpSession>(s: &S, cmd: &Command) -> Result<Value, WireErro
         C::Highlight(p) => to_value(cdp::highlight(s, p).await?),
         C::Recorder(p) => to_value(cdp::recorder(s, p).await?),
         C::Pick(p) => to_value(cdp::pick::pick(s, p).await?),
-        C::TabsList(_) | C::TabsNew(_) | C::TabsSelect(_) | C::TabsClose(_) | C::Download(_) => {
-            Err(WireError::new(
-                ErrorCode::Internal,
-                format!("{} is not a tab method", cmd.name()),
-            ))
-        }
+        C::TabsList(_)
+        | C::TabsNew(_)
+        | C::TabsSelect(_)
+        | C::TabsClose(_)
+        | C::Download(_)
+        | C::StoreWrite(_) => Err(WireError::new(
+            ErrorCode::Internal,
+            format!("{} is not a tab method", cmd.name()),
+        )),
     }
 }
 

@@ -86,6 +86,7 @@ const CHECKERS: &[(&str, Checker)] = checkers![
     Highlight,
     Recorder,
     Pick,
+    StoreWrite,
 ];
 
 fn checker(method: &str) -> Checker {
@@ -150,6 +151,9 @@ fn example(method: &str) -> Value {
             json!({"action": "stop", "name": "n", "title": "t", "description": "d", "tags": ["a"], "dependencies": ["b"]})
         }
         "pick" => json!({"prompt": "the price", "timeout": 5.5}),
+        "kapture.store_write" => {
+            json!({"what": "delete scenario \"a\"", "url": "http://127.0.0.1/"})
+        }
         other => panic!("no example for {other}: add one"),
     }
 }

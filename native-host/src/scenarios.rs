@@ -241,8 +241,20 @@ pub fn list(dir: &Path, filter: &Filter) -> Vec<Result<Scenario, String>> {
         .collect()
 }
 
+/// Leave to change what kapture keeps on an agent's behalf: made only where the gate let a
+/// `kapture.store_write` through (`KaptureServer::judge_store_write`), so a tool that would
+/// write without asking the policy does not compile.
+pub struct WriteAllowed(());
+
+impl WriteAllowed {
+    /// The gate's leave, from its answer to the write it judged.
+    pub(crate) fn from_gate(_: ext_core::methods::StoreWritten) -> WriteAllowed {
+        WriteAllowed(())
+    }
+}
+
 /// Remove a scenario and its sealed secrets.
-pub fn delete(dir: &Path, name: &str) -> Result<(), String> {
+pub fn delete(dir: &Path, name: &str, _: WriteAllowed) -> Result<(), String> {
     get(dir, name)?;
     let name = checked_name(name)?;
     for path in [
@@ -388,12 +400,12 @@ mod tests {
             "{index}"
         );
         assert_eq!(summaries(dir.path())[0].name, "login");
-        delete(dir.path(), "login").unwrap();
+        delete(dir.path(), "login", WriteAllowed(())).unwrap();
         assert!(list(dir.path(), &Filter::default()).is_empty());
         assert!(
             store.load("login").unwrap().is_none(),
             "its secrets went too"
         );
-        assert!(delete(dir.path(), "login").is_err());
+        assert!(delete(dir.path(), "login", WriteAllowed(())).is_err());
     }
 }

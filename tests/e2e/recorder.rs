@@ -101,7 +101,7 @@ async fn a_recorded_login_is_saved_with_placeholders_and_sealed_secrets() {
     // The saved scenario as the agent sees it: listed, readable without its secrets, deletable.
     let listed = k.ok("scenario_list", json!({"search": "log"})).await;
     assert!(
-        listed.contains("login (Log in): 4 steps")
+        listed.contains("login (title \"Log in\"): 4 steps")
             && listed.contains("secrets: username, password"),
         "{listed}"
     );

@@ -20,7 +20,7 @@ const MAX_LINES: usize = 1_000;
 /// Files still past [`MAX_LINES`] (issue 28), with their length today: each may only
 /// shrink, and leaves the list once under the limit.
 const KNOWN_LONG: &[(&str, usize)] = &[
-    ("ext-core/src/methods.rs", 1_733),
+    ("ext-core/src/methods.rs", 1_676),
     ("ext-core/src/cdp/more.rs", 1_174),
     ("ext-core/src/cdp/events.rs", 1_125),
 ];

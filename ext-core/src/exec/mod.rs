@@ -436,6 +436,16 @@ impl<H: Host> Exec<H> {
                 self.host.close_tab(id).await?;
                 json!(Closed { tab_id: id })
             }
+            Command::StoreWrite(_) => {
+                // Judged on the data's site like a page action there; an approval is asked
+                // in the current tab's panel.
+                let tab = match tab_id {
+                    Some(t) => t,
+                    None => self.host.default_tab().await?,
+                };
+                self.check(asker, tab, &cmd, rules.clone(), note).await?;
+                json!(crate::methods::StoreWritten { allowed: true })
+            }
             Command::Download(p) => {
                 let tab = match tab_id {
                     Some(t) => t,

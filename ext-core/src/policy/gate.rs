@@ -57,6 +57,7 @@ pub fn target(command: &Command) -> Target {
         },
         Command::GoBack(_) => Target::History(-1),
         Command::GoForward(_) => Target::History(1),
+        Command::StoreWrite(p) => Target::Url(p.url.clone()),
         _ => Target::Page,
     }
 }

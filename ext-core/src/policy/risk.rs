@@ -500,6 +500,10 @@ pub fn rate(a: &Action) -> (Risk, String) {
         _ if a.changes_field => (Risk::Medium, "changes a field".into()),
         "handle_dialog" => (Risk::Medium, "answers the page's dialog".into()),
         "tabs.close" => (Risk::Medium, "closes a tab (unsaved work is lost)".into()),
+        "kapture.store_write" => (
+            Risk::High,
+            "changes what Kapture keeps (saved scenarios, sealed secrets)".into(),
+        ),
         _ => (Risk::Low, "acts on the page".into()),
     });
     found

@@ -14,6 +14,7 @@ use super::*;
 #[tool_router(router = act_router, vis = "pub(super)")]
 impl KaptureServer {
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_click",
         annotations(
             read_only_hint = false,
@@ -28,6 +29,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_hover",
         annotations(
             read_only_hint = false,
@@ -42,6 +44,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_type",
         annotations(
             read_only_hint = false,
@@ -65,6 +68,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_fill_form",
         annotations(
             read_only_hint = false,
@@ -97,6 +101,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_select_option",
         annotations(
             read_only_hint = false,
@@ -127,6 +132,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_press_key",
         annotations(
             read_only_hint = false,
@@ -141,6 +147,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_evaluate",
         annotations(
             read_only_hint = false,
@@ -158,6 +165,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_handle_dialog",
         annotations(
             read_only_hint = false,
@@ -174,6 +182,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_file_upload",
         annotations(
             read_only_hint = false,
@@ -195,6 +204,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_drag",
         annotations(
             read_only_hint = false,
@@ -208,6 +218,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_scroll",
         annotations(
             read_only_hint = false,
@@ -221,6 +232,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_mouse_click_xy",
         annotations(
             read_only_hint = false,
@@ -238,6 +250,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_mouse_move_xy",
         annotations(
             read_only_hint = false,

@@ -153,6 +153,7 @@ impl Kapture {
 #[tool_router(router = contexts_router, vis = "pub(super)")]
 impl KaptureServer {
     #[tool(
+        meta = kind(ToolKind::Session),
         name = "browser_context_open",
         annotations(read_only_hint = false, open_world_hint = false),
         description = "Open an isolated browser context and answer its handle. Pass the handle back as the `context` argument of any later call (or `_meta[\"dev.kapture/context\"]`): those calls own their tabs, element refs, approvals, step budget and journal entries, apart from every other context and session. Use it when several agents share one kapture, or a client sends each call on its own; without a handle, calls share the default context. Ends after 30 idle minutes or with browser_context_close."
@@ -193,6 +194,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Session),
         name = "browser_context_close",
         annotations(
             read_only_hint = false,

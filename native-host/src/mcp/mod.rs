@@ -11,6 +11,7 @@ mod args;
 mod calls;
 pub mod contexts;
 mod events;
+pub mod kind;
 mod navigate;
 mod network;
 mod pick;
@@ -32,6 +33,7 @@ use rmcp::{ErrorData, ServerHandler};
 
 pub use answer::{tool_error, Answer};
 pub use args::*;
+use kind::{kind, ToolKind};
 pub use sessions::SessionId;
 
 use crate::bridge::BridgeHandle;

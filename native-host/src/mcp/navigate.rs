@@ -10,6 +10,7 @@ use super::*;
 #[tool_router(router = navigate_router, vis = "pub(super)")]
 impl KaptureServer {
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_navigate",
         annotations(
             read_only_hint = false,
@@ -23,6 +24,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_navigate_back",
         annotations(
             read_only_hint = false,
@@ -36,6 +38,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_navigate_forward",
         annotations(
             read_only_hint = false,
@@ -56,6 +59,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_reload",
         annotations(
             read_only_hint = false,

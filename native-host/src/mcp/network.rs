@@ -13,6 +13,7 @@ use super::*;
 #[tool_router(router = network_router, vis = "pub(super)")]
 impl KaptureServer {
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_network_requests",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "The tab's network requests, newest first (method, URL, status, type, size, time), kept since Kapture first controlled the tab; filter by URL text."
@@ -26,6 +27,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_network_request",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "One request by id: headers (Authorization, Cookie and Set-Cookie redacted) and its response body, capped."
@@ -40,6 +42,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_cookies",
         annotations(
             read_only_hint = false,
@@ -54,6 +57,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_storage",
         annotations(
             read_only_hint = false,
@@ -68,6 +72,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_resize",
         annotations(
             read_only_hint = false,
@@ -81,6 +86,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_emulate",
         annotations(
             read_only_hint = false,
@@ -94,6 +100,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_download",
         annotations(
             read_only_hint = false,
@@ -112,6 +119,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_pdf_save",
         annotations(
             read_only_hint = false,

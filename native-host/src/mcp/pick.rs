@@ -150,6 +150,7 @@ pub fn picked_json(p: &Picked) -> serde_json::Value {
 #[tool_router(router = pick_router, vis = "pub(super)")]
 impl KaptureServer {
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_pick",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "Ask the person at the browser to point at an element: the page shows an outline under the mouse and a banner with your `prompt`, shown as your words; their mouse click picks (Kapture keeps it from the page's handlers), Esc cancels. Answers the element's snapshot line with a ref usable at once (browser_click…) and its locators, best first. Waits up to `timeout` seconds (default 60, at most 240), then TIMEOUT; the tab's other commands wait meanwhile. A cancel is APPROVAL_DENIED, and another browser_pick within 10 s of it is refused at once: ask in chat instead."

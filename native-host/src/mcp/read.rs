@@ -15,6 +15,7 @@ use super::*;
 #[tool_router(router = read_router, vis = "pub(super)")]
 impl KaptureServer {
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_snapshot",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "The page as a compact text tree (roles, names, values, states) with [ref=eN] on what can be acted on; pass a ref to other tools. Long lists are folded and long pages cut to maxChars, each with a marker saying how to see more (ref + offset, or browser_find). `diff` answers only what changed since the last snapshot."
@@ -25,6 +26,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_find",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "Search what the page model shows: text (texts shown as one line, like a code editor's, are searched as that line), roles, names, values, placeholders, choices, states and link targets; answers only the matching lines with refs, instead of the whole snapshot."
@@ -35,6 +37,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_get_text",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "Visible text of the page or of one element (ref or selector), cut to maxChars with a marker; continue with offset."
@@ -45,6 +48,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_get_html",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "HTML of the document or of one element (ref or selector); outer=false for its content only. Cut to maxChars with a marker; continue with offset."
@@ -55,6 +59,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_read_markdown",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "The page's readable content (article or main, else the body without navigation) as Markdown: headings, paragraphs, lists, links, tables, code."
@@ -68,6 +73,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_extract_links",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "Links of the page (or inside an element) as Markdown list items with absolute URLs, de-duplicated; filter with sameOriginOnly, include and exclude (regular expressions)."
@@ -81,6 +87,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_take_screenshot",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "Screenshot of the viewport, the full page (fullPage, capped and marked when cut) or one element (ref or selector). JPEG scaled so the longer side is at most 1568 px by default; type png and scale on request."
@@ -105,6 +112,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_console_messages",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "The tab's console messages and uncaught errors, newest first, collected since Kapture first controlled the tab (across navigations). Filter by minimum level; max defaults to 100."
@@ -124,6 +132,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_wait_for",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "Wait until text appears (text), disappears (textGone), an element is visible (selector) or gone (selector + gone), or for `time` seconds. Polls; ends with TIMEOUT after timeoutMs."

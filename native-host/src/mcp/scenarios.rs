@@ -13,6 +13,7 @@ use super::*;
 #[tool_router(router = scenarios_router, vis = "pub(super)")]
 impl KaptureServer {
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_recorder",
         annotations(
             read_only_hint = false,
@@ -126,6 +127,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::ReadsStore),
         name = "scenario_list",
         annotations(read_only_hint = true, open_world_hint = false),
         description = "The saved scenarios (recorded with browser_recorder): name, title, steps, parameters and the names of their secrets."
@@ -147,32 +149,33 @@ impl KaptureServer {
             .map(|r| match r {
                 Ok(s) => {
                     let names = |secret: bool| {
-                        let v: Vec<&str> = s
+                        let v = s
                             .parameters
                             .iter()
                             .filter(|p| p.secret == secret)
-                            .map(|p| p.name.as_str())
-                            .collect();
+                            .map(|p| escape::inline_cut(&p.name, 60))
+                            .collect::<Vec<_>>();
                         if v.is_empty() {
                             "none".to_string()
                         } else {
                             v.join(", ")
                         }
                     };
+                    // A title may quote a page: on this line, quoted and escaped.
                     format!(
                         "- {}{}: {} steps; parameters: {}; secrets: {}",
-                        s.name,
+                        escape::inline_cut(&s.name, 80),
                         if s.title.is_empty() {
                             String::new()
                         } else {
-                            format!(" ({})", s.title)
+                            format!(" (title {})", escape::quoted_cut(&s.title, 120))
                         },
                         s.chain.len(),
                         names(false),
                         names(true)
                     )
                 }
-                Err(why) => format!("- (unreadable) {why}"),
+                Err(why) => format!("- (unreadable) {}", escape::inline_cut(why, 300)),
             })
             .collect();
         self.reply(Ok(format!(
@@ -183,6 +186,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::ReadsStore),
         name = "scenario_get",
         annotations(read_only_hint = true, open_world_hint = false),
         description = "A saved scenario as JSON: metadata, parameters (whether each has a recorded default, never its value), dependencies and its chain of steps with ranked locators. Secrets appear only as {{placeholders}}."
@@ -202,6 +206,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "scenario_run",
         annotations(
             read_only_hint = false,
@@ -216,6 +221,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::WritesStore),
         name = "scenario_delete",
         annotations(
             read_only_hint = false,
@@ -225,8 +231,18 @@ impl KaptureServer {
         description = "Delete a saved scenario and its sealed secrets."
     )]
     async fn scenario_delete(&self, Parameters(a): Parameters<ScenarioNameArgs>) -> Answer {
+        let allowed = match self
+            .judge_store_write(
+                &a.name,
+                format!("delete scenario {}", escape::quoted(&a.name)),
+            )
+            .await
+        {
+            Ok(w) => w,
+            Err(e) => return self.reply(Err(e)),
+        };
         self.reply(
-            crate::scenarios::delete(&self.config().data_dir, &a.name)
+            crate::scenarios::delete(&self.config().data_dir, &a.name, allowed)
                 .map(|()| {
                     self.scenarios_changed();
                     format!("Deleted scenario {} and its secrets", a.name)
@@ -236,6 +252,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::ReadsStore),
         name = "scenario_export",
         annotations(read_only_hint = true, open_world_hint = false),
         description = "A saved scenario as a standalone script (format: playwright-ts, playwright-python, puppeteer or webdriverio) that launches Chromium and replays its steps, each trying its locators best first. Parameters become environment variables with the recorded defaults; secrets are read only from environment variables and never appear in the script. The first line names the variables."
@@ -272,6 +289,26 @@ impl KaptureServer {
 }
 
 impl KaptureServer {
+    /// Ask the gate whether this session may change scenario `name` (and its sealed
+    /// secrets): a `kapture.store_write` in the `record` category, on the site the scenario
+    /// starts on (a page of no site when it names none), refused by `--read-only`, safe
+    /// mode and the rules like any write, asked where they say ask.
+    async fn judge_store_write(
+        &self,
+        name: &str,
+        what: String,
+    ) -> Result<crate::scenarios::WriteAllowed, WireError> {
+        let url = crate::scenarios::get(&self.config().data_dir, name)
+            .ok()
+            .map(|s| s.summary().start_url)
+            .filter(|u| ext_core::scenario::page_origin(u).is_some())
+            .unwrap_or_else(|| "about:blank".into());
+        let judged = self
+            .browser_call(None, &ext_core::methods::StoreWrite { what, url })
+            .await?;
+        Ok(crate::scenarios::WriteAllowed::from_gate(judged))
+    }
+
     /// The saved scenarios changed: their tools did too (`notifications/tools/list_changed`).
     fn scenarios_changed(&self) {
         self.shared.scenarios_changed();

@@ -13,6 +13,7 @@ const AUDIT_LOOKBACK: usize = 5_000;
 #[tool_router(router = status_router, vis = "pub(super)")]
 impl KaptureServer {
     #[tool(
+        meta = kind(ToolKind::ReadsStore),
         name = "browser_audit",
         annotations(read_only_hint = true, open_world_hint = false),
         description = "The audit journal: this session's newest tool calls (tool, arguments with secrets masked, status, time), newest first; every session's when the policy shares tabs."
@@ -61,6 +62,7 @@ impl KaptureServer {
     }
 
     #[tool(
+        meta = kind(ToolKind::ReadsStore),
         name = "browser_status",
         annotations(read_only_hint = true, open_world_hint = true),
         description = "What kapture is connected to: the bridge port, the extension and browser, versions, and the open tabs."

@@ -14,6 +14,7 @@ use super::*;
 #[tool_router(router = tabs_router, vis = "pub(super)")]
 impl KaptureServer {
     #[tool(
+        meta = kind(ToolKind::Browser),
         name = "browser_tabs",
         annotations(
             read_only_hint = false,

@@ -186,3 +186,33 @@ fn instructions_teach_refs_first_and_stay_short() {
     assert!(INSTRUCTIONS.find("ref").unwrap() < INSTRUCTIONS.find("selector").unwrap());
     assert!(INSTRUCTIONS.len() < 1600, "{}", INSTRUCTIONS.len());
 }
+
+#[test]
+fn every_tool_says_what_it_is_to_the_policy() {
+    use super::kind::ToolKind;
+    let tools = KaptureServer::tool_router().list_all();
+    assert!(tools.len() > 30);
+    for tool in &tools {
+        let kind = ToolKind::of(tool)
+            .unwrap_or_else(|| panic!("{} has no `meta = kind(…)` in its #[tool]", tool.name));
+        let reads = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
+        match kind {
+            // Kapture's own data, only read: nothing to refuse in read-only.
+            ToolKind::ReadsStore => assert_eq!(reads, Some(true), "{}", tool.name),
+            // A change to kapture's own data is a step and is judged as one.
+            ToolKind::WritesStore => assert_eq!(reads, Some(false), "{}", tool.name),
+            ToolKind::Browser | ToolKind::Session => {}
+        }
+        // A tool that does not send browser commands but changes something would be
+        // judged by nothing: it must be WritesStore.
+        assert!(
+            !(tool.name.starts_with("scenario_") && reads != Some(true))
+                || matches!(kind, ToolKind::WritesStore)
+                || tool.name == "scenario_run",
+            "{} changes kapture's data without being judged",
+            tool.name
+        );
+    }
+    let delete = tools.iter().find(|t| t.name == "scenario_delete").unwrap();
+    assert_eq!(ToolKind::of(delete), Some(ToolKind::WritesStore));
+}
