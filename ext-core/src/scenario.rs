@@ -269,6 +269,16 @@ impl StepAction {
         }
     }
 
+    /// Every URL it names: a page it loads, waits for or opens in a new tab.
+    pub fn url(&self) -> Option<&str> {
+        match self {
+            StepAction::Navigate { url }
+            | StepAction::WaitForLoad { url }
+            | StepAction::NewTab { url } => Some(url),
+            _ => None,
+        }
+    }
+
     /// The text it types into a field.
     pub fn typed_text(&self) -> Option<&str> {
         match self {
@@ -553,47 +563,126 @@ pub fn page_origin(u: &str) -> Option<String> {
         .filter(|o| o != "null")
 }
 
-/// Where a step may type what it types.
+/// Where a step may take the secrets it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SecretDestination {
-    /// The step types no secret.
+    /// The step names no secret.
     Anywhere,
     /// It types a secret: only into a page of this origin, where the recording typed it.
     Only(String),
-    /// It types a secret, but the recording says on no page before it where (a hand-written
-    /// chain, or a URL whose origin is a placeholder): it is typed nowhere.
-    Unknown,
+    /// It would take a secret where the recording never had it, so it is never filled in:
+    /// why, in a sentence. A secret is typed only where the recording typed it (never with
+    /// no page before the step), and goes in a URL only of an origin where the recording
+    /// typed it (never a URL whose scheme or host is a placeholder); in any other field (a
+    /// locator, a key, an option) it goes nowhere.
+    Nowhere(String),
 }
 
 impl Scenario {
-    /// For each step of the chain, where what it types may go. A secret goes only to the
-    /// origin of the page the recording was on when it typed it: the last navigation or
-    /// load before the step, read from the saved chain, never from a filled-in value (a
-    /// caller's parameter cannot move a secret to another site).
+    /// Whether `name` (`pw` or `pw.field`) names one of this scenario's secrets.
+    fn is_secret(&self, name: &str) -> bool {
+        let base = name.split('.').next().unwrap_or(name).trim();
+        self.parameters.iter().any(|p| p.secret && p.name == base)
+    }
+
+    /// For each step of the chain, where the secrets it names may go, judged on the saved
+    /// chain alone (the origin of the last navigation or load before a step, the origin of
+    /// a URL a step loads), never on a filled-in value: a caller's parameter cannot move a
+    /// secret to another site. One judgement for every step kind, used by replay and by
+    /// every export.
     pub fn secret_destinations(&self) -> Vec<SecretDestination> {
-        let secret = |name: &str| {
-            self.parameters
-                .iter()
-                .any(|p| p.secret && p.name == name.split('.').next().unwrap_or(name))
-        };
+        // Where the recording typed each secret: the only origins it goes to in a URL.
+        let mut homes: HashMap<String, Vec<String>> = HashMap::new();
+        let mut here: Option<String> = None;
+        for step in &self.chain {
+            if let Some(url) = step.action.page_url() {
+                here = placeholder_free_origin(url);
+            }
+            if let (Some(text), Some(o)) = (step.action.typed_text(), &here) {
+                for n in placeholder_names(text).iter().filter(|n| self.is_secret(n)) {
+                    let base = n.split('.').next().unwrap_or(n).trim().to_string();
+                    let at = homes.entry(base).or_default();
+                    if !at.contains(o) {
+                        at.push(o.clone());
+                    }
+                }
+            }
+        }
         let mut here: Option<String> = None;
         self.chain
             .iter()
             .map(|step| {
-                if let Some(url) = step.action.page_url() {
-                    here = placeholder_free_origin(url);
+                let url = step.action.url();
+                if let Some(u) = step.action.page_url() {
+                    here = placeholder_free_origin(u);
                 }
-                let types_secret = step
-                    .action
-                    .typed_text()
-                    .is_some_and(|t| placeholder_names(t).iter().any(|n| secret(n)));
-                match (&here, types_secret) {
-                    (_, false) => SecretDestination::Anywhere,
-                    (Some(o), true) => SecretDestination::Only(o.clone()),
-                    (None, true) => SecretDestination::Unknown,
+                let secrets: Vec<String> = step
+                    .placeholders()
+                    .into_iter()
+                    .filter(|n| self.is_secret(n))
+                    .collect();
+                if secrets.is_empty() {
+                    return SecretDestination::Anywhere;
+                }
+                let named_in = |text: Option<&str>, n: &String| {
+                    text.is_some_and(|t| placeholder_names(t).contains(n))
+                };
+                let typed = step.action.typed_text();
+                if let Some(n) = secrets
+                    .iter()
+                    .find(|n| !named_in(typed, n) && !named_in(url, n))
+                {
+                    return SecretDestination::Nowhere(format!(
+                        "the secret {n:?} stands in a field that is neither typed text nor a URL, so it is filled in nowhere"
+                    ));
+                }
+                if let Some(u) = url.filter(|u| secrets.iter().any(|n| named_in(Some(u), n))) {
+                    let Some(to) = placeholder_free_origin(u) else {
+                        return SecretDestination::Nowhere(
+                            "a secret stands in a URL whose site is not written out (a placeholder or no origin), so it is sent nowhere".into(),
+                        );
+                    };
+                    for n in secrets.iter().filter(|n| named_in(Some(u), n)) {
+                        let base = n.split('.').next().unwrap_or(n).trim();
+                        let at = homes.get(base).cloned().unwrap_or_default();
+                        if !at.contains(&to) {
+                            return SecretDestination::Nowhere(format!(
+                                "the secret {base:?} would go in a URL to {to}, {}, so it is sent nowhere",
+                                if at.is_empty() {
+                                    "and the recording typed it on no page".to_string()
+                                } else {
+                                    format!("but the recording typed it only on {}", at.join(", "))
+                                }
+                            ));
+                        }
+                    }
+                }
+                match (typed.is_some_and(|t| secrets.iter().any(|n| named_in(Some(t), n))), &here) {
+                    (false, _) => SecretDestination::Anywhere,
+                    (true, Some(o)) => SecretDestination::Only(o.clone()),
+                    (true, None) => SecretDestination::Nowhere(
+                        "the scenario does not say on which site its secret was recorded (no page before this step), so it is typed nowhere".into(),
+                    ),
                 }
             })
             .collect()
+    }
+
+    /// The first dependency this scenario would hand one of its secrets to as a parameter,
+    /// with the secret's name: the dependency's steps would take it where this scenario's
+    /// judgement never looked, so such a run is refused.
+    pub fn secret_handed_on(&self) -> Option<(&str, String)> {
+        self.dependencies.iter().find_map(|d| {
+            let step = Step::from(StepAction::Unknown {
+                method: String::new(),
+                params: Value::Object(d.parameters.clone().into_iter().collect()),
+                why: None,
+            });
+            step.placeholders()
+                .into_iter()
+                .find(|n| self.is_secret(n))
+                .map(|n| (d.scenario.as_str(), n))
+        })
     }
 }
 
@@ -788,16 +877,52 @@ mod tests {
         assert_eq!(
             s.secret_destinations(),
             vec![
-                Unknown,
+                Nowhere("the scenario does not say on which site its secret was recorded (no page before this step), so it is typed nowhere".into()),
                 Anywhere,
                 Anywhere,
                 Only("https://login.example".into()),
                 Anywhere,
                 Only("http://127.0.0.1:8080".into()),
                 Anywhere,
-                Unknown,
+                Nowhere("the scenario does not say on which site its secret was recorded (no page before this step), so it is typed nowhere".into()),
             ]
         );
+    }
+
+    #[test]
+    fn a_secret_goes_in_a_url_only_to_an_origin_where_it_was_typed() {
+        let s: Scenario = serde_json::from_value(json!({
+            "name": "leak",
+            "parameters": [{"name": "pw", "secret": true}, {"name": "host"}],
+            "dependencies": [{"scenario": "other", "parameters": {"token": "{{pw}}"}}],
+            "chain": [
+                {"method": "navigate", "params": {"url": "http://127.0.0.1:1/login"}},
+                {"method": "type", "params": {"text": "{{pw}}"}},
+                {"method": "wait_for_load", "params": {"url": "http://127.0.0.1:1/in?pw={{pw}}"}},
+                {"method": "navigate", "params": {"url": "http://127.0.0.1:2/steal?pw={{pw}}"}},
+                {"method": "new_tab", "params": {"url": "http://127.0.0.1:2/?{{pw}}"}},
+                {"method": "navigate", "params": {"url": "http://{{host}}/?{{pw}}"}},
+                {"method": "click", "params": {"selector": "a[href*='{{pw}}']"}},
+                {"method": "navigate", "params": {"url": "http://127.0.0.1:1/again?pw={{ pw }}"}}
+            ]
+        }))
+        .unwrap();
+        let d = s.secret_destinations();
+        let nowhere = |i: usize| matches!(&d[i], SecretDestination::Nowhere(_));
+        assert_eq!(d[0], SecretDestination::Anywhere);
+        assert_eq!(d[1], SecretDestination::Only("http://127.0.0.1:1".into()));
+        assert_eq!(
+            d[2],
+            SecretDestination::Anywhere,
+            "its own origin: {:?}",
+            d[2]
+        );
+        assert!(
+            nowhere(3) && nowhere(4) && nowhere(5) && nowhere(6),
+            "{d:?}"
+        );
+        assert_eq!(d[7], SecretDestination::Anywhere);
+        assert_eq!(s.secret_handed_on(), Some(("other", "pw".to_string())));
     }
 
     fn scenario(name: &str, deps: &[&str]) -> Scenario {

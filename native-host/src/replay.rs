@@ -490,6 +490,16 @@ impl Runner<'_> {
                     .push((v.clone(), "scenario-secret".into()));
             }
         }
+        // A secret handed to a dependency as a parameter would be judged by nothing there.
+        if let Some((dep, secret)) = scenario.secret_handed_on() {
+            self.report.failed_step = Some(format!(
+                "{name}: POLICY_DENIED the secret {secret:?} would be handed to the dependency {dep:?} as a parameter, where no step says on which site it may go, so it is handed on nowhere"
+            ));
+            self.report
+                .hints
+                .push(ErrorCode::PolicyDenied.hint().to_string());
+            return Err(Stop::Failed);
+        }
         for dep in &scenario.dependencies {
             let output = match self.outputs.get(&dep.scenario) {
                 Some(done) => done.clone(),
@@ -507,9 +517,9 @@ impl Runner<'_> {
             let method = step.action.method();
             let only_on = match destinations.get(i) {
                 Some(SecretDestination::Only(origin)) => Some(origin.as_str()),
-                Some(SecretDestination::Unknown) => {
+                Some(SecretDestination::Nowhere(why)) => {
                     self.report.failed_step = Some(format!(
-                        "{name} step {} ({}): POLICY_DENIED the scenario does not say on which site its secret was recorded (no page before this step), so it is typed nowhere",
+                        "{name} step {} ({}): POLICY_DENIED {why}",
                         i + 1,
                         method
                     ));
