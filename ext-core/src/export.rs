@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use crate::scenario::{Flag, Locator, Scenario, Step, StepAction};
+use crate::scenario::{Flag, Locator, Scenario, SecretDestination, Step, StepAction};
 
 /// A script flavour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -297,16 +297,42 @@ impl Lang {
     }
 }
 
-/// A JavaScript/TypeScript string literal. JSON's encoding is one; U+2028/2029 are escaped
-/// too, since older parsers end a line there.
+// The one literal function of each language, and the one for comments. Every string from
+// a scenario (a page's title, test ids, labels, URLs, typed text; a name a person or agent
+// chose) reaches a script only through these. Each writes ASCII only: no page string can
+// end a literal or a line, reorder what a reader sees (bidi marks), or depend on how the
+// file's bytes are decoded.
+
+/// A JavaScript/TypeScript string literal: `"`, `\`, every control, `<` (so `</script>`
+/// and `<!--` cannot form) and every non-ASCII code point escaped (`\uXXXX`, astral ones
+/// as their surrogate pair), U+2028/U+2029 among them.
 fn js_string(s: &str) -> String {
-    serde_json::to_string(s)
-        .unwrap_or_else(|_| "\"\"".into())
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029")
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' => out.push_str("\\u003c"),
+            ' '..='~' => out.push(c),
+            c => {
+                for unit in c.encode_utf16(&mut [0; 2]) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+        }
+    }
+    out.push('"');
+    out
 }
 
-/// A Python string literal: printable ASCII and letters as they are, everything else escaped.
+/// A Python string literal: printable ASCII as it is, `"` and `\` escaped, everything else
+/// (controls, line terminators, U+2028/U+2029, `\x0c`, every non-ASCII letter) as `\x`,
+/// `\u` or `\U` escapes. The script's first two lines are Kapture's own (the interpreter
+/// line and a UTF-8 coding line), so no page string can declare another encoding either.
 fn py_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -318,7 +344,6 @@ fn py_string(s: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             ' '..='~' => out.push(c),
-            c if c.is_alphanumeric() => out.push(c),
             c if (c as u32) <= 0xff => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
             }
@@ -334,23 +359,22 @@ fn py_string(s: &str) -> String {
     out
 }
 
-/// Text safe inside a one-line comment: no line breaks of either language, at most 160
-/// characters.
+/// Text for a one-line comment of either language: printable ASCII only (anything else,
+/// line breaks and bidi marks among them, as a visible `\u{…}`), at most 160 characters.
 fn comment_text(s: &str) -> String {
-    let flat: String = s
-        .chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') {
-                ' '
-            } else {
-                c
+    let mut flat = String::new();
+    for c in s.trim().chars() {
+        match c {
+            ' '..='~' => flat.push(c),
+            '\t' | '\n' | '\r' => flat.push(' '),
+            c => {
+                let _ = write!(flat, "\\u{{{:x}}}", c as u32);
             }
-        })
-        .collect();
-    let flat = flat.trim();
+        }
+    }
     match flat.char_indices().nth(160) {
-        Some((at, _)) => format!("{}…", &flat[..at]),
-        None => flat.to_string(),
+        Some((at, _)) => format!("{}...", &flat[..at]),
+        None => flat,
     }
 }
 
@@ -427,8 +451,15 @@ fn num(x: f64) -> String {
     }
 }
 
-/// The lines of one step for `format`, indented by `pad`.
-fn step_code(format: Format, n: usize, step: &Step, pad: &str) -> String {
+/// The lines of one step for `format`, indented by `pad`; `secret` says where the secrets
+/// it names may go (the judgement replay makes too).
+fn step_code(
+    format: Format,
+    n: usize,
+    step: &Step,
+    secret: &SecretDestination,
+    pad: &str,
+) -> String {
     let lang = format.lang();
     let action = &step.action;
     let what = lang.string(&format!("step {n} ({})", action.method()));
@@ -451,6 +482,41 @@ fn step_code(format: Format, n: usize, step: &Step, pad: &str) -> String {
             describe(action)
         );
     }
+    // A secret the recording never had there stops the script before the step.
+    let guard = match secret {
+        SecretDestination::Anywhere => None,
+        SecretDestination::Nowhere(why) => {
+            let note = lang.string(&format!("kapture export: step {n} refused: {why}"));
+            let line = match lang {
+                Lang::Js => format!("throw new Error({note});"),
+                Lang::Py => format!("raise RuntimeError({note})"),
+            };
+            return format!(
+                "{pad}{} {n}. {}\n{pad}{line}\n",
+                lang.comment(),
+                describe(action)
+            );
+        }
+        SecretDestination::Only(origin) => {
+            let (o, note) = (
+                lang.string(origin),
+                lang.string(&format!(
+                    "step {n}: its secret is typed only on {origin}, where it was recorded"
+                )),
+            );
+            Some(match format {
+                Format::Puppeteer | Format::PlaywrightTs => {
+                    format!("if (new URL(page.url()).origin !== {o}) throw new Error({note});")
+                }
+                Format::WebdriverIo => format!(
+                    "if (new URL(await browser.getUrl()).origin !== {o}) throw new Error({note});"
+                ),
+                Format::PlaywrightPython => format!(
+                    "if (lambda u: u.scheme + \"://\" + u.netloc.rsplit(\"@\", 1)[-1])(urlsplit(page.url)) != {o}: raise RuntimeError({note})"
+                ),
+            })
+        }
+    };
     // `Unknown` steps were skipped above.
     let lines: Vec<String> = match (format, action) {
         (Format::Puppeteer, act) => match act {
@@ -551,7 +617,7 @@ fn step_code(format: Format, n: usize, step: &Step, pad: &str) -> String {
         },
     };
     let mut out = format!("{pad}{} {n}. {}\n", lang.comment(), describe(action));
-    for line in lines {
+    for line in guard.into_iter().chain(lines) {
         out.push_str(pad);
         out.push_str(&line);
         out.push('\n');
@@ -657,11 +723,13 @@ fn input_code(scenario: &Scenario, lang: Lang, pad: &str) -> String {
 }
 
 fn steps_code(scenario: &Scenario, format: Format, pad: &str) -> String {
+    let secrets = scenario.secret_destinations();
     scenario
         .chain
         .iter()
+        .zip(secrets)
         .enumerate()
-        .map(|(i, step)| step_code(format, i + 1, step, pad))
+        .map(|(i, (step, secret))| step_code(format, i + 1, step, &secret, pad))
         .collect()
 }
 
@@ -669,7 +737,9 @@ fn steps_code(scenario: &Scenario, format: Format, pad: &str) -> String {
 pub fn export(scenario: &Scenario, format: Format) -> String {
     let mut out = String::new();
     if format == Format::PlaywrightPython {
-        out.push_str("#!/usr/bin/env python3\n");
+        // Lines 1 and 2 are fixed: Python reads a coding declaration only there, and this
+        // one pins UTF-8 whatever any later line says.
+        out.push_str("#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\n");
     }
     out.push_str(&header(scenario, format));
     match format {
@@ -1032,7 +1102,7 @@ mod tests {
         );
         assert_eq!(
             py_string("a\"b'\\\n\u{0}é☃\u{2028}"),
-            r#""a\"b'\\\n\x00é\u2603\u2028""#
+            r#""a\"b'\\\n\x00\xe9\u2603\u2028""#
         );
         for f in Format::ALL {
             let script = export(&s, f);
@@ -1061,9 +1131,153 @@ mod tests {
         assert!(js.contains(&js_string("a\"b'c\\d`e${process.exit(7)}f\ng")[..20]));
         let py = export(&s, Format::PlaywrightPython);
         assert!(
-            py.contains(r#"act(page, "step 3 (type)", [{"by": "label", "value": "a\"b'c\\d`e${process.exit(7)}f\ng\r\u2028h */ # '''\"\"\" {x} é \u2603 \x00"}], lambda l: l.fill("#),
+            py.contains(r#"act(page, "step 3 (type)", [{"by": "label", "value": "a\"b'c\\d`e${process.exit(7)}f\ng\r\u2028h */ # '''\"\"\" {x} \xe9 \u2603 \x00"}], lambda l: l.fill("#),
             "{py}"
         );
+    }
+
+    /// Strings a page can choose to change how a script is read: a coding declaration
+    /// (UTF-7 turns `+ACI-` into a quote), line terminators of every kind, bidi marks,
+    /// quotes and backslashes, `</script>`, astral and invisible code points.
+    const ATTACKS: [&str; 9] = [
+        "-*- coding: utf-7 -*-",
+        "x+ACI-)\nimport os; os.system('id') #",
+        "a\"b'c\\d`e${1}f",
+        "l1\nl2\rl3\u{2028}l4\u{2029}l5\u{85}l6\u{0c}l7\u{0b}l8\u{1c}",
+        "\u{202e}evil\u{202c} \u{2066}x\u{2069} \u{200f}",
+        "</script><!-- --> <script>alert(1)</script>",
+        "é ☃ 𝒳 \u{feff} \u{0}",
+        "\\N{LATIN SMALL LETTER A} \\u0041 \\x41 {0} %s",
+        "'''\"\"\" */ // #",
+    ];
+
+    /// Run `program` with `args`, `input` on stdin; `None` when it is not installed.
+    fn run(program: &str, args: &[&str], input: &str) -> Option<std::process::Output> {
+        use std::io::Write as _;
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .ok()?;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        Some(child.wait_with_output().unwrap())
+    }
+
+    /// The string values the language's own parser reads out of `literals` (one per line);
+    /// `None` when the interpreter is missing.
+    fn read_back(lang: Lang, literals: &str) -> Option<Vec<String>> {
+        let out = match lang {
+            Lang::Py => run(
+                "python3",
+                &["-c", "import ast,json,sys\nprint(json.dumps([ast.literal_eval(l) for l in sys.stdin.read().split('\\n') if l]))"],
+                literals,
+            )?,
+            Lang::Js => run(
+                "node",
+                &["-e", "let t='';process.stdin.on('data',d=>t+=d).on('end',()=>console.log(JSON.stringify(t.split('\\n').filter(Boolean).map(l=>{const v=eval('('+l+')');if(typeof v!=='string')throw l;return v}))))"],
+                literals,
+            )?,
+        };
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(serde_json::from_slice(&out.stdout).unwrap())
+    }
+
+    #[test]
+    fn each_languages_literal_reads_back_as_the_same_string_and_is_ascii() {
+        for lang in [Lang::Js, Lang::Py] {
+            let literals: Vec<String> = ATTACKS.iter().map(|a| lang.string(a)).collect();
+            for l in &literals {
+                assert!(l.chars().all(|c| (' '..='~').contains(&c)), "{lang:?}: {l}");
+                assert!(
+                    !l.contains("</") && !l.contains("<!--") || lang == Lang::Py,
+                    "{l}"
+                );
+            }
+            match read_back(lang, &literals.join("\n")) {
+                Some(back) => assert_eq!(back, ATTACKS, "{lang:?}"),
+                None => eprintln!("{lang:?}: interpreter missing, literals not read back"),
+            }
+        }
+        for a in ATTACKS {
+            let c = comment_text(a);
+            assert!(c.chars().all(|c| (' '..='~').contains(&c)), "{c}");
+        }
+    }
+
+    #[test]
+    fn page_strings_in_an_exported_script_stay_literals_the_parser_reads_back() {
+        // Every attack in every field a page can fill: title and description (the header's
+        // comments), test ids and other locators, the URL, typed text.
+        let mut chain = Vec::new();
+        for a in ATTACKS {
+            chain.push(json!({"method": "navigate", "params": {"url": format!("http://127.0.0.1/?q={a}")}}));
+            chain.push(json!({"method": "click", "params": {"locators": [
+                {"by": "test_id", "value": a}, {"by": "role", "value": ["button", a]},
+                {"by": "label", "value": a}, {"by": "css", "value": a}
+            ]}}));
+            chain.push(json!({"method": "type", "params": {"locators": [{"by": "text", "value": a}], "text": a}}));
+        }
+        let s: Scenario = serde_json::from_value(json!({
+            "name": "attack",
+            "title": ATTACKS.join(" "),
+            "description": ATTACKS.join("\n"),
+            "chain": chain
+        }))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        // Python: the file parsed from its bytes (a coding line would apply), and every
+        // attack is one of its string constants, unchanged.
+        let py = export(&s, Format::PlaywrightPython);
+        assert!(py.starts_with("#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\n"));
+        assert!(py.is_ascii());
+        let file = dir.path().join("attack.py");
+        std::fs::write(&file, &py).unwrap();
+        let check = "import ast,json,sys\nt=ast.parse(open(sys.argv[1],'rb').read())\nprint(json.dumps(sorted({n.value for n in ast.walk(t) if isinstance(n,ast.Constant) and isinstance(n.value,str)})))";
+        match run("python3", &["-c", check, &file.to_string_lossy()], "") {
+            Some(out) => {
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let consts: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+                for a in ATTACKS {
+                    assert!(
+                        consts.iter().any(|c| c == a),
+                        "{a:?} is no constant of the script"
+                    );
+                }
+                assert!(!py.contains("\nimport os; os.system"));
+            }
+            None => eprintln!("python3 missing: the Python export was not parsed"),
+        }
+        // JavaScript: both plain flavours pass node's syntax check; ASCII only.
+        for f in [Format::Puppeteer, Format::WebdriverIo] {
+            let js = export(&s, f);
+            assert!(js.is_ascii(), "{f:?}");
+            let file = dir.path().join(f.file_name("attack"));
+            std::fs::write(&file, &js).unwrap();
+            match run("node", &["--check", &file.to_string_lossy()], "") {
+                Some(out) => assert!(
+                    out.status.success(),
+                    "{f:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+                None => eprintln!("node missing: the {f:?} export was not checked"),
+            }
+        }
+        assert!(export(&s, Format::PlaywrightTs).is_ascii());
     }
 
     #[test]

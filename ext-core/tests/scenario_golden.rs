@@ -35,6 +35,15 @@ fn every_golden_scenario_exports_as_it_did() {
         let scenario = load(name);
         for format in Format::ALL {
             let now = export(&scenario, format);
+            // A deliberate change to the scripts: `KAPTURE_BLESS_GOLDEN=1` writes them anew
+            // (review the diff of `tests/golden/` before committing it).
+            if std::env::var_os("KAPTURE_BLESS_GOLDEN").is_some() {
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/golden")
+                    .join(format.file_name(name));
+                std::fs::write(path, &now).unwrap();
+                continue;
+            }
             let then = script(name, format);
             assert!(
                 now == then,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# -*- coding: utf-8 -*-
 # Kapture scenario "handwritten" (Written by hand), exported for Playwright for Python.
 # Run:  pip install playwright  &&  python3 handwritten.py
 # Environment:
@@ -151,6 +152,7 @@ def run(p):
         # 3. type label "User"
         act(page, "step 3 (type)", [{"by": "label", "value": "User"}], lambda l: l.fill(inputs["user"], timeout=ATTEMPT_MS))
         # 4. type css "#pw"
+        if (lambda u: u.scheme + "://" + u.netloc.rsplit("@", 1)[-1])(urlsplit(page.url)) != "http://127.0.0.1:8080": raise RuntimeError("step 4: its secret is typed only on http://127.0.0.1:8080, where it was recorded")
         act(page, "step 4 (type)", [{"by": "css", "value": "#pw"}], lambda l: l.fill(inputs["pw"], timeout=ATTEMPT_MS))
         page.keyboard.press("Enter")
         # 5. select_option name "size"

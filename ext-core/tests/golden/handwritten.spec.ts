@@ -145,6 +145,7 @@ test("Written by hand", async ({ page: firstPage }) => {
     // 3. type label "User"
     await act(page, "step 3 (type)", [{"by": "label", "value": "User"}], (l) => l.fill(inputs["user"], { timeout: ATTEMPT_MS }));
     // 4. type css "#pw"
+    if (new URL(page.url()).origin !== "http://127.0.0.1:8080") throw new Error("step 4: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
     await act(page, "step 4 (type)", [{"by": "css", "value": "#pw"}], (l) => l.fill(inputs["pw"], { timeout: ATTEMPT_MS }));
     await page.keyboard.press('Enter');
     // 5. select_option name "size"

@@ -196,6 +196,7 @@ async function main() {
   // 3. type label "User"
   await act("step 3 (type)", [{"by": "label", "value": "User"}], (el) => el.setValue(inputs["user"]));
   // 4. type css "#pw"
+  if (new URL(await browser.getUrl()).origin !== "http://127.0.0.1:8080") throw new Error("step 4: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
   await act("step 4 (type)", [{"by": "css", "value": "#pw"}], (el) => el.setValue(inputs["pw"]));
   await browser.keys(keyChord('Enter'));
   // 5. select_option name "size"

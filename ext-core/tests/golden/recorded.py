@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# -*- coding: utf-8 -*-
 # Kapture scenario "checkout" (Log in and buy a mug), exported for Playwright for Python.
 # Recorded on the test shop.
 # It depends on login (not included: run or export them first).
@@ -147,8 +148,10 @@ def run(p):
         # 1. navigate http://127.0.0.1:8080/shop/login.html
         page.goto("http://127.0.0.1:8080/shop/login.html", timeout=LOAD_MS)
         # 2. type role "textbox" "Email"
+        if (lambda u: u.scheme + "://" + u.netloc.rsplit("@", 1)[-1])(urlsplit(page.url)) != "http://127.0.0.1:8080": raise RuntimeError("step 2: its secret is typed only on http://127.0.0.1:8080, where it was recorded")
         act(page, "step 2 (type)", [{"by": "role", "value": ["textbox", "Email"]}, {"by": "label", "value": "Email"}, {"by": "id", "value": "email"}, {"by": "name", "value": "email"}, {"by": "css", "value": "form > input#email"}, {"by": "xpath", "value": "//input[@id='email']"}], lambda l: l.fill(inputs["email"], timeout=ATTEMPT_MS))
         # 3. type role "textbox" "Password"
+        if (lambda u: u.scheme + "://" + u.netloc.rsplit("@", 1)[-1])(urlsplit(page.url)) != "http://127.0.0.1:8080": raise RuntimeError("step 3: its secret is typed only on http://127.0.0.1:8080, where it was recorded")
         act(page, "step 3 (type)", [{"by": "role", "value": ["textbox", "Password"]}, {"by": "label", "value": "Password"}, {"by": "id", "value": "password"}, {"by": "name", "value": "password"}, {"by": "css", "value": "form > input#password"}, {"by": "xpath", "value": "//input[@id='password']"}], lambda l: l.fill(inputs["password"], timeout=ATTEMPT_MS))
         # 4. press_key Enter
         page.keyboard.press("Enter")

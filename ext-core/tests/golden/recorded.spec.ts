@@ -141,8 +141,10 @@ test("Log in and buy a mug", async ({ page: firstPage }) => {
     // 1. navigate http://127.0.0.1:8080/shop/login.html
     await page.goto("http://127.0.0.1:8080/shop/login.html", { timeout: LOAD_MS });
     // 2. type role "textbox" "Email"
+    if (new URL(page.url()).origin !== "http://127.0.0.1:8080") throw new Error("step 2: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
     await act(page, "step 2 (type)", [{"by": "role", "value": ["textbox", "Email"]}, {"by": "label", "value": "Email"}, {"by": "id", "value": "email"}, {"by": "name", "value": "email"}, {"by": "css", "value": "form > input#email"}, {"by": "xpath", "value": "//input[@id='email']"}], (l) => l.fill(inputs["email"], { timeout: ATTEMPT_MS }));
     // 3. type role "textbox" "Password"
+    if (new URL(page.url()).origin !== "http://127.0.0.1:8080") throw new Error("step 3: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
     await act(page, "step 3 (type)", [{"by": "role", "value": ["textbox", "Password"]}, {"by": "label", "value": "Password"}, {"by": "id", "value": "password"}, {"by": "name", "value": "password"}, {"by": "css", "value": "form > input#password"}, {"by": "xpath", "value": "//input[@id='password']"}], (l) => l.fill(inputs["password"], { timeout: ATTEMPT_MS }));
     // 4. press_key Enter
     await page.keyboard.press("Enter");

@@ -192,8 +192,10 @@ async function main() {
   // 1. navigate http://127.0.0.1:8080/shop/login.html
   await browser.url("http://127.0.0.1:8080/shop/login.html");
   // 2. type role "textbox" "Email"
+  if (new URL(await browser.getUrl()).origin !== "http://127.0.0.1:8080") throw new Error("step 2: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
   await act("step 2 (type)", [{"by": "role", "value": ["textbox", "Email"]}, {"by": "label", "value": "Email"}, {"by": "id", "value": "email"}, {"by": "name", "value": "email"}, {"by": "css", "value": "form > input#email"}, {"by": "xpath", "value": "//input[@id='email']"}], (el) => el.setValue(inputs["email"]));
   // 3. type role "textbox" "Password"
+  if (new URL(await browser.getUrl()).origin !== "http://127.0.0.1:8080") throw new Error("step 3: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
   await act("step 3 (type)", [{"by": "role", "value": ["textbox", "Password"]}, {"by": "label", "value": "Password"}, {"by": "id", "value": "password"}, {"by": "name", "value": "password"}, {"by": "css", "value": "form > input#password"}, {"by": "xpath", "value": "//input[@id='password']"}], (el) => el.setValue(inputs["password"]));
   // 4. press_key Enter
   await browser.keys(keyChord("Enter"));

@@ -209,6 +209,7 @@ async function main() {
   // 2. type role "textbox" "User"
   await act("step 2 (type)", [{"by": "role", "value": ["textbox", "User"]}], (l) => l.fill("ada"));
   // 3. type css "#password"
+  if (new URL(page.url()).origin !== "http://127.0.0.1:8080") throw new Error("step 3: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
   await act("step 3 (type)", [{"by": "css", "value": "#password"}], (l) => l.fill(inputs["secret_1"]));
   await pressKey('Enter');
   // 4. check role "checkbox" "Remember me"
@@ -216,6 +217,7 @@ async function main() {
   // 5. type css "#city"
   await act("step 5 (type)", [{"by": "css", "value": "#city"}], (l) => l.fill("Paris"));
   // 6. type css "#pin"
+  if (new URL(page.url()).origin !== "http://127.0.0.1:8080") throw new Error("step 6: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
   await act("step 6 (type)", [{"by": "css", "value": "#pin"}], (l) => l.fill(inputs["secret_2"]));
   // 7. click role "button" "Log in"
   await act("step 7 (click)", [{"by": "role", "value": ["button", "Log in"]}], (l) => l.click());

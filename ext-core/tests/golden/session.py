@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# -*- coding: utf-8 -*-
 # Kapture scenario "session" (This agent session), exported for Playwright for Python.
 # The browser actions of the current MCP session, as Kapture ran them.
 # Run:  pip install playwright  &&  python3 session.py
@@ -146,6 +147,7 @@ def run(p):
         # 2. type role "textbox" "User"
         act(page, "step 2 (type)", [{"by": "role", "value": ["textbox", "User"]}], lambda l: l.fill("ada", timeout=ATTEMPT_MS))
         # 3. type css "#password"
+        if (lambda u: u.scheme + "://" + u.netloc.rsplit("@", 1)[-1])(urlsplit(page.url)) != "http://127.0.0.1:8080": raise RuntimeError("step 3: its secret is typed only on http://127.0.0.1:8080, where it was recorded")
         act(page, "step 3 (type)", [{"by": "css", "value": "#password"}], lambda l: l.fill(inputs["secret_1"], timeout=ATTEMPT_MS))
         page.keyboard.press("Enter")
         # 4. check role "checkbox" "Remember me"
@@ -153,6 +155,7 @@ def run(p):
         # 5. type css "#city"
         act(page, "step 5 (type)", [{"by": "css", "value": "#city"}], lambda l: l.fill("Paris", timeout=ATTEMPT_MS))
         # 6. type css "#pin"
+        if (lambda u: u.scheme + "://" + u.netloc.rsplit("@", 1)[-1])(urlsplit(page.url)) != "http://127.0.0.1:8080": raise RuntimeError("step 6: its secret is typed only on http://127.0.0.1:8080, where it was recorded")
         act(page, "step 6 (type)", [{"by": "css", "value": "#pin"}], lambda l: l.fill(inputs["secret_2"], timeout=ATTEMPT_MS))
         # 7. click role "button" "Log in"
         act(page, "step 7 (click)", [{"by": "role", "value": ["button", "Log in"]}], lambda l: l.click(timeout=ATTEMPT_MS))

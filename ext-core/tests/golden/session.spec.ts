@@ -140,6 +140,7 @@ test("This agent session", async ({ page: firstPage }) => {
     // 2. type role "textbox" "User"
     await act(page, "step 2 (type)", [{"by": "role", "value": ["textbox", "User"]}], (l) => l.fill("ada", { timeout: ATTEMPT_MS }));
     // 3. type css "#password"
+    if (new URL(page.url()).origin !== "http://127.0.0.1:8080") throw new Error("step 3: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
     await act(page, "step 3 (type)", [{"by": "css", "value": "#password"}], (l) => l.fill(inputs["secret_1"], { timeout: ATTEMPT_MS }));
     await page.keyboard.press('Enter');
     // 4. check role "checkbox" "Remember me"
@@ -147,6 +148,7 @@ test("This agent session", async ({ page: firstPage }) => {
     // 5. type css "#city"
     await act(page, "step 5 (type)", [{"by": "css", "value": "#city"}], (l) => l.fill("Paris", { timeout: ATTEMPT_MS }));
     // 6. type css "#pin"
+    if (new URL(page.url()).origin !== "http://127.0.0.1:8080") throw new Error("step 6: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
     await act(page, "step 6 (type)", [{"by": "css", "value": "#pin"}], (l) => l.fill(inputs["secret_2"], { timeout: ATTEMPT_MS }));
     // 7. click role "button" "Log in"
     await act(page, "step 7 (click)", [{"by": "role", "value": ["button", "Log in"]}], (l) => l.click({ timeout: ATTEMPT_MS }));

@@ -191,6 +191,7 @@ async function main() {
   // 2. type role "textbox" "User"
   await act("step 2 (type)", [{"by": "role", "value": ["textbox", "User"]}], (el) => el.setValue("ada"));
   // 3. type css "#password"
+  if (new URL(await browser.getUrl()).origin !== "http://127.0.0.1:8080") throw new Error("step 3: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
   await act("step 3 (type)", [{"by": "css", "value": "#password"}], (el) => el.setValue(inputs["secret_1"]));
   await browser.keys(keyChord('Enter'));
   // 4. check role "checkbox" "Remember me"
@@ -198,6 +199,7 @@ async function main() {
   // 5. type css "#city"
   await act("step 5 (type)", [{"by": "css", "value": "#city"}], (el) => el.setValue("Paris"));
   // 6. type css "#pin"
+  if (new URL(await browser.getUrl()).origin !== "http://127.0.0.1:8080") throw new Error("step 6: its secret is typed only on http://127.0.0.1:8080, where it was recorded");
   await act("step 6 (type)", [{"by": "css", "value": "#pin"}], (el) => el.setValue(inputs["secret_2"]));
   // 7. click role "button" "Log in"
   await act("step 7 (click)", [{"by": "role", "value": ["button", "Log in"]}], (el) => el.click());
