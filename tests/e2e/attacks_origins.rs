@@ -555,3 +555,107 @@ async fn a_cookie_is_read_or_changed_only_where_every_origin_it_reaches_is_allow
         k.stop().await;
     }
 }
+
+kapture_e2e::on_both_engines! {
+    a_page_holding_a_denied_frame_is_not_printed_on => a_page_holding_a_denied_frame_is_not_printed, a_page_holding_a_denied_frame_is_not_printed_natively;
+}
+
+/// A PDF keeps a frame's text extractable under anything drawn over it: a page that holds
+/// a frame of denied origin B is not printed (no file is written); the same page without
+/// the frame is.
+async fn a_page_holding_a_denied_frame_is_not_printed_on(engine: kapture_e2e::Engine) {
+    let a = Site::start().unwrap();
+    let b = Site::start().unwrap();
+    let deny = format!("127.0.0.1:{}", b.port());
+    let downloads = tempfile::tempdir().unwrap();
+    let folder = downloads.path().display().to_string();
+    let k = Kapture::launch_on_with(engine, &["--deny", &deny, "--download-dir", &folder]).await;
+    let page = format!(
+        "{}?b={}",
+        a.url("origins/embed.html"),
+        b.url("origins/secret.html")
+    );
+    k.ok("browser_navigate", json!({"url": page})).await;
+    eventually("B's frame withheld", Duration::from_secs(15), || async {
+        let snap = k.ok("browser_snapshot", json!({})).await;
+        snap.contains("content withheld").then_some(())
+    })
+    .await;
+    let out = k.call("browser_pdf_save", json!({})).await;
+    assert_eq!(out.code().as_deref(), Some("POLICY_DENIED"), "{}", out.text);
+    assert!(out.text.contains("PDF"), "{}", out.text);
+    assert_no_canary("the refusal", &out.text);
+    assert_eq!(std::fs::read_dir(downloads.path()).unwrap().count(), 0);
+    // The same page with no frame of B prints.
+    k.ok(
+        "browser_navigate",
+        json!({"url": a.url("origins/embed.html")}),
+    )
+    .await;
+    let saved = k.ok("browser_pdf_save", json!({})).await;
+    assert!(saved.contains("PDF: "), "{saved}");
+    assert_eq!(std::fs::read_dir(downloads.path()).unwrap().count(), 1);
+    k.stop().await;
+}
+
+kapture_e2e::on_both_engines! {
+    a_denied_frame_shows_in_no_screenshot_whatever_the_page_undoes_on => a_denied_frame_shows_in_no_screenshot_whatever_the_page_undoes, a_denied_frame_shows_in_no_screenshot_whatever_the_page_undoes_natively;
+}
+
+/// Pixels of B's red background (`origins/secret.css`) in a PNG, counted by the browser.
+async fn red_pixels(k: &Kapture, png: &[u8]) -> i64 {
+    let data = base64::engine::general_purpose::STANDARD.encode(png);
+    let probe = format!(
+        "() => new Promise((done) => {{ const img = new Image(); img.onload = () => {{ const c = document.createElement('canvas'); c.width = img.width; c.height = img.height; const g = c.getContext('2d'); g.drawImage(img, 0, 0); const d = g.getImageData(0, 0, c.width, c.height).data; let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] > 180 && d[i] < 220 && d[i + 1] < 20 && d[i + 2] < 20) n++; done(n); }}; img.onerror = () => done(-1); img.src = 'data:image/png;base64,{data}'; }})"
+    );
+    k.eval(&probe).await.as_i64().unwrap()
+}
+
+/// The embedding page undoes the style that hides a denied frame (a minute-long transition
+/// on its visibility and opacity, a mutation observer that strips its style attribute):
+/// the screenshot still holds none of B's pixels. Without the deny, the same screenshot
+/// shows B's red, so the probe sees it when it is there.
+async fn a_denied_frame_shows_in_no_screenshot_whatever_the_page_undoes_on(
+    engine: kapture_e2e::Engine,
+) {
+    let a = Site::start().unwrap();
+    let b = Site::start().unwrap();
+    let page = format!(
+        "{}?b={}",
+        a.url("origins/undo-hide.html"),
+        b.url("origins/secret.html")
+    );
+    for denied in [true, false] {
+        let deny = format!("127.0.0.1:{}", b.port());
+        let flags: Vec<&str> = if denied {
+            vec!["--deny", &deny]
+        } else {
+            vec![]
+        };
+        let k = Kapture::launch_on_with(engine, &flags).await;
+        k.ok("browser_navigate", json!({"url": page})).await;
+        eventually("B's page in the frame", Duration::from_secs(15), || async {
+            let snap = k.ok("browser_snapshot", json!({})).await;
+            (snap.contains("content withheld") || snap.contains("CANARY-TEXT-B")).then_some(())
+        })
+        .await;
+        for args in [
+            json!({"type": "png"}),
+            json!({"type": "png", "fullPage": true}),
+            json!({"type": "png", "selector": "#b"}),
+        ] {
+            let shot = k.call("browser_take_screenshot", args.clone()).await;
+            assert!(!shot.is_error, "{args}: {}", shot.text);
+            let red = red_pixels(&k, &shot.images[0].1).await;
+            if denied {
+                assert_eq!(red, 0, "{args}: B's pixels are in the screenshot");
+            } else {
+                assert!(
+                    red > 10_000,
+                    "{args}: the probe sees B's red when shown ({red})"
+                );
+            }
+        }
+        k.stop().await;
+    }
+}

@@ -21,8 +21,8 @@ const MAX_LINES: usize = 1_000;
 /// shrink, and leaves the list once under the limit.
 const KNOWN_LONG: &[(&str, usize)] = &[
     ("ext-core/src/methods.rs", 1_676),
-    ("ext-core/src/cdp/more.rs", 1_174),
-    ("ext-core/src/cdp/events.rs", 1_125),
+    ("ext-core/src/cdp/more.rs", 1_146),
+    ("ext-core/src/cdp/events.rs", 1_106),
 ];
 
 /// Layering rules: a top-level module of ext-core and the top-level modules it must not

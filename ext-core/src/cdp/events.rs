@@ -9,18 +9,8 @@ use serde_json::Value;
 use crate::methods::{ConsoleLevel, ConsoleMessage};
 use crate::snapshot::RefTable;
 
-/// An out-of-process iframe of the tab, as `Target.attachedToTarget` reported it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RemoteFrame {
-    /// The flat session Chrome opened on it.
-    pub session: Option<String>,
-    /// The frame holding its iframe element, when Chrome says.
-    pub parent: Option<String>,
-    /// Its document's URL.
-    pub url: String,
-    /// Its document's origin (its URL's), what it is judged on.
-    pub origin: Option<String>,
-}
+mod kept;
+pub use kept::{Dialog, RemoteFrame};
 
 /// Console messages kept per tab; older ones are dropped first.
 pub const CONSOLE_CAPACITY: usize = 1000;
@@ -31,22 +21,6 @@ type Filter = Box<dyn Fn(&str, &Value) -> bool>;
 
 /// Network requests kept per tab; older ones are dropped first.
 pub const NETWORK_CAPACITY: usize = 500;
-
-/// A JavaScript dialog waiting for an answer.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Dialog {
-    /// alert, confirm, prompt or beforeunload.
-    pub kind: String,
-    pub message: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub default_prompt: String,
-    /// What the document that opened it is judged on.
-    #[serde(skip)]
-    pub judged: Vec<String>,
-    /// Its message is not told (the rules seen then may not read that document).
-    #[serde(skip)]
-    pub withheld: bool,
-}
 
 /// One network request as seen so far.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -93,6 +67,9 @@ pub struct TabEvents {
     pub crashed: bool,
     /// URL of the main frame's document, as the last navigation left it.
     pub main_url: Option<String>,
+    /// Frames attached, navigated or detached so far: a screenshot taken while this moved
+    /// may hold a frame it never judged, and is taken again.
+    pub frame_changes: u64,
     network: VecDeque<Request>,
     /// Console messages with what each is judged on (the document that logged it).
     console: VecDeque<(ConsoleMessage, Vec<String>)>,
@@ -212,6 +189,7 @@ impl TabEvents {
             file_chooser: None,
             crashed: false,
             main_url: None,
+            frame_changes: 0,
             network: VecDeque::new(),
             console: VecDeque::new(),
             contexts: HashMap::new(),
@@ -664,6 +642,7 @@ impl TabEvents {
                 }
             }
             "Page.frameNavigated" => {
+                self.frame_changes += 1;
                 if params.pointer("/frame/parentId").is_none() {
                     if let (Some(rec), Some(url)) = (
                         self.recording.as_mut(),
@@ -702,6 +681,7 @@ impl TabEvents {
                 }
             }
             "Page.frameDetached" => {
+                self.frame_changes += 1;
                 if let Some(id) = params.get("frameId").and_then(Value::as_str) {
                     self.frames.remove(id);
                     // A frame swapped into another process lives on there: what it is
@@ -750,6 +730,7 @@ impl TabEvents {
                 }
             }
             "Page.frameAttached" => {
+                self.frame_changes += 1;
                 let id = params.get("frameId").and_then(Value::as_str);
                 let parent = params.get("parentFrameId").and_then(Value::as_str);
                 if let (Some(id), Some(parent)) = (id, parent) {

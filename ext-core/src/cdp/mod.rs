@@ -3,6 +3,7 @@
 
 mod dialog;
 pub mod events;
+mod hide;
 mod input;
 pub mod js;
 pub mod keys;
@@ -20,15 +21,16 @@ use serde_json::{json, Value};
 
 pub use dialog::{blocked_by_dialog, dialog_error, handle_dialog};
 pub use events::TabEvents;
+pub use hide::{print_pdf, screenshot};
 pub use input::{click, fill_form, hover, press_key, select_option, type_text};
 pub use more::{
     cookies, drag, emulate, file_upload, highlight, mouse_click_xy, mouse_move_xy, network_request,
-    network_requests, print_pdf, recorder, resize, scroll, storage, widget_request, widget_show,
+    network_requests, recorder, resize, scroll, storage, widget_request, widget_show,
     WidgetOutcome,
 };
 pub use read::{
-    evaluate, extract_links, find, get_html, get_text, is_function_source, read_markdown,
-    screenshot, snapshot, wait_for, SNAPSHOT_MIN_CHARS,
+    evaluate, extract_links, find, get_html, get_text, is_function_source, read_markdown, snapshot,
+    wait_for, SNAPSHOT_MIN_CHARS,
 };
 
 use crate::methods::{ActionOutcome, ConsoleLog, ConsoleMessages, PageInfo, Text};

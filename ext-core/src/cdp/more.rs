@@ -7,12 +7,11 @@ use serde_json::{json, Value};
 
 use super::input::{click_at, drag_between, mouse, point};
 use super::world::{self, Located};
-use super::{classify_failure, settle, text, CdpSession};
+use super::{settle, text, CdpSession};
 use crate::escape;
 use crate::methods::{
     ActionOutcome, Cookies, Drag, ElementTarget, Emulate, FileUpload, MouseClickXy, MouseMoveXy,
-    NetworkRequest, NetworkRequests, Pdf, PrintPdf, Resize, Scroll, Storage, StorageArea,
-    StoreAction, Text,
+    NetworkRequest, NetworkRequests, Resize, Scroll, Storage, StorageArea, StoreAction, Text,
 };
 use crate::platform;
 use crate::protocol::{ErrorCode, WireError};
@@ -757,33 +756,6 @@ pub async fn mouse_move_xy<S: CdpSession>(
     super::world::judge_point(s, (p.x, p.y)).await?;
     mouse(s, "mouseMoved", (p.x, p.y), json!({})).await?;
     settle(s, before, 0.0).await
-}
-
-/// Print the page to PDF (headless browsers only).
-pub async fn print_pdf<S: CdpSession>(s: &S, _p: &PrintPdf) -> Result<Pdf, WireError> {
-    let res = s.send("Page.printToPDF", json!({"printBackground": true})).await.map_err(|e| {
-        if classify_failure(&e.message) == ErrorCode::Internal {
-            WireError::new(
-                ErrorCode::Unsupported,
-                format!("this browser cannot print to PDF ({}); a headless browser launched by kapture can", e.message),
-            )
-        } else {
-            e
-        }
-    })?;
-    let main = world::main_frame(s).await?;
-    let title = world::run(s, &main, "() => document.title", &[]).await.ok();
-    Ok(Pdf {
-        tab_id: s.tab_id(),
-        data: res
-            .get("data")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        title: title
-            .and_then(|t| t.as_str().map(str::to_string))
-            .unwrap_or_default(),
-    })
 }
 
 /// Outline an element for a moment so a person sees which one a ref names.
