@@ -6,6 +6,7 @@ mod attacks_escape; // forged lines, refs and hints from page strings; answers t
 mod attacks_files; // local files never leave unless their folder is allowed; PDFs never land outside or overwrite
 mod attacks_mask; // secrets typed under neutral names, replayed secrets, the recorder as a keylogger
 mod attacks_origins; // denied origins read through frames, requests and tabs; frames of no URL origin; actions that follow the page
+mod attacks_store; // kapture's own writes in read-only and safe mode, secrets in replayed and exported URLs, page text in tools/list
 mod browser_features; // dialogs, files, network, storage, emulation, input, PDFs, popups, crashes
 mod budgets; // --max-steps per session and maxStepsPerHour per origin: coded refusals, extended by a person
 mod carried; // the binary alone: copied anywhere, it writes out the extension it carries and drives a page with it
