@@ -344,7 +344,9 @@ async fn a_recorded_label_never_speaks_as_kapture_in_tools_list() {
     }
     let props = tool["inputSchema"]["properties"].as_object().unwrap();
     assert!(
-        props.keys().all(|k| k == "tabId" || k == "full_name"),
+        props
+            .keys()
+            .all(|k| k == "tabId" || k == "full_name" || k == "context"),
         "{props:?}"
     );
     let described = props["full_name"]["description"].as_str().unwrap();

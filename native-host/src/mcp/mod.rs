@@ -91,6 +91,10 @@ pub(crate) struct Shared {
     audit: crate::audit::Audit,
     registry: Mutex<Registry>,
     router: ToolRouter<KaptureServer>,
+    /// The router's tools as tools/list shows them (the context argument added), built
+    /// once: every answer shares their schemas instead of copying each (256 answers may
+    /// wait for a client that does not read).
+    listed: Vec<rmcp::model::Tool>,
     /// This kapture process among those that wrote the journal (session numbers restart
     /// with each).
     run: String,
@@ -184,6 +188,7 @@ impl Kapture {
             config,
             audit,
             router: KaptureServer::tool_router(),
+            listed: contexts::with_context_arg(KaptureServer::tool_router().list_all()),
             run: format!(
                 "{}-{}",
                 std::process::id(),
@@ -670,13 +675,13 @@ impl ServerHandler for KaptureServer {
     ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
         self.met(&context);
         let router = &self.shared.router;
-        let mut tools = router.list_all();
-        tools.extend(crate::scenario_tools::tools(
+        let mut tools = self.shared.listed.clone();
+        tools.extend(contexts::with_context_arg(crate::scenario_tools::tools(
             &self.config().data_dir,
             &|name| router.has_route(name),
-        ));
+        )));
         Ok(rmcp::model::ListToolsResult {
-            tools: contexts::with_context_arg(tools),
+            tools,
             ..Default::default()
         })
     }
