@@ -17,14 +17,6 @@ type Module = Vec<String>;
 /// The longest a production file may be, before its inline tests.
 const MAX_LINES: usize = 1_000;
 
-/// Files still past [`MAX_LINES`] (issue 28), with their length today: each may only
-/// shrink, and leaves the list once under the limit.
-const KNOWN_LONG: &[(&str, usize)] = &[
-    ("ext-core/src/methods.rs", 1_676),
-    ("ext-core/src/cdp/more.rs", 1_146),
-    ("ext-core/src/cdp/events.rs", 1_106),
-];
-
 /// Layering rules: a top-level module of ext-core and the top-level modules it must not
 /// import (directly, through any of its files).
 const MUST_NOT_IMPORT: &[(&str, &[&str])] = &[
@@ -395,21 +387,9 @@ fn no_production_file_is_past_a_thousand_lines() {
             .to_string_lossy()
             .replace('\\', "/");
         let lines = production_lines(&std::fs::read_to_string(&file).expect("read"));
-        match KNOWN_LONG.iter().find(|(f, _)| *f == rel) {
-            Some((_, today)) => {
-                assert!(
-                    lines <= *today,
-                    "{rel} grew to {lines} lines (limit {MAX_LINES}; it had {today}): split it by job"
-                );
-                assert!(
-                    lines > MAX_LINES,
-                    "{rel} is down to {lines} lines: take it out of KNOWN_LONG"
-                );
-            }
-            None => assert!(
-                lines <= MAX_LINES,
-                "{rel} has {lines} lines before its tests (at most {MAX_LINES}): split it by job"
-            ),
-        }
+        assert!(
+            lines <= MAX_LINES,
+            "{rel} has {lines} lines before its tests (at most {MAX_LINES}): split it by job"
+        );
     }
 }

@@ -11,6 +11,7 @@ mod more;
 pub mod navigation;
 pub mod pick;
 mod read;
+mod recorder;
 pub mod world;
 
 use std::cell::RefCell;
@@ -25,13 +26,13 @@ pub use hide::{print_pdf, screenshot};
 pub use input::{click, fill_form, hover, press_key, select_option, type_text};
 pub use more::{
     cookies, drag, emulate, file_upload, highlight, mouse_click_xy, mouse_move_xy, network_request,
-    network_requests, recorder, resize, scroll, storage, widget_request, widget_show,
-    WidgetOutcome,
+    network_requests, resize, scroll, storage,
 };
 pub use read::{
     evaluate, extract_links, find, get_html, get_text, is_function_source, read_markdown, snapshot,
     wait_for, SNAPSHOT_MIN_CHARS,
 };
+pub use recorder::{recorder, widget_request, widget_show, WidgetOutcome};
 
 use crate::methods::{ActionOutcome, ConsoleLog, ConsoleMessages, PageInfo, Text};
 use crate::platform;
