@@ -310,9 +310,7 @@ pub const PASSWORD_WATCH: &str = include_str!("page/watch.js");
 pub const PASSWORD_BINDING: &str = "__kapturePasswords";
 
 /// The page walker (see `page/walker.js`).
-pub const WALKER: &str = include_str!("page/walker.js");
-
-/// [`WALKER`] answering its walk as JSON text: one string crosses the protocol and is read
+/// The page-model walker (`page/walker.js`), answering its walk as JSON text: one string crosses the protocol and is read
 /// straight into a `Walk`, instead of thousands of objects the protocol serialises, the
 /// engine rebuilds as a tree of values and then converts (an `{error}` answer stays an
 /// object, for `world::run` to raise).

@@ -180,6 +180,8 @@ impl Kapture {
         config: Config,
         audit: crate::audit::Audit,
     ) -> Kapture {
+        let router = KaptureServer::tool_router();
+        let listed = contexts::with_context_arg(router.list_all());
         let shared = Arc::new(Shared {
             registry: Mutex::new(Registry::new(config.share_tabs).with_max_steps(config.max_steps)),
             bridge,
@@ -187,8 +189,8 @@ impl Kapture {
             facts,
             config,
             audit,
-            router: KaptureServer::tool_router(),
-            listed: contexts::with_context_arg(KaptureServer::tool_router().list_all()),
+            router,
+            listed,
             run: format!(
                 "{}-{}",
                 std::process::id(),
