@@ -294,6 +294,8 @@ commands! {
     NetworkRequest(NetworkRequest),
     Cookies(Cookies),
     Storage(Storage),
+    LoginRead(LoginRead),
+    LoginWrite(LoginWrite),
     Resize(Resize),
     Emulate(Emulate),
     Drag(Drag),
@@ -588,6 +590,9 @@ pub use read::*;
 // The rest: dialogs, files, network, cookies and storage, emulation, pointer, PDF, recorder, pick.
 mod more;
 pub use more::*;
+// Saved logins: a site's cookies and localStorage read out and written back.
+mod login;
+pub use login::*;
 
 /// Mouse button for clicks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

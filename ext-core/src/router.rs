@@ -165,6 +165,8 @@ async fn dispatch<S: CdpSession>(s: &S, cmd: &Command) -> Result<Value, WireErro
         C::NetworkRequest(p) => to_value(cdp::network_request(s, p).await?),
         C::Cookies(p) => to_value(cdp::cookies(s, p).await?),
         C::Storage(p) => to_value(cdp::storage(s, p).await?),
+        C::LoginRead(_) => to_value(cdp::login_read(s).await?),
+        C::LoginWrite(p) => to_value(cdp::login_write(s, p).await?),
         C::Resize(p) => to_value(cdp::resize(s, p).await?),
         C::Emulate(p) => to_value(cdp::emulate(s, p).await?),
         C::Drag(p) => to_value(cdp::drag(s, p).await?),

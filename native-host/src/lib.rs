@@ -14,6 +14,7 @@ pub mod files;
 pub mod http;
 pub mod install;
 pub mod launcher;
+pub mod logins;
 pub mod mcp;
 pub mod native;
 pub mod native_messaging;

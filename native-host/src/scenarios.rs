@@ -251,6 +251,12 @@ impl WriteAllowed {
     pub(crate) fn from_gate(_: ext_core::methods::StoreWritten) -> WriteAllowed {
         WriteAllowed(())
     }
+
+    /// Leave for a unit test of a store, where no gate runs.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> WriteAllowed {
+        WriteAllowed(())
+    }
 }
 
 /// Remove a scenario and its sealed secrets.

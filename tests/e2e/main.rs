@@ -18,6 +18,7 @@ mod faults; // cancels, worker kills, debugger drops, frames removed, kapture an
 mod http; // kapture --http: real sessions, strangers refused, capped and expiring sessions, the app's files, the conformance suite and the Inspector CLI
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
 mod load; // a thousand calls at once, ten tabs side by side, oversized pages
+mod logins; // saved logins: signed in once, loaded sealed into a fresh browser, replacing its state, judged
 mod names; // roles and names beside Chrome's accessibility tree on real apps; refs on text that takes a click
 mod navigation; // actions that load a page: named, answered on the new page; snapshots never stale or unexplained
 mod oopif; // cross-site frames Chrome runs in another process: read or said, denied ones withheld

@@ -451,6 +451,21 @@ impl Kapture {
     /// Start kapture on `engine` with extra flags, spoken to by a client that answers
     /// elicitation with `elicit` (`None`: a client without that capability).
     pub async fn launch_asking(engine: Engine, flags: &[&str], elicit: Option<Elicit>) -> Kapture {
+        Self::launch_on_opts(engine, flags, None, elicit).await
+    }
+
+    /// Start kapture on `engine`, with a fresh browser, over the data folder `data_dir`
+    /// (what an earlier run saved: scenarios, logins, secrets).
+    pub async fn launch_on_in(engine: Engine, data_dir: &Path, flags: &[&str]) -> Kapture {
+        Self::launch_on_opts(engine, flags, Some(data_dir.to_path_buf()), None).await
+    }
+
+    async fn launch_on_opts(
+        engine: Engine,
+        flags: &[&str],
+        data_dir: Option<PathBuf>,
+        elicit: Option<Elicit>,
+    ) -> Kapture {
         let client = Notices {
             elicit,
             ..Notices::default()
@@ -460,12 +475,14 @@ impl Kapture {
             Engine::Extension => {
                 let mut opts = Start::default();
                 opts.args.extend(extra);
+                opts.data_dir = data_dir;
                 Self::start_with(opts, client).await
             }
             Engine::Cdp => {
                 let browser = devtools::DevToolsBrowser::start();
                 let mut opts = Start::cdp(&browser.endpoint().await);
                 opts.args.extend(extra);
+                opts.data_dir = data_dir;
                 let mut k = Self::start_with(opts, client).await;
                 k.browser = Some(browser);
                 k

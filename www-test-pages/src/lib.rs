@@ -93,6 +93,7 @@ fn serve(stream: TcpStream, root: &Path) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut head = Vec::new();
     let mut content_length = 0u64;
+    let mut cookie = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 || head.len() + line.len() > HEAD_MAX {
@@ -104,6 +105,9 @@ fn serve(stream: TcpStream, root: &Path) -> std::io::Result<()> {
         if let Some((name, value)) = line.split_once(':') {
             if name.trim().eq_ignore_ascii_case("content-length") {
                 content_length = value.trim().parse().unwrap_or(0);
+            }
+            if name.trim().eq_ignore_ascii_case("cookie") {
+                cookie = value.trim().to_string();
             }
         }
         head.push(line);
@@ -122,7 +126,7 @@ fn serve(stream: TcpStream, root: &Path) -> std::io::Result<()> {
         .flatten();
     let method = words.next().unwrap_or("GET").to_string();
     let target = words.next().unwrap_or("/").to_string();
-    let (status, headers, body) = respond(&method, &target, &form, root);
+    let (status, headers, body) = respond(&method, &target, &form, &cookie, root);
     let mut out = format!(
         "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
@@ -232,9 +236,29 @@ fn delay_of(pairs: &[(String, String)]) -> Option<Duration> {
 /// What a response is: status line, headers, body.
 type Response = (&'static str, Vec<(&'static str, String)>, Vec<u8>);
 
-/// The response to `method url` with the request's body `form`. Any request may be
-/// answered late (`?delay=<ms>`, capped, also as a form field).
-fn respond(method: &str, url: &str, form: &[u8], root: &Path) -> Response {
+/// `/account`: who the `sid` cookie signs in (set by `/signin?user=…`), and what the page's
+/// localStorage keeps (`theme`), written by the page's script.
+fn account_page(cookie: &str) -> String {
+    let user = cookie
+        .split(';')
+        .filter_map(|c| c.trim().strip_prefix("sid=session-of-"))
+        .next();
+    let who = match user {
+        Some(u) => format!("Signed in as {}", html_escape(u)),
+        None => "Signed out".into(),
+    };
+    format!(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Account</title></head>\n\
+         <body><h1 id=\"who\">{who}</h1><p id=\"theme\"></p>\n\
+         <script>document.getElementById('theme').textContent = 'Theme: ' + \
+         (localStorage.getItem('theme') || 'none');</script></body></html>\n"
+    )
+}
+
+/// The response to `method url` with the request's body `form` and `Cookie` header
+/// `cookie`. Any request may be answered late (`?delay=<ms>`, capped, also as a form
+/// field).
+fn respond(method: &str, url: &str, form: &[u8], cookie: &str, root: &Path) -> Response {
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
     let mut pairs = form_pairs(query.as_bytes());
     if method == "POST" {
@@ -256,6 +280,33 @@ fn respond(method: &str, url: &str, form: &[u8], root: &Path) -> Response {
             "303 See Other",
             vec![("Location", location)],
             b"see other".to_vec(),
+        );
+    }
+    // `/signin?user=<name>`: a server's sign-in, an HttpOnly session cookie and a 303 to
+    // `/account`, which shows who it signs in.
+    if path == "/signin" {
+        let user: String = pairs
+            .iter()
+            .find(|(k, _)| k == "user")
+            .map(|(_, v)| v.chars().filter(char::is_ascii_alphanumeric).collect())
+            .unwrap_or_default();
+        return (
+            "303 See Other",
+            vec![
+                ("Location", "/account".into()),
+                (
+                    "Set-Cookie",
+                    format!("sid=session-of-{user}; HttpOnly; Path=/; SameSite=Lax"),
+                ),
+            ],
+            b"signed in".to_vec(),
+        );
+    }
+    if path == "/account" {
+        return (
+            "200 OK",
+            vec![("Content-Type", "text/html; charset=utf-8".into())],
+            account_page(cookie).into_bytes(),
         );
     }
     // `/nocontent`: a 204, which a browser answers by staying on the page.

@@ -7,6 +7,7 @@ mod hide;
 mod input;
 pub mod js;
 pub mod keys;
+mod login;
 mod more;
 pub mod navigation;
 pub mod pick;
@@ -24,6 +25,7 @@ pub use dialog::{blocked_by_dialog, dialog_error, handle_dialog};
 pub use events::TabEvents;
 pub use hide::{print_pdf, screenshot};
 pub use input::{click, fill_form, hover, press_key, select_option, type_text};
+pub use login::{login_read, login_write};
 pub use more::{
     cookies, drag, emulate, file_upload, highlight, mouse_click_xy, mouse_move_xy, network_request,
     network_requests, resize, scroll, storage,

@@ -215,5 +215,6 @@ ran_on!(
     methods::Downloaded,
     methods::Pdf,
     methods::RecorderState,
-    methods::Picked
+    methods::Picked,
+    methods::LoginFound
 );

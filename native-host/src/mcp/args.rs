@@ -107,6 +107,12 @@ pub struct ScenarioListArgs {
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct LoginNameArgs {
+    /// The saved login's name (letters, digits, - and _).
+    pub name: String,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ScenarioNameArgs {
     /// The scenario's name.
     pub name: String,

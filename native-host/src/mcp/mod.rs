@@ -12,6 +12,7 @@ mod calls;
 pub mod contexts;
 mod events;
 pub mod kind;
+mod logins;
 mod navigate;
 mod network;
 mod pick;
@@ -321,6 +322,7 @@ impl KaptureServer {
             + Self::read_router()
             + Self::act_router()
             + Self::network_router()
+            + Self::logins_router()
             + Self::scenarios_router()
             + Self::status_router()
             + Self::pick_router()

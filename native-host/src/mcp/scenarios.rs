@@ -300,7 +300,18 @@ impl KaptureServer {
     ) -> Result<crate::scenarios::WriteAllowed, WireError> {
         let url = crate::scenarios::get(&self.config().data_dir, name)
             .ok()
-            .map(|s| s.summary().start_url)
+            .map(|s| s.summary().start_url);
+        self.judge_store_change(url, what).await
+    }
+
+    /// Ask the gate whether this session may change what kapture keeps for the site of
+    /// `url` (a page of no site when there is none): see [`Self::judge_store_write`].
+    pub(super) async fn judge_store_change(
+        &self,
+        url: Option<String>,
+        what: String,
+    ) -> Result<crate::scenarios::WriteAllowed, WireError> {
+        let url = url
             .filter(|u| ext_core::scenario::page_origin(u).is_some())
             .unwrap_or_else(|| "about:blank".into());
         let judged = self
