@@ -7,6 +7,7 @@
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::policy::risk::Risk;
 use crate::policy::Category;
 use crate::wire::{ErrorCode, TabId, WireError};
 
@@ -46,6 +47,12 @@ pub trait Method: Serialize + DeserializeOwned {
     const TYPED: Typed = Typed::Nothing;
     /// It changes the value of a field (typing, choosing an option, filling a form).
     const CHANGES_FIELD: bool = false;
+    /// What it does beyond its category and the elements it lands on, as a person's
+    /// approval says it (`policy::risk::rate`): answers a dialog, closes a tab, changes
+    /// what Kapture keeps.
+    const DOES: Option<(Risk, &'static str)> = None;
+    /// How an approval says that it submits, when it does (`policy::risk::submits`).
+    const SUBMITS_AS: &'static str = "submits what it types";
 
     /// The policy category of these arguments.
     fn category(&self) -> Option<Category> {
@@ -124,6 +131,8 @@ pub struct Facts {
     pub tool: Option<&'static str>,
     pub typed: Typed,
     pub changes_field: bool,
+    pub does: Option<(Risk, &'static str)>,
+    pub submits_as: &'static str,
 }
 
 impl Facts {
@@ -140,6 +149,8 @@ impl Facts {
             tool: M::TOOL,
             typed: M::TYPED,
             changes_field: M::CHANGES_FIELD,
+            does: M::DOES,
+            submits_as: M::SUBMITS_AS,
         }
     }
 }
@@ -342,6 +353,8 @@ macro_rules! method {
     (@fact page_text) => { const CARRIES_PAGE_TEXT: bool = true; };
     (@fact tool $v:expr) => { const TOOL: Option<&'static str> = Some($v); };
     (@fact changes_field) => { const CHANGES_FIELD: bool = true; };
+    (@fact does $v:expr) => { const DOES: Option<(Risk, &'static str)> = Some($v); };
+    (@fact submits_as $v:expr) => { const SUBMITS_AS: &'static str = $v; };
     (@fact target) => {
         fn target(&self) -> Option<&ElementTarget> {
             self.target.named()
@@ -738,6 +751,7 @@ method!(
     ActionOutcome,
     INTERACT,
     tool = "browser_press_key",
+    submits_as = "presses Enter, which submits or activates what has focus",
     targets = |_: &PressKey| vec![("the focused element".to_string(), Spot::Focused)],
 );
 

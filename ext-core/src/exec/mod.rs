@@ -665,13 +665,12 @@ impl<H: Host> Exec<H> {
         };
         let lands = self.landings(tab, spots, reader).await;
         let (risk, risk_why) = risk::rate(&risk::Action {
-            method,
+            facts: &command.facts(),
             category,
             target: target.as_deref(),
             origin,
             page: page.as_ref().or(Some(origin)),
             submits: risk::submits(command),
-            changes_field: command.facts().changes_field,
             lands: &lands,
         });
         let request = ApprovalView {

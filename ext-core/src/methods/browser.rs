@@ -59,7 +59,14 @@ method!(TabsSelect, "tabs.select", TabInfo, None, browser);
 /// Close the command's tab.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TabsClose {}
-method!(TabsClose, "tabs.close", Closed, INTERACT, browser);
+method!(
+    TabsClose,
+    "tabs.close",
+    Closed,
+    INTERACT,
+    browser,
+    does = (Risk::Medium, "closes a tab (unsaved work is lost)"),
+);
 
 /// A change to what kapture keeps for the person (a scenario deleted with its sealed
 /// secrets): no page changes, but it is judged by the same gate as one, in the `record`
@@ -79,7 +86,11 @@ method!(
     "kapture.store_write",
     StoreWritten,
     RECORD,
-    browser
+    browser,
+    does = (
+        Risk::High,
+        "changes what Kapture keeps (saved scenarios, logins, sealed secrets)"
+    ),
 );
 
 /// The gate let a [`StoreWrite`] through.

@@ -22,6 +22,7 @@ method!(
     INTERACT,
     during_dialog,
     tool = "browser_handle_dialog",
+    does = (Risk::Medium, "answers the page's dialog"),
     targets = |d: &HandleDialog| match d.accept {
         true => vec![("the dialog".to_string(), Spot::Dialog)],
         false => Vec::new(),

@@ -367,7 +367,9 @@ pub struct Landing {
 /// What the approval is about, as `rate` reads it.
 #[derive(Debug, Clone, Copy)]
 pub struct Action<'a> {
-    pub method: &'a str,
+    /// The method's own facts: whether it changes a field, what it does beyond its
+    /// category ([`crate::methods::Method::DOES`]), how it submits.
+    pub facts: &'a crate::methods::Facts,
     pub category: Category,
     /// The element acted on as the page model shows it (`button "Pay now" [ref=e5]`), or
     /// the selector the agent gave.
@@ -378,8 +380,6 @@ pub struct Action<'a> {
     pub page: Option<&'a Origin>,
     /// Whether it also submits ([`submits`]).
     pub submits: bool,
-    /// Whether it changes a field's value ([`crate::methods::Method::CHANGES_FIELD`]).
-    pub changes_field: bool,
     /// Every element the input lands on ([`spots`]), as the page has it.
     pub lands: &'a [Landing],
 }
@@ -445,6 +445,10 @@ fn rate_element(f: Option<&ElementFacts>, a: &Action) -> Option<(Risk, String)> 
 /// element, which every approval shows on its own). With several elements (a drag's two
 /// ends, a form's fields) the highest counts.
 pub fn rate(a: &Action) -> (Risk, String) {
+    // What the method says it does speaks for it, over its category's words.
+    if let (Some((risk, why)), false) = (a.facts.does, a.category == Category::Interact) {
+        return (risk, why.into());
+    }
     match a.category {
         Category::Submit => return (Risk::High, "submits a form".into()),
         Category::Upload => return (Risk::High, "sends a local file to the page".into()),
@@ -487,24 +491,12 @@ pub fn rate(a: &Action) -> (Risk, String) {
         found.push((Risk::High, format!("looks like {meaning}")));
     }
     if a.submits {
-        found.push((
-            Risk::High,
-            match a.method {
-                "press_key" => "presses Enter, which submits or activates what has focus",
-                _ => "submits what it types",
-            }
-            .into(),
-        ));
+        found.push((Risk::High, a.facts.submits_as.into()));
     }
-    found.push(match a.method {
-        _ if a.changes_field => (Risk::Medium, "changes a field".into()),
-        "handle_dialog" => (Risk::Medium, "answers the page's dialog".into()),
-        "tabs.close" => (Risk::Medium, "closes a tab (unsaved work is lost)".into()),
-        "kapture.store_write" => (
-            Risk::High,
-            "changes what Kapture keeps (saved scenarios, sealed secrets)".into(),
-        ),
-        _ => (Risk::Low, "acts on the page".into()),
+    found.push(match a.facts.does {
+        _ if a.facts.changes_field => (Risk::Medium, "changes a field".into()),
+        Some((risk, why)) => (risk, why.into()),
+        None => (Risk::Low, "acts on the page".into()),
     });
     found
         .into_iter()
@@ -543,15 +535,30 @@ mod tests {
     fn rate_on(method: &str, category: Category, target: Option<&str>) -> (Risk, String) {
         let o = origin_of("https://shop.test/").unwrap();
         rate(&Action {
-            method,
+            facts: crate::methods::facts(method).unwrap(),
             category,
             target,
             origin: &o,
             page: Some(&o),
             submits: false,
-            changes_field: crate::methods::facts(method).is_some_and(|f| f.changes_field),
             lands: &[],
         })
+    }
+
+    /// A method's own words speak over its category's: a store write is judged in the
+    /// `record` category, but it records nothing.
+    #[test]
+    fn what_a_method_does_is_said_by_its_facts() {
+        let (risk, why) = rate_on("kapture.store_write", Category::Record, None);
+        assert_eq!(risk, Risk::High);
+        assert!(why.contains("changes what Kapture keeps"), "{why}");
+        let (risk, why) = rate_on("tabs.close", Category::Interact, None);
+        assert_eq!(
+            (risk, why.as_str()),
+            (Risk::Medium, "closes a tab (unsaved work is lost)")
+        );
+        let (_, why) = rate_on("recorder", Category::Record, None);
+        assert_eq!(why, "records what you do in this tab");
     }
 
     #[test]
@@ -571,7 +578,7 @@ mod tests {
             assert_eq!(risk, Risk::High, "{line}: {why}");
         }
         assert_eq!(rate_on("click", Category::Submit, None).0, Risk::High);
-        assert_eq!(rate_on("upload_file", Category::Upload, None).0, Risk::High);
+        assert_eq!(rate_on("file_upload", Category::Upload, None).0, Risk::High);
         assert_eq!(rate_on("evaluate", Category::Eval, None).0, Risk::High);
     }
 
@@ -606,13 +613,12 @@ mod tests {
         let other = origin_of("https://elsewhere.test/").unwrap();
         let go = |to: &Origin| {
             rate(&Action {
-                method: "navigate",
+                facts: crate::methods::facts("navigate").unwrap(),
                 category: Category::Navigate,
                 target: None,
                 origin: to,
                 page: Some(&here),
                 submits: false,
-                changes_field: crate::methods::facts("navigate").is_some_and(|f| f.changes_field),
                 lands: &[],
             })
         };
@@ -625,13 +631,12 @@ mod tests {
         let from_app = |to: &str| {
             let to = origin_of(to).unwrap();
             rate(&Action {
-                method: "navigate",
+                facts: crate::methods::facts("navigate").unwrap(),
                 category: Category::Navigate,
                 target: None,
                 origin: &to,
                 page: Some(&app),
                 submits: false,
-                changes_field: crate::methods::facts("navigate").is_some_and(|f| f.changes_field),
                 lands: &[],
             })
             .0
@@ -646,13 +651,12 @@ mod tests {
         let o = origin_of("https://shop.test/").unwrap();
         let on = |facts: ElementFacts| {
             rate(&Action {
-                method: "click",
+                facts: crate::methods::facts("click").unwrap(),
                 category: Category::Interact,
                 target: Some(r#"button "Continue" [ref=e2]"#),
                 origin: &o,
                 page: Some(&o),
                 submits: false,
-                changes_field: crate::methods::facts("click").is_some_and(|f| f.changes_field),
                 lands: &[Landing {
                     name: String::new(),
                     facts: Some(facts),
@@ -747,13 +751,12 @@ mod tests {
                 ..Default::default()
             };
             rate(&Action {
-                method: "click",
+                facts: crate::methods::facts("click").unwrap(),
                 category: Category::Interact,
                 target: Some(r#"link "Continue" [ref=e3]"#),
                 origin: &here,
                 page: Some(&here),
                 submits: false,
-                changes_field: crate::methods::facts("click").is_some_and(|f| f.changes_field),
                 lands: &[Landing {
                     name: String::new(),
                     facts: Some(facts),
@@ -769,13 +772,12 @@ mod tests {
     fn lands_on(method: &str, lands: &[Landing], submits: bool) -> (Risk, String) {
         let o = origin_of("https://shop.test/").unwrap();
         rate(&Action {
-            method,
+            facts: crate::methods::facts(method).unwrap(),
             category: Category::Interact,
             target: None,
             origin: &o,
             page: Some(&o),
             submits,
-            changes_field: crate::methods::facts(method).is_some_and(|f| f.changes_field),
             lands,
         })
     }
