@@ -514,3 +514,38 @@ async fn a_person_cancelling_the_debugging_bar_revokes_that_tab_for_good() {
     assert_eq!(k.eval_on(other, "document.title").await, "Page B");
     k.stop().await;
 }
+
+/// A client that sends a progress token (the rmcp client sends one with every request)
+/// hears a long call go on: a heartbeat a second, values strictly increasing, one token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_call_reports_progress_to_a_client_that_asks() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    let before = k.progress_heard().len();
+    k.ok("browser_wait_for", json!({"time": 2.5})).await;
+    let heard = eventually("two heartbeats", Duration::from_secs(10), || {
+        let heard: Vec<_> = k.progress_heard().split_off(before);
+        async move { (heard.len() >= 2).then_some(heard) }
+    })
+    .await;
+    assert!(
+        heard.iter().all(|(token, _, _)| *token == heard[0].0),
+        "one call's token: {heard:?}"
+    );
+    // Heard in tasks of their own, so perhaps out of order: no value twice.
+    let mut values: Vec<f64> = heard.iter().map(|h| h.1).collect();
+    values.sort_by(f64::total_cmp);
+    assert!(
+        values.windows(2).all(|w| w[1] > w[0]),
+        "progress only grows: {heard:?}"
+    );
+    assert!(
+        heard[0]
+            .2
+            .starts_with("browser_wait_for: still running after"),
+        "{heard:?}"
+    );
+    k.stop().await;
+}

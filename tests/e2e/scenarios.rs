@@ -278,8 +278,39 @@ async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
     assert!(!serde_json::to_string(&ran).unwrap().contains(CANARY));
 
     // Logged in now: the login is skipped, the cart filled again, the order placed again.
+    // A client that asks for progress (the rmcp client always does) hears each action the
+    // replay sends (its waits are steps but send nothing), numbered from 1.
+    let before = fresh.progress_heard().len();
     let again = report(&fresh.ok("scenario_run", json!({"name": "checkout"})).await);
     assert_eq!(again["success"], true, "{again:#}");
+    let steps = again["actionsExecuted"].as_u64().unwrap() as usize;
+    let heard = eventually("a notice per action", Duration::from_secs(10), || {
+        let heard: Vec<_> = fresh.progress_heard().split_off(before);
+        let mut numbers: Vec<usize> = heard
+            .iter()
+            .filter_map(|(_, _, m)| {
+                m.strip_prefix("scenario_run: action ")?
+                    .strip_suffix(" sent")?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        numbers.sort();
+        let whole = !numbers.is_empty() && numbers.iter().enumerate().all(|(i, n)| *n == i + 1);
+        async move { whole.then_some(heard) }
+    })
+    .await;
+    let actions = heard.iter().filter(|h| h.2.contains(": action ")).count();
+    assert!(
+        actions <= steps,
+        "{actions} notices for {steps} steps: {heard:?}"
+    );
+    let mut values: Vec<f64> = heard.iter().map(|h| h.1).collect();
+    values.sort_by(f64::total_cmp);
+    assert!(
+        values.windows(2).all(|w| w[1] > w[0]),
+        "no value twice: {heard:?}"
+    );
     assert_eq!(
         again["dependenciesExecuted"],
         json!(["add_to_cart"]),

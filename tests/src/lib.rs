@@ -214,6 +214,8 @@ impl Outcome {
 pub struct Notices {
     tools_changed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     elicit: Option<Elicit>,
+    /// Every `notifications/progress` heard: (token, progress, message).
+    progress: std::sync::Arc<std::sync::Mutex<Vec<(Value, f64, String)>>>,
 }
 
 /// How the scripted person answers one `elicitation/create`.
@@ -283,6 +285,19 @@ impl rmcp::ClientHandler for Notices {
     async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
         self.tools_changed
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let token = serde_json::to_value(&params.progress_token).unwrap_or_default();
+        self.progress.lock().unwrap().push((
+            token,
+            params.progress,
+            params.message.unwrap_or_default(),
+        ));
     }
 
     fn get_info(&self) -> rmcp::model::ClientConfig {
@@ -752,6 +767,13 @@ impl Kapture {
         tokio::time::timeout(Duration::from_secs(120), client.call_tool(params))
             .await
             .unwrap_or_else(|_| panic!("{tool} did not answer within 120 s"))
+    }
+
+    /// Every `notifications/progress` this client heard so far: (token, progress, message).
+    /// The rmcp client gives each request a progress token of its own, and hears the
+    /// notifications in tasks of their own, so they may land just after the answer.
+    pub fn progress_heard(&self) -> Vec<(Value, f64, String)> {
+        self.notices.progress.lock().unwrap().clone()
     }
 
     /// Call a tool that must succeed; returns its text.

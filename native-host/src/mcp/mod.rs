@@ -16,6 +16,7 @@ mod logins;
 mod navigate;
 mod network;
 mod pick;
+mod progress;
 mod read;
 pub mod resources;
 mod scenarios;
@@ -444,6 +445,8 @@ impl KaptureServer {
         // An approval this call triggers in the native engine is asked of this client; in
         // MCP 2026-07-28, by `input_required` when the client declared elicitation.
         let client = context.peer.clone();
+        // A client that gave a progress token hears how a long call goes.
+        let progress_to = (context.peer.clone(), progress::token_of(&context));
         let round = in_rounds(&context).then(|| {
             Arc::new(crate::native::ask::Round::new(
                 request.input_responses.as_ref(),
@@ -507,7 +510,7 @@ impl KaptureServer {
         let label = self.shared.registry().label(self.id());
         // Boxed: a tool call's future is large, and a stateless request runs it on a
         // worker thread's stack, which unboxed copies of it overflow in debug builds.
-        let work = Box::pin(work);
+        let work = Box::pin(progress::scope(progress_to.0, progress_to.1, &tool, work));
         let work = async {
             match &round {
                 Some(r) => crate::native::ask::in_round(r.clone(), work).await,

@@ -350,6 +350,9 @@ impl KaptureServer {
         let step = || {
             // The registry's lock is let go before the extension is told.
             let taken = self.shared.registry().take_step(id);
+            if taken.is_ok() {
+                super::progress::step();
+            }
             taken.map_err(|b| {
                 self.shared.tell_budget(id, b, false);
                 b.refusal()
