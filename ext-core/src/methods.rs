@@ -7,8 +7,7 @@
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::policy::risk::Risk;
-use crate::policy::Category;
+use crate::policy::{Category, Risk};
 use crate::wire::{ErrorCode, TabId, WireError};
 
 #[cfg(feature = "schema")]

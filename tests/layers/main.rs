@@ -393,3 +393,67 @@ fn no_production_file_is_past_a_thousand_lines() {
         );
     }
 }
+
+/// The functions that send input to a page, each of which takes a point or focus only the
+/// judge makes (`world::JudgedPoint`, `world::JudgedFocus`): an input event sent from
+/// anywhere else would skip the judgement.
+const INPUT_SENDERS: &[&str] = &["mouse", "key_event", "insert_text", "drag_between"];
+
+/// Collects the functions whose bodies hold a CDP input event's name.
+struct InputSends {
+    current: Vec<String>,
+    found: Vec<(String, String)>,
+}
+
+impl<'ast> Visit<'ast> for InputSends {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if is_cfg_test(&f.attrs) {
+            return;
+        }
+        self.current.push(f.sig.ident.to_string());
+        syn::visit::visit_item_fn(self, f);
+        self.current.pop();
+    }
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_cfg_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {
+        let v = lit.value();
+        if v.starts_with("Input.dispatch") || v == "Input.insertText" {
+            let within = self.current.last().cloned().unwrap_or_else(|| "-".into());
+            self.found.push((within, v));
+        }
+    }
+}
+
+#[test]
+fn input_reaches_a_page_only_through_the_judged_senders() {
+    let root = root();
+    let mut files = Vec::new();
+    for krate in ["ext-core", "native-host"] {
+        rust_files(&root.join(krate).join("src"), &mut files);
+    }
+    let mut seen = 0;
+    // A module's `tests.rs` is its inline tests, moved to a file.
+    for file in files.into_iter().filter(|f| !f.ends_with("tests.rs")) {
+        let text = std::fs::read_to_string(&file).expect("read");
+        let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let mut sends = InputSends {
+            current: Vec::new(),
+            found: Vec::new(),
+        };
+        sends.visit_file(&ast);
+        let rel = file.strip_prefix(&root).expect("in the workspace");
+        for (within, event) in sends.found {
+            assert!(
+                rel.ends_with("ext-core/src/cdp/input.rs") && INPUT_SENDERS.contains(&within.as_str()),
+                "{} sends {event} from `{within}`: input goes through the judged senders of cdp/input.rs ({INPUT_SENDERS:?})",
+                rel.display()
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 4, "the senders were found ({seen})");
+}

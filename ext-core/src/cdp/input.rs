@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::events::RichSync;
-use super::world::{self, Located};
+use super::world::{self, JudgedFocus, JudgedPoint, Located};
 use super::{js, keys, settle, CdpSession, ACTIONABLE_WAIT_MS};
 use crate::methods::{
     ActionOutcome, Click, ElementTarget, FillForm, Hover, MouseButton, PressKey, SelectOption,
@@ -182,12 +182,14 @@ async fn settled_remote_point<S: CdpSession>(
     ))
 }
 
+/// One pointer event, at a point the judge let through.
 pub(crate) async fn mouse<S: CdpSession>(
     s: &S,
     kind: &str,
-    (x, y): (f64, f64),
+    at: JudgedPoint,
     extra: Value,
 ) -> Result<(), WireError> {
+    let (x, y) = at.xy();
     let mut params = json!({"type": kind, "x": x, "y": y});
     if let (Some(obj), Value::Object(more)) = (params.as_object_mut(), extra) {
         obj.extend(more);
@@ -226,19 +228,19 @@ pub(crate) async fn click_at<S: CdpSession>(
     // Judged where it lands: a click on an iframe element lands in the frame's document.
     // And judged again once the pointer is there and before a second click, since the
     // page's own handlers of those events may move a refused frame under it.
-    world::judge_point(s, at).await?;
-    mouse(s, "mouseMoved", at, json!({"modifiers": modifiers})).await?;
+    let judged = world::judge_point(s, at).await?;
+    mouse(s, "mouseMoved", judged, json!({"modifiers": modifiers})).await?;
     let clicks: &[u32] = if double { &[1, 2] } else { &[1] };
     for &count in clicks {
-        world::judge_point(s, at).await?;
+        let judged = world::judge_point(s, at).await?;
         if let Some((target, aim)) = aimed {
             still_hit(s, target, aim, count - 1).await?;
         }
         let extra = json!({"button": button, "clickCount": count, "modifiers": modifiers});
         // A press and its release are sent together: the session runs them in order.
         futures::future::try_join(
-            mouse(s, "mousePressed", at, extra.clone()),
-            mouse(s, "mouseReleased", at, extra),
+            mouse(s, "mousePressed", judged, extra.clone()),
+            mouse(s, "mouseReleased", judged, extra),
         )
         .await?;
     }
@@ -259,14 +261,16 @@ pub(crate) async fn drag_between<S: CdpSession>(
         .borrow_mut()
         .wait_for(|m, _| m == "Input.dragIntercepted");
     let left = json!({"button": "left", "buttons": 1, "clickCount": 1});
-    world::judge_point(s, a).await?;
+    let start = world::judge_point(s, a).await?;
     world::judge_point(s, b).await?;
-    mouse(s, "mouseMoved", a, json!({})).await?;
-    mouse(s, "mousePressed", a, left.clone()).await?;
+    mouse(s, "mouseMoved", start, json!({})).await?;
+    mouse(s, "mousePressed", start, left.clone()).await?;
     const STEPS: u32 = 5;
     for i in 1..=STEPS {
         let t = f64::from(i) / f64::from(STEPS);
         let p = (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
+        // Each step lands somewhere too: a drag over a refused frame is refused.
+        let p = world::judge_point(s, p).await?;
         mouse(s, "mouseMoved", p, json!({"button": "left", "buttons": 1})).await?;
     }
     // The moves above are round trips: a drag that started has been reported by now.
@@ -277,17 +281,18 @@ pub(crate) async fn drag_between<S: CdpSession>(
         };
     // Where it is dropped is judged again: the page's handlers of the moves may have moved
     // a refused frame there.
-    world::judge_point(s, b).await?;
+    let end = world::judge_point(s, b).await?;
     if let Some(data) = drop_data {
+        let (x, y) = end.xy();
         for kind in ["dragEnter", "dragOver", "drop"] {
             s.send(
                 "Input.dispatchDragEvent",
-                json!({"type": kind, "x": b.0, "y": b.1, "data": data, "modifiers": 0}),
+                json!({"type": kind, "x": x, "y": y, "data": data, "modifiers": 0}),
             )
             .await?;
         }
     }
-    mouse(s, "mouseReleased", b, left).await?;
+    mouse(s, "mouseReleased", end, left).await?;
     s.send("Input.setInterceptDrags", json!({"enabled": false}))
         .await
         .map(drop)
@@ -341,14 +346,23 @@ const CLICK_RESENDS: usize = 3;
 pub async fn hover<S: CdpSession>(s: &S, p: &Hover) -> Result<ActionOutcome, WireError> {
     let target = world::locate_target(s, &p.target).await?;
     let before = s.events().borrow().nav.mark();
-    let at = point(s, &target).await?;
-    world::judge_point(s, at).await?;
+    let at = world::judge_point(s, point(s, &target).await?).await?;
     mouse(s, "mouseMoved", at, json!({})).await?;
     settle(s, before, 0.0).await
 }
 
+/// Text into the focused field at once (as a paste or an IME's commit), to a focus the
+/// judge let through.
+async fn insert_text<S: CdpSession>(s: &S, _: &JudgedFocus, text: &str) -> Result<(), WireError> {
+    s.send("Input.insertText", json!({"text": text}))
+        .await
+        .map(drop)
+}
+
+/// One key event, to a focus the judge let through.
 async fn key_event<S: CdpSession>(
     s: &S,
+    _: &JudgedFocus,
     kind: &str,
     key: &keys::KeyDef,
     modifiers: u32,
@@ -371,18 +385,22 @@ async fn key_event<S: CdpSession>(
     send_input(s, "Input.dispatchKeyEvent", params).await
 }
 
-async fn press_chord<S: CdpSession>(s: &S, chord: &keys::Chord) -> Result<(), WireError> {
+async fn press_chord<S: CdpSession>(
+    s: &S,
+    focus: &JudgedFocus,
+    chord: &keys::Chord,
+) -> Result<(), WireError> {
     rich_form_synced(s).await;
     let mut held = 0;
     for m in &chord.modifiers {
         held |= keys::modifier_bit(*m);
-        key_event(s, "keyDown", &keys::modifier_key(*m), held).await?;
+        key_event(s, focus, "keyDown", &keys::modifier_key(*m), held).await?;
     }
-    key_event(s, "keyDown", &chord.key, held).await?;
-    key_event(s, "keyUp", &chord.key, held).await?;
+    key_event(s, focus, "keyDown", &chord.key, held).await?;
+    key_event(s, focus, "keyUp", &chord.key, held).await?;
     for m in chord.modifiers.iter().rev() {
         held &= !keys::modifier_bit(*m);
-        key_event(s, "keyUp", &keys::modifier_key(*m), held).await?;
+        key_event(s, focus, "keyUp", &keys::modifier_key(*m), held).await?;
     }
     Ok(())
 }
@@ -392,8 +410,8 @@ pub async fn press_key<S: CdpSession>(s: &S, p: &PressKey) -> Result<ActionOutco
     let chord = keys::parse_chord(&p.key)?;
     let before = s.events().borrow().nav.mark();
     // Keys land in the focused document, which may be a frame's.
-    world::judge_focus(s).await?;
-    press_chord(s, &chord).await?;
+    let focus = world::judge_focus(s).await?;
+    press_chord(s, &focus, &chord).await?;
     settle(s, before, super::navigation::GRACE_MS).await
 }
 
@@ -444,12 +462,13 @@ async fn fill<S: CdpSession>(
     }
     // Keys land where the focus is, and the page's own focus handlers may have moved it to
     // another frame: judged there before any key or text goes in.
-    world::judge_focus(s).await?;
+    let focus = world::judge_focus(s).await?;
+    let focus = &focus;
     let was_empty = prep.get("empty").and_then(Value::as_bool).unwrap_or(false);
     let rich = prep.get("rich").and_then(Value::as_bool).unwrap_or(false);
     if prep.get("proxy").and_then(Value::as_bool).unwrap_or(false) {
         // A code editor's hidden input: the editor's text is selected by its own keys.
-        press_chord(s, &keys::parse_chord("Control+a")?).await?;
+        press_chord(s, focus, &keys::parse_chord("Control+a")?).await?;
     }
     // A rich-text editor (contenteditable) also hears the typing's last key as a person's
     // typing ends: editors and apps that note a change on key events (CKEditor 4's
@@ -461,13 +480,13 @@ async fn fill<S: CdpSession>(
         .filter(|c| rich && (c.is_alphanumeric() || c.is_ascii_punctuation() || *c == ' '));
     if text.is_empty() || slowly {
         if !was_empty {
-            press_chord(s, &keys::parse_chord("Backspace")?).await?;
+            press_chord(s, focus, &keys::parse_chord("Backspace")?).await?;
         }
         if slowly {
             for c in text.chars() {
                 let key = keys::char_key(c);
-                key_event(s, "keyDown", &key, 0).await?;
-                key_event(s, "keyUp", &key, 0).await?;
+                key_event(s, focus, "keyDown", &key, 0).await?;
+                key_event(s, focus, "keyUp", &key, 0).await?;
             }
         }
     } else {
@@ -479,12 +498,12 @@ async fn fill<S: CdpSession>(
             None => text,
         };
         if !head.is_empty() {
-            s.send("Input.insertText", json!({"text": head})).await?;
+            insert_text(s, focus, head).await?;
         }
         if let Some(c) = last_key {
             let key = keys::char_key(c);
-            key_event(s, "keyDown", &key, 0).await?;
-            key_event(s, "keyUp", &key, 0).await?;
+            key_event(s, focus, "keyDown", &key, 0).await?;
+            key_event(s, focus, "keyUp", &key, 0).await?;
         }
     }
     world::run(s, &target.frame, js::DISPATCH_CHANGE, &[]).await?;
@@ -566,7 +585,9 @@ pub async fn type_text<S: CdpSession>(s: &S, p: &Type) -> Result<ActionOutcome, 
     let before = s.events().borrow().nav.mark();
     let secret = fill(s, &target, &p.text, p.slowly, p.only_on.as_deref()).await?;
     if p.submit {
-        press_chord(s, &keys::parse_chord("Enter")?).await?;
+        // The field's handlers may have moved the focus since the typing: judged again.
+        let focus = world::judge_focus(s).await?;
+        press_chord(s, &focus, &keys::parse_chord("Enter")?).await?;
     }
     let mut outcome = settle(s, before, grace(p.submit)).await?;
     if secret {

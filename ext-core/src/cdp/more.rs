@@ -708,20 +708,19 @@ pub async fn scroll<S: CdpSession>(s: &S, p: &Scroll) -> Result<ActionOutcome, W
     // The wheel scrolls what is under it: judged there. With no element named, a refused
     // frame in the middle of the viewport does not stop the page from scrolling: the page
     // scrolls itself, no wheel event sent.
-    if let Err(e) = super::world::judge_point(s, at).await {
-        if e.code != ErrorCode::PolicyDenied || p.target.get().is_some() {
-            return Err(e);
+    match super::world::judge_point(s, at).await {
+        Ok(at) => mouse(s, "mouseWheel", at, json!({"deltaX": dx, "deltaY": dy})).await?,
+        Err(e) if e.code != ErrorCode::PolicyDenied || p.target.get().is_some() => return Err(e),
+        Err(_) => {
+            let main = super::world::main_frame(s).await?;
+            super::world::run(
+                s,
+                &main,
+                "(dx, dy) => { scrollBy(dx, dy); return true; }",
+                &[json!(dx), json!(dy)],
+            )
+            .await?;
         }
-        let main = super::world::main_frame(s).await?;
-        super::world::run(
-            s,
-            &main,
-            "(dx, dy) => { scrollBy(dx, dy); return true; }",
-            &[json!(dx), json!(dy)],
-        )
-        .await?;
-    } else {
-        mouse(s, "mouseWheel", at, json!({"deltaX": dx, "deltaY": dy})).await?;
     }
     scroll_seen(s).await;
     settle(s, before, 0.0).await
@@ -753,8 +752,8 @@ pub async fn mouse_move_xy<S: CdpSession>(
     p: &MouseMoveXy,
 ) -> Result<ActionOutcome, WireError> {
     let before = s.events().borrow().nav.mark();
-    super::world::judge_point(s, (p.x, p.y)).await?;
-    mouse(s, "mouseMoved", (p.x, p.y), json!({})).await?;
+    let at = super::world::judge_point(s, (p.x, p.y)).await?;
+    mouse(s, "mouseMoved", at, json!({})).await?;
     settle(s, before, 0.0).await
 }
 

@@ -204,24 +204,46 @@ async fn judge_frame_fresh<S: CdpSession>(s: &S, frame: &str) -> Result<(), Wire
     judge_frame(s, frame)
 }
 
+/// A viewport point (top-level CSS pixels) the running command may send pointer input
+/// to: made only by [`judge_point`], and the only kind of point the pointer events take,
+/// so input at a point nobody judged does not compile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JudgedPoint {
+    x: f64,
+    y: f64,
+}
+
+impl JudgedPoint {
+    pub fn xy(self) -> (f64, f64) {
+        (self.x, self.y)
+    }
+}
+
+/// Leave to send keys and text where the focus is now: made only by [`judge_focus`], and
+/// taken by every key and text input, so keys sent without judging the focus do not
+/// compile.
+#[derive(Debug)]
+pub struct JudgedFocus(());
+
 /// The running command may act where a pointer event at `(x, y)` (top-level viewport CSS
 /// pixels) lands: in every frame on the way to the element under that point, and in the
 /// document of an iframe element there (a click on an iframe lands in its document). Costs
 /// nothing while no frame of the tab is refused; where the browser cannot say what is
 /// under the point, refused while any frame is.
-pub async fn judge_point<S: CdpSession>(s: &S, at: (f64, f64)) -> Result<(), WireError> {
+pub async fn judge_point<S: CdpSession>(s: &S, at: (f64, f64)) -> Result<JudgedPoint, WireError> {
+    let judged = JudgedPoint { x: at.0, y: at.1 };
     let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category()) else {
-        return Ok(());
+        return Ok(judged);
     };
     if !s.events().borrow().any_frame_refused(category) {
-        return Ok(());
+        return Ok(judged);
     }
     match frames_at(s, at).await? {
         Landing::Frames(frames) => {
             for frame in frames {
                 judge_frame_fresh(s, &frame).await?;
             }
-            Ok(())
+            Ok(judged)
         }
         Landing::Unknown(why) => Err(WireError::new(
             ErrorCode::PolicyDenied,
@@ -436,12 +458,12 @@ pub(crate) fn upright_box(quad: &[f64]) -> Option<(f64, f64, f64, f64)> {
 
 /// The running command may act where keys land: the frame whose element has focus,
 /// followed from the main document through focused iframe elements.
-pub async fn judge_focus<S: CdpSession>(s: &S) -> Result<(), WireError> {
+pub async fn judge_focus<S: CdpSession>(s: &S) -> Result<JudgedFocus, WireError> {
     let Some(category) = s.events().borrow().judge.as_ref().map(|j| j.category()) else {
-        return Ok(());
+        return Ok(JudgedFocus(()));
     };
     if !s.events().borrow().any_frame_refused(category) {
-        return Ok(());
+        return Ok(JudgedFocus(()));
     }
     let mut frame = main_frame(s).await?;
     for _ in 0..crate::policy::frames::MAX_FRAME_DEPTH {
@@ -456,7 +478,7 @@ pub async fn judge_focus<S: CdpSession>(s: &S) -> Result<(), WireError> {
             )
             .await?;
         let Some(object) = focused.pointer("/result/objectId").and_then(Value::as_str) else {
-            return Ok(());
+            return Ok(JudgedFocus(()));
         };
         let node = s
             .send_in(
@@ -467,7 +489,7 @@ pub async fn judge_focus<S: CdpSession>(s: &S) -> Result<(), WireError> {
             .await?;
         match node.pointer("/node/frameId").and_then(Value::as_str) {
             Some(inner) => frame = inner.to_string(),
-            None => return Ok(()),
+            None => return Ok(JudgedFocus(())),
         }
     }
     Err(WireError::new(

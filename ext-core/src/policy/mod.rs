@@ -72,6 +72,26 @@ impl Category {
     }
 }
 
+/// How much could go wrong (rated in [`risk`]; methods say theirs in their facts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    #[default]
+    Low,
+    Medium,
+    High,
+}
+
+impl Risk {
+    pub fn name(self) -> &'static str {
+        match self {
+            Risk::Low => "low",
+            Risk::Medium => "medium",
+            Risk::High => "high",
+        }
+    }
+}
+
 /// What the policy says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

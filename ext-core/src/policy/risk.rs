@@ -9,27 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::Risk;
 use super::{Category, Origin};
-
-/// How much could go wrong.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Risk {
-    #[default]
-    Low,
-    Medium,
-    High,
-}
-
-impl Risk {
-    pub fn name(self) -> &'static str {
-        match self {
-            Risk::Low => "low",
-            Risk::Medium => "medium",
-            Risk::High => "high",
-        }
-    }
-}
 
 /// Words in an element's name (or the selector an agent gave) that make acting on it high
 /// risk: money, deletion, sending, committing, credentials. Several languages; matched on
