@@ -76,6 +76,8 @@ const CHECKERS: &[(&str, Checker)] = checkers![
     NetworkRequest,
     Cookies,
     Storage,
+    LoginRead,
+    LoginWrite,
     Resize,
     Emulate,
     Drag,
@@ -137,6 +139,12 @@ fn example(method: &str) -> Value {
             json!({"action": "set", "name": "a", "value": "b", "path": "/", "expires": 1.5, "httpOnly": true, "secure": true})
         }
         "storage" => json!({"area": "session", "action": "get", "key": "k", "value": "v"}),
+        "login.read" => json!({}),
+        "login.write" => json!({"name": "shop", "secret": {
+            "url": "http://127.0.0.1/a", "origin": "http://127.0.0.1",
+            "cookies": [{"name": "sid", "value": "v", "domain": "127.0.0.1", "path": "/",
+                         "expires": 1.5, "httpOnly": true, "secure": false, "sameSite": "Lax"}],
+            "localStorage": [["k", "v"]]}}),
         "resize" => json!({"width": 800, "height": 600}),
         "emulate" => {
             json!({"device": "iPad", "userAgent": "x", "geolocation": {"latitude": 1.0, "longitude": 2.0, "accuracy": 3.0}, "offline": true, "colorScheme": "dark"})
