@@ -492,3 +492,93 @@ async fn every_request_is_answered_once_even_when_stdin_ends_at_once() {
         lost.join("\n")
     );
 }
+
+/// A client that declared the tasks extension gets long work (a wait, a replay) as a task:
+/// answered at once, polled with tasks/get to its end, stopped by tasks/cancel; ids it
+/// was not given are unknown. A client without the extension is answered as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_calls_of_a_client_with_tasks_run_as_tasks() {
+    const INIT_TASKS: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"clientInfo":{"name":"t","version":"0"}}}"#;
+    // No browser comes: a call waits 1.5 s for one, then answers NO_BROWSER.
+    let mut k = Raw::start("1500");
+    k.send(INIT_TASKS).await;
+    k.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    let init = k.next().await;
+    assert!(
+        init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "{init}"
+    );
+    let get = |id: u32, task: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tasks/get","params":{{"taskId":"{task}"}}}}"#
+        )
+    };
+    let started = k
+        .ask(call(
+            "2",
+            r#"{"name":"browser_wait_for","arguments":{"time":0.2}}"#,
+        ))
+        .await;
+    assert_eq!(started["result"]["resultType"], "task", "{started}");
+    assert_eq!(started["result"]["status"], "working", "{started}");
+    let task = started["result"]["taskId"].as_str().unwrap().to_string();
+    // Polled to its end, which is the call's own answer.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut id = 10;
+    let done = loop {
+        id += 1;
+        let polled = k.ask(get(id, &task)).await;
+        if polled["result"]["status"] != "working" {
+            break polled;
+        }
+        assert!(Instant::now() < deadline, "still working: {polled}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert!(done.to_string().contains("NO_BROWSER"), "{done}");
+    // Cancelled while it waits.
+    let started = k
+        .ask(call(
+            "3",
+            r#"{"name":"browser_wait_for","arguments":{"time":0.2}}"#,
+        ))
+        .await;
+    let task = started["result"]["taskId"].as_str().unwrap().to_string();
+    let ack = k
+        .ask(format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{{"taskId":"{task}"}}}}"#
+        ))
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let done = loop {
+        id += 1;
+        let polled = k.ask(get(id, &task)).await;
+        if polled["result"]["status"] != "working" {
+            break polled;
+        }
+        assert!(Instant::now() < deadline, "still working: {polled}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(done["result"]["status"], "cancelled", "{done}");
+    let unknown = k.ask(get(99, "not-a-task")).await;
+    assert!(unknown.get("error").is_some(), "{unknown}");
+    // A quick call is answered as ever.
+    let listed = k
+        .ask(r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#)
+        .await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    k.close().await;
+
+    // Without the extension, a wait is answered in place.
+    let mut plain = Raw::start("100");
+    plain.initialize().await;
+    let answer = plain
+        .ask(call(
+            "2",
+            r#"{"name":"browser_wait_for","arguments":{"time":0.2}}"#,
+        ))
+        .await;
+    assert!(answer["result"]["content"].is_array(), "{answer}");
+    plain.close().await;
+}

@@ -23,6 +23,7 @@ mod scenarios;
 pub mod sessions;
 mod status;
 mod tabs;
+mod tasks;
 #[cfg(test)]
 mod tools_doc;
 
@@ -106,6 +107,8 @@ pub(crate) struct Shared {
     contexts: Mutex<contexts::Contexts>,
     /// The context of stateless calls that name no handle (made on first use).
     default_context: Mutex<Option<KaptureServer>>,
+    /// Calls running as MCP tasks, and whose each is (`tasks.rs`).
+    tasks: tasks::Tasks,
 }
 
 impl Shared {
@@ -201,6 +204,7 @@ impl Kapture {
             masks: Default::default(),
             contexts: Default::default(),
             default_context: Default::default(),
+            tasks: Default::default(),
         });
         events::EventActor::spawn(shared.clone());
         // Idle contexts end even when nobody calls: a sweep each minute while kapture runs.
@@ -422,6 +426,18 @@ impl KaptureServer {
         Ok((target.id() != self.id()).then_some(target))
     }
 
+    /// The session or context a `tasks/*` request speaks for (a context handle in its
+    /// `_meta`, else this session).
+    fn task_owner(
+        &self,
+        context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<KaptureServer, ErrorData> {
+        match self.routed(None, &context.meta) {
+            Ok(target) => Ok(target.unwrap_or_else(|| self.clone())),
+            Err(e) => Err(ErrorData::invalid_params(e.to_string(), None)),
+        }
+    }
+
     /// One tool call in this session or context: run it, then the one exit (news, masking),
     /// then journal who called what, and how it ended.
     async fn run_call(
@@ -441,6 +457,13 @@ impl KaptureServer {
             .map(|info| format!("mcp:{} #{}", info.name, self.id()))
             .unwrap_or_else(|| format!("mcp #{}", self.id()));
         self.met(&context);
+        let replays = tool == "scenario_run"
+            || (tool.starts_with(crate::scenario_tools::PREFIX)
+                && !self.shared.router.has_route(&tool));
+        // Long work of a client that declared tasks answers with a task and runs on.
+        if tasks::Tasks::eligible(&tool, replays, &context) {
+            return self.start_task(request, context);
+        }
         let cancelled = context.ct.clone();
         // An approval this call triggers in the native engine is asked of this client; in
         // MCP 2026-07-28, by `input_required` when the client declared elicitation.
@@ -461,7 +484,6 @@ impl KaptureServer {
         // over it, the call does not run and the side panel hears so (a person may extend).
         // A replay counts each action it sends instead (`run_scenario`), so a scenario is
         // no way round the budget; a spent budget refuses it at once.
-        let replays = scenario.is_some() || tool == "scenario_run";
         let spent = if replays {
             self.shared.registry().room(self.id()).err()
         } else if router.has_route(&tool) && !self.reads_only(&tool) {
@@ -602,6 +624,30 @@ impl ServerHandler for KaptureServer {
         }
     }
 
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.task_owner(&context)?.get_own_task(request)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_owner(&context)?.update_own_task(request)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_owner(&context)?.cancel_own_task(request)
+    }
+
     /// The sessions index, this session's step log and code, and its live state.
     async fn list_resources(
         &self,
@@ -700,6 +746,7 @@ impl ServerHandler for KaptureServer {
                 .enable_tool_list_changed()
                 .enable_resources()
                 .enable_resources_subscribe()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new("kapture", env!("CARGO_PKG_VERSION")))
