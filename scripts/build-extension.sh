@@ -14,8 +14,9 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " ${version}"; then
     || cargo install wasm-bindgen-cli --version "=${version}" --force
 fi
 cargo build -p ext-core --target wasm32-unknown-unknown --profile wasm-release
-out=target/extension
-new=target/extension.new
+# KAPTURE_EXTENSION_OUT: elsewhere (kapture's build script builds it into its own folder).
+out="${KAPTURE_EXTENSION_OUT:-target/extension}"
+new="$out.new"
 rm -rf "$new"
 mkdir -p "$new" "$out"
 cp -r extension-shell/. "$new/"
