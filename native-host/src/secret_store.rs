@@ -25,6 +25,9 @@ const KEY_FILE: &str = "key";
 const PLACE_FILE: &str = "key.location";
 const FORMAT: u32 = 1;
 const PLACE_FORMAT: u32 = 1;
+/// Put in the folder so that a data folder inside a Git work tree never commits the key or
+/// a sealed file: `*` ignores everything in it, itself included.
+const GITIGNORE: (&str, &[u8]) = (".gitignore", b"*\n");
 /// The keyring entry's service; the account is the secrets folder's canonical path, so two
 /// data folders never share a key.
 pub const KEYRING_SERVICE: &str = "kapture";
@@ -464,6 +467,13 @@ impl SecretStore {
     }
 
     fn with_key(dir: &Path, key: &[u8], place: KeyPlace) -> Result<SecretStore, SecretStoreError> {
+        let ignore = dir.join(GITIGNORE.0);
+        if !ignore.exists() {
+            // A convenience, not a protection (the files are sealed and private anyway).
+            if let Err(e) = write_private_atomic(&ignore, GITIGNORE.1) {
+                tracing::warn!(path = %ignore.display(), error = %e, "cannot write .gitignore");
+            }
+        }
         let cipher =
             XChaCha20Poly1305::new_from_slice(key).map_err(|_| SecretStoreError::Unreadable {
                 path: dir.join(KEY_FILE),
@@ -728,6 +738,17 @@ mod tests {
             ("email".to_string(), "ada@example.com".to_string()),
         ]
         .into()
+    }
+
+    #[test]
+    fn the_folder_keeps_itself_out_of_git_and_a_persons_ignore_file_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        SecretStore::open(dir.path()).unwrap();
+        let ignore = dir.path().join(".gitignore");
+        assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "*\n");
+        std::fs::write(&ignore, "key\n").unwrap();
+        SecretStore::open(dir.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "key\n");
     }
 
     #[test]
