@@ -7,10 +7,17 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+/// The version of the file format Kapture writes (`version` in a scenario file). A file
+/// without one was written before the format had a version (version 1): it is read as it
+/// is, and what it lacks is filled in on load ([`ScenarioFile`]).
+pub const FORMAT_VERSION: u32 = 2;
+
 /// One saved scenario (`scenarios/<name>.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "ScenarioFile")]
 pub struct Scenario {
+    /// The file format's version ([`FORMAT_VERSION`] once loaded, or a newer Kapture's).
+    pub version: u32,
     pub name: String,
     #[serde(default)]
     pub title: String,
@@ -18,6 +25,15 @@ pub struct Scenario {
     pub description: String,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// The page the recording started on (empty when the chain loads none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub start_url: String,
+    /// When it was saved, RFC 3339 in UTC (none for files of version 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<String>,
+    /// Who saved it (the name given when saving, else the OS account's).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub author: String,
     #[serde(default)]
     pub parameters: Vec<Parameter>,
     #[serde(default)]
@@ -26,6 +42,60 @@ pub struct Scenario {
     /// placeholders).
     #[serde(default)]
     pub chain: Vec<Step>,
+}
+
+/// A scenario file as written, of any version: the migration to the current format is its
+/// conversion into a [`Scenario`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ScenarioFile {
+    #[serde(default)]
+    version: Option<u32>,
+    name: String,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    start_url: Option<String>,
+    #[serde(default)]
+    recorded_at: Option<String>,
+    #[serde(default)]
+    author: String,
+    #[serde(default)]
+    parameters: Vec<Parameter>,
+    #[serde(default)]
+    dependencies: Vec<Dependency>,
+    #[serde(default)]
+    chain: Vec<Step>,
+}
+
+impl From<ScenarioFile> for Scenario {
+    fn from(f: ScenarioFile) -> Scenario {
+        // Version 1 kept no start URL: the first page its chain loads is where it starts.
+        let start_url = f.start_url.unwrap_or_else(|| {
+            f.chain
+                .iter()
+                .find_map(|s| s.action.page_url())
+                .unwrap_or_default()
+                .to_string()
+        });
+        Scenario {
+            version: f.version.unwrap_or(1).max(FORMAT_VERSION),
+            name: f.name,
+            title: f.title,
+            description: f.description,
+            tags: f.tags,
+            start_url,
+            recorded_at: f.recorded_at,
+            author: f.author,
+            parameters: f.parameters,
+            dependencies: f.dependencies,
+            chain: f.chain,
+        }
+    }
 }
 
 /// What other code needs to know of a saved scenario without its steps: the index entry,
@@ -76,7 +146,10 @@ impl Scenario {
                 .iter()
                 .map(|d| d.scenario.clone())
                 .collect(),
-            start_url: urls.first().copied().unwrap_or_default().to_string(),
+            start_url: match self.start_url.is_empty() {
+                false => self.start_url.clone(),
+                true => urls.first().copied().unwrap_or_default().to_string(),
+            },
             end_url: urls.last().copied().unwrap_or_default().to_string(),
             logs_in: self
                 .parameters
@@ -88,11 +161,19 @@ impl Scenario {
 
 /// A value the caller supplies (or a secret the store fills in).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "ParameterFile")]
 pub struct Parameter {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// The kind of value it takes.
+    #[serde(rename = "type")]
+    pub kind: ParamType,
+    /// A run must give it (a secret: the store or `overrideSecrets` must).
+    pub required: bool,
+    /// A value of the right shape, for whoever calls the scenario; never a recorded one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Value>,
     /// Filled from the encrypted secrets store, never from or into a model's messages.
@@ -100,11 +181,99 @@ pub struct Parameter {
     pub secret: bool,
 }
 
+impl Parameter {
+    /// A parameter as the recorder makes one: its type from its recorded value, required
+    /// when it has none.
+    pub fn new(name: String, description: String, default: Option<Value>, secret: bool) -> Self {
+        ParameterFile {
+            name,
+            description,
+            kind: None,
+            required: None,
+            example: None,
+            default,
+            secret,
+        }
+        .into()
+    }
+}
+
+/// The kind of value a parameter takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParamType {
+    #[default]
+    String,
+    Number,
+    Boolean,
+}
+
+impl ParamType {
+    /// The type of a value (text for anything but a number or true/false).
+    pub fn of(value: &Value) -> ParamType {
+        match value {
+            Value::Bool(_) => ParamType::Boolean,
+            Value::Number(_) => ParamType::Number,
+            _ => ParamType::String,
+        }
+    }
+
+    /// Its JSON Schema type name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamType::String => "string",
+            ParamType::Number => "number",
+            ParamType::Boolean => "boolean",
+        }
+    }
+}
+
+/// A parameter as written: version 1 files say neither `type` nor `required`, which are
+/// then read from its default (its type; required when it has none).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ParameterFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default, rename = "type")]
+    kind: Option<ParamType>,
+    #[serde(default)]
+    required: Option<bool>,
+    #[serde(default)]
+    example: Option<Value>,
+    #[serde(default)]
+    default: Option<Value>,
+    #[serde(default)]
+    secret: bool,
+}
+
+impl From<ParameterFile> for Parameter {
+    fn from(f: ParameterFile) -> Parameter {
+        let default = f.default.filter(|d| !d.is_null());
+        Parameter {
+            kind: f
+                .kind
+                .or_else(|| default.as_ref().map(ParamType::of))
+                .unwrap_or_default(),
+            required: f.required.unwrap_or(default.is_none()),
+            name: f.name,
+            description: f.description,
+            example: f.example,
+            default,
+            secret: f.secret,
+        }
+    }
+}
+
 /// Another scenario to run first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Dependency {
     pub scenario: String,
+    /// Why it runs first (the suggestion's reason, or what the person wrote).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
     /// A failed optional dependency warns and the run continues.
     #[serde(default)]
     pub optional: bool,
@@ -845,6 +1014,29 @@ pub struct PageHint {
     pub dialog: bool,
     /// The text of a visible alert (an error message, usually); empty when none.
     pub alert: String,
+    /// The step a multi-step form (a wizard) shows as current, when it shows one. Saved
+    /// only where it changed, so replay waits there for the form to reach it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<FormStep>,
+}
+
+/// How a multi-step form says which step it is on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", content = "value", rename_all = "snake_case")]
+pub enum FormStep {
+    /// The text of the element marked `aria-current="step"` (`Shipping`).
+    Current(String),
+    /// A step counter in the page's text (`Step 2 of 3`).
+    Counter(String),
+}
+
+impl FormStep {
+    /// What a person reads: `"Shipping"` or `"Step 2 of 3"`.
+    pub fn label(&self) -> &str {
+        match self {
+            FormStep::Current(t) | FormStep::Counter(t) => t,
+        }
+    }
 }
 
 #[cfg(test)]

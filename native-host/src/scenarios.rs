@@ -1,7 +1,7 @@
 //! Saved scenarios on disk: a recording saved as the person chose (built by
 //! `ext_core::recorder::draft`, its secrets sealed in the secret store), read, listed with
-//! filters, deleted. Files: `<data dir>/scenarios/<name>.json`, `scenarios/index.json` and
-//! `<data dir>/secrets/<name>.json`.
+//! filters, deleted. Files: `<data dir>/scenarios/<name>.json`, `scenarios/index.json` (an
+//! [`Index`]) and `<data dir>/secrets/<name>.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -91,7 +91,11 @@ pub fn save(dir: &Path, request: &SaveRequest) -> Result<Saved, SaveError> {
     check_free(dir, name)?;
     let store =
         SecretStore::open(&dir.join("secrets")).map_err(|e| SaveError::Store(e.to_string()))?;
-    let (scenario, secrets) = draft::build(&request.recording, &request.choices);
+    let (mut scenario, secrets) = draft::build(&request.recording, &request.choices);
+    scenario.recorded_at = Some(now_rfc3339());
+    if scenario.author.trim().is_empty() {
+        scenario.author = os_account();
+    }
     let missing = draft::missing_secrets(&request.recording, &request.choices);
     store
         .save(name, &secrets)
@@ -126,11 +130,110 @@ pub async fn save_off_runtime(dir: PathBuf, request: SaveRequest) -> Result<Save
         .unwrap_or_else(|e| Err(SaveError::Store(format!("saving stopped: {e}"))))
 }
 
-/// `scenarios/index.json`: one summary per readable scenario, rewritten after each change
-/// (for people and other tools; Kapture itself reads the scenario files).
+/// The version of `scenarios/index.json`'s shape. Before it had one, the index was a bare
+/// array of summaries (Kapture never reads it back; [`Index::parse`] reads both).
+pub const INDEX_VERSION: u32 = 2;
+
+/// `scenarios/index.json`, for people and other tools (Kapture itself reads the scenario
+/// files): rewritten after each change.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Index {
+    pub version: u32,
+    /// When it was written, RFC 3339 in UTC.
+    pub last_updated: String,
+    pub stats: IndexStats,
+    pub scenarios: Vec<ScenarioSummary>,
+}
+
+/// Counts over the saved scenarios.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct IndexStats {
+    pub scenarios: usize,
+    pub steps: usize,
+    pub with_dependencies: usize,
+    pub with_secrets: usize,
+    /// Files in the folder that do not read as a scenario (listed by scenario_list).
+    pub unreadable: usize,
+}
+
+impl Index {
+    /// The index of the scenarios in `dir` as they are now.
+    fn of(dir: &Path) -> Index {
+        let all = list(dir, &Filter::default());
+        let scenarios: Vec<ScenarioSummary> = all
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .map(Scenario::summary)
+            .collect();
+        Index {
+            version: INDEX_VERSION,
+            last_updated: now_rfc3339(),
+            stats: IndexStats {
+                scenarios: scenarios.len(),
+                steps: scenarios.iter().map(|s| s.steps).sum(),
+                with_dependencies: scenarios
+                    .iter()
+                    .filter(|s| !s.dependencies.is_empty())
+                    .count(),
+                with_secrets: scenarios.iter().filter(|s| !s.secrets.is_empty()).count(),
+                unreadable: all.len() - scenarios.len(),
+            },
+            scenarios,
+        }
+    }
+
+    /// Read an index of any version: a bare array (version 1) becomes an index of no
+    /// known update time, its stats counted again.
+    pub fn parse(bytes: &[u8]) -> Result<Index, serde_json::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum AnyIndex {
+            Current(Index),
+            Bare(Vec<ScenarioSummary>),
+        }
+        Ok(match serde_json::from_slice(bytes)? {
+            AnyIndex::Current(index) => index,
+            AnyIndex::Bare(scenarios) => Index {
+                version: 1,
+                last_updated: String::new(),
+                stats: IndexStats {
+                    scenarios: scenarios.len(),
+                    steps: scenarios.iter().map(|s| s.steps).sum(),
+                    with_dependencies: scenarios
+                        .iter()
+                        .filter(|s| !s.dependencies.is_empty())
+                        .count(),
+                    with_secrets: scenarios.iter().filter(|s| !s.secrets.is_empty()).count(),
+                    unreadable: 0,
+                },
+                scenarios,
+            },
+        })
+    }
+}
+
+/// Now, as RFC 3339 in UTC to the second (`2026-11-28T14:02:03Z`).
+fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let now = now.replace_nanosecond(0).unwrap_or(now);
+    now.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// The OS account kapture runs as: a saved scenario's author when none is given.
+fn os_account() -> String {
+    ["USER", "USERNAME", "LOGNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        .unwrap_or_default()
+}
+
+/// Rewrite `scenarios/index.json` after a change.
 fn write_index(dir: &Path) -> Result<(), String> {
     let path = dir.join("scenarios").join(INDEX);
-    let json = serde_json::to_vec_pretty(&summaries(dir)).unwrap_or_default();
+    let json = serde_json::to_vec_pretty(&Index::of(dir)).unwrap_or_default();
     crate::pairing::write_private_atomic(&path, &json)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
@@ -405,13 +508,47 @@ mod tests {
             index.contains("\"logsIn\": true") && !index.contains("Canary"),
             "{index}"
         );
+        let parsed = Index::parse(index.as_bytes()).unwrap();
+        assert_eq!(parsed.version, INDEX_VERSION);
+        assert_eq!(parsed.stats.scenarios, 1);
+        assert_eq!(parsed.stats.steps, 4);
+        assert_eq!(parsed.stats.with_secrets, 1);
+        assert!(parsed.last_updated.ends_with('Z'), "{index}");
+        // The file carries who saved it and when, and where it starts.
+        let saved_file: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(saved_file["version"], ext_core::scenario::FORMAT_VERSION);
+        assert_eq!(saved_file["startUrl"], "http://127.0.0.1:1/login.html");
+        assert!(saved_file["recordedAt"].as_str().unwrap().ends_with('Z'));
+        assert_eq!(saved_file["parameters"][2]["type"], "string");
+        assert_eq!(saved_file["parameters"][2]["required"], false);
         assert_eq!(summaries(dir.path())[0].name, "login");
         delete(dir.path(), "login", WriteAllowed(())).unwrap();
         assert!(list(dir.path(), &Filter::default()).is_empty());
+        let emptied = std::fs::read(dir.path().join("scenarios/index.json")).unwrap();
+        assert_eq!(Index::parse(&emptied).unwrap().stats, IndexStats::default());
         assert!(
             store.load("login").unwrap().is_none(),
             "its secrets went too"
         );
         assert!(delete(dir.path(), "login", WriteAllowed(())).is_err());
+    }
+
+    #[test]
+    fn an_index_written_as_a_bare_array_still_reads() {
+        let old = br#"[{"name": "login", "steps": 4, "secrets": ["password"]},
+                      {"name": "buy", "steps": 2, "dependencies": ["login"]}]"#;
+        let index = Index::parse(old).unwrap();
+        assert_eq!(index.version, 1);
+        assert_eq!(index.scenarios[1].name, "buy");
+        assert_eq!(
+            index.stats,
+            IndexStats {
+                scenarios: 2,
+                steps: 6,
+                with_dependencies: 1,
+                with_secrets: 1,
+                unreadable: 0
+            }
+        );
     }
 }

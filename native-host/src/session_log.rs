@@ -266,12 +266,12 @@ impl SessionLog {
                 };
                 if text.contains('•') || text.contains("[redacted") {
                     let name = format!("secret_{}", parameters.len() + 1);
-                    parameters.push(Parameter {
-                        name: name.clone(),
-                        description: "a value masked in the session log".into(),
-                        default: None,
-                        secret: true,
-                    });
+                    parameters.push(Parameter::new(
+                        name.clone(),
+                        "a value masked in the session log".into(),
+                        None,
+                        true,
+                    ));
                     format!("{{{{{name}}}}}")
                 } else {
                     text
@@ -327,6 +327,14 @@ impl SessionLog {
             }
         }
         Scenario {
+            version: ext_core::scenario::FORMAT_VERSION,
+            start_url: chain
+                .iter()
+                .find_map(|s| s.action.page_url())
+                .unwrap_or_default()
+                .to_string(),
+            recorded_at: None,
+            author: String::new(),
             name: "session".into(),
             title: "This agent session".into(),
             description: "The browser actions of the current MCP session, as Kapture ran them."

@@ -13,6 +13,9 @@ use super::{locators, secret_kind, ElementDescriptor, FieldContext, RecordedStep
 use crate::methods::RecorderState;
 use crate::scenario::{Dependency, Flag, Parameter, Scenario, ScenarioSummary, Step, StepAction};
 
+/// What starts a draft line that types a secret (its value is never in the line).
+pub const SECRET_MARK: &str = "🔒";
+
 /// What the person (or the agent) decided when saving a recording.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -21,6 +24,8 @@ pub struct SaveChoices {
     pub title: String,
     pub description: String,
     pub tags: Vec<String>,
+    /// Who saves it (default: the OS account kapture runs as).
+    pub author: String,
     /// Typed values (by parameter name) kept as literal text instead of parameters;
     /// search boxes stay parameters whatever is asked.
     pub literal: Vec<String>,
@@ -191,12 +196,12 @@ pub fn build(state: &RecorderState, choices: &SaveChoices) -> (Scenario, BTreeMa
                     if secret && !v.text.is_empty() {
                         secrets.insert(v.name.clone(), v.text.to_string());
                     }
-                    parameters.push(Parameter {
-                        name: v.name.clone(),
-                        description: target.label.clone(),
-                        default: (!secret).then(|| json!(v.text)),
+                    parameters.push(Parameter::new(
+                        v.name.clone(),
+                        target.label.clone(),
+                        (!secret).then(|| json!(v.text)),
                         secret,
-                    });
+                    ));
                     format!("{{{{{}}}}}", v.name)
                 };
                 StepAction::Type {
@@ -222,7 +227,17 @@ pub fn build(state: &RecorderState, choices: &SaveChoices) -> (Scenario, BTreeMa
         };
         chain.push(action.into());
     }
+    let start_url = chain
+        .iter()
+        .find_map(|s| s.action.page_url())
+        .unwrap_or_default()
+        .to_string();
     let scenario = Scenario {
+        version: crate::scenario::FORMAT_VERSION,
+        start_url,
+        // Kapture stamps these when it saves (the time and the OS account are its).
+        recorded_at: None,
+        author: choices.author.clone(),
         name: choices.name.clone(),
         title: choices.title.clone(),
         description: choices.description.clone(),
@@ -296,10 +311,16 @@ pub fn draft(state: &RecorderState, known: &[ScenarioSummary]) -> Draft {
             let seen = match (h.dialog, h.alert.is_empty()) {
                 (_, false) => format!(" → the page shows an alert {:?}", h.alert),
                 (true, true) => " → a dialog opens".to_string(),
-                (false, true) => continue,
+                (false, true) => String::new(),
             };
+            let form = h
+                .step
+                .as_ref()
+                .map(|f| format!(" → form step {:?}", f.label()))
+                .unwrap_or_default();
             if let Some(last) = steps.last_mut() {
                 last.push_str(&seen);
+                last.push_str(&form);
             }
             continue;
         }
@@ -309,7 +330,12 @@ pub fn draft(state: &RecorderState, known: &[ScenarioSummary]) -> Draft {
             RecordedStep::Click { target } => format!("click {}", what(target)),
             RecordedStep::Type { target, .. } => match values.next() {
                 Some(v) if v.secret_kind.is_some() => {
-                    format!("type secret {{{{{}}}}} into {}", v.name, what(target))
+                    // The mark the widget's live list and its confirmation show a secret by.
+                    format!(
+                        "{SECRET_MARK} type secret {{{{{}}}}} into {}",
+                        v.name,
+                        what(target)
+                    )
                 }
                 Some(v) => format!("type {:?} into {}", v.text, what(target)),
                 None => format!("type into {}", what(target)),
@@ -515,7 +541,7 @@ mod tests {
         assert_eq!(d.suggested_name, "login");
         assert_eq!(
             d.steps[1],
-            "type secret {{password}} into textbox \"PASSWORD\"".replace("textbox", "input")
+            "🔒 type secret {{password}} into textbox \"PASSWORD\"".replace("textbox", "input")
         );
         assert!(d
             .values
