@@ -2,63 +2,34 @@
 //! then its chain, with `{{placeholders}}` filled from the caller's parameters, the
 //! defaults and the sealed secrets — inside kapture, so no secret value reaches an answer.
 //! Each element step tries the scenario's locators in rank order until one works: CSS-like
-//! ones directly, role/label/text ones through the page model (`find` → ref).
+//! ones directly, role/label/text ones through the page model (`find`'s typed refs).
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
 
+use ext_core::escape;
 use ext_core::methods::{
     ActionOutcome, Click, ElementTarget, FillForm, Find, FormField, GetText, GoBack, GoForward,
-    Hover, Method, Navigate, PageInfo, PressKey, SelectOption, Type,
+    Hover, Method, Navigate, PageInfo, PressKey, SelectOption, Text, Type, WaitFor,
 };
 use ext_core::protocol::{ErrorCode, TabId, WireError};
-use ext_core::recorder::PageHint;
 use ext_core::scenario::{
-    offers_log_out, plan, substitute, Condition, Dependency, Locator, Scenario, SecretDestination,
-    StepAction,
+    offers_log_out, plan, substitute, Condition, Dependency, FormStep, Locator, Scenario,
+    SecretDestination, StepAction,
 };
+use ext_core::snapshot::ShownRef;
 use serde_json::{json, Map, Value};
 
 use crate::bridge::{BridgeError, BridgeHandle};
 use crate::secret_store::SecretStore;
 
+mod report;
+pub use report::RunReport;
+use report::{Observed, Watch};
+
 /// Time one attempt (one locator) may take.
 const ATTEMPT_MS: u64 = 5_000;
-
-/// How a run went (no values, only what happened).
-#[derive(Debug, Default, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunReport {
-    pub success: bool,
-    pub dependencies_executed: Vec<String>,
-    /// Dependencies passed over because their condition held, with the condition.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub dependencies_skipped: Vec<String>,
-    pub actions_executed: usize,
-    pub duration_ms: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failed_step: Option<String>,
-    /// The page the run ended on: title (url).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ended_on: Option<String>,
-    pub hints: Vec<String>,
-    /// The secret values the run used, to mask them in what it answers.
-    #[serde(skip)]
-    secrets: Vec<(String, String)>,
-}
-
-impl RunReport {
-    /// Mask the run's secret values (a page may echo one into an alert or an error).
-    fn mask_secrets(&mut self) {
-        let secrets = std::mem::take(&mut self.secrets);
-        let mask = |t: &mut String| *t = ext_core::secrets::redact(t, &secrets).0;
-        self.hints.iter_mut().for_each(mask);
-        self.failed_step.iter_mut().for_each(mask);
-        self.ended_on.iter_mut().for_each(mask);
-        self.dependencies_skipped.iter_mut().for_each(mask);
-    }
-}
 
 /// A CSS selector for a stored locator, when it has one.
 pub fn selector_of(locator: &Locator) -> Option<String> {
@@ -78,34 +49,48 @@ pub fn selector_of(locator: &Locator) -> Option<String> {
     })
 }
 
-/// What a page-model locator looks for: the text to `find`, and how a matching line
-/// starts (`role "name"`), or any line naming the text.
-fn model_query(locator: &Locator) -> Option<(String, Option<String>)> {
+/// Whether an element a `find` answer showed is the one a page-model locator names: a
+/// role locator wants that role (a heading any level) and name, a label or text one that
+/// name. `loose`: names compared without case and surrounding space.
+fn names(locator: &Locator, shown: &ShownRef, loose: bool) -> bool {
+    let same = |a: &str, b: &str| match loose {
+        false => a == b,
+        true => a.trim().to_lowercase() == b.trim().to_lowercase(),
+    };
     match locator {
         Locator::Role(role, name) => {
-            let quoted = serde_json::to_string(name).ok()?;
-            Some((name.clone(), Some(format!("{role} {quoted}"))))
+            let role_fits = shown.role == *role
+                || (role == "heading"
+                    && shown.role.len() == 2
+                    && shown.role.starts_with('h')
+                    && shown.role[1..].chars().all(|c| c.is_ascii_digit()));
+            role_fits && same(&shown.name, name)
         }
-        Locator::Label(v) | Locator::Text(v) => Some((v.clone(), None)),
+        Locator::Label(v) | Locator::Text(v) => same(&shown.name, v),
+        _ => false,
+    }
+}
+
+/// The text a page-model locator asks `find` for.
+fn model_query(locator: &Locator) -> Option<&str> {
+    match locator {
+        Locator::Role(_, name) => Some(name),
+        Locator::Label(v) | Locator::Text(v) => Some(v),
         _ => None,
     }
 }
 
-/// The ref of the first line of `find`'s answer that matches, e.g. `button "Go" [ref=e4]`.
-pub fn ref_in(found: &str, query: &str, starts: Option<&str>) -> Option<String> {
-    let quoted = serde_json::to_string(query).ok()?;
-    found
-        .lines()
-        .map(str::trim)
-        .find(|l| match starts {
-            Some(prefix) => l.starts_with(prefix),
-            None => l.contains(&quoted),
-        })?
-        .split("[ref=")
-        .nth(1)?
-        .split(']')
-        .next()
-        .map(str::to_string)
+/// The ref of the element a `find` answer gives for `locator`, read from the answer's
+/// typed refs (never out of its text): an exact name first, else one that differs only in
+/// case or surrounding space.
+pub fn ref_of(found: &Text, locator: &Locator) -> Option<String> {
+    [false, true].into_iter().find_map(|loose| {
+        found
+            .refs
+            .iter()
+            .find(|shown| names(locator, shown, loose))
+            .map(|shown| shown.element_ref.clone())
+    })
 }
 
 /// One typed call of a replay step, held to one attempt's time.
@@ -138,13 +123,12 @@ async fn target_of(
     if let Some(selector) = selector_of(locator) {
         return Some(element(Some(selector), None));
     }
-    let (query, starts) = model_query(locator)?;
     let find = Find {
-        query: query.clone(),
+        query: model_query(locator)?.to_string(),
         ..Default::default()
     };
     let found = call(bridge, tab, &find).await.ok()?;
-    ref_in(&found.text, &query, starts.as_deref()).map(|r| element(None, Some(r)))
+    ref_of(&found, locator).map(|r| element(None, Some(r)))
 }
 
 /// What a step's answer tells the run.
@@ -154,6 +138,8 @@ struct Done {
     page: Option<(String, String)>,
     /// Its typed value went into a field the page calls confidential.
     confidential: bool,
+    /// It loaded another document (what was typed before is off the page).
+    navigated: bool,
 }
 
 impl From<ActionOutcome> for Done {
@@ -161,6 +147,7 @@ impl From<ActionOutcome> for Done {
         Done {
             page: Some((a.url, a.title)),
             confidential: !a.confidential.is_empty(),
+            navigated: a.navigated,
         }
     }
 }
@@ -170,6 +157,7 @@ impl From<PageInfo> for Done {
         Done {
             page: Some((p.url, p.title)),
             confidential: false,
+            navigated: true,
         }
     }
 }
@@ -188,12 +176,14 @@ async fn custom_select(
         ..Default::default()
     };
     let found = call(bridge, tab, &find).await?;
-    let quoted = serde_json::to_string(wanted).unwrap_or_default();
     let option =
-        ref_in(&found.text, wanted, Some(&format!("option {quoted}"))).ok_or_else(|| {
+        ref_of(&found, &Locator::Role("option".into(), wanted.into())).ok_or_else(|| {
             WireError::new(
                 ErrorCode::SelectorNotFound,
-                format!("the drop-down opened but shows no option {quoted}"),
+                format!(
+                    "the drop-down opened but shows no option {}",
+                    escape::quoted_cut(wanted, 80)
+                ),
             )
         })?;
     call(bridge, tab, &click(element(None, Some(option))))
@@ -208,6 +198,41 @@ fn click(target: ElementTarget) -> Click {
         button: Default::default(),
         double_click: false,
         modifiers: Vec::new(),
+    }
+}
+
+/// Wait until a multi-step form shows `step` as its current one.
+async fn reach_form_step(
+    bridge: &BridgeHandle,
+    tab: Option<TabId>,
+    step: &FormStep,
+) -> Result<(), WireError> {
+    let by_text = |t: &str| WaitFor {
+        text: Some(t.to_string()),
+        ..Default::default()
+    };
+    let wait = match step {
+        FormStep::Counter(t) => by_text(t),
+        // The step list names every step: the one marked current must hold the name.
+        FormStep::Current(t) => match xpath_literal(t) {
+            Some(lit) => WaitFor {
+                selector: Some(format!(
+                    "//*[@aria-current='step'][contains(normalize-space(.), {lit})]"
+                )),
+                ..Default::default()
+            },
+            None => by_text(t),
+        },
+    };
+    call(bridge, tab, &wait).await.map(|_| ())
+}
+
+/// `text` as an XPath 1.0 string literal (none holds both kinds of quote).
+fn xpath_literal(text: &str) -> Option<String> {
+    match (text.contains('\''), text.contains('"')) {
+        (false, _) => Some(format!("'{text}'")),
+        (true, false) => Some(format!("\"{text}\"")),
+        (true, true) => None,
     }
 }
 
@@ -367,6 +392,19 @@ fn values(
     overrides: &Map<String, Value>,
     store: &SecretStore,
 ) -> Result<HashMap<String, Value>, String> {
+    let missing: Vec<&str> = scenario
+        .parameters
+        .iter()
+        .filter(|p| p.required && !p.secret && !given.contains_key(&p.name))
+        .map(|p| p.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "{}: the parameters {} are required: pass them in parameters",
+            scenario.name,
+            missing.join(", ")
+        ));
+    }
     let mut vars: HashMap<String, Value> = HashMap::new();
     for p in &scenario.parameters {
         if let Some(d) = &p.default {
@@ -420,6 +458,15 @@ struct Runner<'a> {
     outputs: HashMap<String, Value>,
     /// The page after the last step: url and title.
     page: (String, String),
+    /// The scenario the caller named.
+    top: String,
+    /// The steps of `top` to take a screenshot after (1-based).
+    shots: Vec<u32>,
+    /// Dialogs and errors between steps.
+    watch: Watch,
+    /// A secret this run typed may show on the page (no document loaded since): no
+    /// screenshot is taken then.
+    secret_on_page: bool,
 }
 
 impl Runner<'_> {
@@ -538,6 +585,8 @@ impl Runner<'_> {
                 Ok(()) => run_step(self.bridge, self.tab, &filled.action, only_on).await,
                 Err(e) => Err(e),
             };
+            let at = format!("after {name} step {} ({method})", i + 1);
+            let before = self.page.0.clone();
             match outcome {
                 Ok(done) => {
                     if let Some(page) = done.page {
@@ -550,6 +599,15 @@ impl Runner<'_> {
                             .secrets
                             .push((text.to_string(), "confidential".into()));
                     }
+                    if done.navigated {
+                        self.secret_on_page = false;
+                    }
+                    if let Some(text) = filled.action.typed_text() {
+                        let secrets = &self.report.secrets;
+                        self.secret_on_page |= secrets
+                            .iter()
+                            .any(|(v, _)| !v.is_empty() && text.contains(v.as_str()));
+                    }
                 }
                 Err(e) => {
                     self.report.failed_step = Some(format!(
@@ -560,13 +618,49 @@ impl Runner<'_> {
                         e.message
                     ));
                     self.report.hints.push(e.code.hint().to_string());
+                    // What the page threw may be why.
+                    if let Some(hint) = self.watch.new_errors(self.bridge, self.tab, &at).await {
+                        self.report.hint(hint);
+                    }
                     return Err(Stop::Failed);
                 }
             }
             self.report.actions_executed += 1;
-            if !step.action.locators().is_empty() {
-                let at = format!("after {name} step {} ({method})", i + 1);
-                self.note_alerts(&at, step.expect.as_ref()).await;
+            if acts(&filled.action) {
+                let seen = Observed {
+                    at: &at,
+                    before: &before,
+                    after: &self.page.0,
+                    on_element: !step.action.locators().is_empty(),
+                    moves_page: Observed::is_news(&step.action),
+                    expect: step.expect.as_ref(),
+                };
+                for hint in self.watch.after_step(self.bridge, self.tab, &seen).await {
+                    self.report.hint(hint);
+                }
+            }
+            // A wizard replays step by step: where the recording saw the form move on,
+            // the run waits until it shows that step too.
+            if let Some(form) = step.expect.as_ref().and_then(|e| e.step.as_ref()) {
+                let label = escape::quoted_cut(form.label(), 60);
+                let hint = match reach_form_step(self.bridge, self.tab, form).await {
+                    Ok(()) => format!("{at} the form is on step {label}"),
+                    Err(e) => format!(
+                        "{at} the recording's form was on step {label} here; the page did not show it ({})",
+                        e.code.as_str()
+                    ),
+                };
+                self.report.hint(hint);
+            }
+            if name == self.top && self.shots.contains(&(i as u32 + 1)) {
+                if self.secret_on_page {
+                    self.report.hint(format!(
+                        "{at} no screenshot: a secret this run typed may show on the page"
+                    ));
+                } else if let Some(shot) = report::screenshot(self.bridge, self.tab).await {
+                    self.report.screenshots.push(at.clone());
+                    self.report.images.push(shot);
+                }
             }
         }
         let secret: Vec<&str> = scenario
@@ -634,52 +728,6 @@ impl Runner<'_> {
             Err(e) => Err(e),
         }
     }
-
-    /// After an element step: alerts the page shows (error messages, usually) compared
-    /// with what the recording saw there, as hints.
-    async fn note_alerts(&mut self, at: &str, expect: Option<&PageHint>) {
-        let find = Find {
-            query: "alert".into(),
-            max: Some(5),
-            ..Default::default()
-        };
-        let Ok(found) = call(self.bridge, self.tab, &find).await else {
-            return;
-        };
-        for hint in alert_hints(&found.text, expect, at) {
-            if !self.report.hints.contains(&hint) {
-                self.report.hints.push(hint);
-            }
-        }
-    }
-}
-
-/// Hints from the alert lines of a `find` answer, against what the recording saw after
-/// the step (`expect`: `{alert}`; absent for scenarios recorded without page hints).
-fn alert_hints(found: &str, expect: Option<&PageHint>, at: &str) -> Vec<String> {
-    let now: Vec<&str> = found
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("alert"))
-        .collect();
-    let Some(expect) = expect else {
-        return now
-            .iter()
-            .map(|l| format!("{at} the page shows {l}"))
-            .collect();
-    };
-    let wanted = expect.alert.as_str();
-    let mut hints: Vec<String> = now
-        .iter()
-        .filter(|l| wanted.is_empty() || !l.contains(wanted))
-        .map(|l| format!("{at} the page shows {l}, which the recording did not"))
-        .collect();
-    if !wanted.is_empty() && !now.iter().any(|l| l.contains(wanted)) {
-        hints.push(format!(
-            "{at} the recording showed the alert {wanted:?}; the page shows no such alert now"
-        ));
-    }
-    hints
 }
 
 /// What the MCP session running a replay lends it and learns from it.
@@ -692,18 +740,33 @@ pub struct Caller<'a> {
     pub used: &'a mut Vec<(String, String)>,
 }
 
-/// Run `name` and its dependencies on `tab`. `overrides` replace sealed secrets for this
-/// run only (never saved, never answered).
+/// What a caller asks of a run.
+pub struct Request<'a> {
+    /// The scenario to run (its dependencies first).
+    pub name: &'a str,
+    /// Values of its parameters.
+    pub given: &'a Map<String, Value>,
+    /// Secrets for this run only, replacing the sealed ones (never saved, never answered).
+    pub overrides: &'a Map<String, Value>,
+    /// Steps of `name` (1-based) to take a screenshot after.
+    pub screenshot_steps: &'a [u32],
+}
+
+/// Run a scenario and its dependencies on `tab`.
 pub async fn run(
     bridge: &BridgeHandle,
     dir: &Path,
     tab: Option<TabId>,
-    name: &str,
-    given: &Map<String, Value>,
-    overrides: &Map<String, Value>,
+    request: Request<'_>,
     caller: Caller<'_>,
 ) -> Result<RunReport, WireError> {
     let Caller { step, used } = caller;
+    let Request {
+        name,
+        given,
+        overrides,
+        screenshot_steps,
+    } = request;
     let started = Instant::now();
     let bad = |why: String| WireError::new(ErrorCode::BadArgs, why);
     let mut loaded: HashMap<String, Scenario> = HashMap::new();
@@ -717,6 +780,8 @@ pub async fn run(
         loaded.insert(n, s);
     }
     plan(name, |n| loaded.get(n)).map_err(|e| bad(e.to_string()))?;
+    let steps = loaded.get(name).map_or(0, |s| s.chain.len());
+    let shots = report::checked_shots(screenshot_steps, steps)?;
     for s in loaded.values() {
         for d in &s.dependencies {
             if let Some(c) = &d.condition {
@@ -734,12 +799,26 @@ pub async fn run(
         loaded,
         store,
         overrides,
-        report: RunReport::default(),
+        report: RunReport {
+            scenario: name.to_string(),
+            ..Default::default()
+        },
         outputs: HashMap::new(),
         page: Default::default(),
+        top: name.to_string(),
+        shots,
+        secret_on_page: false,
+        watch: Watch::start(bridge, tab).await,
     };
     let outcome = runner.run(name, given.clone()).await;
-    let mut report = runner.report;
+    // Errors the last step's page threw a moment later.
+    if outcome.is_ok() {
+        if let Some(hint) = runner.watch.new_errors(bridge, tab, "by the end").await {
+            runner.report.hint(hint);
+        }
+    }
+    let mut report = std::mem::take(&mut runner.report);
+    report.secret_on_page = runner.secret_on_page;
     // What the caller passed itself it knows already; the sealed and override values not.
     let known: Vec<&str> = given.values().filter_map(Value::as_str).collect();
     used.extend(
@@ -769,39 +848,53 @@ mod tests {
     use super::*;
 
     #[test]
-    fn alerts_are_compared_with_what_the_recording_saw() {
-        let found = "2 matches for \"alert\":\nalert [ref=e4]: Wrong password\n text \"x\"";
-        let at = "after login step 4 (click)";
-        assert_eq!(
-            alert_hints(found, None, at),
-            ["after login step 4 (click) the page shows alert [ref=e4]: Wrong password"]
-        );
-        let saw = |alert: &str| PageHint {
-            alert: alert.into(),
-            ..Default::default()
+    fn page_model_locators_take_their_ref_from_the_typed_answer() {
+        let shown = |r: &str, role: &str, name: &str| ShownRef {
+            element_ref: r.into(),
+            role: role.into(),
+            name: name.into(),
         };
-        assert!(alert_hints(found, Some(&saw("Wrong password")), at).is_empty());
+        // The text says other refs than the typed list: only the typed list counts.
+        let found = Text {
+            tab_id: 1,
+            text: "textbox \"User\" [ref=e9]".into(),
+            cut: false,
+            refs: vec![
+                shown("e1", "textbox", "Email"),
+                shown("e2", "button", "User"),
+                shown("e3", "textbox", "User"),
+                shown("e4", "h2", "Your cart"),
+                shown("e5", "link", " sign in "),
+            ],
+        };
+        let role = |r: &str, n: &str| Locator::Role(r.into(), n.into());
         assert_eq!(
-            alert_hints(found, Some(&saw("")), at),
-            ["after login step 4 (click) the page shows alert [ref=e4]: Wrong password, which the recording did not"]
+            ref_of(&found, &role("textbox", "User")).as_deref(),
+            Some("e3")
         );
         assert_eq!(
-            alert_hints("No match for \"alert\" on the page.", Some(&saw("Added")), at),
-            ["after login step 4 (click) the recording showed the alert \"Added\"; the page shows no such alert now"]
+            ref_of(&found, &Locator::Label("Email".into())).as_deref(),
+            Some("e1")
         );
+        assert_eq!(
+            ref_of(&found, &role("heading", "Your cart")).as_deref(),
+            Some("e4")
+        );
+        assert_eq!(
+            ref_of(&found, &Locator::Text("Sign in".into())).as_deref(),
+            Some("e5")
+        );
+        assert!(ref_of(&found, &Locator::Text("Nope".into())).is_none());
+        assert!(ref_of(&found, &role("link", "User")).is_none());
+        assert_eq!(model_query(&role("textbox", "User")), Some("User"));
+        assert!(model_query(&Locator::Css("#a".into())).is_none());
     }
 
     #[test]
-    fn page_model_locators_find_their_ref() {
-        let found = "textbox \"Email\" [ref=e1]\n button \"User\" [ref=e2]\n textbox \"User\" [ref=e3]: ada";
-        let role = Locator::Role("textbox".into(), "User".into());
-        let (q, starts) = model_query(&role).unwrap();
-        assert_eq!(ref_in(found, &q, starts.as_deref()).as_deref(), Some("e3"));
-        let label = Locator::Label("Email".into());
-        let (q, starts) = model_query(&label).unwrap();
-        assert_eq!(ref_in(found, &q, starts.as_deref()).as_deref(), Some("e1"));
-        assert!(ref_in(found, "Nope", None).is_none());
-        assert!(model_query(&Locator::Css("#a".into())).is_none());
+    fn a_step_name_becomes_an_xpath_literal_where_it_can() {
+        assert_eq!(xpath_literal("Shipping").unwrap(), "'Shipping'");
+        assert_eq!(xpath_literal("Ada's").unwrap(), "\"Ada's\"");
+        assert!(xpath_literal("Ada's \"pick\"").is_none());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use kapture_e2e::cdp::RawCdp;
 use kapture_e2e::panel::{screenshot, Panel};
 use kapture_e2e::widget::{widget_click, widget_count};
-use kapture_e2e::{eventually, Kapture, Start};
+use kapture_e2e::{eventually, on_both_engines, Engine, Kapture, Start};
 use serde_json::{json, Value};
 use www_test_pages::Site;
 
@@ -515,4 +515,138 @@ async fn a_recording_saved_while_kapture_is_away_waits_in_the_browser() {
     let scenario: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
     assert_eq!(scenario["chain"][1]["method"], "type", "{scenario:#}");
     k.stop().await;
+}
+
+/// Write `scenario` into kapture's data folder as a file of format version 1 would be.
+fn plant(k: &Kapture, scenario: &Value) {
+    let folder = k.data_dir().join("scenarios");
+    std::fs::create_dir_all(&folder).unwrap();
+    let name = scenario["name"].as_str().unwrap();
+    std::fs::write(
+        folder.join(format!("{name}.json")),
+        serde_json::to_vec_pretty(scenario).unwrap(),
+    )
+    .unwrap();
+}
+
+/// A replay reports as an agent needs it: the scenario and the dependencies it ran, a hint
+/// after each action where a dialog opened, the page changed or the page threw, nothing for
+/// a quiet step, and screenshots of the steps asked for. The file is of format version 1
+/// (no `version`): it runs, and reads back migrated.
+async fn a_replay_reports_each_step_and_the_screenshots_asked_for_on(engine: Engine) {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch_on(engine).await;
+    plant(
+        &k,
+        &json!({"name": "start_fresh", "chain": [
+            {"method": "navigate", "params": {"url": site.url("page-a.html")}}
+        ]}),
+    );
+    plant(
+        &k,
+        &json!({"name": "report_flow", "title": "Order with a dialog",
+        "dependencies": [{"scenario": "start_fresh"}],
+        "chain": [
+            {"method": "navigate", "params": {"url": site.url("replay-report.html")}},
+            {"method": "click", "params": {"locators": [{"by": "role", "value": ["button", "Place order"]}]}},
+            {"method": "click", "params": {"locators": [{"by": "role", "value": ["button", "Confirm"]}]}},
+            {"method": "click", "params": {"locators": [{"by": "css", "value": "#break"}]}},
+            {"method": "click", "params": {"locators": [{"by": "text", "value": "Continue"}]}},
+            {"method": "wait_for_load", "params": {"url": site.url("page-b.html")}}
+        ]}),
+    );
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    let out = k
+        .call(
+            "scenario_run",
+            json!({"name": "report_flow", "screenshotSteps": [5, 2]}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text);
+    let ran = report(&out.text);
+    assert_eq!(ran["scenario"], "report_flow", "{ran:#}");
+    assert_eq!(ran["success"], true, "{ran:#}");
+    assert_eq!(
+        ran["dependenciesExecuted"],
+        json!(["start_fresh"]),
+        "{ran:#}"
+    );
+    assert_eq!(ran["actionsExecuted"], 6, "{ran:#}");
+    assert!(ran["durationMs"].as_u64().is_some(), "{ran:#}");
+    let hints: Vec<&str> = ran["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    let has = |what: &str| hints.iter().any(|h| h.contains(what));
+    assert!(
+        has("after report_flow step 2 (click) a dialog opened: dialog \"Confirm the order?\""),
+        "{hints:#?}"
+    );
+    assert!(
+        hints.iter().any(|h| h.contains("logged an error")
+            && h.contains("payment widget crashed")
+            && (h.contains("step 4") || h.contains("step 5"))),
+        "{hints:#?}"
+    );
+    assert!(
+        has("after report_flow step 5 (click) the page changed to") && has("page-b.html"),
+        "{hints:#?}"
+    );
+    assert!(!has("step 3"), "a quiet step says nothing: {hints:#?}");
+    assert!(
+        !has("step 1 "),
+        "a navigation asked for is no news: {hints:#?}"
+    );
+    assert_eq!(
+        ran["screenshots"],
+        json!([
+            "after report_flow step 2 (click)",
+            "after report_flow step 5 (click)"
+        ]),
+        "{ran:#}"
+    );
+    assert_eq!(out.images.len(), 2, "{ran:#}");
+    for (mime, bytes) in &out.images {
+        assert_eq!(mime, "image/jpeg");
+        assert!(bytes.starts_with(&[0xff, 0xd8]), "a JPEG");
+    }
+    assert!(
+        k.ok("browser_get_text", json!({})).await.contains("Page B"),
+        "the run ended on page B"
+    );
+
+    // Its own tool takes screenshotSteps too; a step it does not have is refused up front.
+    let tool = k
+        .call("scenario_report_flow", json!({"screenshotSteps": [1]}))
+        .await;
+    assert!(!tool.is_error, "{}", tool.text);
+    assert_eq!(tool.images.len(), 1, "{}", tool.text);
+    let refused = k
+        .call(
+            "scenario_run",
+            json!({"name": "report_flow", "screenshotSteps": [9]}),
+        )
+        .await;
+    assert_eq!(
+        refused.code().as_deref(),
+        Some("BAD_ARGS"),
+        "{}",
+        refused.text
+    );
+    assert!(refused.text.contains("no step 9"), "{}", refused.text);
+
+    // Read back, the version 1 file is version 2: where it starts, each parameter's facts.
+    let got = report(&k.ok("scenario_get", json!({"name": "report_flow"})).await);
+    assert_eq!(got["version"], 2, "{got:#}");
+    assert_eq!(got["startUrl"], site.url("replay-report.html"), "{got:#}");
+    k.stop().await;
+}
+
+on_both_engines! {
+    a_replay_reports_each_step_and_the_screenshots_asked_for_on =>
+        a_replay_reports_each_step_and_the_screenshots_asked_for,
+        a_replay_reports_each_step_and_the_screenshots_asked_for_natively;
 }

@@ -142,4 +142,7 @@ pub struct ScenarioRunArgs {
     /// Tab to run in (default: the current tab).
     #[serde(default)]
     pub tab_id: Option<TabId>,
+    /// Steps of the scenario (numbered from 1) to answer a screenshot after.
+    #[serde(default)]
+    pub screenshot_steps: Vec<u32>,
 }

@@ -504,10 +504,18 @@ impl KaptureServer {
                 Some(name) => match crate::scenario_tools::split_args(
                     args.as_object().cloned().unwrap_or_default(),
                 ) {
-                    Ok((given, tab)) => Ok(CallToolResponse::Complete(
-                        self.run_scenario(&name, tab, &given, &Default::default())
-                            .await
-                            .into_result(),
+                    Ok(call) => Ok(CallToolResponse::Complete(
+                        self.run_scenario(
+                            call.tab,
+                            crate::replay::Request {
+                                name: &name,
+                                given: &call.given,
+                                overrides: &Default::default(),
+                                screenshot_steps: &call.screenshot_steps,
+                            },
+                        )
+                        .await
+                        .into_result(),
                     )),
                     Err(why) => Ok(CallToolResponse::Complete(
                         Answer::fail(WireError::new(ErrorCode::BadArgs, why)).into_result(),

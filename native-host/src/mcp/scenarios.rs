@@ -68,16 +68,19 @@ impl KaptureServer {
                     .params
                     .dependencies
                     .iter()
-                    .map(|d| ext_core::scenario::Dependency {
-                        scenario: d.clone(),
-                        optional: false,
-                        condition: draft
-                            .suggestions
-                            .iter()
-                            .find(|s| &s.scenario == d)
-                            .and_then(|s| s.condition.clone()),
-                        parameters: Default::default(),
-                        capture_output: None,
+                    .map(|d| {
+                        let suggested = draft.suggestions.iter().find(|s| &s.scenario == d);
+                        ext_core::scenario::Dependency {
+                            scenario: d.clone(),
+                            reason: suggested.map_or_else(
+                                || "named by the agent when saving".to_string(),
+                                |s| s.reason.clone(),
+                            ),
+                            optional: false,
+                            condition: suggested.and_then(|s| s.condition.clone()),
+                            parameters: Default::default(),
+                            capture_output: None,
+                        }
                     })
                     .collect();
                 let request = ext_core::recorder::draft::SaveRequest {
@@ -213,11 +216,16 @@ impl KaptureServer {
             destructive_hint = true,
             open_world_hint = true
         ),
-        description = "Replay a saved scenario without a model: its dependencies first (skipped when their condition, e.g. isAuthenticated, holds; outputs passed on), then its steps, with parameters filled from `parameters`, the recorded defaults and Kapture's sealed secrets (or overrideSecrets for this run; never shown). Each element step tries its locators in rank order. Answers success, dependencies executed and skipped, actions executed, duration, the failed step with a screenshot, and hints (alerts the page showed)."
+        description = "Replay a saved scenario without a model: its dependencies first (skipped when their condition, e.g. isAuthenticated, holds; outputs passed on), then its steps, with parameters filled from `parameters`, the recorded defaults and Kapture's sealed secrets (or overrideSecrets for this run; never shown). Each element step tries its locators in rank order. Answers the scenario, success, dependencies executed and skipped, actions executed, duration, the failed step with a screenshot, hints after each action (a dialog opened, the page changed, errors logged, alerts), and screenshots after the steps in screenshotSteps."
     )]
     async fn scenario_run(&self, Parameters(a): Parameters<ScenarioRunArgs>) -> Answer {
-        self.run_scenario(&a.name, a.tab_id, &a.parameters, &a.override_secrets)
-            .await
+        let request = crate::replay::Request {
+            name: &a.name,
+            given: &a.parameters,
+            overrides: &a.override_secrets,
+            screenshot_steps: &a.screenshot_steps,
+        };
+        self.run_scenario(a.tab_id, request).await
     }
 
     #[tool(
@@ -325,13 +333,12 @@ impl KaptureServer {
         self.shared.scenarios_changed();
     }
 
-    /// Run a saved scenario and answer its report (a screenshot where it failed).
+    /// Run a saved scenario and answer its report, the screenshots asked for, and one where
+    /// it failed.
     pub(super) async fn run_scenario(
         &self,
-        name: &str,
         tab: Option<TabId>,
-        given: &serde_json::Map<String, serde_json::Value>,
-        overrides: &serde_json::Map<String, serde_json::Value>,
+        request: crate::replay::Request<'_>,
     ) -> Answer {
         if let Err(e) = self.browser_ready().await {
             return Answer::fail(e);
@@ -362,9 +369,7 @@ impl KaptureServer {
             self.bridge(),
             &self.config().data_dir,
             tab,
-            name,
-            given,
-            overrides,
+            request,
             crate::replay::Caller {
                 step: &step,
                 used: &mut used,
@@ -375,12 +380,24 @@ impl KaptureServer {
         for (value, kind) in &used {
             self.masks.add(value, kind);
         }
-        let failed = matches!(&report, Ok(r) if !r.success);
-        let mut blocks = report.map(|r| {
+        // Where a secret the run typed may show, the page is not photographed.
+        let failed = matches!(&report, Ok(r) if !r.success && !r.secret_on_page);
+        let mut blocks = report.map(|mut r| {
+            if !r.success && r.secret_on_page {
+                r.hints.push(
+                    "no screenshot of the failure: a secret this run typed may show on the page"
+                        .into(),
+                );
+            }
             // The report quotes the page (hints, alerts): JSON keeps it on its lines.
-            vec![ContentBlock::text(escape::json(
+            let mut blocks = vec![ContentBlock::text(escape::json(
                 &serde_json::to_string_pretty(&r).unwrap_or_default(),
-            ))]
+            ))];
+            // The steps asked for, in the order the report's `screenshots` names them.
+            for shot in std::mem::take(&mut r.images) {
+                blocks.push(ContentBlock::image(shot.data, shot.mime_type));
+            }
+            blocks
         });
         // Where it stopped, as the agent would see it.
         if let (true, Ok(blocks)) = (failed, blocks.as_mut()) {
