@@ -72,6 +72,40 @@ async fn a_recorded_login_is_saved_with_placeholders_and_sealed_secrets() {
         kapture_e2e::secret_names(&scenario),
         ["username", "password"]
     );
+    // The file format's version 2: where it starts, when and by whom it was saved, and
+    // what each parameter takes.
+    assert_eq!(scenario["version"], 2, "{scenario}");
+    assert_eq!(scenario["startUrl"], site.url("login.html"), "{scenario}");
+    let at = scenario["recordedAt"].as_str().unwrap_or_default();
+    assert!(at.len() == 20 && at.ends_with('Z'), "{scenario}");
+    for p in scenario["parameters"].as_array().unwrap() {
+        assert_eq!(
+            (&p["type"], &p["required"]),
+            (&json!("string"), &json!(true)),
+            "{p}"
+        );
+    }
+    // The index is an object with its version, time and counts; the sealed secrets' folder
+    // keeps itself out of Git.
+    let index: Value = serde_json::from_slice(
+        &std::fs::read(k.data_dir().join("scenarios").join("index.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(index["version"], 2, "{index}");
+    assert!(
+        index["lastUpdated"].as_str().unwrap().ends_with('Z'),
+        "{index}"
+    );
+    assert_eq!(
+        index["stats"],
+        json!({"scenarios": 1, "steps": 4, "withDependencies": 0, "withSecrets": 1, "unreadable": 0}),
+        "{index}"
+    );
+    assert_eq!(index["scenarios"][0]["name"], "login", "{index}");
+    assert_eq!(
+        std::fs::read_to_string(k.data_dir().join("secrets").join(".gitignore")).unwrap(),
+        "*\n"
+    );
 
     // Nowhere on disk in plain, base64 or hex; the sealed file is private.
     let b64 = base64::engine::general_purpose::STANDARD.encode(CANARY);
@@ -220,5 +254,81 @@ async fn a_tab_opened_while_recording_is_recorded() {
             .ends_with("page-b.html"),
         "{scenario:#}"
     );
+    k.stop().await;
+}
+
+/// A multi-step form recorded as a person fills it: the step the form showed after each
+/// Next is saved with that step (aria-current wins over a "Step 2 of 3" counter), and the
+/// replay waits for each step in turn, saying so, before it types into it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_wizard_replays_step_by_step() {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch().await;
+    k.ok("browser_navigate", json!({"url": site.url("wizard.html")}))
+        .await;
+    k.ok("browser_recorder", json!({"action": "start"})).await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#email", "text": "ada@example.test"}),
+    )
+    .await;
+    k.ok("browser_click", json!({"selector": "#next1"})).await;
+    k.ok("browser_wait_for", json!({"text": "Step 2 of 3"}))
+        .await;
+    k.ok(
+        "browser_type",
+        json!({"selector": "#city", "text": "Paris"}),
+    )
+    .await;
+    k.ok("browser_click", json!({"selector": "#next2"})).await;
+    k.ok("browser_wait_for", json!({"text": "Step 3 of 3"}))
+        .await;
+    k.ok("browser_click", json!({"selector": "#finish"})).await;
+    let saved = k
+        .ok(
+            "browser_recorder",
+            json!({"action": "stop", "name": "signup"}),
+        )
+        .await;
+    assert!(saved.contains("Saved scenario signup"), "{saved}");
+    let scenario: Value = serde_json::from_slice(
+        &std::fs::read(k.data_dir().join("scenarios").join("signup.json")).unwrap(),
+    )
+    .unwrap();
+    let steps: Vec<&Value> = scenario["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["params"]["expect"].get("step"))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            &json!({"by": "current", "value": "Shipping"}),
+            &json!({"by": "current", "value": "Confirm"})
+        ],
+        "{scenario:#}"
+    );
+
+    // From another page, with another city: each step is waited for, then filled.
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    let ran: Value = serde_json::from_str(
+        &k.ok(
+            "scenario_run",
+            json!({"name": "signup", "parameters": {"city": "Kyoto"}}),
+        )
+        .await,
+    )
+    .unwrap();
+    assert_eq!(ran["success"], true, "{ran:#}");
+    let hints = ran["hints"].to_string();
+    assert!(
+        hints.contains("the form is on step \\\"Shipping\\\"")
+            && hints.contains("the form is on step \\\"Confirm\\\""),
+        "{ran:#}"
+    );
+    let done = k.ok("browser_get_text", json!({"selector": "#done"})).await;
+    assert!(done.contains("Done: ada@example.test in Kyoto"), "{done}");
     k.stop().await;
 }

@@ -256,6 +256,27 @@ pub async fn widget_request<S: CdpSession>(
         .and_then(Value::as_str)
         .unwrap_or_default()
     {
+        // The widget's live list, as Rust reads the events so far (secrets marked 🔒): the
+        // widget asks after each event it shows, its own line being only a first guess.
+        "live" => {
+            let steps = {
+                let events = s.events().borrow();
+                match events.recording.as_ref() {
+                    Some(r) if r.capturing => {
+                        let so_far = crate::methods::RecorderState {
+                            start_url: r.start_url.clone(),
+                            steps: crate::recorder::optimize(&r.events),
+                            ..Default::default()
+                        };
+                        Some(crate::recorder::draft::draft(&so_far, &[]).steps)
+                    }
+                    _ => None,
+                }
+            };
+            if let Some(steps) = steps {
+                widget_show(s, &json!({"live": steps})).await?;
+            }
+        }
         // A new document's widget asks what to show.
         "hello" => {
             let view = {

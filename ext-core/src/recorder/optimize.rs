@@ -71,12 +71,20 @@ impl Steps {
     fn last_mut(&mut self) -> Option<&mut RecordedStep> {
         self.steps.last_mut()
     }
-    /// Each step followed by what the page showed after it, when it showed something.
+    /// Each step followed by what the page showed after it, when it showed something; a
+    /// multi-step form's current step only where it changed.
     fn finish(self) -> Vec<RecordedStep> {
         let mut out = Vec::with_capacity(self.steps.len());
+        let mut form_step = None;
         for (step, hint) in self.steps.into_iter().zip(self.hints) {
             out.push(step);
-            if let Some(h) = hint.filter(|h| h.changed || h.dialog || !h.alert.is_empty()) {
+            let Some(mut h) = hint else { continue };
+            if h.step.is_some() && h.step == form_step {
+                h.step = None;
+            } else if h.step.is_some() {
+                form_step = h.step.clone();
+            }
+            if h.changed || h.dialog || !h.alert.is_empty() || h.step.is_some() {
                 out.push(RecordedStep::Observed(h));
             }
         }
@@ -261,6 +269,7 @@ mod tests {
                 changed: true,
                 dialog: false,
                 alert: alert.into(),
+                step: None,
             })
         };
         let events = vec![
@@ -285,7 +294,8 @@ mod tests {
             RecordedStep::Observed(PageHint {
                 changed: true,
                 dialog: false,
-                alert: "Wrong password".into()
+                alert: "Wrong password".into(),
+                step: None,
             })
         );
         let wire: RawEvent =
@@ -405,5 +415,36 @@ mod tests {
     fn typing_in_two_fields_in_turn_stays_two_steps_each() {
         let steps = optimize(&[input("#a", "1"), input("#b", "2"), input("#a", "13")]);
         assert_eq!(steps.len(), 3);
+    }
+
+    #[test]
+    fn a_wizards_step_is_kept_only_where_it_changed() {
+        use crate::scenario::FormStep;
+        let at = |n: u32| {
+            RawEvent::Hint(PageHint {
+                changed: true,
+                step: Some(FormStep::Counter(format!("Step {n} of 3"))),
+                ..Default::default()
+            })
+        };
+        let events = vec![
+            click(el("button", "#next")),
+            at(2),
+            click(el("input", "#gift")),
+            at(2),
+            click(el("button", "#next")),
+            at(3),
+        ];
+        let steps: Vec<Option<String>> = optimize(&events)
+            .iter()
+            .filter_map(|s| match s {
+                RecordedStep::Observed(h) => Some(h.step.as_ref().map(|f| f.label().to_string())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            [Some("Step 2 of 3".into()), None, Some("Step 3 of 3".into())]
+        );
     }
 }

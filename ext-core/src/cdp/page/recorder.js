@@ -20,6 +20,15 @@
   new MutationObserver((list) => { mutations += list.length; })
     .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const shown = (el) => (el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0);
+  // The step a multi-step form shows as current: its aria-current="step" element, else a
+  // "Step 2 of 3" counter in the page's rendered text.
+  const formStep = () => {
+    const current = [...document.querySelectorAll('[aria-current=step]')].filter(shown)
+      .map((el) => clip(el.innerText || el.getAttribute('aria-label'), 60)).find(Boolean);
+    if (current) return { by: 'current', value: current };
+    const counter = ((document.body && document.body.innerText) || '').match(/\bstep\s+\d+\s*(?:of|\/)\s*\d+\b/i);
+    return counter ? { by: 'counter', value: clip(counter[0], 40) } : undefined;
+  };
   let hintTimer = 0;
   let pending = false;
   // Report the pending hint now (the next event, a stop, or 400 ms after the action).
@@ -29,7 +38,7 @@
     pending = false;
     const dialog = [...document.querySelectorAll('dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true]')].some(shown);
     const alert = [...document.querySelectorAll('[role=alert]')].filter(shown).map((a) => clip(a.innerText, 120)).find(Boolean) || '';
-    send({ kind: 'hint', changed: mutations > 0, dialog, alert });
+    send({ kind: 'hint', changed: mutations > 0, dialog, alert, step: formStep() });
   };
   globalThis.__kaptureFlushHint = hintNow;
   const observe = () => {

@@ -27,6 +27,7 @@
     button:disabled { opacity: .5; cursor: default; }
     ol { margin: 8px 0 0; padding-left: 20px; max-height: 160px; overflow: auto; }
     li { margin: 2px 0; word-break: break-word; }
+    li.secret { color: #8a4b00; }
     label.f { display: block; margin: 6px 0 2px; font-weight: 600; }
     input[type=text] { box-sizing: border-box; width: 100%; font: inherit; padding: 4px 6px; border: 1px solid #b8c2d6; border-radius: 5px; }
     fieldset { border: 1px solid #e1e6f0; border-radius: 6px; margin: 8px 0; padding: 4px 8px; }
@@ -49,7 +50,16 @@
   let mode = 'ready';
   let live = [];
   const actions = (n) => n + (n === 1 ? ' action' : ' actions');
-  const list = () => `<ol class="live">${live.map((l) => `<li>${esc(l)}</li>`).join('')}</ol>`;
+  // A line of a typed secret starts with 🔒 (Rust's judgement, never its value).
+  const item = (l) => `<li${l.startsWith('\u{1F512}') ? ' class="secret"' : ''}>${esc(l)}</li>`;
+  const list = () => `<ol class="live">${live.map(item).join('')}</ol>`;
+  const refresh = () => {
+    const ol = body.querySelector('ol.live');
+    if (ol) ol.innerHTML = live.map(item).join('');
+    const count = body.querySelector('.count');
+    if (count) count.textContent = actions(live.length);
+  };
+  let liveTimer = 0;
   const render = (view) => {
     mode = view.mode;
     // Shown again after it left (a recorder installed anew in the same document).
@@ -74,7 +84,7 @@
         <label class="f" for="g">Tags <span class="muted">(comma-separated)</span></label><input type="text" id="g">
         ${secrets.length ? `<fieldset><legend>Secrets, sealed in Kapture's store</legend>${secrets.map((v) => `<label class="opt"><input type="checkbox" class="sec" data-name="${esc(v.name)}" checked> ${esc(v.name)} <span class="muted">${esc(v.label)}</span></label>`).join('')}</fieldset>` : ''}
         ${values.length ? `<fieldset><legend>Values to pass as parameters</legend>${values.map((v) => `<label class="opt"><input type="checkbox" class="par" data-name="${esc(v.name)}" checked${v.search ? ' disabled' : ''}> ${esc(v.name)} = “${esc(v.value)}”${v.search ? ' <span class="muted">(search: always)</span>' : ''}</label>`).join('')}</fieldset>` : ''}
-        ${(d.suggestions || []).length ? `<fieldset><legend>Run first</legend>${d.suggestions.map((s) => `<label class="opt"><input type="checkbox" class="dep" data-name="${esc(s.scenario)}" data-condition="${esc(s.condition || '')}" checked> ${esc(s.scenario)} <span class="muted">${esc(s.reason)}</span></label>`).join('')}</fieldset>` : ''}
+        ${(d.suggestions || []).length ? `<fieldset><legend>Run first</legend>${d.suggestions.map((s) => `<label class="opt"><input type="checkbox" class="dep" data-name="${esc(s.scenario)}" data-condition="${esc(s.condition || '')}" data-reason="${esc(s.reason || '')}" checked> ${esc(s.scenario)} <span class="muted">${esc(s.reason)}</span></label>`).join('')}</fieldset>` : ''}
         <details><summary class="muted">Steps</summary><ol>${(d.steps || []).map((s) => `<li>${esc(s)}</li>`).join('')}</ol></details>
         <div class="row"><button class="b primary save">Save</button><button class="b discard">Discard</button></div>${note}`;
       const val = (id) => body.querySelector('#' + id).value.trim();
@@ -83,7 +93,7 @@
         name: val('n'), title: val('t'), description: val('d'),
         tags: val('g').split(',').map((t) => t.trim()).filter(Boolean),
         notSecret: names('sec', false), literal: names('par', false),
-        dependencies: [...body.querySelectorAll('input.dep')].filter((i) => i.checked).map((i) => i.dataset.condition ? { scenario: i.dataset.name, condition: i.dataset.condition } : { scenario: i.dataset.name }),
+        dependencies: [...body.querySelectorAll('input.dep')].filter((i) => i.checked).map((i) => Object.assign({ scenario: i.dataset.name, reason: i.dataset.reason }, i.dataset.condition ? { condition: i.dataset.condition } : {})),
       } }));
       on(body.querySelector('.discard'), () => { live = []; ask('discard'); });
     } else if (mode === 'gone') {
@@ -106,13 +116,20 @@
       : ev.kind === 'key' ? 'press ' + ev.key : '';
     if (!line || mode !== 'recording') return;
     if (live[live.length - 1] !== line) live.push(line);
-    const ol = body.querySelector('ol.live');
-    if (ol) ol.innerHTML = live.map((l) => `<li>${esc(l)}</li>`).join('');
-    const count = body.querySelector('.count');
-    if (count) count.textContent = actions(live.length);
+    refresh();
+    // Rust's lines replace this guess shortly (which typed values are secrets is its call).
+    clearTimeout(liveTimer);
+    liveTimer = setTimeout(() => ask('live'), 150);
   };
   globalThis.__kaptureWidget = {
-    show: (view) => { if (view.steps) live = view.steps.slice(); render(view); },
+    show: (view) => {
+      if (view.live) {
+        if (mode === 'recording') { live = view.live.slice(); refresh(); }
+        return;
+      }
+      if (view.steps) live = view.steps.slice();
+      render(view);
+    },
     captured,
   };
   // The page may remove or move the host; put it back.
