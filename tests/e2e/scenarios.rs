@@ -77,6 +77,16 @@ async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
         json!({"selector": "#password", "text": CANARY}),
     )
     .await;
+    // The live list marks both typed secrets 🔒 (Rust's judgement), never their values.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while widget_count(&mut raw, &session, "ol.live li.secret").await != 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the live list never marked the email and the password"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    screenshot(&mut raw, &session, "recorder-widget-secrets").await;
     let signed_in = k
         .ok("browser_click", json!({"selector": "#login button"}))
         .await;
