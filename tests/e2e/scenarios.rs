@@ -218,7 +218,8 @@ async fn recorded_flows_replay_with_dependencies_in_a_fresh_browser() {
     let checkout = report(&k.ok("scenario_get", json!({"name": "checkout"})).await);
     assert_eq!(
         checkout["dependencies"][0],
-        json!({"scenario": "login", "optional": false, "condition": "isAuthenticated", "parameters": {}}),
+        json!({"scenario": "login", "reason": format!("logs in on {}", site.url("").trim_end_matches('/')),
+               "optional": false, "condition": "isAuthenticated", "parameters": {}}),
         "{checkout:#}"
     );
     let card_sealed = checkout["parameters"]
@@ -582,7 +583,8 @@ async fn a_replay_reports_each_step_and_the_screenshots_asked_for_on(engine: Eng
         json!(["start_fresh"]),
         "{ran:#}"
     );
-    assert_eq!(ran["actionsExecuted"], 6, "{ran:#}");
+    // The dependency's navigation and the scenario's six steps.
+    assert_eq!(ran["actionsExecuted"], 7, "{ran:#}");
     assert!(ran["durationMs"].as_u64().is_some(), "{ran:#}");
     let hints: Vec<&str> = ran["hints"]
         .as_array()

@@ -28,6 +28,7 @@
     ol { margin: 8px 0 0; padding-left: 20px; max-height: 160px; overflow: auto; }
     li { margin: 2px 0; word-break: break-word; }
     li.secret { color: #8a4b00; }
+    li.secret .lock { vertical-align: -1px; }
     label.f { display: block; margin: 6px 0 2px; font-weight: 600; }
     input[type=text] { box-sizing: border-box; width: 100%; font: inherit; padding: 4px 6px; border: 1px solid #b8c2d6; border-radius: 5px; }
     fieldset { border: 1px solid #e1e6f0; border-radius: 6px; margin: 8px 0; padding: 4px 8px; }
@@ -50,8 +51,13 @@
   let mode = 'ready';
   let live = [];
   const actions = (n) => n + (n === 1 ? ' action' : ' actions');
-  // A line of a typed secret starts with 🔒 (Rust's judgement, never its value).
-  const item = (l) => `<li${l.startsWith('\u{1F512}') ? ' class="secret"' : ''}>${esc(l)}</li>`;
+  // A line of a typed secret starts with 🔒 (Rust's judgement, never its value), drawn as
+  // an icon: a machine without an emoji font still shows the lock.
+  const LOCK = '\u{1F512}';
+  const lock = '<svg class="lock" role="img" aria-label="\u{1F512} secret" viewBox="0 0 16 16" width="12" height="12"><path d="M4 7V5a4 4 0 0 1 8 0v2h1v8H3V7h1zm2 0h4V5a2 2 0 0 0-4 0v2z" fill="currentColor"/></svg>';
+  const item = (l) => l.startsWith(LOCK)
+    ? `<li class="secret">${lock} ${esc(l.slice(LOCK.length).trim())}</li>`
+    : `<li>${esc(l)}</li>`;
   const list = () => `<ol class="live">${live.map(item).join('')}</ol>`;
   const refresh = () => {
     const ol = body.querySelector('ol.live');
@@ -85,7 +91,7 @@
         ${secrets.length ? `<fieldset><legend>Secrets, sealed in Kapture's store</legend>${secrets.map((v) => `<label class="opt"><input type="checkbox" class="sec" data-name="${esc(v.name)}" checked> ${esc(v.name)} <span class="muted">${esc(v.label)}</span></label>`).join('')}</fieldset>` : ''}
         ${values.length ? `<fieldset><legend>Values to pass as parameters</legend>${values.map((v) => `<label class="opt"><input type="checkbox" class="par" data-name="${esc(v.name)}" checked${v.search ? ' disabled' : ''}> ${esc(v.name)} = “${esc(v.value)}”${v.search ? ' <span class="muted">(search: always)</span>' : ''}</label>`).join('')}</fieldset>` : ''}
         ${(d.suggestions || []).length ? `<fieldset><legend>Run first</legend>${d.suggestions.map((s) => `<label class="opt"><input type="checkbox" class="dep" data-name="${esc(s.scenario)}" data-condition="${esc(s.condition || '')}" data-reason="${esc(s.reason || '')}" checked> ${esc(s.scenario)} <span class="muted">${esc(s.reason)}</span></label>`).join('')}</fieldset>` : ''}
-        <details><summary class="muted">Steps</summary><ol>${(d.steps || []).map((s) => `<li>${esc(s)}</li>`).join('')}</ol></details>
+        <details><summary class="muted">Steps</summary><ol>${(d.steps || []).map(item).join('')}</ol></details>
         <div class="row"><button class="b primary save">Save</button><button class="b discard">Discard</button></div>${note}`;
       const val = (id) => body.querySelector('#' + id).value.trim();
       const names = (cls, checked) => [...body.querySelectorAll('input.' + cls)].filter((i) => i.checked === checked).map((i) => i.dataset.name);
