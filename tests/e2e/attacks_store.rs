@@ -346,7 +346,7 @@ async fn a_recorded_label_never_speaks_as_kapture_in_tools_list() {
     assert!(
         props
             .keys()
-            .all(|k| k == "tabId" || k == "full_name" || k == "context"),
+            .all(|k| ["tabId", "screenshotSteps", "full_name", "context"].contains(&k.as_str())),
         "{props:?}"
     );
     let described = props["full_name"]["description"].as_str().unwrap();
