@@ -43,6 +43,36 @@ pub struct ExtensionInfo {
     /// tell a reloaded extension (same tabs) from a restarted browser (other tabs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser_run: Option<String>,
+    /// How the extension reaches pages: absent from an extension that has the debugger.
+    #[serde(default, skip_serializing_if = "Transport::is_debugger")]
+    pub transport: Transport,
+}
+
+/// How the extension reaches a tab's page.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// `chrome.debugger`: CDP, trusted input, every tool.
+    #[default]
+    Debugger,
+    /// Reduced mode, for a browser that did not grant the `debugger` permission:
+    /// `chrome.scripting` in the extension's isolated world of the main frame, untrusted DOM
+    /// events; tools that need the debugger answer `UNSUPPORTED`.
+    Scripting,
+}
+
+impl Transport {
+    pub fn is_debugger(&self) -> bool {
+        *self == Transport::Debugger
+    }
+
+    /// How `browser_status` names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Transport::Debugger => "full (chrome.debugger: trusted input, every tool)",
+            Transport::Scripting => "reduced (no debugger permission: chrome.scripting in the main frame, untrusted DOM events; navigate, snapshot, click and type work, the other page tools answer UNSUPPORTED)",
+        }
+    }
 }
 
 /// Extension → host.
@@ -434,6 +464,7 @@ mod tests {
                     instance: "i1".into(),
                     launched_by: Some(77),
                     browser_run: None,
+                    transport: Transport::Debugger,
                 },
                 resume: None,
             },
@@ -449,13 +480,14 @@ mod tests {
                     instance: "i1".into(),
                     launched_by: None,
                     browser_run: None,
+                    transport: Transport::Scripting,
                 },
                 resume: Some(Resume {
                     session: "s1-1".into(),
                     last_command: 41,
                 }),
             },
-            r#"{"v":2,"type":"hello","nonce":"n0nce","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1"},
+            r#"{"v":2,"type":"hello","nonce":"n0nce","ext":{"id":"abc","version":"0.1.0","browser":"Chromium/156","instance":"i1","transport":"scripting"},
                "resume":{"session":"s1-1","last_command":41}}"#,
         );
         golden(

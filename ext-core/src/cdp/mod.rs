@@ -34,6 +34,7 @@ pub use read::{
     evaluate, extract_links, find, get_html, get_text, is_function_source, read_markdown, snapshot,
     wait_for, SNAPSHOT_MIN_CHARS,
 };
+pub(crate) use read::{budget, walk_of};
 pub use recorder::{recorder, widget_request, widget_show, WidgetOutcome};
 
 use crate::methods::{ActionOutcome, ConsoleLog, ConsoleMessages, PageInfo, Text};

@@ -36,7 +36,7 @@ pub const LIST_URL_MAX: usize = 300;
 /// Pause between two checks of a wait condition.
 const WAIT_POLL: Duration = Duration::from_millis(100);
 
-pub(super) fn budget(b: &Budget) -> (usize, usize) {
+pub(crate) fn budget(b: &Budget) -> (usize, usize) {
     let max = b
         .max_chars
         .unwrap_or(DEFAULT_MAX_CHARS)

@@ -195,6 +195,30 @@ pub fn judge_frame<S: CdpSession>(s: &S, frame: &str) -> Result<(), WireError> {
     }
 }
 
+/// The running command may act in `frame`'s current document as `events` know it and, when
+/// its input lands on an iframe element, in that frame's document (`inner`: its URL): the
+/// judge of a transport without CDP (reduced mode), on the same rules and state.
+pub fn judge_landing(
+    events: &std::cell::RefCell<super::TabEvents>,
+    frame: &str,
+    inner: Option<&str>,
+) -> Result<(), WireError> {
+    let state = events.borrow();
+    let Some(judge) = state.judge.as_ref() else {
+        return Ok(());
+    };
+    let category = judge.category();
+    if let Some(r) = state.frame_refusal(frame, category) {
+        return Err(r.error());
+    }
+    match inner {
+        Some(url) => judge
+            .check(category, &[url.to_string()])
+            .map_err(|r| r.error()),
+        None => Ok(()),
+    }
+}
+
 /// The running command may act in `frame` (its category), learning the frame first when
 /// it was never seen.
 async fn judge_frame_fresh<S: CdpSession>(s: &S, frame: &str) -> Result<(), WireError> {

@@ -71,3 +71,13 @@ pub async fn send_command_in(
     }
     from_js(res)
 }
+
+/// Whether this browser gave the extension `chrome.debugger` (the `debugger` permission).
+pub fn available() -> bool {
+    let chrome = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("chrome"))
+        .unwrap_or(JsValue::UNDEFINED);
+    !chrome.is_undefined()
+        && js_sys::Reflect::get(&chrome, &JsValue::from_str("debugger"))
+            .map(|d| !d.is_undefined())
+            .unwrap_or(false)
+}

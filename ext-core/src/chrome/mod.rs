@@ -8,6 +8,7 @@ pub mod devtools;
 pub mod downloads;
 pub mod port;
 pub mod runtime;
+pub mod scripting;
 pub mod side_panel;
 pub mod storage;
 pub mod tab_groups;

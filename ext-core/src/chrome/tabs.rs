@@ -108,6 +108,25 @@ pub async fn activate(tab_id: TabId) -> Result<TabInfo, WireError> {
     tab_from(update_js(tab_id, to_js(&json!({"active": true}))).await).await
 }
 
+/// Load `url` in the tab (reduced mode's navigation, without the debugger).
+pub async fn navigate(tab_id: TabId, url: &str) -> Result<(), WireError> {
+    update_js(tab_id, to_js(&json!({"url": url})))
+        .await
+        .map(drop)
+        .map_err(wire_error)
+}
+
+/// Whether the tab is loading a document (`status` is `loading`).
+pub async fn loading(tab_id: TabId) -> Result<bool, WireError> {
+    #[derive(Deserialize)]
+    struct Status {
+        #[serde(default)]
+        status: Option<String>,
+    }
+    let tab: Status = from_js(get_js(tab_id).await.map_err(wire_error)?)?;
+    Ok(tab.status.as_deref() == Some("loading"))
+}
+
 pub async fn remove(tab_id: TabId) -> Result<(), WireError> {
     remove_js(tab_id).await.map(drop).map_err(wire_error)
 }

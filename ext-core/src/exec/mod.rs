@@ -5,6 +5,7 @@
 //! extension runs it over `chrome.*` (`sw/host.rs`), a native engine over a CDP WebSocket;
 //! both implement [`Host`], and the tests a fake one.
 
+pub mod reduced;
 pub mod report;
 mod tabs;
 #[cfg(test)]
@@ -25,7 +26,7 @@ use crate::platform;
 use crate::policy::budget::{self, BudgetState, Ledger};
 use crate::policy::gate::{self as pure, Admission, Answer, Guard, Target};
 use crate::policy::{origin_of, risk, Category, Judge, Origin, Policy};
-use crate::protocol::{ErrorCode, TabId, WireError};
+use crate::protocol::{ErrorCode, TabId, Transport, WireError};
 use crate::router::Route;
 
 pub use report::{ApprovalView, FeedEntry};
@@ -148,6 +149,29 @@ pub trait Host: 'static {
     /// or a grant revoked meanwhile reaches commands already queued). Unchanged by default.
     fn refresh(&self, policy: &Rc<Policy>) -> Rc<Policy> {
         policy.clone()
+    }
+    /// How this host reaches a tab's page: the debugger (CDP, through `attach`/`send`), or
+    /// in reduced mode page scripts alone (`page_call`, `start_load`, `loading`).
+    fn transport(&self) -> Transport {
+        Transport::Debugger
+    }
+    /// Reduced mode: call `function` of Kapture's packaged page script (`reduced::PAGE_FILE`)
+    /// in the tab's main frame, in the extension's isolated world, with `args`.
+    async fn page_call(
+        &self,
+        _tab: TabId,
+        _function: &str,
+        _args: Vec<Value>,
+    ) -> Result<Value, WireError> {
+        Err(reduced::needs_debugger("a page script"))
+    }
+    /// Reduced mode: start loading `url` in the tab.
+    async fn start_load(&self, _tab: TabId, _url: &str) -> Result<(), WireError> {
+        Err(reduced::needs_debugger("navigate"))
+    }
+    /// Reduced mode: whether the tab is loading a document.
+    async fn loading(&self, _tab: TabId) -> Result<bool, WireError> {
+        Ok(false)
     }
 }
 

@@ -18,7 +18,7 @@ use crate::platform;
 use crate::policy::gate::{self, Guard};
 use crate::policy::risk::{ElementFacts, Spot};
 use crate::policy::{Category, Judge};
-use crate::protocol::{ErrorCode, TabId, WireError};
+use crate::protocol::{ErrorCode, TabId, Transport, WireError};
 use crate::router;
 
 /// Commands waiting per tab; a full queue answers at once instead of piling up.
@@ -489,7 +489,8 @@ async fn execute<H: Host>(
     guard: Option<&Guard>,
 ) -> Result<Value, WireError> {
     let session = TabSession { host, slot };
-    if !slot.attached.get() {
+    let reduced = host.transport() == Transport::Scripting;
+    if !reduced && !slot.attached.get() {
         attach(host, slot).await?;
         cdp::prepare(&session, host.viewport()).await?;
     }
@@ -514,7 +515,11 @@ async fn execute<H: Host>(
         slot.events.borrow_mut().rules_seen = judge.clone();
     }
     slot.events.borrow_mut().judge = judge;
-    let result = router::run(&session, command).await;
+    let result = if reduced {
+        super::reduced::run(host, slot.tab_id, &slot.events, command).await
+    } else {
+        router::run(&session, command).await
+    };
     slot.events.borrow_mut().judge = None;
     result
 }

@@ -1,5 +1,6 @@
-//! The executor's [`Host`] over `chrome.*`: tabs, `chrome.debugger`, `chrome.downloads`,
-//! safe mode in storage, approvals in the panel, tasks on the worker's event loop.
+//! The executor's [`Host`] over `chrome.*`: tabs, `chrome.debugger` (`chrome.scripting` in
+//! reduced mode), `chrome.downloads`, safe mode in storage, approvals in the panel, tasks on
+//! the worker's event loop.
 
 use std::rc::Weak;
 
@@ -12,7 +13,7 @@ use crate::exec::{DownloadItem, Host, Placement};
 use crate::methods::TabInfo;
 use crate::policy::gate::Answer;
 use crate::policy::Policy;
-use crate::protocol::{ErrorCode, TabId, WireError};
+use crate::protocol::{ErrorCode, TabId, Transport, WireError};
 use crate::ui::ApprovalView;
 
 /// The extension as the executor's host; it reaches the worker's state (panel ports, the
@@ -73,6 +74,39 @@ impl Host for ChromeHost {
 
     async fn close_tab(&self, tab: TabId) -> Result<(), WireError> {
         chrome::tabs::remove(tab).await
+    }
+
+    fn transport(&self) -> Transport {
+        transport()
+    }
+
+    async fn page_call(
+        &self,
+        tab: TabId,
+        function: &str,
+        args: Vec<Value>,
+    ) -> Result<Value, WireError> {
+        if let Some(answer) = chrome::scripting::call(tab, function, &args).await? {
+            return Ok(answer);
+        }
+        // A document that has not run Kapture's page script yet.
+        chrome::scripting::inject_file(tab, crate::exec::reduced::PAGE_FILE).await?;
+        chrome::scripting::call(tab, function, &args)
+            .await?
+            .ok_or_else(|| {
+                WireError::new(
+                    ErrorCode::Internal,
+                    "Kapture's page script did not load in the page",
+                )
+            })
+    }
+
+    async fn start_load(&self, tab: TabId, url: &str) -> Result<(), WireError> {
+        chrome::tabs::navigate(tab, url).await
+    }
+
+    async fn loading(&self, tab: TabId) -> Result<bool, WireError> {
+        chrome::tabs::loading(tab).await
     }
 
     async fn attach(&self, tab: TabId) -> Result<(), WireError> {
@@ -159,5 +193,16 @@ impl Host for ChromeHost {
             Some(app) => std::rc::Rc::new(super::control::person_now(&app).apply(policy)),
             None => policy.clone(),
         }
+    }
+}
+
+/// How this extension reaches pages: the debugger when the browser granted it, else reduced
+/// mode over `chrome.scripting` (a browser that grants neither fails each command with the
+/// debugger's own error).
+pub fn transport() -> Transport {
+    if !chrome::debugger::available() && chrome::scripting::available() {
+        Transport::Scripting
+    } else {
+        Transport::Debugger
     }
 }

@@ -110,6 +110,7 @@ impl Worker {
             instance: String::new(),
             launched_by: None,
             browser_run: None,
+            transport: host::transport(),
         };
         Worker {
             app: Rc::new_cyclic(|app| App {

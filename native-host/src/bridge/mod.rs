@@ -955,6 +955,7 @@ mod precheck_tests {
             instance: "i".into(),
             launched_by: None,
             browser_run: None,
+            transport: Default::default(),
         };
         let to = |m: &str, url: &str| precheck(&rules, &info, m, &serde_json::json!({"url": url}));
         for m in ["navigate", "tabs.new", "download"] {

@@ -86,6 +86,7 @@ fn hello_as(nonce: &str, who: &str, resume: Option<protocol::Resume>) -> Message
         instance: instance.into(),
         launched_by: None,
         browser_run: run,
+        transport: Default::default(),
     };
     Message::text(protocol::encode(&ExtensionFrame::Hello {
         nonce: nonce.into(),

@@ -141,6 +141,7 @@ impl KaptureServer {
                     ext.session,
                     ext.info.browser
                 ));
+                lines.push(format!("mode: {}", ext.info.transport.describe()));
                 match self.bridge().call::<TabsList>(None, &TabsList {}).await {
                     Ok(tabs) => lines.push(format!("tabs:\n{}", self.format_tabs(&tabs, 0))),
                     Err(e) => lines.push(format!("tabs: unavailable ({})", e.into_wire())),
