@@ -1,9 +1,10 @@
 //! The app's call history (pure): each call with its arguments, start time, duration and
-//! status, bounded, newest last; re-run takes a call back; export is one JSON document.
+//! status, bounded, newest last; re-run takes a call back; export is one JSON document; kept
+//! across reloads as a stored document whose secrets and typed text are masked.
 
 use std::collections::VecDeque;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::client::ServerInfo;
@@ -14,8 +15,11 @@ pub const HISTORY_MAX: usize = 200;
 /// The `format` field of an exported history.
 pub const EXPORT_FORMAT: &str = "kapture-app-history";
 
+/// The `format` field of the history the page keeps across reloads.
+pub const STORED_FORMAT: &str = "kapture-app-history-stored";
+
 /// One call made from the app.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Call {
     /// 1, 2, 3… in the order calls were made in this page.
@@ -29,6 +33,10 @@ pub struct Call {
     /// `ok`, an error code, or `HTTP`/`RPC` for a failure before any tool result.
     pub status: String,
     pub summary: String,
+    /// Its arguments were masked when it was stored (a secret, typed text): a call brought
+    /// back from storage that way cannot be run again as it was.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub masked: bool,
 }
 
 impl Call {
@@ -71,8 +79,55 @@ impl History {
             ms: ms.max(0.0).round(),
             status: status.to_string(),
             summary: summary.to_string(),
+            masked: false,
         });
         self.next
+    }
+
+    /// The history as the page stores it (browser storage outlives the page, so nothing
+    /// secret goes there): secret-named arguments and typed text masked, as kapture's own
+    /// history masks them.
+    pub fn stored(&self) -> Value {
+        let calls: Vec<Call> = self
+            .calls
+            .iter()
+            .map(|c| {
+                let mut args = crate::mask::mask_params(&c.tool, &c.args);
+                crate::mask::mask_typed(&c.tool, &mut args, None);
+                Call {
+                    masked: c.masked || args != c.args,
+                    args,
+                    ..c.clone()
+                }
+            })
+            .collect();
+        json!({"format": STORED_FORMAT, "version": 1, "next": self.next, "calls": calls})
+    }
+
+    /// A history stored by [`History::stored`]; an empty one for anything else (a document
+    /// of another version, or text a page's scripts left there).
+    pub fn restore(stored: &Value) -> History {
+        if stored.get("format").and_then(Value::as_str) != Some(STORED_FORMAT)
+            || stored.get("version").and_then(Value::as_u64) != Some(1)
+        {
+            return History::new();
+        }
+        let calls: VecDeque<Call> = stored
+            .get("calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| serde_json::from_value::<Call>(c.clone()).ok())
+            .collect();
+        let skip = calls.len().saturating_sub(HISTORY_MAX);
+        let calls: VecDeque<Call> = calls.into_iter().skip(skip).collect();
+        let top = calls.iter().map(|c| c.seq).max().unwrap_or(0);
+        let next = stored
+            .get("next")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            .max(top);
+        History { calls, next }
     }
 
     /// A call by its number (what re-run takes).
@@ -227,6 +282,55 @@ mod tests {
         assert_eq!(calls[0]["startedAt"], "2023-11-14T22:13:20.000Z");
         assert_eq!(calls[1]["status"], "SELECTOR_NOT_FOUND");
         assert_eq!(calls[1]["ok"], false);
+    }
+
+    #[test]
+    fn a_stored_history_comes_back_with_its_secrets_masked() {
+        let mut h = History::new();
+        h.push("browser_navigate", json!({"url": "http://a/"}), 1.0, 2.0, "ok", "Navigated");
+        h.push(
+            "browser_type",
+            json!({"ref": "e3", "text": "hunter2"}),
+            3.0,
+            4.0,
+            "ok",
+            "Typed",
+        );
+        h.push(
+            "browser_evaluate",
+            json!({"function": "1", "apiToken": "tok"}),
+            5.0,
+            6.0,
+            "ok",
+            "1",
+        );
+        // Stored as text, as browser storage keeps it.
+        let text = serde_json::to_string(&h.stored()).unwrap();
+        assert!(!text.contains("hunter2") && !text.contains("\"tok\""), "{text}");
+        let back = History::restore(&serde_json::from_str(&text).unwrap());
+        assert_eq!(back.len(), 3);
+        let nav = back.get(1).unwrap();
+        assert_eq!(nav.args, json!({"url": "http://a/"}));
+        assert!(!nav.masked, "a call without secrets runs again as it was");
+        let typed = back.get(2).unwrap();
+        assert_eq!(typed.args["text"], crate::mask::MASK);
+        assert!(typed.masked);
+        assert!(back.get(3).unwrap().masked);
+        // Numbering goes on where it stopped.
+        let mut back = back;
+        assert_eq!(back.push("x", json!({}), 7.0, 1.0, "ok", ""), 4);
+    }
+
+    #[test]
+    fn anything_else_in_storage_is_an_empty_history() {
+        for junk in [
+            json!(null),
+            json!({"format": "other", "version": 1, "calls": []}),
+            json!({"format": STORED_FORMAT, "version": 2, "calls": [{"seq": 1}]}),
+            json!({"format": STORED_FORMAT, "version": 1, "calls": [{"seq": "x"}, 5]}),
+        ] {
+            assert!(History::restore(&junk).is_empty(), "{junk}");
+        }
     }
 
     #[test]

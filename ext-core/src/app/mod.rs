@@ -6,6 +6,7 @@ pub mod answer;
 pub mod client;
 pub mod history;
 pub mod sse;
+pub mod validate;
 
 #[cfg(target_arch = "wasm32")]
 mod page;

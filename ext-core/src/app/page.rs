@@ -38,6 +38,9 @@ struct App {
     left_connected: Cell<bool>,
 }
 
+/// Where the page keeps its history (browser storage of kapture's own address).
+const HISTORY_KEY: &str = "kapture-app-history";
+
 fn now() -> f64 {
     js_sys::Date::now()
 }
@@ -377,12 +380,42 @@ impl App {
         Ok(v)
     }
 
+    /// The JSON editor's arguments, valid JSON and fit for the selected tool's schema.
     fn json_args(&self) -> Result<Value, String> {
         let text = by_id::<HtmlTextAreaElement>(&self.doc, "args-json").value();
-        match serde_json::from_str::<Value>(&text) {
-            Ok(v @ Value::Object(_)) => Ok(v),
-            Ok(_) => Err("the arguments must be a JSON object, e.g. {}".into()),
-            Err(e) => Err(format!("the arguments are not valid JSON: {e}")),
+        let v = match serde_json::from_str::<Value>(&text) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => return Err("the arguments must be a JSON object, e.g. {}".into()),
+            Err(e) => return Err(format!("the arguments are not valid JSON: {e}")),
+        };
+        if let Some(tool) = self.selected.borrow().as_ref() {
+            let problems = super::validate::problems(&tool.schema, &v);
+            if !problems.is_empty() {
+                return Err(format!(
+                    "the arguments do not fit {}: {}",
+                    tool.name,
+                    problems.join("; ")
+                ));
+            }
+        }
+        Ok(v)
+    }
+
+    /// Keep the history in the browser's storage for this kapture's address, so a reload
+    /// (or a restart of kapture on the same port) shows it again.
+    fn save_history(&self) {
+        if let Some(store) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+            let _ = store.set_item(HISTORY_KEY, &self.history.borrow().stored().to_string());
+        }
+    }
+
+    fn load_history(&self) {
+        let stored = web_sys::window()
+            .and_then(|w| w.local_storage().ok().flatten())
+            .and_then(|s| s.get_item(HISTORY_KEY).ok().flatten())
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok());
+        if let Some(stored) = stored {
+            *self.history.borrow_mut() = History::restore(&stored);
         }
     }
 
@@ -492,6 +525,7 @@ impl App {
         self.history
             .borrow_mut()
             .push(name, args, started, ms, &state, &summary);
+        self.save_history();
         self.show_history();
         self.show_result(name, ms, &outcome);
         if matches!(&outcome, Err(ClientError::SessionGone)) {
@@ -627,6 +661,14 @@ impl App {
                 ],
                 "Re-run",
             );
+            if call.masked {
+                // Its secrets or typed text were not kept: it cannot run again as it was.
+                let _ = again.set_attribute("disabled", "");
+                let _ = again.set_attribute(
+                    "title",
+                    "Its typed text or secrets are not kept across reloads",
+                );
+            }
             let (app, seq) = (self.clone(), call.seq);
             on(&again, "click", move |_| {
                 let call = app.history.borrow().get(seq).cloned();
@@ -859,6 +901,7 @@ impl AppUi {
             "click",
             move |_| {
                 a.history.borrow_mut().clear();
+                a.save_history();
                 a.show_history();
             },
         );
@@ -891,6 +934,8 @@ impl AppUi {
             back.forget();
         }
         app.set_mode(false);
+        app.load_history();
+        app.show_history();
         let (token, auto) = take_token();
         if let Some(t) = &token {
             by_id::<HtmlInputElement>(&doc, "token").set_value(t);
