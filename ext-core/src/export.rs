@@ -639,7 +639,7 @@ fn header(scenario: &Scenario, format: Format) -> String {
         Format::PlaywrightTs => format!("npm install -D @playwright/test  &&  npx playwright test {file}"),
         Format::PlaywrightPython => format!("pip install playwright  &&  python3 {file}"),
         Format::Puppeteer => format!("npm install puppeteer-core  &&  node {file}"),
-        Format::WebdriverIo => format!("npm install webdriverio  &&  node {file}   (needs a chromedriver matching the browser)"),
+        Format::WebdriverIo => format!("npm install webdriverio  &&  CHROMEDRIVER_PATH=/path/to/chromedriver node {file}   (a chromedriver matching the browser; without CHROMEDRIVER_PATH WebdriverIO downloads one)"),
     };
     let mut lines = vec![format!(
         "Kapture scenario {}{}, exported for {library}.",

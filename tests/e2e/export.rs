@@ -1,8 +1,9 @@
 //! Code export end to end: a login recorded in the real browser, exported with
-//! `scenario_export`, runs on its own under Node's puppeteer-core (and Playwright Test)
-//! against the system Chromium, its secrets only from the environment; a broken first
-//! locator falls back to the next; hostile strings stay valid code in every format; unknown
-//! formats and names are BAD_ARGS. Needs `cargo make setup` (npm ci in tests/node).
+//! `scenario_export`, runs on its own under Node's puppeteer-core, Playwright Test and
+//! WebdriverIO (with the system's chromedriver) against the system Chromium, its secrets
+//! only from the environment; a broken first locator falls back to the next; hostile strings
+//! stay valid code in every format; unknown formats and names are BAD_ARGS. Needs `cargo
+//! make setup` (npm ci in tests/node, and chromedriver).
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
@@ -298,6 +299,34 @@ async fn an_exported_login_runs_on_its_own_with_secrets_from_the_environment() {
     assert!(out.status.success(), "{}", describe(&out));
     let result = result_line(&out);
     assert_eq!(result["url"], login_url.as_str(), "{result}");
+
+    // The same login under WebdriverIO (WebDriver classic through the system's chromedriver,
+    // Debian's chromium-driver: WebdriverIO downloads no driver when CHROMEDRIVER_PATH names
+    // one), its secrets from the environment as well.
+    let chromedriver = on_path("chromedriver")
+        .expect("chromedriver is missing: run `cargo make setup` (Debian's chromium-driver)");
+    assert!(
+        node_modules().join("webdriverio").is_dir(),
+        "{} lacks webdriverio: run `cargo make setup`",
+        node_modules().display()
+    );
+    let (head, wdio) = export(&k, "export_login", "webdriverio").await;
+    assert!(head.contains("export_login.wdio.mjs"), "{head}");
+    assert!(!wdio.contains(CANARY), "the canary is in the script");
+    std::fs::write(dir.path().join("login.wdio.mjs"), &wdio).unwrap();
+    let driver = chromedriver.to_string_lossy().to_string();
+    let mut wdio_env = secrets.to_vec();
+    wdio_env.push(("CHROMEDRIVER_PATH", &driver));
+    let out = run_bounded(
+        node_command(dir.path(), "node", &["login.wdio.mjs"], &wdio_env),
+        "the exported WebdriverIO script",
+    )
+    .await;
+    assert!(out.status.success(), "{}", describe(&out));
+    let result = result_line(&out);
+    assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(result["url"], login_url.as_str(), "{result}");
+    assert_eq!(result["title"], "Log in", "{result}");
 
     // Hostile strings in every field still give valid code in every format.
     let evil = "q\"u'o`t${process.exit(7)}e\\s\n*/ # ''' \"\"\" \u{2028} {x}";
