@@ -1,7 +1,8 @@
 //! The Test Web App used like a person would: `kapture --http` prints the app link, a second
 //! headless Chromium opens it (first with a wrong token), connects, picks tools, fills forms
 //! and the JSON editor, sees results with timing, screenshot thumbnails and coded errors,
-//! re-runs from the history and downloads it as JSON. Screenshots in target/app-screenshots/.
+//! re-runs from the history (kept across reloads) and downloads it as JSON; the JSON editor
+//! names arguments the schema does not take. Screenshots in target/app-screenshots/.
 
 use kapture_e2e::http::HttpKapture;
 use kapture_e2e::web_app::AppPage;
@@ -170,9 +171,43 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
         "!document.getElementById('json-editor').hidden",
     )
     .await;
+    // Arguments the tool's schema does not take are named under the editor, and Execute
+    // runs nothing until they are fixed.
+    app.retype(
+        "#args-json",
+        &format!("{{\"tabId\": {tab}, \"interactiveOnly\": \"yes\"}}"),
+    )
+    .await;
+    let problem = app
+        .until(
+            "the schema problem",
+            "!document.getElementById('args-error').hidden && document.getElementById('args-error').textContent",
+        )
+        .await;
+    let problem = problem.as_str().unwrap();
+    assert!(
+        problem.contains("interactiveOnly") && problem.contains("boolean"),
+        "{problem}"
+    );
+    let calls_before = app
+        .eval("document.querySelectorAll('#history-rows tr').length")
+        .await;
+    app.click("#execute").await;
+    app.shot("6a-json-invalid").await;
+    assert_eq!(
+        app.eval("document.querySelectorAll('#history-rows tr').length")
+            .await,
+        calls_before,
+        "nothing ran"
+    );
     app.retype(
         "#args-json",
         &format!("{{\"tabId\": {tab}, \"interactiveOnly\": true}}"),
+    )
+    .await;
+    app.until(
+        "the problem gone",
+        "document.getElementById('args-error').hidden",
     )
     .await;
     app.click("#execute").await;
@@ -327,7 +362,20 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
             "{status}"
         );
         before = now.as_str().unwrap().to_string();
+        // The history came back with the page: every call, newest first, re-runnable.
+        assert_eq!(
+            app.eval("[...document.querySelectorAll('#history-rows tr')].map(r => r.dataset.seq)")
+                .await,
+            serde_json::json!(["5", "4", "3", "2", "1"]),
+            "the history after reload {round}"
+        );
+        assert_eq!(
+            app.eval("document.querySelector(\"#history-rows tr[data-seq='1'] button.rerun\").disabled")
+                .await,
+            Value::Bool(false)
+        );
     }
+    app.shot("8a-history-after-reload").await;
     let before = first;
     let old = app
         .eval(&format!(
