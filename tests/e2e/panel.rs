@@ -416,3 +416,134 @@ async fn accept_holds_only_for_the_rules_shown_controls_wait_where_they_appear_a
     );
     launcher.stop().await;
 }
+
+/// The DevTools frontend's own view of its panels: the ids of its main tabs (an
+/// extension's panel is `chrome-extension://<id><title>`), asked of DevTools' module.
+const DEVTOOLS_TABS: &str = "(async () => { try { \
+    const UI = await import('./ui/legacy/legacy.js'); \
+    return UI.InspectorView.InspectorView.instance().tabbedPane.tabIds(); \
+  } catch (e) { return 'error: ' + e.message; } })()";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_panel_is_registered_in_a_real_devtools_window_and_works_there() {
+    let site = Site::start().unwrap();
+    let mut start = Start::debuggable();
+    // DevTools opens for every tab, as a person's F12 would.
+    start
+        .args
+        .push("--chromium-arg=--auto-open-devtools-for-tabs".into());
+    let k = Kapture::start(start).await;
+    let opened = k
+        .ok(
+            "browser_tabs",
+            json!({"action": "new", "url": site.url("page-a.html")}),
+        )
+        .await;
+    let tab = kapture_e2e::tab_of(&opened);
+    let mut raw = k.raw_cdp().await;
+    let panel_id = format!("chrome-extension://{}Kapture", kapture_e2e::panel::EXTENSION_ID);
+
+    // Some DevTools window lists the Kapture panel among its tabs (the extension's
+    // devtools_page called chrome.devtools.panels.create there); it is shown like a click
+    // on its tab would, and its page loads inside DevTools for the inspected tab.
+    let panel_url = format!("panel.html?tabId={tab}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    let target = 'found: loop {
+        let targets = raw
+            .send(None, "Target.getTargets", json!({}))
+            .await
+            .unwrap();
+        let infos = targets["targetInfos"].as_array().cloned().unwrap_or_default();
+        if let Some(t) = infos.iter().find(|t| {
+            t["type"] == "iframe" && t["url"].as_str().is_some_and(|u| u.contains(&panel_url))
+        }) {
+            break 'found t.clone();
+        }
+        for t in infos
+            .iter()
+            .filter(|t| t["url"].as_str().is_some_and(|u| u.starts_with("devtools://")))
+        {
+            let Ok(attached) = raw
+                .send(
+                    None,
+                    "Target.attachToTarget",
+                    json!({"targetId": t["targetId"], "flatten": true}),
+                )
+                .await
+            else {
+                continue;
+            };
+            let session = attached["sessionId"].as_str().unwrap_or_default().to_string();
+            let tabs = raw
+                .send(
+                    Some(&session),
+                    "Runtime.evaluate",
+                    json!({"expression": DEVTOOLS_TABS, "awaitPromise": true, "returnByValue": true}),
+                )
+                .await
+                .map(|r| r["result"]["value"].clone())
+                .unwrap_or_default();
+            seen.push(tabs.to_string());
+            if tabs
+                .as_array()
+                .is_some_and(|ids| ids.iter().any(|id| id == panel_id.as_str()))
+            {
+                let show = format!(
+                    "(async () => {{ const UI = await import('./ui/legacy/legacy.js'); \
+                     await UI.InspectorView.InspectorView.instance().showPanel({panel_id:?}); return true; }})()"
+                );
+                let _ = raw
+                    .send(
+                        Some(&session),
+                        "Runtime.evaluate",
+                        json!({"expression": show, "awaitPromise": true}),
+                    )
+                    .await;
+            }
+            let _ = raw
+                .send(None, "Target.detachFromTarget", json!({"sessionId": session}))
+                .await;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no DevTools window showed the Kapture panel for tab {tab}; DevTools' tabs: {seen:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let attached = raw
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target["targetId"], "flatten": true}),
+        )
+        .await
+        .unwrap();
+    let session = attached["sessionId"].as_str().unwrap().to_string();
+    let mut panel = Panel { raw, session };
+    // Inside DevTools: it knows the tab DevTools inspects, talks to the worker, and shows
+    // that tab's page.
+    assert_eq!(
+        panel
+            .until(
+                "chrome.devtools in the panel",
+                "globalThis.chrome && chrome.devtools && chrome.devtools.inspectedWindow.tabId"
+            )
+            .await,
+        json!(tab)
+    );
+    panel
+        .until(
+            "the connected status",
+            "document.getElementById('status').textContent === 'connected'",
+        )
+        .await;
+    panel
+        .until(
+            "the inspected tab's page",
+            "document.getElementById('tab-info').textContent.includes('Page A')",
+        )
+        .await;
+    panel.shot("devtools-window").await;
+    k.stop().await;
+}
