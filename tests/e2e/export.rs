@@ -316,7 +316,7 @@ async fn an_exported_login_runs_on_its_own_with_secrets_from_the_environment() {
     std::fs::write(dir.path().join("login.wdio.mjs"), &wdio).unwrap();
     let driver = chromedriver.to_string_lossy().to_string();
     let mut wdio_env = secrets.to_vec();
-    wdio_env.push(("CHROMEDRIVER_PATH", &driver));
+    wdio_env.push(("CHROMEDRIVER_PATH", driver.as_str()));
     let out = run_bounded(
         node_command(dir.path(), "node", &["login.wdio.mjs"], &wdio_env),
         "the exported WebdriverIO script",

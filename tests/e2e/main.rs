@@ -27,8 +27,8 @@ mod panel; // the Kapture panel driven like a person, with screenshots
 mod picker; // the element picker: browser_pick and the panel's Pick, driven with real mouse input
 mod policy; // deny, safe mode, approvals in the Kapture window, origin binding, redirects
 mod real_apps;
-mod reduced; // without the debugger permission: chrome.scripting, judged input, UNSUPPORTED for the rest
 mod recorder; // a recorded flow saved as a scenario with sealed secrets
+mod reduced; // without the debugger permission: chrome.scripting, judged input, UNSUPPORTED for the rest
 mod scenarios; // the widget records a login; the shop checkout replays with dependencies from a fresh browser
 mod security;
 mod sessions; // several MCP sessions of one kapture: own current tabs, owned tabs, shared by policy, resources // the bridge refuses strangers; the token never leaks

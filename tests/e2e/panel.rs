@@ -441,7 +441,10 @@ async fn the_panel_is_registered_in_a_real_devtools_window_and_works_there() {
         .await;
     let tab = kapture_e2e::tab_of(&opened);
     let mut raw = k.raw_cdp().await;
-    let panel_id = format!("chrome-extension://{}Kapture", kapture_e2e::panel::EXTENSION_ID);
+    let panel_id = format!(
+        "chrome-extension://{}Kapture",
+        kapture_e2e::panel::EXTENSION_ID
+    );
 
     // Some DevTools window lists the Kapture panel among its tabs (the extension's
     // devtools_page called chrome.devtools.panels.create there); it is shown like a click
@@ -454,16 +457,20 @@ async fn the_panel_is_registered_in_a_real_devtools_window_and_works_there() {
             .send(None, "Target.getTargets", json!({}))
             .await
             .unwrap();
-        let infos = targets["targetInfos"].as_array().cloned().unwrap_or_default();
+        let infos = targets["targetInfos"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         if let Some(t) = infos.iter().find(|t| {
             t["type"] == "iframe" && t["url"].as_str().is_some_and(|u| u.contains(&panel_url))
         }) {
             break 'found t.clone();
         }
-        for t in infos
-            .iter()
-            .filter(|t| t["url"].as_str().is_some_and(|u| u.starts_with("devtools://")))
-        {
+        for t in infos.iter().filter(|t| {
+            t["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("devtools://"))
+        }) {
             let Ok(attached) = raw
                 .send(
                     None,
@@ -474,7 +481,10 @@ async fn the_panel_is_registered_in_a_real_devtools_window_and_works_there() {
             else {
                 continue;
             };
-            let session = attached["sessionId"].as_str().unwrap_or_default().to_string();
+            let session = attached["sessionId"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             let tabs = raw
                 .send(
                     Some(&session),
@@ -502,7 +512,11 @@ async fn the_panel_is_registered_in_a_real_devtools_window_and_works_there() {
                     .await;
             }
             let _ = raw
-                .send(None, "Target.detachFromTarget", json!({"sessionId": session}))
+                .send(
+                    None,
+                    "Target.detachFromTarget",
+                    json!({"sessionId": session}),
+                )
                 .await;
         }
         assert!(

@@ -119,7 +119,12 @@ async fn without_the_debugger_the_basics_work_judged_and_the_rest_says_unsupport
     )
     .await;
     assert_eq!(
-        in_page(&mut raw, "input.html", "document.getElementById('keys').value").await,
+        in_page(
+            &mut raw,
+            "input.html",
+            "document.getElementById('keys').value"
+        )
+        .await,
         "typed without a debugger"
     );
 

@@ -370,8 +370,10 @@ async fn a_person_drives_kapture_from_the_test_web_app() {
             "the history after reload {round}"
         );
         assert_eq!(
-            app.eval("document.querySelector(\"#history-rows tr[data-seq='1'] button.rerun\").disabled")
-                .await,
+            app.eval(
+                "document.querySelector(\"#history-rows tr[data-seq='1'] button.rerun\").disabled"
+            )
+            .await,
             Value::Bool(false)
         );
     }

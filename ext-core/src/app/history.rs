@@ -287,7 +287,14 @@ mod tests {
     #[test]
     fn a_stored_history_comes_back_with_its_secrets_masked() {
         let mut h = History::new();
-        h.push("browser_navigate", json!({"url": "http://a/"}), 1.0, 2.0, "ok", "Navigated");
+        h.push(
+            "browser_navigate",
+            json!({"url": "http://a/"}),
+            1.0,
+            2.0,
+            "ok",
+            "Navigated",
+        );
         h.push(
             "browser_type",
             json!({"ref": "e3", "text": "hunter2"}),
@@ -306,7 +313,10 @@ mod tests {
         );
         // Stored as text, as browser storage keeps it.
         let text = serde_json::to_string(&h.stored()).unwrap();
-        assert!(!text.contains("hunter2") && !text.contains("\"tok\""), "{text}");
+        assert!(
+            !text.contains("hunter2") && !text.contains("\"tok\""),
+            "{text}"
+        );
         let back = History::restore(&serde_json::from_str(&text).unwrap());
         assert_eq!(back.len(), 3);
         let nav = back.get(1).unwrap();

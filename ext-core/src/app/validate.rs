@@ -26,7 +26,11 @@ fn check(root: &Value, schema: &Value, v: &Value, at: &str, depth: usize, out: &
     let Some(s) = schema.as_object() else {
         return; // `true` or a schema this check does not read: anything goes
     };
-    if let Some(target) = s.get("$ref").and_then(Value::as_str).and_then(|r| resolve(root, r)) {
+    if let Some(target) = s
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| resolve(root, r))
+    {
         check(root, target, v, at, depth + 1, out);
     }
     if let Some(all) = s.get("allOf").and_then(Value::as_array) {
@@ -54,7 +58,11 @@ fn check(root: &Value, schema: &Value, v: &Value, at: &str, depth: usize, out: &
             _ => vec![],
         };
         if !names.is_empty() && !names.iter().any(|t| is_type(v, t)) {
-            out.push(format!("{at} must be {}, not {}", names.join(" or "), type_of(v)));
+            out.push(format!(
+                "{at} must be {}, not {}",
+                names.join(" or "),
+                type_of(v)
+            ));
             return;
         }
     }
@@ -211,7 +219,8 @@ mod tests {
     fn a_schema_that_refers_to_itself_ends() {
         let looping = json!({"$ref": "#", "type": "object"});
         assert!(problems(&looping, &json!({})).is_empty());
-        let many: Value = json!({"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "i": 1, "j": 1});
+        let many: Value =
+            json!({"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1, "g": 1, "h": 1, "i": 1, "j": 1});
         let strict = json!({"type": "object", "additionalProperties": false});
         assert_eq!(problems(&strict, &many).len(), MAX_PROBLEMS);
     }

@@ -30,11 +30,11 @@ pub use more::{
     cookies, drag, emulate, file_upload, highlight, mouse_click_xy, mouse_move_xy, network_request,
     network_requests, resize, scroll, storage,
 };
+pub(crate) use read::{budget, walk_of};
 pub use read::{
     evaluate, extract_links, find, get_html, get_text, is_function_source, read_markdown, snapshot,
     wait_for, SNAPSHOT_MIN_CHARS,
 };
-pub(crate) use read::{budget, walk_of};
 pub use recorder::{recorder, widget_request, widget_show, WidgetOutcome};
 
 use crate::methods::{ActionOutcome, ConsoleLog, ConsoleMessages, PageInfo, Text};

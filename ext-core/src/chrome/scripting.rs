@@ -70,7 +70,11 @@ pub async fn call(tab: TabId, name: &str, args: &[Value]) -> Result<Option<Value
     set("target", &target(tab)).map_err(wire_error)?;
     set("func", &page_caller()).map_err(wire_error)?;
     set("args", &to_js(&json!([name, args]))).map_err(wire_error)?;
-    let result = first_result(execute_script_js(injection.into()).await.map_err(wire_error)?)?;
+    let result = first_result(
+        execute_script_js(injection.into())
+            .await
+            .map_err(wire_error)?,
+    )?;
     if result.get("missing").and_then(Value::as_bool) == Some(true) {
         return Ok(None);
     }

@@ -14,10 +14,10 @@ use serde_json::{json, Value};
 use super::Host;
 use crate::cdp::{self, TabEvents};
 use crate::methods::{
-    ActionOutcome, Click, Command, ElementTarget, MouseButton, PageInfo, Snapshot, Text,
-    Type,
+    ActionOutcome, Click, Command, ElementTarget, MouseButton, PageInfo, Snapshot, Text, Type,
 };
 use crate::platform;
+use crate::policy::Category;
 use crate::protocol::{ErrorCode, TabId, WireError};
 use crate::snapshot::{self, FrameKey, Page, RenderOptions};
 
@@ -33,7 +33,9 @@ const LOAD_LIMIT_MS: f64 = 15_000.0;
 /// Pause between two looks at a loading tab.
 const LOAD_POLL: Duration = Duration::from_millis(50);
 /// How long after an action a navigation it started is looked for.
-const SETTLE_MS: u64 = 150;
+const SETTLE_MS: f64 = 150.0;
+/// How long a navigation may take to show as loading (a same-document one never does).
+const NAVIGATE_START_MS: f64 = 1_000.0;
 
 /// The refusal of a tool that needs the debugger, with what to do instead.
 pub fn needs_debugger(what: &str) -> WireError {
@@ -126,35 +128,49 @@ impl<H: Host> Tab<'_, H> {
 
     async fn navigate(&self, url: &str) -> Result<PageInfo, WireError> {
         self.host.start_load(self.tab, url).await?;
-        self.settle(0).await;
-        self.page_info().await
+        self.settle(NAVIGATE_START_MS).await;
+        self.page_info(true).await
     }
 
-    /// Wait (bounded) for a load the tab started, `first_ms` after an action.
-    async fn settle(&self, first_ms: u64) {
-        if first_ms > 0 {
-            platform::sleep(Duration::from_millis(first_ms)).await;
-        }
-        let until = platform::now_ms() + LOAD_LIMIT_MS;
-        while platform::now_ms() < until {
+    /// Wait (bounded) for a load of the tab: one seen under way to end, or, when none is
+    /// seen within `start_ms` (an action that starts none), no longer.
+    async fn settle(&self, start_ms: f64) {
+        let start = platform::now_ms();
+        let mut seen = false;
+        while platform::now_ms() < start + LOAD_LIMIT_MS {
             match self.host.loading(self.tab).await {
-                Ok(true) => platform::sleep(LOAD_POLL).await,
+                Ok(true) => seen = true,
+                Ok(false) if !seen && platform::now_ms() < start + start_ms => {}
                 _ => break,
             }
+            platform::sleep(LOAD_POLL).await;
         }
     }
 
-    /// The page's URL and title, judged: a page the command may not read (a redirect to a
-    /// refused origin) is refused, not shown. A page no script reaches (about:blank, a
-    /// browser page) is named by the browser's tab.
-    async fn page_info(&self) -> Result<PageInfo, WireError> {
+    /// The page's URL and title. `judged`: a page the command may not reach (a redirect to
+    /// a refused origin) is refused; else a page it may not read is named by its origin
+    /// alone. A page no script reaches (about:blank, a browser page) is named by the
+    /// browser's tab.
+    async fn page_info(&self, judged: bool) -> Result<PageInfo, WireError> {
         match self.call("here", vec![]).await {
             Ok((here, _)) => {
-                self.judge_main()?;
+                if judged {
+                    self.judge_main()?;
+                }
+                let unreadable = {
+                    let state = self.events.borrow();
+                    let judge = state.judge.as_ref();
+                    judge.is_some_and(|j| j.check(Category::Read, &state.judged(MAIN)).is_err())
+                };
+                let (url, title) = if unreadable {
+                    (here.origin, String::new())
+                } else {
+                    (here.url, here.title)
+                };
                 Ok(PageInfo {
                     tab_id: self.tab,
-                    url: here.url,
-                    title: here.title,
+                    url,
+                    title,
                     status: None,
                 })
             }
@@ -186,7 +202,9 @@ impl<H: Host> Tab<'_, H> {
                 loader_id: here.doc.clone(),
             },
         );
-        let root_idx = (!root.is_null()).then(|| page.roots.first().copied()).flatten();
+        let root_idx = (!root.is_null())
+            .then(|| page.roots.first().copied())
+            .flatten();
         let (max_chars, offset) = cdp::budget(&p.budget);
         let max_chars = max_chars.max(cdp::SNAPSHOT_MIN_CHARS);
         let opts = RenderOptions {
@@ -241,16 +259,15 @@ impl<H: Host> Tab<'_, H> {
     /// judge where that lands, and answer the judged point.
     async fn aim(&self, target: &Value) -> Result<(f64, f64), WireError> {
         let (_, aim) = self
-            .call(
-                "aim",
-                vec![target.clone(), json!(cdp::ACTIONABLE_WAIT_MS)],
-            )
+            .call("aim", vec![target.clone(), json!(cdp::ACTIONABLE_WAIT_MS)])
             .await?;
         let at = |k: &str| aim.get(k).and_then(Value::as_f64).unwrap_or(0.0);
         // A frame of another origin does not say which document it shows now: where the
         // input would land cannot be judged.
         if aim.get("innerUnknown").and_then(Value::as_bool) == Some(true) {
-            return Err(needs_debugger("input that lands in a frame of another origin"));
+            return Err(needs_debugger(
+                "input that lands in a frame of another origin",
+            ));
         }
         self.judge_landing(aim.get("inner").and_then(Value::as_str))?;
         Ok((at("x"), at("y")))
@@ -258,13 +275,18 @@ impl<H: Host> Tab<'_, H> {
 
     async fn click(&self, p: &Click) -> Result<ActionOutcome, WireError> {
         if p.button != MouseButton::Left || !p.modifiers.is_empty() {
-            return Err(needs_debugger("a click with another button or modifier keys"));
+            return Err(needs_debugger(
+                "a click with another button or modifier keys",
+            ));
         }
         let target = self.locate(&p.target)?;
         let (x, y) = self.aim(&target).await?;
         let before = self.events.borrow().frame_loader(MAIN);
-        self.call("press", vec![target, json!(x), json!(y), json!(p.double_click)])
-            .await?;
+        self.call(
+            "press",
+            vec![target, json!(x), json!(y), json!(p.double_click)],
+        )
+        .await?;
         self.outcome(before, Vec::new()).await
     }
 
@@ -291,7 +313,7 @@ impl<H: Host> Tab<'_, H> {
     ) -> Result<ActionOutcome, WireError> {
         self.settle(SETTLE_MS).await;
         let loading = self.host.loading(self.tab).await.unwrap_or(false);
-        let info = self.page_info().await?;
+        let info = self.page_info(false).await?;
         let now = self.events.borrow().frame_loader(MAIN);
         Ok(ActionOutcome {
             tab_id: self.tab,

@@ -505,7 +505,12 @@ async fn execute<H: Host>(
         if let Some(category) = command.category() {
             gate::safe_mode_allows(category, host.safe_mode().await)?;
         }
-        let now = slot.events.borrow().judged_for(target_ref(command));
+        // In reduced mode no events keep the documents current: what is known may be a
+        // page ago, so the page is judged as found when the command runs (`reduced`).
+        let now = match reduced {
+            false => slot.events.borrow().judged_for(target_ref(command)),
+            true => None,
+        };
         gate::recheck(guard, command, now.as_deref())?;
     }
     // Whatever the command reaches beyond where it was judged (frames, requests, the

@@ -35,6 +35,11 @@ struct FakeHost {
     now_rules: RefCell<Option<Rc<Policy>>>,
     /// What the feed was told.
     steps: RefCell<Vec<super::FeedEntry>>,
+    /// Reduced mode: no debugger, pages reached by page functions (`page_call`), whose
+    /// calls are kept; the page they find is at `page_url`.
+    reduced: Cell<bool>,
+    page_calls: RefCell<Vec<String>>,
+    page_url: RefCell<String>,
 }
 
 impl FakeHost {
@@ -57,6 +62,9 @@ impl FakeHost {
             paused: Cell::new(false),
             now_rules: RefCell::default(),
             steps: RefCell::default(),
+            reduced: Cell::new(false),
+            page_calls: RefCell::default(),
+            page_url: RefCell::new("http://allowed.test/".into()),
         })
     }
 
@@ -217,6 +225,27 @@ impl Host for FakeHost {
     }
     fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
         self.spawner.spawn_local(task).expect("the pool runs");
+    }
+    fn transport(&self) -> Transport {
+        if self.reduced.get() {
+            Transport::Scripting
+        } else {
+            Transport::Debugger
+        }
+    }
+    async fn page_call(
+        &self,
+        _tab: TabId,
+        function: &str,
+        _args: Vec<Value>,
+    ) -> Result<Value, WireError> {
+        self.page_calls.borrow_mut().push(function.to_string());
+        let url = self.page_url.borrow().clone();
+        let here = json!({"url": url, "origin": origin(&url), "doc": "d1", "title": "T"});
+        Ok(json!({"here": here, "value": {"x": 10, "y": 20}}))
+    }
+    async fn loading(&self, _tab: TabId) -> Result<bool, WireError> {
+        Ok(false)
     }
 }
 
@@ -873,4 +902,60 @@ fn a_queued_command_is_held_to_the_rules_as_they_are_when_it_runs() {
         assert_eq!(b.unwrap_err().code, ErrorCode::PolicyDenied);
     });
     assert!(!host.scripts(1).iter().any(|s| s.contains("second")));
+}
+
+#[test]
+fn in_reduced_mode_input_is_judged_on_the_page_it_finds_before_any_event() {
+    let (mut pool, host, exec) = setup();
+    host.reduced.set(true);
+    pool.run_until(async {
+        // The tab was judged on allowed.test; its document is on denied.test by now.
+        *host.page_url.borrow_mut() = "http://denied.test/".into();
+        let err = exec
+            .run(
+                Some(1),
+                "click",
+                json!({"selector": "#go"}),
+                5_000,
+                allowed(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::PolicyDenied, "{}", err.message);
+        assert_eq!(
+            *host.page_calls.borrow(),
+            ["aim"],
+            "aimed, judged, never pressed"
+        );
+        // On an allowed page the click is pressed at the judged point.
+        *host.page_url.borrow_mut() = "http://allowed.test/".into();
+        exec.run(
+            Some(1),
+            "click",
+            json!({"selector": "#go"}),
+            5_000,
+            allowed(),
+        )
+        .await
+        .unwrap();
+        assert!(host.page_calls.borrow().contains(&"press".to_string()));
+        // What needs the debugger says so, and what to do instead.
+        let err = exec
+            .run(Some(1), "screenshot", json!({}), 5_000, allowed())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::Unsupported, "{}", err.message);
+        assert!(
+            err.message.contains("browser_take_screenshot")
+                && err.message.contains("native engine"),
+            "{}",
+            err.message
+        );
+    });
+    assert!(
+        host.sent.borrow().is_empty(),
+        "no CDP: {:?}",
+        host.sent.borrow()
+    );
+    assert_eq!(host.attaches.get(), 0);
 }
