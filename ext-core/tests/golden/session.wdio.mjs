@@ -1,6 +1,6 @@
 // Kapture scenario "session" (This agent session), exported for WebdriverIO (standalone).
 // The browser actions of the current MCP session, as Kapture ran them.
-// Run:  npm install webdriverio  &&  node session.wdio.mjs   (needs a chromedriver matching the browser)
+// Run:  npm install webdriverio  &&  CHROMEDRIVER_PATH=/path/to/chromedriver node session.wdio.mjs   (a chromedriver matching the browser; without CHROMEDRIVER_PATH WebdriverIO downloads one)
 // Environment:
 //   KAPTURE_CHROMIUM       the browser to launch (default /usr/bin/chromium)
 //   KAPTURE_CHROMIUM_ARGS  extra browser flags, one per line (flags may contain spaces);
@@ -184,6 +184,9 @@ async function main() {
         binary: process.env.KAPTURE_CHROMIUM || '/usr/bin/chromium',
         args: [...(headless() ? ['--headless=new'] : []), ...chromiumArgs()],
       },
+      // The chromedriver WebdriverIO starts (CHROMEDRIVER_PATH names one, else it downloads
+      // one) takes connections from this machine only.
+      'wdio:chromedriverOptions': { allowedIps: ['127.0.0.1'] },
     },
   });
   // 1. navigate http://127.0.0.1:8080/shop/login.html
