@@ -6,7 +6,7 @@ mod fuzz_common;
 use ext_core::policy::{Category, OriginPattern, Policy, Rule, Verdict};
 use ext_core::protocol::{
     decode, encode, BrowserEvent, DecodeError, Discovered, ErrorCode, ExtensionFrame,
-    ExtensionInfo, HostFrame, RejectReason, Resume, WireError, PROTOCOL_VERSION,
+    ExtensionInfo, HostFrame, RejectReason, Resume, Transport, WireError, PROTOCOL_VERSION,
 };
 use fuzz_common::{any_string, fuzz, json_object, json_value};
 use proptest::prelude::*;
@@ -220,15 +220,21 @@ fn extension_frame() -> impl Strategy<Value = ExtensionFrame> {
         any_string(),
         any::<Option<u32>>(),
         prop::option::of(any_string()),
+        any::<bool>(),
     )
         .prop_map(
-            |(id, version, browser, instance, launched_by, browser_run)| ExtensionInfo {
+            |(id, version, browser, instance, launched_by, browser_run, reduced)| ExtensionInfo {
                 id,
                 version,
                 browser,
                 instance,
                 launched_by,
                 browser_run,
+                transport: if reduced {
+                    Transport::Scripting
+                } else {
+                    Transport::Debugger
+                },
             },
         );
     prop_oneof![
