@@ -161,7 +161,11 @@ impl<H: Host> Tabs<H> {
 
     /// What a command is judged on (a ref's frame, else the main frame: the security
     /// origin the browser reports for that document), as last seen.
+    /// In reduced mode nothing keeps that current: `None`, so the browser's tab is asked.
     pub fn judged_for(&self, tab_id: TabId, command: Option<&Command>) -> Option<Vec<String>> {
+        if self.host.transport() == Transport::Scripting {
+            return None;
+        }
         let target_ref = command.and_then(target_ref);
         let judged = self.get(tab_id)?.events.borrow().judged_for(target_ref);
         judged
