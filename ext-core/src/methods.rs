@@ -517,6 +517,10 @@ pub struct PageInfo {
 }
 
 /// What an input action led to: the page as it is after the action settled.
+    /// What the wait did besides the plain case, in a sentence each: a retry after a
+    /// transient failure, a wait strategy given up for a weaker one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionOutcome {
     pub tab_id: TabId,
@@ -543,10 +547,46 @@ pub struct ActionOutcome {
 pub struct Navigate {
     /// The URL to load (http, https, file, about:blank or data:; data: only on the native
     /// engine).
+#[serde(rename_all = "camelCase")]
     pub url: String,
 }
 method!(
     Navigate,
+    /// When the page counts as loaded: `load` (default: the load event), `domcontentloaded`
+    /// (the document parsed; images and frames may still load), `networkidle` (after load,
+    /// no request for 500 ms). A wait that cannot finish in time answers on a weaker one and
+    /// says so.
+    #[serde(default, skip_serializing_if = "WaitUntil::is_load")]
+    pub wait_until: WaitUntil,
+}
+
+/// When a navigation counts as done (Playwright's words).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum WaitUntil {
+    /// The page's `load` event.
+    #[default]
+    Load,
+    /// The document is parsed (`DOMContentLoaded`).
+    DomContentLoaded,
+    /// After `load`, no network request for 500 ms.
+    NetworkIdle,
+}
+
+impl WaitUntil {
+    pub fn is_load(&self) -> bool {
+        *self == WaitUntil::Load
+    }
+
+    /// The word the argument takes.
+    pub fn word(self) -> &'static str {
+        match self {
+            WaitUntil::Load => "load",
+            WaitUntil::DomContentLoaded => "domcontentloaded",
+            WaitUntil::NetworkIdle => "networkidle",
+        }
+    }
     "navigate",
     PageInfo,
     NAVIGATE,

@@ -139,7 +139,7 @@ fn crashed<S: CdpSession>(s: &S) -> WireError {
 async fn dispatch<S: CdpSession>(s: &S, cmd: &Command) -> Result<Value, WireError> {
     use Command as C;
     match cmd {
-        C::Navigate(p) => to_value(cdp::navigate(s, &p.url).await?),
+        C::Navigate(p) => to_value(cdp::navigate(s, &p.url, p.wait_until).await?),
         C::GoBack(_) => to_value(cdp::history(s, -1).await?),
         C::GoForward(_) => to_value(cdp::history(s, 1).await?),
         C::Reload(_) => to_value(cdp::reload(s).await?),

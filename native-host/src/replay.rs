@@ -281,7 +281,10 @@ async fn run_step(
 ) -> Result<Done, WireError> {
     let (on, act) = match action {
         StepAction::Navigate { url } => {
-            let to = Navigate { url: url.clone() };
+            let to = Navigate {
+                url: url.clone(),
+                wait_until: Default::default(),
+            };
             return call(bridge, tab, &to).await.map(Done::from);
         }
         StepAction::GoBack => return call(bridge, tab, &GoBack {}).await.map(Done::from),

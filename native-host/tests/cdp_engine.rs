@@ -111,7 +111,7 @@ async fn ext_core_drives_a_page_over_the_native_transport() {
     let info = engine
         .run(tab, {
             let form = form.clone();
-            move |p| async move { cdp::navigate(&*p, &form).await }
+            move |p| async move { cdp::navigate(&*p, &form, Default::default()).await }
         })
         .await
         .unwrap();
@@ -242,7 +242,9 @@ async fn an_out_of_process_frame_is_read_through_its_child_session() {
     let page = format!("{}?cross={child}", site.url("frames.html"));
     let tab = engine.new_tab("about:blank").await.unwrap();
     engine
-        .run(tab, move |p| async move { cdp::navigate(&*p, &page).await })
+        .run(tab, move |p| async move {
+            cdp::navigate(&*p, &page, Default::default()).await
+        })
         .await
         .unwrap();
     // The browser itself runs that frame as a target of its own (out of process).

@@ -43,7 +43,7 @@ async fn each_engine_gets_a_browser_of_its_own_from_a_pool() {
         engine
             .run(tab, {
                 let url = url.clone();
-                move |p| async move { cdp::navigate(&*p, &url).await }
+                move |p| async move { cdp::navigate(&*p, &url, Default::default()).await }
             })
             .await
             .unwrap();

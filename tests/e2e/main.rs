@@ -38,3 +38,4 @@ mod stdio; // MCP over stdio: bad input answered per JSON-RPC, the process survi
 mod tab_groups; // where a session's new tabs go: its tab group, or natively its own browser context
 mod tools; // every tool on real pages // the real-app corpus (TodoMVC ×9, Django admin) driven by an agent-like script
 mod web_app; // the Test Web App at /app driven like a person in a second browser, with screenshots
+mod waits; // navigate waitUntil and retries of transient failures

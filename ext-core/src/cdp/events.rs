@@ -11,9 +11,11 @@ use crate::snapshot::RefTable;
 
 mod console;
 mod kept;
+mod quiet;
 use console::{console_api_message, exception_message, log_entry_message};
 pub use console::{exception_text, format_remote_object};
 pub use kept::{Dialog, RemoteFrame};
+pub use quiet::NetQuiet;
 
 /// Console messages kept per tab; older ones are dropped first.
 pub const CONSOLE_CAPACITY: usize = 1000;
@@ -134,6 +136,11 @@ pub struct TabEvents {
     waiters: Vec<(Filter, oneshot::Sender<(String, Value)>)>,
     /// What the password watch said of the main frame's document.
     password_watch: Option<PasswordWatch>,
+    /// The network's requests in flight, for a wait until it is quiet.
+    pub quiet: NetQuiet,
+    /// When the running command must have answered (ms; set by the tab's queue): waits
+    /// inside it that can fall back to a weaker answer do so before it.
+    pub deadline_ms: Option<f64>,
 }
 
 /// What the password watch (`js::PASSWORD_WATCH`) said of one main-frame document: that it
@@ -218,6 +225,8 @@ impl TabEvents {
             picker: None,
             waiters: Vec::new(),
             password_watch: None,
+            quiet: NetQuiet::default(),
+            deadline_ms: None,
         }
     }
 
@@ -577,12 +586,10 @@ impl TabEvents {
 
     /// Feed one CDP event.
     pub fn on_event(&mut self, method: &str, params: &Value) {
-        self.nav.on_event(
-            method,
-            params,
-            self.main_frame.as_deref(),
-            crate::platform::now_ms(),
-        );
+        let now = crate::platform::now_ms();
+        self.nav
+            .on_event(method, params, self.main_frame.as_deref(), now);
+        self.quiet.on_event(method, params, now);
         match method {
             "Runtime.consoleAPICalled" => {
                 if let Some(msg) = console_api_message(params) {
@@ -654,6 +661,7 @@ impl TabEvents {
                         rec.push(crate::recorder::RawEvent::Navigate { url: url.into() });
                     }
                     self.crashed = false;
+                    self.quiet.new_document(now);
                     self.main_url = params
                         .pointer("/frame/url")
                         .and_then(Value::as_str)

@@ -375,6 +375,16 @@ pub const LOADED_PAGE_INFO: &str = concat!(
 })"#
 );
 
+/// [`PAGE_INFO`] once the document is parsed (`DOMContentLoaded`), its images and frames
+/// perhaps still loading.
+pub const READY_PAGE_INFO: &str = concat!(
+    "() => new Promise((res) => {\n  ",
+    page_info_js!(),
+    r#"  if (document.readyState !== 'loading') res(info());
+  else addEventListener('DOMContentLoaded', () => res(info()), { once: true });
+})"#
+);
+
 /// [`PAGE_INFO`] once the page handled the tasks its input queued and rendered a frame
 /// ([`NEXT_PAINT`]'s wait, 100 ms at most): an action's answer reads where the page is in
 /// the same round trip as its wait.

@@ -209,7 +209,7 @@ pub async fn login_write<S: CdpSession>(s: &S, p: &LoginWrite) -> Result<Text, W
     // elsewhere.
     let here = page_site(s).await.ok().map(|(_, o)| o.to_string());
     if here.as_deref() != Some(state.origin.as_str()) {
-        super::navigate(s, &state.url).await?;
+        super::navigate(s, &state.url, Default::default()).await?;
     }
     let arrived = page_site(s).await.ok().map(|(_, o)| o.to_string());
     let storage = if arrived.as_deref() == Some(state.origin.as_str()) {

@@ -3,6 +3,7 @@
 
 mod dialog;
 pub mod events;
+mod goto;
 mod hide;
 mod input;
 pub mod js;
@@ -23,6 +24,7 @@ use serde_json::{json, Value};
 
 pub use dialog::{blocked_by_dialog, dialog_error, handle_dialog};
 pub use events::TabEvents;
+pub use goto::navigate;
 pub use hide::{print_pdf, screenshot};
 pub use input::{click, fill_form, hover, press_key, select_option, type_text};
 pub use login::{login_read, login_write};
@@ -407,7 +409,7 @@ pub fn check_url(url: &str) -> Result<(), WireError> {
 }
 
 /// Await a commit (or its cancellation), bounded so a missing event cannot hang a command.
-async fn await_commit(
+pub(crate) async fn await_commit(
     rx: futures::channel::oneshot::Receiver<(String, Value)>,
     limit: Duration,
 ) -> Result<(), WireError> {
@@ -449,10 +451,14 @@ fn page_info_of<S: CdpSession>(s: &S, answer: Value) -> Result<PageInfo, WireErr
         url,
         title,
         status: raw.status,
+        notes: Vec::new(),
     })
 }
 
-async fn read_page_info<S: CdpSession>(s: &S, script: &str) -> Result<PageInfo, WireError> {
+pub(crate) async fn read_page_info<S: CdpSession>(
+    s: &S,
+    script: &str,
+) -> Result<PageInfo, WireError> {
     let mut script = script;
     let mut last = None;
     for _ in 0..LOAD_RETRIES {
@@ -472,7 +478,11 @@ async fn read_page_info<S: CdpSession>(s: &S, script: &str) -> Result<PageInfo, 
                 await_commit(rx, Duration::from_millis(500)).await?;
                 // The main frame may be a new one (a cross-process navigation).
                 world::refresh_frames(s).await?;
-                script = js::LOADED_PAGE_INFO;
+                // A plain read waits for the new document's load; a read that waits for
+                // something of its own (load, DOMContentLoaded) keeps waiting for it.
+                if script == js::PAGE_INFO {
+                    script = js::LOADED_PAGE_INFO;
+                }
             }
             Err(e) => return Err(e),
         }
@@ -500,52 +510,6 @@ fn shown_page<S: CdpSession>(s: &S, url: String, title: String) -> (String, Stri
             format!("(title withheld: {})", r.reason()),
         ),
     }
-}
-
-/// Load `url` in the tab and wait for it.
-pub async fn navigate<S: CdpSession>(s: &S, url: &str) -> Result<PageInfo, WireError> {
-    check_url(url)?;
-    match navigate_once(s, url).await {
-        // Chrome refuses a tab's navigation to a `data:` URL that an extension asks for. Its
-        // document is not written into a blank page instead: a blank page the extension
-        // opened carries the extension's origin, and the page's scripts would run with it.
-        Err(e) if e.code == ErrorCode::NavigationFailed && is_data_url(url) => {
-            Err(WireError::new(
-                ErrorCode::Unsupported,
-                format!(
-                    "{e}: Chrome does not let the extension open data: URLs in a tab; serve the page over http(s), or use the native engine (--engine native)",
-                    e = e.message
-                ),
-            ))
-        }
-        other => other,
-    }
-}
-
-fn is_data_url(url: &str) -> bool {
-    url.trim_start()
-        .get(..5)
-        .is_some_and(|p| p.eq_ignore_ascii_case("data:"))
-}
-
-/// `Page.navigate` to `url`, then wait for its load.
-async fn navigate_once<S: CdpSession>(s: &S, url: &str) -> Result<PageInfo, WireError> {
-    let commit = s.events().borrow_mut().wait_for_commit();
-    let res = s.send("Page.navigate", json!({"url": url})).await?;
-    if let Some(err) = res
-        .get("errorText")
-        .and_then(Value::as_str)
-        .filter(|e| !e.is_empty())
-    {
-        return Err(WireError::new(
-            ErrorCode::NavigationFailed,
-            format!("could not load {url}: {err}"),
-        ));
-    }
-    if res.get("loaderId").is_some() {
-        await_commit(commit, Duration::from_secs(10)).await?;
-    }
-    loaded_page_info(s).await
 }
 
 /// Move `delta` entries through the tab's history (-1 back, +1 forward) and wait for the load.

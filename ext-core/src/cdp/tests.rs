@@ -255,7 +255,7 @@ fn evaluate_returns_undefined_as_absent() {
 fn navigation_refuses_other_schemes_before_touching_the_page() {
     let s = FakeSession::new(vec![]);
     for url in ["javascript:alert(1)", "file:///etc/passwd", "example.com"] {
-        let err = block_on(navigate(&s, url)).unwrap_err();
+        let err = block_on(navigate(&s, url, Default::default())).unwrap_err();
         assert_eq!(err.code, ErrorCode::BadArgs, "{url}");
     }
     for url in [
@@ -264,7 +264,7 @@ fn navigation_refuses_other_schemes_before_touching_the_page() {
         "view-source:http://a/",
         "https://chromewebstore.google.com/x",
     ] {
-        let err = block_on(navigate(&s, url)).unwrap_err();
+        let err = block_on(navigate(&s, url, Default::default())).unwrap_err();
         assert_eq!(err.code, ErrorCode::UnsupportedPage, "{url}");
     }
     assert!(s.sent.borrow().is_empty());
@@ -274,11 +274,35 @@ fn navigation_refuses_other_schemes_before_touching_the_page() {
 fn navigation_errors_are_reported_with_the_browser_reason() {
     let s = FakeSession::new(vec![(
         "Page.navigate",
+        Ok(json!({"frameId": "F", "errorText": "net::ERR_NAME_NOT_RESOLVED"})),
+    )]);
+    let err = block_on(navigate(&s, "http://nowhere.invalid/", Default::default())).unwrap_err();
+    assert_eq!(err.code, ErrorCode::NavigationFailed);
+    assert!(
+        err.message.contains("ERR_NAME_NOT_RESOLVED"),
+        "{}",
+        err.message
+    );
+    // Not a connection failure: sent once, never retried.
+    assert_eq!(s.sent.borrow().len(), 1);
+}
+
+#[test]
+fn a_transient_failure_is_not_retried_past_the_commands_deadline() {
+    let s = FakeSession::new(vec![(
+        "Page.navigate",
         Ok(json!({"frameId": "F", "errorText": "net::ERR_CONNECTION_REFUSED"})),
     )]);
-    let err = block_on(navigate(&s, "http://127.0.0.1:9/")).unwrap_err();
+    // Too little time left for even the first pause: answered at once.
+    s.events().borrow_mut().deadline_ms = Some(crate::platform::now_ms() + 1_000.0);
+    let err = block_on(navigate(&s, "http://127.0.0.1:9/", Default::default())).unwrap_err();
     assert_eq!(err.code, ErrorCode::NavigationFailed);
-    assert!(err.message.contains("ERR_CONNECTION_REFUSED"));
+    assert!(
+        err.message.ends_with("net::ERR_CONNECTION_REFUSED"),
+        "{}",
+        err.message
+    );
+    assert_eq!(s.sent.borrow().len(), 1);
 }
 
 #[test]

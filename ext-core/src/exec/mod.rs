@@ -423,7 +423,10 @@ impl<H: Host> Exec<H> {
                 };
                 let tab = self.host.create_tab("about:blank", &place).await?;
                 if let Some(url) = p.url.clone() {
-                    let nav = Command::Navigate(Navigate { url });
+                    let nav = Command::Navigate(Navigate {
+                        url,
+                        wait_until: Default::default(),
+                    });
                     // Refused or not judged at all (a bad or browser-only URL), or refused
                     // as it ran (the re-check, a redirect, a pause): the tab opened for it
                     // goes too, nothing is left behind in the person's browser. A page that

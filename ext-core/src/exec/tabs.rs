@@ -415,6 +415,7 @@ async fn run_queue<H: Host>(host: Rc<H>, slot: Rc<TabSlot>, mut rx: mpsc::Receiv
         } else {
             let (closing, closed_now) = oneshot::channel();
             *slot.closing.borrow_mut() = Some(closing);
+            slot.events.borrow_mut().deadline_ms = Some(job.deadline_ms);
             let run = execute(&*host, &slot, &job.command, job.guard.as_ref());
             let timed = platform::timeout(Duration::from_millis(remaining as u64), run);
             // A cancelled command stops where it is; the next job runs once what it left
@@ -431,6 +432,7 @@ async fn run_queue<H: Host>(host: Rc<H>, slot: Rc<TabSlot>, mut rx: mpsc::Receiv
             // cancel or a pause): no picker it put in the page outlives it, and the rules it
             // was held to are no one's now.
             slot.events.borrow_mut().judge = None;
+            slot.events.borrow_mut().deadline_ms = None;
             end_picker(&*host, &slot).await;
             let Some(outcome) = ended else {
                 continue;

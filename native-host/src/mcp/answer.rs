@@ -148,12 +148,18 @@ pub const URL_MAX: usize = 500;
 
 pub fn page_text(verb: &str, p: &PageInfo) -> String {
     let status = p.status.map(|s| format!(" ({s})")).unwrap_or_default();
-    format!(
+    let mut out = format!(
         "{verb} {}{status} {} [tab {}]",
         escape::inline_cut(&p.url, URL_MAX),
         escape::quoted_cut(&p.title, TITLE_MAX),
         p.tab_id
-    )
+    );
+    // Kapture's own sentences (a retry, a weaker wait), not page text.
+    for note in &p.notes {
+        out.push_str("\nNote: ");
+        out.push_str(&escape::inline(note));
+    }
+    out
 }
 
 pub fn outcome_text(what: &str, o: &ActionOutcome) -> String {

@@ -17,7 +17,7 @@ impl KaptureServer {
             destructive_hint = false,
             open_world_hint = true
         ),
-        description = "Load a URL in the tab and wait for the page to load. Answers the final URL, HTTP status and title."
+        description = "Load a URL in the tab and wait for the page to load (waitUntil: load, domcontentloaded or networkidle). Retries a connection that failed transiently. Answers the final URL, HTTP status and title."
     )]
     async fn browser_navigate(&self, Parameters(a): Parameters<OnTab<Navigate>>) -> Answer {
         self.reply(self.on_tab(&a).await.map(|p| page_text("Navigated to", &p)))
