@@ -96,6 +96,8 @@ fn raw_node(ids: u32) -> impl Strategy<Value = RawNode> {
                     })
                     .collect(),
                 on: None,
+                // Some elements in view, for viewport-only renders.
+                vp: i.filter(|id| id % 2 == 0).map(|_| 1),
                 tt: None,
                 withheld: None,
                 remote: None,
@@ -189,6 +191,9 @@ fn options() -> impl Strategy<Value = (RenderOptions, Option<prop::sample::Index
                         max_chars,
                         depth,
                         interactive_only,
+                        // Derived from the other draws: viewport-only lists, paged.
+                        viewport_only: interactive_only && offset % 2 == 1,
+                        max_items: depth.map(|d| d as usize + 1),
                         offset,
                         fold_at,
                         fold_keep: fold_keep.min(fold_at),

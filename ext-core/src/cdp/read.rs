@@ -66,9 +66,14 @@ async fn walk<S: CdpSession>(
     s: &S,
     frame: &str,
     root: Value,
-    text_refs: bool,
+    mode: WalkMode,
 ) -> Result<Walk, WireError> {
-    let args = [root, json!(WALK_MAX_NODES), json!(text_refs)];
+    let args = [
+        root,
+        json!(WALK_MAX_NODES),
+        json!(mode.text_refs),
+        json!(mode.viewport),
+    ];
     let raw = world::run(s, frame, js::WALKER_TEXT, &args).await?;
     walk_of(&raw)
 }
@@ -85,12 +90,21 @@ pub(crate) fn walk_of(raw: &Value) -> Result<Walk, WireError> {
         .map_err(|e| WireError::new(ErrorCode::Internal, format!("page walk: {e}")))
 }
 
+/// What a walk tells besides the model.
+#[derive(Debug, Clone, Copy, Default)]
+struct WalkMode {
+    /// A text inside an element that is not a node names that element (browser_find).
+    text_refs: bool,
+    /// Elements whose box meets the viewport say so (a viewport-only snapshot).
+    viewport: bool,
+}
+
 /// Observe the page (or the subtree of `root`), child frames included under their iframes.
-/// Answers the page and the node index of `root`. `text_refs`: see [`walk`].
+/// Answers the page and the node index of `root`.
 async fn observe<S: CdpSession>(
     s: &S,
     root: Option<&Located>,
-    text_refs: bool,
+    mode: WalkMode,
 ) -> Result<(Page, Option<usize>), WireError> {
     let tree = world::refresh_frames(s).await?;
     let main = tree[0].id.clone();
@@ -105,7 +119,7 @@ async fn observe<S: CdpSession>(
         s,
         &frame,
         root.map(|r| r.js.clone()).unwrap_or(Value::Null),
-        text_refs,
+        mode,
     )
     .await?;
     let mut page = Page::from_walk(first, key(&frame));
@@ -138,7 +152,7 @@ async fn observe<S: CdpSession>(
                 page.attach_frame(node, withheld_walk(&r), key(&child.id));
                 continue;
             }
-            let child_walk = match walk(s, &child.id, Value::Null, text_refs).await {
+            let child_walk = match walk(s, &child.id, Value::Null, mode).await {
                 Ok(w) => w,
                 Err(e) => Walk {
                     nodes: vec![serde_json::from_value(json!({"d": 0, "t": format!("(frame content not available: {})", e.message)}))
@@ -330,7 +344,11 @@ pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireEr
         return Ok(text(s, said, false));
     }
     let root = located(s, &p.target).await?;
-    let (page, root_idx) = observe(s, root.as_ref(), false).await?;
+    let mode = WalkMode {
+        viewport: p.viewport_only,
+        ..WalkMode::default()
+    };
+    let (page, root_idx) = observe(s, root.as_ref(), mode).await?;
     let (max_chars, offset) = budget(&p.budget);
     // The header and the cut markers alone take a few hundred characters.
     let max_chars = max_chars.max(SNAPSHOT_MIN_CHARS);
@@ -338,12 +356,18 @@ pub async fn snapshot<S: CdpSession>(s: &S, p: &Snapshot) -> Result<Text, WireEr
         max_chars,
         depth: p.depth,
         interactive_only: p.interactive_only,
+        viewport_only: p.viewport_only,
+        max_items: p.max.map(|m| m.max(1) as usize),
         offset,
         ..RenderOptions::default()
     };
     let mut state = s.events().borrow_mut();
     let out = snapshot::render(&page, root_idx, &mut state.refs, &opts);
-    let whole_page = root.is_none() && offset == 0 && !p.interactive_only && p.depth.is_none();
+    let whole_page = root.is_none()
+        && offset == 0
+        && !p.interactive_only
+        && !p.viewport_only
+        && p.depth.is_none();
     // Never an empty answer without saying why.
     let empty = whole_page && out.lines.is_empty();
     let mut answer = if p.diff {
@@ -381,7 +405,11 @@ pub async fn find<S: CdpSession>(s: &S, p: &Find) -> Result<Text, WireError> {
     }
     // Texts name the element holding them: a match in a code editor's line is something
     // to act on.
-    let (page, _) = observe(s, None, true).await?;
+    let mode = WalkMode {
+        text_refs: true,
+        ..WalkMode::default()
+    };
+    let (page, _) = observe(s, None, mode).await?;
     let max = p.max.unwrap_or(30).clamp(1, 500) as usize;
     let (max_chars, offset) = budget(&p.budget);
     let mut state = s.events().borrow_mut();

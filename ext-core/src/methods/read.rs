@@ -164,6 +164,14 @@ pub struct Snapshot {
     /// Only elements an agent can act on, one per line.
     #[serde(default)]
     pub interactive_only: bool,
+    /// Only elements an agent can act on whose box is in the viewport now, one per line
+    /// (implies interactiveOnly); scroll to see others.
+    #[serde(default)]
+    pub viewport_only: bool,
+    /// With interactiveOnly or viewportOnly: most elements per answer; the next ones with
+    /// `offset`, as the marker says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
     /// Answer only what changed since the last snapshot of this tab.
     #[serde(default)]
     pub diff: bool,

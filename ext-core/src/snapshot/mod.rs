@@ -63,6 +63,9 @@ pub struct RawNode {
     /// How many choices the select has, when more than `o` holds.
     #[serde(default)]
     pub on: Option<u32>,
+    /// The element's box meets its frame's viewport (told only by a walk asked for it).
+    #[serde(default)]
+    pub vp: Option<u8>,
     /// Set by Kapture, never read from a walk: this node stands for a frame whose content
     /// is withheld, for this reason (the rule that denies reading its origin).
     #[serde(skip)]

@@ -58,6 +58,10 @@ pub struct RenderOptions {
     pub depth: Option<u32>,
     /// Only actionable elements, one per line.
     pub interactive_only: bool,
+    /// Only actionable elements in the viewport, one per line (the walk said which).
+    pub viewport_only: bool,
+    /// Of the one-per-line lists: most elements per answer.
+    pub max_items: Option<usize>,
     /// First child of the root to show (paging through a long container).
     pub offset: usize,
     /// Containers with more children than this are folded…
@@ -72,6 +76,8 @@ impl Default for RenderOptions {
             max_chars: 25_000,
             depth: None,
             interactive_only: false,
+            viewport_only: false,
+            max_items: None,
             offset: 0,
             fold_at: 40,
             fold_keep: 25,
@@ -102,6 +108,26 @@ pub struct ShownRef {
     /// `button`, `h2`, `clickable`…
     pub role: String,
     pub name: String,
+}
+
+/// Said when a viewport-only list has nothing to show.
+const NOTHING_IN_VIEW: &str =
+    "(nothing to act on in the viewport; scroll with browser_scroll, or snapshot without viewportOnly)";
+
+/// Is node `i` in the viewport: its own box, and the iframes holding it (a frame's own
+/// viewport may itself be scrolled out of the page's view)?
+fn in_view(page: &Page, i: usize) -> bool {
+    let mut at = Some(i);
+    let mut own = true;
+    while let Some(k) = at {
+        let n = &page.nodes[k];
+        if (own || n.raw.r.as_deref() == Some("iframe")) && n.raw.vp.is_none() {
+            return false;
+        }
+        own = false;
+        at = n.parent;
+    }
+    true
 }
 
 pub(super) fn is_actionable(n: &Node) -> bool {
@@ -611,14 +637,21 @@ pub fn render(
         };
     let mut ctx = Ctx::new(page, refs, opts);
     ctx.chars = header.chars().count() + reserve;
-    let complete = if opts.interactive_only {
+    // Where a one-per-line list stopped for its item count (not its budget).
+    let mut paged = None;
+    let complete = if opts.interactive_only || opts.viewport_only {
         let start = root.map(|r| vec![r]).unwrap_or_else(|| page.roots.clone());
         let mut stack: Vec<usize> = start.into_iter().rev().collect();
         let mut ok = true;
         let mut shown = 0usize;
         while let Some(i) = stack.pop() {
-            if is_actionable(&page.nodes[i]) {
+            if is_actionable(&page.nodes[i]) && (!opts.viewport_only || in_view(page, i)) {
                 if shown >= opts.offset {
+                    if opts.max_items.is_some_and(|m| shown - opts.offset >= m) {
+                        paged = Some(shown);
+                        ok = false;
+                        break;
+                    }
                     let line = ctx.label(i, true);
                     if !ctx.push(0, line) {
                         ctx.cut = Some((None, shown));
@@ -654,13 +687,28 @@ pub fn render(
     let mut lines = ctx.lines;
     let cut = !complete;
     let mut tail = Vec::new();
-    if let Some((container, next)) = ctx.cut {
+    // The arguments that list the same again, for a marker's "more".
+    let list_args = match (opts.viewport_only, opts.max_items) {
+        (true, Some(m)) => format!("viewportOnly: true, max: {m}, "),
+        (true, None) => "viewportOnly: true, ".to_string(),
+        (false, Some(m)) if opts.interactive_only => format!("interactiveOnly: true, max: {m}, "),
+        _ => String::new(),
+    };
+    if let Some(next) = paged {
+        tail.push(format!(
+            "… {} elements from {}. More: browser_snapshot {{{list_args}offset: {next}}}",
+            next - opts.offset,
+            opts.offset + 1
+        ));
+    } else if let Some((container, next)) = ctx.cut {
         let how = match (container, root) {
             (Some(r), _) => format!("browser_snapshot {{ref: \"{r}\", offset: {next}}}"),
-            (None, None) => format!("browser_snapshot {{offset: {next}}}"),
+            (None, None) => format!("browser_snapshot {{{list_args}offset: {next}}}"),
             (None, Some(_)) => "a narrower ref or selector".into(),
         };
         tail.push(cut_marker(opts.max_chars, &how));
+    } else if opts.viewport_only && lines.is_empty() {
+        tail.push(NOTHING_IN_VIEW.into());
     }
     if page.truncated {
         tail.push(TRUNCATED.into());

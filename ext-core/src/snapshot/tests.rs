@@ -293,6 +293,56 @@ fn depth_and_interactive_only_narrow_the_view() {
 }
 
 #[test]
+fn a_viewport_only_list_shows_what_is_in_view_a_page_at_a_time() {
+    let p = page(json!([
+        {"d": 0, "r": "button", "n": "Above", "i": 1},
+        {"d": 0, "r": "button", "n": "One", "i": 2, "vp": 1},
+        {"d": 0, "r": "heading", "n": "Title", "i": 3, "vp": 1},
+        {"d": 0, "r": "link", "n": "Two", "u": "/2", "i": 4, "vp": 1},
+        {"d": 0, "r": "button", "n": "Three", "i": 5, "vp": 1},
+        {"d": 0, "r": "button", "n": "Below", "i": 6},
+    ]));
+    let opts = |offset: usize| RenderOptions {
+        viewport_only: true,
+        max_items: Some(2),
+        offset,
+        ..RenderOptions::default()
+    };
+    let first = render(&p, None, &mut refs(), &opts(0));
+    assert_eq!(
+        first.lines,
+        [
+            "button \"One\" [ref=e1]",
+            "link \"Two\" [ref=e2] -> /2",
+            "… 2 elements from 1. More: browser_snapshot {viewportOnly: true, max: 2, offset: 2}"
+        ]
+    );
+    assert!(first.cut);
+    let second = render(&p, None, &mut refs(), &opts(2));
+    assert_eq!(second.lines, ["button \"Three\" [ref=e1]"]);
+    assert!(!second.cut);
+    // Nothing in view is said, never an empty answer.
+    let none = page(json!([{"d": 0, "r": "button", "n": "Below", "i": 1}]));
+    let out = render(&none, None, &mut refs(), &opts(0));
+    assert!(
+        out.lines[0].contains("nothing to act on in the viewport"),
+        "{:?}",
+        out.lines
+    );
+    // An element of a frame scrolled out of view is out of view, whatever its frame says.
+    let framed = page(json!([
+        {"d": 0, "r": "iframe", "n": "Pay", "u": "/pay.html", "i": 1},
+        {"d": 1, "r": "button", "n": "In frame", "i": 2, "vp": 1},
+    ]));
+    let out = render(&framed, None, &mut refs(), &opts(0));
+    assert!(
+        out.lines[0].contains("nothing to act on"),
+        "{:?}",
+        out.lines
+    );
+}
+
+#[test]
 fn child_frames_nest_under_their_iframe_with_frame_scoped_refs() {
     let mut p = page(json!([
         {"d": 0, "r": "iframe", "n": "Payment", "u": "/pay.html", "i": 9},

@@ -5,7 +5,8 @@
 // to show, fold and cut is decided in Rust; this only observes. `textRefs` (browser_find's
 // walk): a text inside an element that is not emitted itself (a code editor's token span,
 // a styled run) names that element, so a match in the text has something to act on.
-async (rootTarget, maxNodes, textRefs) => {
+// `viewport`: elements whose box meets the viewport say so (`vp`).
+async (rootTarget, maxNodes, textRefs, viewport) => {
   let root = document.body || document.documentElement;
   if (rootTarget) {
     const found = await resolve(rootTarget, 0);
@@ -441,6 +442,8 @@ async (rootTarget, maxNodes, textRefs) => {
       if (tip && !gone(tip)) { const t = clean(tip.getAttribute('title')); if (t) n.tt = t.slice(0, 200); }
     }
     n.i = idOf(el);
+    // `viewport` (a snapshot of what is in view): whether the box meets the viewport.
+    if (viewport && rect.width > 0 && rect.height > 0 && rect.bottom > 0 && rect.right > 0 && rect.top < vh && rect.left < vw) n.vp = 1;
     const f = [];
     if (flag) f.push(flag);
     if (clickable) f.push('clickable');
