@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 pub trait Method: Serialize + DeserializeOwned {
     const NAME: &'static str;
     /// Default per-command timeout in milliseconds.
-    const TIMEOUT_MS: u64 = 30_000;
+    const TIMEOUT_MS: u64 = DEFAULT_TIMEOUT_MS;
     type Response: Serialize + DeserializeOwned;
     /// Where it runs: in a tab's queue (default) or at once in the browser.
     const ROUTE: Route = Route::Tab;
@@ -502,6 +502,13 @@ pub mod lenient {
     }
 }
 
+/// A command's timeout unless it says otherwise.
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+
+/// Longest timeout a call may ask for (kapture's `timeoutMs` bound, the policy file's
+/// `tool_timeout_ms` too).
+pub const MAX_TIMEOUT_MS: u64 = 300_000;
+
 /// Navigation, screenshots and waits get more time than the 30 s default.
 pub const LONG_TIMEOUT_MS: u64 = 60_000;
 
@@ -514,13 +521,13 @@ pub struct PageInfo {
     /// HTTP status of the main document, when the browser knows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
-}
-
-/// What an input action led to: the page as it is after the action settled.
     /// What the wait did besides the plain case, in a sentence each: a retry after a
     /// transient failure, a wait strategy given up for a weaker one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// What an input action led to: the page as it is after the action settled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionOutcome {
     pub tab_id: TabId,
@@ -544,14 +551,11 @@ pub struct ActionOutcome {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
 pub struct Navigate {
     /// The URL to load (http, https, file, about:blank or data:; data: only on the native
     /// engine).
-#[serde(rename_all = "camelCase")]
     pub url: String,
-}
-method!(
-    Navigate,
     /// When the page counts as loaded: `load` (default: the load event), `domcontentloaded`
     /// (the document parsed; images and frames may still load), `networkidle` (after load,
     /// no request for 500 ms). A wait that cannot finish in time answers on a weaker one and
@@ -587,6 +591,9 @@ impl WaitUntil {
             WaitUntil::NetworkIdle => "networkidle",
         }
     }
+}
+method!(
+    Navigate,
     "navigate",
     PageInfo,
     NAVIGATE,

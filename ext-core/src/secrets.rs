@@ -240,6 +240,67 @@ pub fn redact(text: &str, values: &[(String, String)]) -> (String, usize) {
     (out, hidden)
 }
 
+/// A person's own detector (a `[[mask]]` of kapture's policy file): what it finds is
+/// redacted as `[redacted:<kind>]`, after the built-in ones.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    pub kind: String,
+    re: Regex,
+}
+
+impl Pattern {
+    /// Compile `pattern`; a kind is lower-case letters, digits and dashes (it is shown in
+    /// answers), a pattern that can match nothing but the empty text is refused.
+    pub fn new(kind: &str, pattern: &str) -> Result<Pattern, String> {
+        if kind.is_empty()
+            || kind.len() > 40
+            || !kind
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(format!(
+                "kind {kind:?} must be 1 to 40 lower-case letters, digits or dashes"
+            ));
+        }
+        let re = regex::RegexBuilder::new(pattern)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| format!("pattern {pattern:?} is not a valid regular expression: {e}"))?;
+        if re.is_match("") {
+            return Err(format!(
+                "pattern {pattern:?} matches the empty text, which would mask nothing useful"
+            ));
+        }
+        Ok(Pattern {
+            kind: kind.to_string(),
+            re,
+        })
+    }
+}
+
+/// Replace what `patterns` find by `[redacted:<kind>]`; answers the text and the count.
+pub fn redact_patterns(text: &str, patterns: &[Pattern]) -> (String, usize) {
+    let mut out = text.to_string();
+    let mut hidden = 0;
+    for p in patterns {
+        let mut count = 0;
+        let replaced = p.re.replace_all(&out, |caps: &regex::Captures| {
+            let whole = caps.get(0).map_or("", |m| m.as_str());
+            if whole.starts_with("[redacted:") || kaptures_own(whole) {
+                whole.to_string()
+            } else {
+                count += 1;
+                format!("[redacted:{}]", p.kind)
+            }
+        });
+        if count > 0 {
+            out = replaced.into_owned();
+            hidden += count;
+        }
+    }
+    (out, hidden)
+}
+
 /// Mask exact values in every string of a JSON value (password fields' contents).
 pub fn mask_json(value: &mut Value, values: &[(String, String)]) {
     match value {
@@ -410,5 +471,19 @@ rd"#;
     fn entropy_tells_tokens_from_words() {
         assert!(entropy("aaaaaaaa") < 1.0);
         assert!(entropy("Zx81kLp02QmNv7Rt") > 3.5);
+    }
+
+    #[test]
+    fn a_persons_patterns_mask_what_they_find_and_bad_ones_are_refused() {
+        let p = [Pattern::new("employee-id", r"EMP-[0-9]{6}").unwrap()];
+        let (text, n) = redact_patterns("badge EMP-123456 and EMP-654321 ok", &p);
+        assert_eq!(
+            text,
+            "badge [redacted:employee-id] and [redacted:employee-id] ok"
+        );
+        assert_eq!(n, 2);
+        assert!(Pattern::new("Bad Kind", "x").is_err());
+        assert!(Pattern::new("k", "(unclosed").is_err());
+        assert!(Pattern::new("k", "a*").is_err());
     }
 }

@@ -9,8 +9,26 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-/// A journal file grows to this size, then becomes `audit.1.jsonl` (one old file is kept).
+/// A journal file grows to this size, then becomes `audit.1.jsonl` (one old file is kept),
+/// unless the policy file says otherwise ([`Retention`]).
 pub const ROTATE_BYTES: u64 = 10 << 20;
+
+/// How much of the journal is kept: the current file rotates at `max_bytes`, and `keep`
+/// rotated files (`audit.1.jsonl` newest … `audit.<keep>.jsonl` oldest) stay beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub max_bytes: u64,
+    pub keep: usize,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            max_bytes: ROTATE_BYTES,
+            keep: 1,
+        }
+    }
+}
 /// Entries waiting to be written; a full queue drops the entry (logged), never blocks a call.
 const QUEUE: usize = 1024;
 
@@ -65,12 +83,17 @@ pub fn default_dir() -> PathBuf {
 }
 
 impl Audit {
-    /// Start the writer for `dir/audit.jsonl`.
+    /// Start the writer for `dir/audit.jsonl`, kept as [`Retention::default`] says.
     pub fn start(dir: &Path) -> std::io::Result<Audit> {
+        Self::start_keeping(dir, Retention::default())
+    }
+
+    /// Start the writer for `dir/audit.jsonl`, kept as `retention` says.
+    pub fn start_keeping(dir: &Path, retention: Retention) -> std::io::Result<Audit> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join("audit.jsonl");
         let (tx, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(run(path.clone(), rx));
+        tokio::spawn(run(path.clone(), retention, rx));
         Ok(Audit { tx, path })
     }
 
@@ -95,11 +118,11 @@ impl Audit {
     }
 }
 
-async fn run(path: PathBuf, mut rx: mpsc::Receiver<Msg>) {
+async fn run(path: PathBuf, retention: Retention, mut rx: mpsc::Receiver<Msg>) {
     while let Some(msg) = rx.recv().await {
         match msg {
             Msg::Append(entry) => {
-                if let Err(e) = append(&path, &entry) {
+                if let Err(e) = append(&path, &entry, retention) {
                     tracing::warn!(error = %e, "cannot write the audit journal");
                 }
             }
@@ -110,9 +133,23 @@ async fn run(path: PathBuf, mut rx: mpsc::Receiver<Msg>) {
     }
 }
 
-fn append(path: &Path, entry: &Entry) -> std::io::Result<()> {
-    if std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) >= ROTATE_BYTES {
-        std::fs::rename(path, path.with_extension("1.jsonl"))?;
+/// `audit.<n>.jsonl` beside the current file.
+fn rotated(path: &Path, n: usize) -> PathBuf {
+    path.with_extension(format!("{n}.jsonl"))
+}
+
+fn append(path: &Path, entry: &Entry, retention: Retention) -> std::io::Result<()> {
+    if std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) >= retention.max_bytes {
+        // The oldest goes, the others move up one; none kept: the file starts over.
+        if retention.keep == 0 {
+            std::fs::remove_file(path)?;
+        } else {
+            let _ = std::fs::remove_file(rotated(path, retention.keep));
+            for n in (1..retention.keep).rev() {
+                let _ = std::fs::rename(rotated(path, n), rotated(path, n + 1));
+            }
+            std::fs::rename(path, rotated(path, 1))?;
+        }
     }
     let mut file = std::fs::OpenOptions::new()
         .create(true)
@@ -155,6 +192,19 @@ pub fn masked_args(tool: &str, args: &Value, secret_values: &[(String, String)])
     let text = serde_json::to_string(&v).unwrap_or_default();
     let (clean, _) = ext_core::secrets::redact(&text, &[]);
     serde_json::from_str(&clean).unwrap_or(v)
+}
+
+/// The person's `[[mask]]` patterns applied to every string of journalled arguments.
+pub fn mask_patterns(args: &mut Value, patterns: &[ext_core::secrets::Pattern]) {
+    if patterns.is_empty() {
+        return;
+    }
+    match args {
+        Value::String(s) => *s = ext_core::secrets::redact_patterns(s, patterns).0,
+        Value::Array(items) => items.iter_mut().for_each(|v| mask_patterns(v, patterns)),
+        Value::Object(map) => map.values_mut().for_each(|v| mask_patterns(v, patterns)),
+        _ => {}
+    }
 }
 
 /// Arguments as every journal keeps them: [`masked_args`], then the values a typing call's
@@ -220,8 +270,31 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
         std::fs::write(&path, vec![b'x'; ROTATE_BYTES as usize]).unwrap();
-        append(&path, &entry(1)).unwrap();
+        append(&path, &entry(1), Retention::default()).unwrap();
         assert!(dir.path().join("audit.1.jsonl").is_file());
+        assert_eq!(read_recent(&path, 10).len(), 1);
+    }
+
+    #[test]
+    fn retention_keeps_as_many_old_files_as_the_policy_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let keep = Retention {
+            max_bytes: 10,
+            keep: 2,
+        };
+        for i in 0..5 {
+            append(&path, &entry(i), keep).unwrap();
+        }
+        assert!(rotated(&path, 1).is_file() && rotated(&path, 2).is_file());
+        assert!(!rotated(&path, 3).exists());
+        assert_eq!(read_recent(&rotated(&path, 1), 1)[0].time, 3);
+        assert_eq!(read_recent(&rotated(&path, 2), 1)[0].time, 2);
+        let none = Retention {
+            max_bytes: 10,
+            keep: 0,
+        };
+        append(&path, &entry(9), none).unwrap();
         assert_eq!(read_recent(&path, 10).len(), 1);
     }
 

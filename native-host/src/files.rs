@@ -531,6 +531,32 @@ mod tests {
     fn nothing_is_overwritten() {
         let dir = tempfile::tempdir().unwrap();
         let first = unique_path(dir.path(), "a.txt");
+/// Save a screenshot (base64 `data` of `mime`) into `dir` (the policy file's
+/// `screenshot_dir`) as a new file `screenshot-<ms since the epoch>-tab<N>.<ext>`; its path.
+pub fn save_screenshot(dir: &Path, tab: i32, mime: &str, data: &str) -> Result<PathBuf, WireError> {
+    let cannot = |e: String| {
+        WireError::new(
+            ErrorCode::Internal,
+            format!("cannot save the screenshot into {}: {e}", dir.display()),
+        )
+    };
+    create_private_dir(dir).map_err(|e| cannot(e.to_string()))?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| cannot(e.to_string()))?;
+    let ext = if mime.ends_with("png") { "png" } else { "jpg" };
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let name = format!("screenshot-{ms}-tab{tab}.{ext}");
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(|e| cannot(e.to_string()))?;
+    file.write_all(&bytes)
+        .and_then(|()| file.as_file().sync_all())
+        .map_err(|e| cannot(e.to_string()))?;
+    place_new(file, dir, &name).map_err(|e| cannot(e.to_string()))
+}
+
         std::fs::write(&first, b"1").unwrap();
         let second = unique_path(dir.path(), "a.txt");
         assert_eq!(second.file_name().unwrap(), "a (2).txt");

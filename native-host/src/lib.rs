@@ -20,6 +20,7 @@ pub mod native;
 pub mod native_messaging;
 pub mod pairing;
 pub mod policy_config;
+pub mod policy_settings;
 pub mod replay;
 pub mod scenario_tools;
 pub mod scenarios;
@@ -316,8 +317,11 @@ async fn start_serving(args: ServeArgs, http_url: Option<String>) -> Result<Star
         share_tabs: policy.share_tabs,
         max_steps: policy.max_steps,
         http_url,
+        tool_timeout_ms: policy.settings.tool_timeout_ms,
+        screenshot_dir: policy.settings.screenshot_dir.clone(),
+        masks: policy.settings.masks.clone(),
     };
-    let audit = audit::Audit::start(&audit_dir).map_err(|e| {
+    let audit = audit::Audit::start_keeping(&audit_dir, policy.settings.journal).map_err(|e| {
         ServeError::Setup(format!(
             "cannot open the audit journal in {}: {e}",
             audit_dir.display()

@@ -10,6 +10,7 @@ use ext_core::policy::{Category, OriginPattern, Policy, Rule, Verdict};
 use serde::Deserialize;
 
 use crate::cli::ServeArgs;
+use crate::policy_settings::{self, line_of, Settings};
 
 /// The default policy file: `<config dir>/kapture/policy.toml`.
 pub fn default_path() -> PathBuf {
@@ -36,6 +37,14 @@ struct File {
     /// Steps per MCP session (`--max-steps` has the last word).
     #[serde(default)]
     max_steps: Option<u64>,
+    // The plain settings (`policy_settings`), each checked at load.
+    download_max_bytes: Option<toml::Spanned<i64>>,
+    tool_timeout_ms: Option<toml::Spanned<i64>>,
+    screenshot_dir: Option<toml::Spanned<String>>,
+    journal_max_bytes: Option<toml::Spanned<i64>>,
+    journal_keep: Option<toml::Spanned<i64>>,
+    #[serde(default)]
+    mask: Vec<toml::Spanned<crate::policy_settings::FileMask>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -54,6 +63,7 @@ struct Parsed {
     share_tabs: bool,
     budgets: Vec<Budget>,
     max_steps: Option<u64>,
+    settings: Settings,
 }
 
 #[derive(Debug, Deserialize)]
@@ -63,14 +73,6 @@ struct FileRule {
     #[serde(default)]
     category: Option<String>,
     verdict: Verdict,
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }
 
 /// Parse a policy file's rules.
@@ -174,12 +176,26 @@ fn parse(path: &Path, text: &str) -> Result<Parsed, String> {
             path.display()
         ));
     }
+    let settings = policy_settings::check(
+        path,
+        text,
+        policy_settings::Raw {
+            download_max_bytes: file.download_max_bytes,
+            tool_timeout_ms: file.tool_timeout_ms,
+            screenshot_dir: file.screenshot_dir,
+            journal_max_bytes: file.journal_max_bytes,
+            journal_keep: file.journal_keep,
+            mask: file.mask,
+        },
+    )
+    .map_err(|e| e.to_string())?;
     Ok(Parsed {
         rules,
         dirs,
         share_tabs: file.share_tabs,
         budgets,
         max_steps: file.max_steps,
+        settings,
     })
 }
 
@@ -200,6 +216,8 @@ pub struct PolicyConfig {
     pub budgets: Vec<Budget>,
     /// Steps per MCP session: `--max-steps`, else the file's `max_steps`.
     pub max_steps: Option<u64>,
+    /// The file's plain settings (limits, folders, retention, masks).
+    pub settings: Settings,
 }
 
 impl PolicyConfig {
@@ -225,6 +243,7 @@ impl PolicyConfig {
             share_tabs,
             budgets,
             max_steps,
+            settings,
         } = parsed;
         // A folder the person typed on the command line is theirs: relative to where they
         // started kapture.
@@ -253,6 +272,7 @@ impl PolicyConfig {
             share_tabs: share_tabs || args.share_tabs,
             budgets,
             max_steps: args.max_steps.or(max_steps),
+            settings,
         })
     }
 
@@ -268,6 +288,7 @@ impl PolicyConfig {
         p.rules.extend(self.file_rules.iter().cloned());
         p.rules.extend(self.flag_rules.iter().cloned());
         p.budgets.extend(self.budgets.iter().cloned());
+        p.download_max_bytes = self.settings.download_max_bytes;
         if self.read_only {
             p = p.read_only("--read-only");
         }
@@ -325,6 +346,7 @@ mod tests {
             share_tabs: false,
             budgets: Vec::new(),
             max_steps: None,
+            settings: Settings::default(),
         };
         let connected = config.policy(false);
         assert_eq!(

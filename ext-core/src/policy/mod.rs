@@ -294,6 +294,20 @@ pub struct Policy {
     /// Steps per hour per origin (kapture's policy file, the side panel).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub budgets: Vec<budget::Budget>,
+    /// The largest download kept, in bytes (`download_max_bytes` in kapture's policy
+    /// file); `None`: [`DOWNLOAD_MAX_BYTES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub download_max_bytes: Option<u64>,
+}
+
+/// The default size cap of a download: larger files are cancelled and removed.
+pub const DOWNLOAD_MAX_BYTES: u64 = 512 << 20;
+
+impl Policy {
+    /// The size cap downloads are held to.
+    pub fn download_cap(&self) -> u64 {
+        self.download_max_bytes.unwrap_or(DOWNLOAD_MAX_BYTES)
+    }
 }
 
 /// A person's rule that decides for `category` on `origin`: the most specific matching one

@@ -121,7 +121,11 @@ impl KaptureServer {
     /// Mask the session's secrets in every text of `result`.
     pub(super) fn mask_result(&self, result: &mut CallToolResult) {
         let secret_values = self.secret_values();
-        let mask = |text: &str| ext_core::secrets::redact(text, &secret_values).0;
+        let patterns = &self.config().masks;
+        let mask = |text: &str| {
+            let (text, _) = ext_core::secrets::redact(text, &secret_values);
+            ext_core::secrets::redact_patterns(&text, patterns).0
+        };
         for block in result.content.iter_mut() {
             if let ContentBlock::Text(text) = block {
                 text.text = mask(&text.text);

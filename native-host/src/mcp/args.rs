@@ -44,7 +44,7 @@ pub enum SnapshotMode {
 }
 
 /// Longest per-call timeout an agent may ask for.
-pub const MAX_TIMEOUT_MS: u64 = 300_000;
+pub const MAX_TIMEOUT_MS: u64 = ext_core::methods::MAX_TIMEOUT_MS;
 
 /// What `browser_tabs` can do.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]

@@ -103,6 +103,17 @@ impl KaptureServer {
         Ok(tab)
     }
 
+    /// The timeout of a call that names none: the policy file's `tool_timeout_ms`, else the
+    /// tool's own; a tool that gets more than the standard default (navigation,
+    /// screenshots, waits) never gets less than its own.
+    pub(super) fn default_timeout_ms(&self, own: u64) -> u64 {
+        match self.config().tool_timeout_ms {
+            Some(ms) if own > ext_core::methods::DEFAULT_TIMEOUT_MS => ms.max(own),
+            Some(ms) => ms,
+            None => own,
+        }
+    }
+
     /// Run `M` on a tab (explicit, else current, else the browser's active tab). A call
     /// without an explicit tab pins the tab it ran on as the current one.
     pub(super) async fn on_tab<M>(&self, args: &OnTab<M>) -> Result<M::Response, WireError>
@@ -116,7 +127,7 @@ impl KaptureServer {
                 return Err(WireError::new(ErrorCode::BadArgs, why));
             }
             Some(ms) => ms,
-            None => M::TIMEOUT_MS,
+            None => self.default_timeout_ms(M::TIMEOUT_MS),
         };
         self.browser_ready().await?;
         let target = match args.tab_id {

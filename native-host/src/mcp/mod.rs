@@ -74,6 +74,12 @@ pub struct Config {
     pub max_steps: Option<u64>,
     /// `--http`: the MCP endpoint's URL (never the token), for browser_status.
     pub http_url: Option<String>,
+    /// The policy file's `tool_timeout_ms`: the timeout of a call that names none.
+    pub tool_timeout_ms: Option<u64>,
+    /// The policy file's `screenshot_dir`: every screenshot is also saved there.
+    pub screenshot_dir: Option<std::path::PathBuf>,
+    /// The policy file's `[[mask]]` patterns, masked in answers and the journal.
+    pub masks: Vec<ext_core::secrets::Pattern>,
 }
 
 /// Things the status tool reports besides the bridge.
@@ -587,7 +593,8 @@ impl KaptureServer {
             None => None,
         };
         let page = tab.map(|t| format!("tab {t}"));
-        let masked = crate::audit::journal_args(&tool, &args, &self.secret_values(), &notes);
+        let mut masked = crate::audit::journal_args(&tool, &args, &self.secret_values(), &notes);
+        crate::audit::mask_patterns(&mut masked, &self.config().masks);
         self.log.record(
             &tool,
             masked.clone(),

@@ -96,14 +96,28 @@ impl KaptureServer {
         &self,
         Parameters(a): Parameters<OnTab<Screenshot>>,
     ) -> Answer {
-        Answer::blocks(self.on_tab(&a).await.map(|c| {
+        let shot = self.on_tab(&a).await.and_then(|c| {
+            // The policy file's screenshot folder keeps a copy of every screenshot.
+            let saved = match &self.config().screenshot_dir {
+                Some(dir) => {
+                    let path = crate::files::save_screenshot(dir, c.tab_id, &c.mime_type, &c.data)?;
+                    format!(
+                        "; saved: {}",
+                        ext_core::escape::inline(&path.display().to_string())
+                    )
+                }
+                None => String::new(),
+            };
+            Ok((c, saved))
+        });
+        Answer::blocks(shot.map(|(c, saved)| {
             let cut = c
                 .truncated_from
                 .map(|h| format!("; truncated: the page is {h} px tall"))
                 .unwrap_or_default();
             vec![
                 ContentBlock::text(format!(
-                    "Screenshot {}x{} {}{cut} [tab {}]",
+                    "Screenshot {}x{} {}{cut}{saved} [tab {}]",
                     c.width, c.height, c.mime_type, c.tab_id
                 )),
                 ContentBlock::image(c.data, c.mime_type),
