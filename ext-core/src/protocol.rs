@@ -664,12 +664,13 @@ mod tests {
                 ErrorCode::UserRevoked => 20,
                 ErrorCode::Unsupported => 21,
                 ErrorCode::DownloadFailed => 22,
-                ErrorCode::AnswerTooLarge => 23,
-                ErrorCode::Internal => 24,
-                ErrorCode::BrowserExited => 25,
-                ErrorCode::TabNotYours => 26,
-                ErrorCode::BudgetExceeded => 27,
-                ErrorCode::Paused => 28,
+                ErrorCode::DownloadTooLarge => 23,
+                ErrorCode::AnswerTooLarge => 24,
+                ErrorCode::Internal => 25,
+                ErrorCode::BrowserExited => 26,
+                ErrorCode::TabNotYours => 27,
+                ErrorCode::BudgetExceeded => 28,
+                ErrorCode::Paused => 29,
             }
         };
         for (i, code) in ErrorCode::ALL.into_iter().enumerate() {

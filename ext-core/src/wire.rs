@@ -77,6 +77,9 @@ pub enum ErrorCode {
     /// The browser cannot do this at all (e.g. PDF printing in a windowed browser).
     Unsupported,
     DownloadFailed,
+    /// A download grew past the policy's size cap (`download_max_bytes`); it was cancelled
+    /// and its file removed.
+    DownloadTooLarge,
     /// The answer is larger than a bridge frame may be (or than a script result may be).
     AnswerTooLarge,
     Internal,
@@ -95,7 +98,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code (the wire-spelling test and the fuzzers go through all of them).
-    pub const ALL: [ErrorCode; 29] = [
+    pub const ALL: [ErrorCode; 30] = [
         ErrorCode::TabNotFound,
         ErrorCode::TabClosed,
         ErrorCode::NoBrowser,
@@ -119,6 +122,7 @@ impl ErrorCode {
         ErrorCode::UserRevoked,
         ErrorCode::Unsupported,
         ErrorCode::DownloadFailed,
+        ErrorCode::DownloadTooLarge,
         ErrorCode::AnswerTooLarge,
         ErrorCode::Internal,
         ErrorCode::BrowserExited,
@@ -153,6 +157,7 @@ impl ErrorCode {
             Self::UserRevoked => "USER_REVOKED",
             Self::Unsupported => "UNSUPPORTED",
             Self::DownloadFailed => "DOWNLOAD_FAILED",
+            Self::DownloadTooLarge => "DOWNLOAD_TOO_LARGE",
             Self::AnswerTooLarge => "ANSWER_TOO_LARGE",
             Self::Internal => "INTERNAL",
             Self::BrowserExited => "BROWSER_EXITED",
@@ -188,6 +193,7 @@ impl ErrorCode {
             Self::UserRevoked => "A person stopped Kapture's control of this tab; do not retry on it. Ask them, or use another tab.",
             Self::Unsupported => "This browser cannot do that; see the message for where it works.",
             Self::DownloadFailed => "The download did not complete; check the URL or the server and retry.",
+            Self::DownloadTooLarge => "The file is larger than the policy allows (download_max_bytes in the policy file); do not retry. Tell the person, who may raise the cap.",
             Self::AnswerTooLarge => "Ask for less: a smaller maxChars or max, a narrower ref or selector, a screenshot of the viewport or one element (type jpeg, a smaller scale), or a script that returns only what you need (a slice, a count, a few fields).",
             Self::Internal => "Kapture hit an internal error; retry, and report it if it persists.",
             Self::BrowserExited => "The browser kapture launched has exited; retrying will not bring it back. The message quotes its last error lines and the likely fix: tell the person, who fixes it and restarts kapture.",

@@ -9,6 +9,8 @@ use base64::Engine;
 use ext_core::methods::{Downloaded, Pdf};
 use ext_core::protocol::{ErrorCode, WireError};
 
+mod inert;
+
 /// Longest file name kept from a page's suggestion.
 const NAME_MAX: usize = 120;
 
@@ -383,15 +385,18 @@ pub fn finish_download(dir: &Path, d: &Downloaded) -> Result<String, WireError> 
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let target = if written
-        .parent()
-        .and_then(|p| p.canonicalize().ok())
-        .as_deref()
-        == Some(dir)
+    // A program or script is kept under a name nothing opens or runs.
+    let (name, inert) = inert::inert_name(&sanitize_name(&suggested));
+    let target = if inert.is_none()
+        && written
+            .parent()
+            .and_then(|p| p.canonicalize().ok())
+            .as_deref()
+            == Some(dir)
     {
         written.clone()
     } else {
-        move_new(&written, dir, &sanitize_name(&suggested)).map_err(|e| {
+        move_new(&written, dir, &name).map_err(|e| {
             WireError::new(
                 ErrorCode::DownloadFailed,
                 format!(
@@ -413,13 +418,27 @@ pub fn finish_download(dir: &Path, d: &Downloaded) -> Result<String, WireError> 
     };
     // The URL, the MIME type and the suggested name come from the page or its server.
     use ext_core::escape::inline;
-    Ok(format!(
+    let mut out = format!(
         "Downloaded {}\npath: {}\nbytes: {bytes}\nmimeType: {}\nsuggestedName: {}",
         inline(&d.url),
         inline(&target.display().to_string()),
         inline(&mime),
         inline(&suggested)
-    ))
+    );
+    if let Some(inert) = inert {
+        inert::strip_exec(&target).map_err(|e| {
+            WireError::new(
+                ErrorCode::DownloadFailed,
+                format!("{} could not be made inert: {e}", target.display()),
+            )
+        })?;
+        out.push_str(&format!(
+            "\ninert: a .{} file runs code when opened; it is kept as {}, not executable, and was not opened. Rename it only if the person trusts it.",
+            inline(&inert.kind),
+            inline(&inert.name)
+        ));
+    }
+    Ok(out)
 }
 
 /// The file name a PDF is saved under, from the agent's `path`: a name inside the
@@ -512,25 +531,6 @@ pub fn write_pdf(path: Option<&str>, dir: &Path, pdf: &Pdf) -> Result<String, Wi
     ))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn suggested_names_cannot_escape_or_hide() {
-        assert_eq!(sanitize_name("report.pdf"), "report.pdf");
-        assert_eq!(sanitize_name("../../etc/passwd"), "_.._etc_passwd");
-        assert_eq!(sanitize_name("..\\evil.exe"), "_evil.exe");
-        assert_eq!(sanitize_name(".bashrc"), "bashrc");
-        assert_eq!(sanitize_name("a\nb:c"), "a_b_c");
-        assert_eq!(sanitize_name("   "), "download");
-        assert_eq!(sanitize_name(&"x".repeat(500)).len(), NAME_MAX);
-    }
-
-    #[test]
-    fn nothing_is_overwritten() {
-        let dir = tempfile::tempdir().unwrap();
-        let first = unique_path(dir.path(), "a.txt");
 /// Save a screenshot (base64 `data` of `mime`) into `dir` (the policy file's
 /// `screenshot_dir`) as a new file `screenshot-<ms since the epoch>-tab<N>.<ext>`; its path.
 pub fn save_screenshot(dir: &Path, tab: i32, mime: &str, data: &str) -> Result<PathBuf, WireError> {
@@ -557,6 +557,25 @@ pub fn save_screenshot(dir: &Path, tab: i32, mime: &str, data: &str) -> Result<P
     place_new(file, dir, &name).map_err(|e| cannot(e.to_string()))
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggested_names_cannot_escape_or_hide() {
+        assert_eq!(sanitize_name("report.pdf"), "report.pdf");
+        assert_eq!(sanitize_name("../../etc/passwd"), "_.._etc_passwd");
+        assert_eq!(sanitize_name("..\\evil.exe"), "_evil.exe");
+        assert_eq!(sanitize_name(".bashrc"), "bashrc");
+        assert_eq!(sanitize_name("a\nb:c"), "a_b_c");
+        assert_eq!(sanitize_name("   "), "download");
+        assert_eq!(sanitize_name(&"x".repeat(500)).len(), NAME_MAX);
+    }
+
+    #[test]
+    fn nothing_is_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = unique_path(dir.path(), "a.txt");
         std::fs::write(&first, b"1").unwrap();
         let second = unique_path(dir.path(), "a.txt");
         assert_eq!(second.file_name().unwrap(), "a (2).txt");

@@ -17,6 +17,7 @@ mod export; // a recorded login exported as a script that runs under puppeteer-c
 mod faults; // cancels, worker kills, debugger drops, frames removed, kapture and browser restarts, idle
 mod http; // kapture --http: real sessions, strangers refused, capped and expiring sessions, the app's files, the conformance suite and the Inspector CLI
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
+mod limits; // the policy file's limits and settings (download cap, inert programs, masks, screenshots, timeout); the viewport list
 mod load; // a thousand calls at once, ten tabs side by side, oversized pages
 mod logins; // saved logins: signed in once, loaded sealed into a fresh browser, replacing its state, judged
 mod names; // roles and names beside Chrome's accessibility tree on real apps; refs on text that takes a click
@@ -37,5 +38,5 @@ mod stateless; // MCP 2026-07-28 without a handshake: the default context, conte
 mod stdio; // MCP over stdio: bad input answered per JSON-RPC, the process survives, EOF ends it
 mod tab_groups; // where a session's new tabs go: its tab group, or natively its own browser context
 mod tools; // every tool on real pages // the real-app corpus (TodoMVC ×9, Django admin) driven by an agent-like script
-mod web_app; // the Test Web App at /app driven like a person in a second browser, with screenshots
 mod waits; // navigate waitUntil and retries of transient failures
+mod web_app; // the Test Web App at /app driven like a person in a second browser, with screenshots

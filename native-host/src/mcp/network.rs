@@ -107,7 +107,7 @@ impl KaptureServer {
             destructive_hint = false,
             open_world_hint = true
         ),
-        description = "Download a URL, or what clicking a link (ref or selector) downloads, into kapture's download folder; answers when the file is complete: path, bytes, MIME type, suggested name."
+        description = "Download a URL, or what clicking a link (ref or selector) downloads, into kapture's download folder; answers when the file is complete: path, bytes, MIME type, suggested name. A file over the size cap (the policy's download_max_bytes, default 512 MiB) is cancelled and removed (DOWNLOAD_TOO_LARGE); a program or script (.exe, .sh, .bat…) is kept inert: saved as <name>.inert, not executable, never opened."
     )]
     async fn browser_download(&self, Parameters(a): Parameters<OnTab<DownloadArgs>>) -> Answer {
         let res = match self.on_tab(&a).await {

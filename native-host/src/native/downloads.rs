@@ -24,6 +24,8 @@ struct Item {
     /// in_progress, interrupted or complete (`chrome.downloads` words).
     state: String,
     bytes: f64,
+    /// The size the server announced (0: unknown).
+    total: f64,
     file: String,
     error: Option<String>,
     /// Refused by the policy: whatever the browser still writes is deleted, never kept.
@@ -72,6 +74,7 @@ impl Downloads {
                     suggested: text("suggestedFilename").into(),
                     state: "in_progress".into(),
                     bytes: 0.0,
+                    total: 0.0,
                     file: String::new(),
                     error: None,
                     cancelled: false,
@@ -85,6 +88,10 @@ impl Downloads {
                     .get("receivedBytes")
                     .and_then(Value::as_f64)
                     .unwrap_or(item.bytes);
+                item.total = p
+                    .get("totalBytes")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(item.total);
                 match text("state") {
                     "completed" | "canceled" if item.cancelled => {
                         // It finished before the cancel reached the browser.
@@ -166,6 +173,8 @@ impl Downloads {
             mime: String::new(),
             state: i.state.clone(),
             file_size: i.bytes,
+            bytes_received: i.bytes,
+            total_bytes: i.total,
             error: i.error.clone(),
             exists: !i.file.is_empty(),
         }
