@@ -172,6 +172,7 @@ impl<H: Host> Tab<'_, H> {
                     url,
                     title,
                     status: None,
+                    notes: Vec::new(),
                 })
             }
             Err(e) if e.code == ErrorCode::UnsupportedPage => {
@@ -181,6 +182,7 @@ impl<H: Host> Tab<'_, H> {
                     url: tab.url,
                     title: tab.title,
                     status: None,
+                    notes: Vec::new(),
                 })
             }
             Err(e) => Err(e),
