@@ -4,7 +4,9 @@
 //! A browser launched over its DevTools pipe gets its engine here: the extension, loaded with
 //! `Extensions.loadUnpacked`, when it loads and connects within [`EXTENSION_CONNECT_LIMIT`];
 //! else (or with `--engine native`) the native engine over that same pipe. Which one and why
-//! is said once on stderr and in `browser_status`.
+//! is said once on stderr and in `browser_status`. With `--engine auto` the choice is made
+//! again at every call (`bridge::select`): the extension while it is connected, else the
+//! native engine over the pipe.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -349,7 +351,10 @@ pub fn supervise(
             }
             match chosen {
                 Ok(engine) => {
-                    if let EngineUsed::Native(..) = engine {
+                    // Native now, or standing by for when the extension is away (`--engine
+                    // auto`: the extension takes over whenever it is connected).
+                    let standby = spec.plan.fallback_native;
+                    if matches!(engine, EngineUsed::Native(..)) || standby {
                         let engine = crate::native::NativeEngine::launched(
                             devtools.clone(),
                             rules.viewport,

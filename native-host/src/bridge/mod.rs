@@ -4,6 +4,7 @@
 //! or the connection drops.
 
 pub mod guard;
+pub mod select;
 mod server;
 
 use std::collections::{HashMap, HashSet};
@@ -20,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use server::BridgeConfig;
 
-use crate::pairing::Token;
+use crate::pairing::BridgeKey;
 
 /// Extra time the host gives a command beyond its own timeout before declaring the extension
 /// unresponsive: the extension enforces the timeout itself and answers `TIMEOUT` first.
@@ -64,6 +65,17 @@ pub struct BridgeStatus {
     /// The native engine's state, when commands go to it instead of an extension.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
+    /// The native engine standing by while the extension drives (it takes over when the
+    /// extension is away).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standby: Option<String>,
+    /// The last changes of the extension's connection (replaced, dropped, refused, revoked)
+    /// and why, newest last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection_change: Option<String>,
+    /// The last change of engine and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_change: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -99,6 +111,8 @@ enum HubMsg {
     },
     Detach {
         conn: u64,
+        /// Why the connection ended (said in `browser_status`).
+        why: String,
     },
     Answered {
         conn: u64,
@@ -117,6 +131,8 @@ enum HubMsg {
     /// A caller stopped waiting (its MCP request was cancelled): tell the extension to stop
     /// the commands nobody waits for.
     Sweep,
+    /// The bridge token was replaced: the connection that proved the old one ends.
+    Revoke,
     /// The origin a tab was last reported on.
     TabOrigin {
         tab_id: TabId,
@@ -140,15 +156,21 @@ pub struct BridgeHandle {
     /// Counts browser sessions: it changes when a different browser (or a restarted one)
     /// connects, not when a worker resumes its session.
     generation: watch::Receiver<u64>,
+    /// The same counter's sender: an engine change bumps it too (its tab ids are others).
+    generation_tx: std::sync::Arc<watch::Sender<u64>>,
+    /// What the hub says of the extension's connection, read by each call's selection.
+    link: watch::Receiver<select::Link>,
+    /// Which engine ran the last call, and what the one before handed out.
+    selection: std::sync::Arc<std::sync::Mutex<select::Selection>>,
     /// Permits for commands in flight (`MAX_IN_FLIGHT`).
     in_flight: std::sync::Arc<tokio::sync::Semaphore>,
     port: u16,
     /// Extra wait for an answer when the policy may make a person approve first.
     approval_grace: Duration,
-    /// The back end commands go to: the extension over the hub (`None`), or the native
-    /// engine running the same executor core in kapture (`--browser cdp`, or a launched
-    /// browser the extension could not get into: set once, then). The one seam between the
-    /// tools and an engine: everything above `call_raw` is shared.
+    /// The native engine, where kapture has one (`--browser cdp`, or the DevTools pipe or
+    /// port of a browser it launched: set once, then). Each call picks ([`Self::engine_now`]):
+    /// the launched browser's own extension while it is connected, else this engine. The
+    /// one seam between the tools and an engine: everything above `call_raw` is shared.
     native: std::sync::Arc<std::sync::OnceLock<crate::native::NativeEngine>>,
 }
 
@@ -168,15 +190,67 @@ impl BridgeHandle {
         self.events.subscribe()
     }
 
-    /// The native engine, when it is the back end.
+    /// The native engine when it runs the calls now (see [`Self::engine_now`]).
     pub fn native(&self) -> Option<&crate::native::NativeEngine> {
-        self.native.get()
+        self.engine_now()
     }
 
-    /// From now on, commands go to `engine` (a launched browser driven without the
-    /// extension); false when an engine was set already.
+    /// The engine calls go to now: the native one (`Some`) unless the extension of the
+    /// browser kapture launched is connected, or there is no native engine (`None`: the
+    /// extension, over the hub).
+    pub fn engine_now(&self) -> Option<&crate::native::NativeEngine> {
+        let native = self.native.get()?;
+        match self.link.borrow().connected {
+            // A launched browser's own extension takes over; another browser's never does.
+            Some(true) if native.is_launched() => None,
+            _ => Some(native),
+        }
+    }
+
+    /// kapture holds a native engine for this browser (it may drive it, now or later).
+    pub fn has_native(&self) -> bool {
+        self.native.get().is_some()
+    }
+
+    /// From now on, `engine` may drive the browser: whenever its own extension is not
+    /// connected; false when an engine was set already.
     pub fn use_native(&self, engine: crate::native::NativeEngine) -> bool {
         self.native.set(engine).is_ok()
+    }
+
+    /// Choose the engine for one call; the note when it changed here (said in that call's
+    /// answer), or why the call cannot go (a tab id or ref of the engine before).
+    fn select(
+        &self,
+        method: &str,
+        tab_id: Option<TabId>,
+        params: &Value,
+    ) -> Result<Option<&crate::native::NativeEngine>, WireError> {
+        let native = self.engine_now();
+        let kind = match native {
+            Some(_) => select::EngineKind::Native,
+            None => select::EngineKind::Extension,
+        };
+        let switchable = self.native.get().is_some_and(|n| n.is_launched());
+        let link = self.link.borrow().clone();
+        let note = self
+            .selection
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .enter(kind, switchable, &link, method, tab_id, params)?;
+        if let Some(note) = note {
+            // State tied to the old engine's tab ids (sessions' current tabs) is dropped.
+            self.generation_tx.send_modify(|g| *g += 1);
+            if kind == select::EngineKind::Extension {
+                if let Some(engine) = self.native.get() {
+                    // Its executor goes: a later take-over starts without its tabs or refs.
+                    let engine = engine.clone();
+                    tokio::spawn(async move { engine.stand_by().await });
+                }
+            }
+            crate::session_log::note(|n| n.news.push(note));
+        }
+        Ok(native)
     }
 
     /// Where a native engine sends what the browser's events say (the hub keeps the tabs'
@@ -216,13 +290,20 @@ impl BridgeHandle {
         };
         let waited = started.elapsed().as_millis() as u64;
         let left_ms = timeout_ms.saturating_sub(waited).max(1);
-        let answer = match self.native() {
+        let engine = self.select(method, tab_id, &params)?;
+        let answer = match engine {
             Some(engine) => engine.call(method, tab_id, params, left_ms).await,
             None => {
                 self.call_extension(method, tab_id, params, timeout_ms, started)
                     .await?
             }
         };
+        if let Ok(data) = &answer {
+            self.selection
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .answered(method, tab_id, data);
+        }
         capped(answer).map_err(BridgeError::Wire)
     }
 
@@ -309,14 +390,30 @@ impl BridgeHandle {
             Ok(()) => rx.await.ok().flatten(),
             Err(_) => None,
         };
-        let engine = match self.native() {
+        let engine = match self.engine_now() {
             Some(n) => Some(n.describe().await),
             None => None,
         };
+        let standby = match (self.engine_now(), self.native.get()) {
+            (None, Some(n)) => Some(format!(
+                "{}, standing by: it takes over while the extension is not connected",
+                n.describe().await
+            )),
+            _ => None,
+        };
+        let connection_change = self.link.borrow().said();
+        let engine_change = self
+            .selection
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .change();
         BridgeStatus {
             port: self.port,
             extension,
             engine,
+            standby,
+            connection_change,
+            engine_change,
         }
     }
 
@@ -335,6 +432,12 @@ impl BridgeHandle {
         let _ = self
             .hub
             .try_send(HubMsg::Notify(HostFrame::Audit { entry }));
+    }
+
+    /// The token was replaced (see [`BridgeKey::rotate`]): end the connection that proved the
+    /// old one; its extension pairs again (through native messaging) and reconnects.
+    pub async fn revoke(&self) {
+        let _ = self.hub.send(HubMsg::Revoke).await;
     }
 
     /// Tell the connected extension something (dropped when none is, or its socket is busy).
@@ -366,7 +469,7 @@ impl BridgeHandle {
 /// Start the bridge on `listener`; it stops when `shutdown` is cancelled.
 pub fn start(
     listener: TcpListener,
-    token: Token,
+    key: BridgeKey,
     config: BridgeConfig,
     shutdown: CancellationToken,
 ) -> std::io::Result<BridgeHandle> {
@@ -374,7 +477,7 @@ pub fn start(
     let handle = start_hub(port, &config, shutdown.clone());
     tokio::spawn(server::accept_loop(
         listener,
-        token,
+        key,
         config,
         handle.hub.clone(),
         shutdown,
@@ -423,10 +526,15 @@ fn start_hub(port: u16, config: &BridgeConfig, shutdown: CancellationToken) -> B
     let (hub_tx, hub_rx) = mpsc::channel(HUB_QUEUE);
     let (events, _) = broadcast::channel(64);
     let (generation, generation_rx) = watch::channel(0);
+    let generation = std::sync::Arc::new(generation);
+    let (link, link_rx) = watch::channel(select::Link::default());
     let handle = BridgeHandle {
         hub: hub_tx,
         events: events.clone(),
         generation: generation_rx,
+        generation_tx: generation.clone(),
+        link: link_rx,
+        selection: Default::default(),
         in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
         port,
         approval_grace: config.approval_grace(),
@@ -436,6 +544,7 @@ fn start_hub(port: u16, config: &BridgeConfig, shutdown: CancellationToken) -> B
         hub_rx,
         events,
         generation,
+        link,
         config.clone(),
         shutdown,
     ));
@@ -539,7 +648,8 @@ struct Hub {
 async fn run_hub(
     mut rx: mpsc::Receiver<HubMsg>,
     events: broadcast::Sender<BrowserEvent>,
-    generation: watch::Sender<u64>,
+    generation: std::sync::Arc<watch::Sender<u64>>,
+    link: watch::Sender<select::Link>,
     rules: BridgeConfig,
     shutdown: CancellationToken,
 ) {
@@ -617,6 +727,11 @@ async fn run_hub(
                         a.info.browser, a.session
                     );
                     tracing::warn!("refused a second browser: {why}");
+                    let said = format!(
+                        "refused a connection from another browser ({}): this kapture drives {}",
+                        info.browser, a.info.browser
+                    );
+                    link.send_modify(|l| l.happened(said));
                     let _ = reply.send(Err((RejectReason::Busy, why)));
                     continue;
                 }
@@ -636,7 +751,20 @@ async fn run_hub(
                     hub.next_session += 1;
                     s
                 };
-                if let Some(old) = hub.active.take() {
+                let replaced = hub.active.take();
+                let event = match &replaced {
+                    Some(old) => format!(
+                        "connection of session {} replaced by a newer one from the same browser (session {session})",
+                        old.session
+                    ),
+                    None => format!("extension connected (session {session})"),
+                };
+                let ours = info.launched_by == Some(std::process::id());
+                link.send_modify(|l| {
+                    l.connected = Some(ours);
+                    l.happened(event);
+                });
+                if let Some(old) = replaced {
                     tracing::warn!(old = %old.session, new = %session, "the browser reconnected; the new connection replaces the old one");
                     let _ = old.out.try_send(HostFrame::Unauthorized {
                         reason: RejectReason::Superseded,
@@ -679,10 +807,14 @@ async fn run_hub(
                     let _ = w.send(());
                 }
             }
-            HubMsg::Detach { conn } => {
-                if hub.active.as_ref().is_some_and(|a| a.conn == conn) {
-                    tracing::info!("extension disconnected; waiting for it to come back");
-                    hub.active = None;
+            HubMsg::Detach { conn, why } => {
+                if let Some(a) = hub.active.take_if(|a| a.conn == conn) {
+                    tracing::info!(%why, "extension disconnected; waiting for it to come back");
+                    let event = format!("connection of session {} dropped: {why}", a.session);
+                    link.send_modify(|l| {
+                        l.connected = None;
+                        l.happened(event);
+                    });
                 }
                 hub.hold_in_flight(conn);
             }
@@ -705,6 +837,23 @@ async fn run_hub(
                 let _ = events.send(event);
             }
             HubMsg::Sweep => hub.sweep(),
+            HubMsg::Revoke => {
+                if let Some(a) = hub.active.take() {
+                    let _ = a.out.try_send(HostFrame::Unauthorized {
+                        reason: RejectReason::BadToken,
+                        message: server::ROTATED.into(),
+                    });
+                    let event = format!(
+                        "connection of session {} ended: kapture made a new bridge token (SIGHUP); the extension pairs again",
+                        a.session
+                    );
+                    link.send_modify(|l| {
+                        l.connected = None;
+                        l.happened(event);
+                    });
+                    hub.hold_in_flight(a.conn);
+                }
+            }
             HubMsg::TabOrigin { tab_id, reply } => {
                 let _ = reply.send(hub.origins.get(&tab_id).cloned());
             }

@@ -123,6 +123,16 @@ impl KaptureServer {
             ),
             self.sessions_line(),
         ];
+        // Engines and connections change while kapture runs: the last change and why.
+        if let Some(change) = &bridge.engine_change {
+            lines.push(format!("last engine change: {change}"));
+        }
+        if let Some(change) = &bridge.connection_change {
+            lines.push(format!("extension connection changes: {change}"));
+        }
+        if let Some(standby) = &bridge.standby {
+            lines.push(format!("engine now: the Kapture extension; {standby}"));
+        }
         if let Some(engine) = &bridge.engine {
             lines.push(format!("engine: {engine}"));
             match self.bridge().call::<TabsList>(None, &TabsList {}).await {

@@ -129,6 +129,10 @@ impl NativeEngine {
     ) -> Self {
         let (questions, asked) = mpsc::channel(ask::QUESTIONS);
         tokio::spawn(ask::approver(asked));
+        let first_tab = match source {
+            Source::Launched(_) => crate::bridge::select::NATIVE_TAB_BASE,
+            Source::Endpoint { .. } => 1,
+        };
         NativeEngine {
             inner: Arc::new(Inner {
                 endpoint,
@@ -138,7 +142,8 @@ impl NativeEngine {
                 approval_ms,
                 sink,
                 questions,
-                next_tab: Arc::new(AtomicI32::new(1)),
+                // A launched browser's tabs may also be the extension's: its ids are apart.
+                next_tab: Arc::new(AtomicI32::new(first_tab)),
                 conn: tokio::sync::Mutex::new(None),
                 last_error: Mutex::new(None),
             }),
@@ -147,6 +152,30 @@ impl NativeEngine {
 
     pub fn endpoint(&self) -> &str {
         &self.inner.endpoint
+    }
+
+    /// Over a browser kapture launched (whose own extension may drive it too).
+    pub fn is_launched(&self) -> bool {
+        matches!(self.inner.source, Source::Launched(_))
+    }
+
+    /// The extension took over: end this engine's executor (its tabs, refs and attachments
+    /// go with it; a later take-over starts afresh, with new tab ids) and give the browser's
+    /// downloads back to it. The browser's connection stays open.
+    pub async fn stand_by(&self) {
+        let Some(conn) = self.inner.conn.lock().await.take() else {
+            return;
+        };
+        drop(conn.jobs);
+        let _ = conn
+            .browser
+            .call(
+                None,
+                "Browser.setDownloadBehavior",
+                serde_json::json!({"behavior": "default"}),
+            )
+            .await;
+        tracing::info!(endpoint = %self.inner.endpoint, "native engine standing by");
     }
 
     /// Connected now, or connect; `NO_BROWSER` naming the endpoint when it cannot be reached.
