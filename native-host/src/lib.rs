@@ -15,6 +15,7 @@ pub mod http;
 pub mod install;
 pub mod launcher;
 pub mod logins;
+pub mod manual_pairing;
 pub mod mcp;
 pub mod native;
 pub mod native_messaging;
@@ -140,26 +141,72 @@ fn terminal_banner(port: u16) {
     );
 }
 
-/// Resolves when the process is asked to stop (Ctrl+C, SIGTERM, SIGHUP).
+/// Resolves when the process is asked to stop (Ctrl+C, SIGTERM). SIGHUP does not stop
+/// kapture: it is the bridge's kill switch ([`rotate_on_hangup`]).
 async fn stop_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
+        let Ok(mut term) = signal(SignalKind::terminate()) else {
             return std::future::pending().await;
         };
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}
-            _ = hup.recv() => {}
         }
     }
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// The kill switch: on each SIGHUP, a new bridge token replaces the old one (announced in
+/// the handshake file, for native messaging), every old token is refused from then on, and
+/// the connected extension is cut off; it pairs again as on first pairing. MCP goes on.
+async fn rotate_on_hangup(
+    key: pairing::BridgeKey,
+    handshake: std::sync::Arc<pairing::HandshakeFile>,
+    door: manual_pairing::PairingDoor,
+    port: u16,
+    bridge: bridge::BridgeHandle,
+    shutdown: CancellationToken,
+) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let Ok(mut hup) = signal(SignalKind::hangup()) else {
+            tracing::warn!("no SIGHUP handler: the bridge token cannot be rotated");
+            return;
+        };
+        loop {
+            tokio::select! {
+                got = hup.recv() => if got.is_none() { return },
+                () = shutdown.cancelled() => return,
+            }
+            // The key first: a reader of the file in between gets the old token, which is
+            // refused, and asks again; never the new one refused.
+            let token = match key.rotate() {
+                Ok(token) => token,
+                Err(e) => {
+                    tracing::error!("SIGHUP: no new bridge token ({e}); the old one stays");
+                    continue;
+                }
+            };
+            bridge.revoke().await;
+            // A pending pairing code would pair with the new token: it goes too.
+            door.void();
+            match handshake.write(port, &token) {
+                Ok(()) => tracing::warn!("SIGHUP: new bridge token; every old token is refused and the extension pairs again"),
+                // A kill switch first: the old token stays refused even so.
+                Err(e) => tracing::error!("SIGHUP: new bridge token, every old token refused, but the handshake file could not be written ({e}): no extension can pair until the next SIGHUP"),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (key, handshake, door, port, bridge);
+        shutdown.cancelled().await;
     }
 }
 
@@ -183,8 +230,8 @@ pub struct Started {
     pub shutdown: CancellationToken,
     /// The browser supervisor: awaited (bounded) on the way out, so a launched browser closes.
     pub browser_task: tokio::task::JoinHandle<()>,
-    /// Removed on drop.
-    pub handshake: Option<pairing::HandshakeFile>,
+    /// Removed on drop (of the last holder: the token rotation holds it until shutdown).
+    pub handshake: Option<std::sync::Arc<pairing::HandshakeFile>>,
 }
 
 /// Everything but the transport: the bridge (or the native engine), the browser, the
@@ -218,6 +265,7 @@ async fn start_serving(args: ServeArgs, http_url: Option<String>) -> Result<Star
         connected_policy: policy.policy(false),
         approval_timeout: std::time::Duration::from_millis(args.approval_timeout_ms),
         launched_viewport,
+        runtime_dir: Some(runtime_dir.clone()),
         ..BridgeConfig::new(extension::origin(&extension_id))
     };
     // The native engine needs no bridge server: no extension is to connect.
@@ -240,9 +288,19 @@ async fn start_serving(args: ServeArgs, http_url: Option<String>) -> Result<Star
                 })?
                 .port();
             let token = pairing::Token::generate()?;
-            let handshake = pairing::HandshakeFile::create(&runtime_dir, port, &token)?;
-            let bridge = bridge::start(listener, token, bridge_config, shutdown.clone())
+            let handshake =
+                std::sync::Arc::new(pairing::HandshakeFile::create(&runtime_dir, port, &token)?);
+            let key = pairing::BridgeKey::new(token);
+            let bridge = bridge::start(listener, key.clone(), bridge_config, shutdown.clone())
                 .map_err(|source| ServeError::Bind { port, source })?;
+            tokio::spawn(rotate_on_hangup(
+                key,
+                handshake.clone(),
+                manual_pairing::PairingDoor::new(Some(runtime_dir.as_path()), port),
+                port,
+                bridge.clone(),
+                shutdown.clone(),
+            ));
             (bridge, Some(handshake), port)
         }
     };

@@ -57,6 +57,30 @@ impl fmt::Debug for Token {
     }
 }
 
+/// The bridge's current token, shared by the listener (each handshake proves the one current
+/// then) and the kill switch that replaces it (`SIGHUP`): after [`BridgeKey::rotate`] no proof
+/// made with an older token verifies.
+#[derive(Clone, Debug)]
+pub struct BridgeKey(std::sync::Arc<std::sync::RwLock<Token>>);
+
+impl BridgeKey {
+    pub fn new(token: Token) -> Self {
+        Self(std::sync::Arc::new(std::sync::RwLock::new(token)))
+    }
+
+    /// The token now.
+    pub fn current(&self) -> Token {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Put a fresh token in place of the current one; answers it (for the handshake file).
+    pub fn rotate(&self) -> Result<Token, PairingError> {
+        let fresh = Token::generate()?;
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
+        Ok(fresh)
+    }
+}
+
 /// Contents of one handshake file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Handshake {
@@ -186,6 +210,8 @@ pub fn write_private_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()>
 #[derive(Debug)]
 pub struct HandshakeFile {
     path: PathBuf,
+    /// When this server started (kept across token rotations).
+    started: u64,
 }
 
 impl HandshakeFile {
@@ -193,20 +219,28 @@ impl HandshakeFile {
     pub fn create(dir: &Path, port: u16, token: &Token) -> Result<Self, PairingError> {
         ensure_private_dir(dir)?;
         let pid = std::process::id();
+        let path = dir.join(format!("server-{pid}-{port}.json"));
+        let started = ext_core::platform::now_ms() as u64;
+        let file = Self { path, started };
+        file.write(port, token)?;
+        Ok(file)
+    }
+
+    /// Announce `token` in place of the one before (atomically: a reader sees one or the
+    /// other, whole).
+    pub fn write(&self, port: u16, token: &Token) -> Result<(), PairingError> {
         let handshake = Handshake {
             v: PROTOCOL_VERSION,
-            pid,
+            pid: std::process::id(),
             port,
             token: token.expose().to_string(),
-            started: ext_core::platform::now_ms() as u64,
+            started: self.started,
         };
-        let path = dir.join(format!("server-{pid}-{port}.json"));
         let json = serde_json::to_vec(&handshake).unwrap_or_default();
-        write_private_atomic(&path, &json).map_err(|source| PairingError::Write {
-            path: path.clone(),
+        write_private_atomic(&self.path, &json).map_err(|source| PairingError::Write {
+            path: self.path.clone(),
             source,
-        })?;
-        Ok(Self { path })
+        })
     }
 
     pub fn path(&self) -> &Path {

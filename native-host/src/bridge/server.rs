@@ -22,7 +22,8 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
 use super::{guard, HubMsg};
-use crate::pairing::Token;
+use crate::manual_pairing::PairingDoor;
+use crate::pairing::{BridgeKey, Token};
 
 /// Largest message accepted from the extension (full-page screenshots are the big ones).
 pub const MAX_MESSAGE_BYTES: usize = ext_core::protocol::MAX_FRAME_BYTES;
@@ -30,6 +31,9 @@ pub const MAX_MESSAGE_BYTES: usize = ext_core::protocol::MAX_FRAME_BYTES;
 const MAX_UNAUTHENTICATED: usize = 64;
 /// Frames queued towards one socket.
 const OUT_QUEUE: usize = 128;
+/// Said to a connection whose token kapture replaced (`SIGHUP`): its extension pairs again.
+pub(super) const ROTATED: &str =
+    "kapture made a new bridge token (SIGHUP): every old token is refused; pair again through native messaging";
 
 /// Settings of the bridge listener.
 #[derive(Debug, Clone)]
@@ -48,6 +52,9 @@ pub struct BridgeConfig {
     pub approval_timeout: Duration,
     /// The viewport of the headless browser this process launches, told to its extension.
     pub launched_viewport: Option<ext_core::protocol::Viewport>,
+    /// The runtime folder, where `kapture pair` leaves a pairing code (`None`: no manual
+    /// pairing).
+    pub runtime_dir: Option<std::path::PathBuf>,
 }
 
 impl BridgeConfig {
@@ -60,6 +67,7 @@ impl BridgeConfig {
             connected_policy: Policy::connected_default(),
             approval_timeout: Duration::from_secs(60),
             launched_viewport: None,
+            runtime_dir: None,
         }
     }
 
@@ -88,12 +96,15 @@ type Ws = WebSocketStream<TcpStream>;
 
 pub(super) async fn accept_loop(
     listener: TcpListener,
-    token: Token,
+    key: BridgeKey,
     config: BridgeConfig,
     hub: mpsc::Sender<HubMsg>,
     shutdown: CancellationToken,
 ) {
-    let token = Arc::new(token);
+    let door = Arc::new(PairingDoor::new(
+        config.runtime_dir.as_deref(),
+        listener.local_addr().map(|a| a.port()).unwrap_or(0),
+    ));
     let config = Arc::new(config);
     let preauth = Arc::new(Semaphore::new(MAX_UNAUTHENTICATED));
     let next_conn = Arc::new(AtomicU64::new(1));
@@ -108,19 +119,31 @@ pub(super) async fn accept_loop(
             },
             () = shutdown.cancelled() => return,
         };
-        let (token, config, hub, shutdown) =
-            (token.clone(), config.clone(), hub.clone(), shutdown.clone());
+        let (key, config, hub, shutdown, door) = (
+            key.clone(),
+            config.clone(),
+            hub.clone(),
+            shutdown.clone(),
+            door.clone(),
+        );
         let preauth = preauth.clone();
         let conn = next_conn.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
             let Ok(permit) = preauth.acquire_owned().await else {
                 return;
             };
-            let Some((ws, info, resume)) = authenticate(stream, &token, &config).await else {
+            // The token current when the handshake starts; a rotation meanwhile refuses it.
+            let token = key.current();
+            let Some((mut ws, info, resume)) = authenticate(stream, &token, &config, &door).await
+            else {
                 tracing::debug!(%peer, "connection refused before authentication");
                 return;
             };
             drop(permit);
+            if key.current().expose() != token.expose() {
+                reject(&mut ws, RejectReason::BadToken, ROTATED).await;
+                return;
+            }
             serve(conn, ws, info, resume, &config, hub, shutdown).await;
         });
     }
@@ -132,6 +155,7 @@ async fn authenticate(
     stream: TcpStream,
     token: &Token,
     config: &BridgeConfig,
+    door: &PairingDoor,
 ) -> Option<(
     Ws,
     ext_core::protocol::ExtensionInfo,
@@ -184,6 +208,10 @@ async fn authenticate(
     let (nonce_e, ext, resume) = match protocol::decode::<ExtensionFrame>(&text) {
         Ok(ExtensionFrame::Hello { nonce, ext, resume }) if handshake::valid_nonce(&nonce) => {
             (nonce, ext, resume)
+        }
+        Ok(ExtensionFrame::Pair { nonce }) if handshake::valid_nonce(&nonce) => {
+            pair(&mut ws, port, &nonce, token, door, deadline).await;
+            return None;
         }
         Err(DecodeError::VersionMismatch { ours, theirs }) => {
             let message = protocol::host_version_mismatch_message(ours, theirs);
@@ -241,6 +269,67 @@ async fn authenticate(
             None
         }
     }
+}
+
+/// A manual pairing (`pair` instead of `hello`): prove the pending code from `kapture pair`,
+/// have the extension prove it, then send the token sealed under it and close. No session:
+/// the extension connects again, with the token, like any other.
+async fn pair(
+    ws: &mut Ws,
+    port: u16,
+    nonce_e: &str,
+    token: &Token,
+    door: &PairingDoor,
+    deadline: Instant,
+) {
+    let code = match door.attempt() {
+        // The proofs cover the port the code names: it must be this socket's.
+        Ok(code) if code.port == port => code,
+        Ok(_) => {
+            let why = "the pending pairing code names another port";
+            return reject(ws, RejectReason::BadToken, why).await;
+        }
+        Err(why) => return reject(ws, RejectReason::BadToken, &why).await,
+    };
+    let Ok(nonce_s) = handshake::new_nonce() else {
+        return;
+    };
+    let challenge = HostFrame::Challenge {
+        proof: code.server_proof(nonce_e, &nonce_s),
+        nonce: nonce_s.clone(),
+    };
+    if ws
+        .send(Message::text(protocol::encode(&challenge)))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let answer = tokio::time::timeout_at(deadline.into(), next_text(ws)).await;
+    let proof = match answer
+        .ok()
+        .flatten()
+        .map(|t| protocol::decode::<ExtensionFrame>(&t))
+    {
+        Some(Ok(ExtensionFrame::Proof { proof })) => proof,
+        _ => {
+            let why = door.failed(&code);
+            return reject(ws, RejectReason::BadToken, &why).await;
+        }
+    };
+    if !code.verify_extension_proof(nonce_e, &nonce_s, &proof) {
+        let why = door.failed(&code);
+        tracing::warn!("a pairing attempt with a wrong code was refused");
+        return reject(ws, RejectReason::BadToken, &why).await;
+    }
+    door.used();
+    let Some(sealed) = code.seal(nonce_e, &nonce_s, token.expose()) else {
+        return;
+    };
+    let paired = HostFrame::Paired { sealed };
+    let _ = ws.send(Message::text(protocol::encode(&paired))).await;
+    close(ws, CloseCode::Normal, "paired").await;
+    tracing::warn!("an extension paired with a code from `kapture pair`");
 }
 
 /// The next text message; `None` when the socket ends, errs, or sends non-text data.
@@ -317,13 +406,14 @@ async fn serve(
         .await
         .is_err()
     {
-        let _ = hub.send(HubMsg::Detach { conn }).await;
+        let why = "the welcome could not be sent".into();
+        let _ = hub.send(HubMsg::Detach { conn, why }).await;
         return;
     }
     let mut heartbeat = tokio::time::interval(config.heartbeat);
     heartbeat.tick().await;
     let mut last_seen = Instant::now();
-    let why = loop {
+    let why: String = loop {
         tokio::select! {
             incoming = ws.next() => match incoming {
                 Some(Ok(Message::Text(text))) => {
@@ -339,47 +429,51 @@ async fn serve(
                             let _ = hub.send(HubMsg::Event(event)).await;
                         }
                         Ok(ExtensionFrame::Pong) => {}
-                        Ok(ExtensionFrame::Hello { .. } | ExtensionFrame::Proof { .. }) => tracing::debug!("ignoring a repeated handshake frame"),
+                        Ok(ExtensionFrame::Hello { .. } | ExtensionFrame::Proof { .. } | ExtensionFrame::Pair { .. }) => tracing::debug!("ignoring a repeated handshake frame"),
                         // One bad frame is logged and dropped; the connection carries on.
                         Err(e) => tracing::warn!(error = %e, "dropping a malformed frame from the extension"),
                     }
                 }
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => last_seen = Instant::now(),
-                Some(Ok(Message::Close(_))) | None => break "closed by the extension",
+                Some(Ok(Message::Close(_))) | None => break "closed by the extension".into(),
                 Some(Ok(_)) => tracing::warn!("dropping a binary frame from the extension"),
                 Some(Err(e)) => {
                     tracing::warn!(error = %e, "extension socket failed");
-                    break "socket error";
+                    break "socket error".to_string();
                 }
             },
             frame = out_rx.recv() => match frame {
                 Some(frame) => {
-                    let superseded = matches!(frame, HostFrame::Unauthorized { .. });
+                    // Replaced by a newer connection, or its token was revoked.
+                    let ended = match &frame {
+                        HostFrame::Unauthorized { message, .. } => Some(message.clone()),
+                        _ => None,
+                    };
                     if ws.send(Message::text(protocol::encode(&frame))).await.is_err() {
-                        break "send failed";
+                        break "send failed".into();
                     }
-                    if superseded {
-                        close(&mut ws, CloseCode::Library(4401), "superseded").await;
-                        break "superseded";
+                    if let Some(why) = ended {
+                        close(&mut ws, CloseCode::Library(4401), "unauthorized").await;
+                        break why;
                     }
                 }
-                None => break "hub gone",
+                None => break "hub gone".into(),
             },
             _ = heartbeat.tick() => {
                 if last_seen.elapsed() > config.heartbeat * 3 {
                     close(&mut ws, CloseCode::Away, "heartbeat lost").await;
-                    break "heartbeat lost";
+                    break "heartbeat lost".to_string();
                 }
                 if ws.send(Message::text(protocol::encode(&HostFrame::Ping))).await.is_err() {
-                    break "send failed";
+                    break "send failed".to_string();
                 }
             },
             () = shutdown.cancelled() => {
                 close(&mut ws, CloseCode::Away, "kapture is shutting down").await;
-                break "shutdown";
+                break "shutdown".to_string();
             }
         }
     };
-    tracing::debug!(conn, why, "extension connection ended");
-    let _ = hub.send(HubMsg::Detach { conn }).await;
+    tracing::debug!(conn, %why, "extension connection ended");
+    let _ = hub.send(HubMsg::Detach { conn, why }).await;
 }

@@ -17,12 +17,14 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
+use crate::pairing::Token;
 
 const ORIGIN: &str = "chrome-extension://djjhjaffgifolhomiafbjplbhmfblamg";
 type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 struct Fixture {
     handle: BridgeHandle,
+    key: crate::pairing::BridgeKey,
     token: Token,
     port: u16,
     shutdown: CancellationToken,
@@ -41,9 +43,11 @@ async fn fixture(hello_timeout: Duration) -> Fixture {
     let shutdown = CancellationToken::new();
     let mut config = BridgeConfig::new(ORIGIN.into());
     config.hello_timeout = hello_timeout;
-    let handle = start(listener, token.clone(), config, shutdown.clone()).unwrap();
+    let key = crate::pairing::BridgeKey::new(token.clone());
+    let handle = start(listener, key.clone(), config, shutdown.clone()).unwrap();
     Fixture {
         handle,
+        key,
         token,
         port,
         shutdown,
@@ -625,6 +629,17 @@ async fn a_newer_connection_replaces_the_old_one_visibly() {
         }
         other => panic!("the old connection should be told, got {other:?}"),
     }
+    // browser_status says which connection was replaced, and why.
+    let said = f
+        .handle
+        .status()
+        .await
+        .connection_change
+        .unwrap_or_default();
+    assert!(
+        said.contains("replaced by a newer one from the same browser"),
+        "{said}"
+    );
     let handle = f.handle.clone();
     let call =
         tokio::spawn(async move { handle.call_raw("tabs.list", None, json!({}), 5000).await });
@@ -806,4 +821,45 @@ async fn native_calls_take_an_in_flight_permit_and_never_show_the_endpoint_token
         );
     }
     shutdown.cancel();
+}
+
+#[tokio::test]
+async fn a_rotated_token_cuts_the_connection_and_every_old_token_is_refused() {
+    let f = fixture(Duration::from_secs(5)).await;
+    let mut ws = authenticated(&f).await;
+    let fresh = f.key.rotate().unwrap();
+    assert_ne!(fresh.expose(), f.token.expose());
+    f.handle.revoke().await;
+    // The connection that proved the old token is told why, and closed.
+    match next_frame(&mut ws).await {
+        Some(HostFrame::Unauthorized { reason, message }) => {
+            assert_eq!(reason, RejectReason::BadToken);
+            assert!(message.contains("new bridge token"), "{message}");
+        }
+        other => panic!("the old connection should be told, got {other:?}"),
+    }
+    let said = f
+        .handle
+        .status()
+        .await
+        .connection_change
+        .unwrap_or_default();
+    assert!(said.contains("new bridge token (SIGHUP)"), "{said}");
+    // The old token: the server no longer proves it, and a proof made with it is refused.
+    let mut old = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
+    let shook = handshake(&mut old, f.port, f.token.expose(), "browser-1", None).await;
+    assert!(!shook.server_proved);
+    assert!(matches!(
+        shook.next,
+        Some(HostFrame::Unauthorized {
+            reason: RejectReason::BadToken,
+            ..
+        })
+    ));
+    // The new one pairs, and commands flow again.
+    let mut again = dial(f.port, Some(ORIGIN), &[]).await.unwrap();
+    let shook = handshake(&mut again, f.port, fresh.expose(), "browser-1", None).await;
+    assert!(shook.server_proved);
+    assert!(matches!(shook.next, Some(HostFrame::Welcome { .. })));
+    assert!(f.handle.status().await.extension.is_some());
 }
