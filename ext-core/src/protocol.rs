@@ -91,6 +91,10 @@ pub enum ExtensionFrame {
     /// The answer to a `challenge` whose proof verified: the extension's proof of the token.
     /// Never sent to a server that failed its proof.
     Proof { proof: String },
+    /// First frame of a manual pairing (a code from `kapture pair`, no token yet): like
+    /// `hello`, a fresh nonce; the `challenge` and `proof` that follow prove the code, not
+    /// the token, and the server answers `paired` with the token sealed, then closes.
+    Pair { nonce: String },
     /// Successful answer to `command {id}`.
     Result { id: CommandId, data: Value },
     /// Failed answer to `command {id}`.
@@ -129,6 +133,9 @@ pub struct Viewport {
 pub enum HostFrame {
     /// The answer to `hello`: the server's nonce and its proof of the token over both nonces.
     Challenge { nonce: String, proof: String },
+    /// The end of a manual pairing whose code both sides proved: the token sealed under the
+    /// code and both nonces (`PairingCode::seal`). The connection closes after it.
+    Paired { sealed: String },
     /// The extension's `proof` verified. Nothing else is dispatched before this, on either side.
     Welcome {
         session: String,

@@ -48,6 +48,9 @@ pub enum PanelRequest {
     Stop { id: u64 },
     /// Look for kapture servers now and connect to them.
     Connect,
+    /// Pair with a kapture by the one-time code `kapture pair` showed (the options page:
+    /// where native messaging cannot be registered). Answered by `PanelEvent::Paired`.
+    Pair { code: String },
     /// Close the connection to the server on `port` and stay away until Connect.
     Disconnect { port: u16 },
     /// A person's answer to the looser rules the server on `port` asks for: accept them
@@ -165,6 +168,8 @@ pub struct HistoryEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PanelEvent {
+    /// How a `Pair` went, in words for the person who typed the code.
+    Paired { ok: bool, message: String },
     /// Servers and why the extension is (not) connected.
     State {
         servers: Vec<ServerView>,

@@ -29,6 +29,9 @@ pub enum Command {
     Install(InstallArgs),
     /// Check the setup and say in plain words what is missing.
     Doctor(DoctorArgs),
+    /// Show a one-time pairing code for a running kapture, to paste in the Kapture
+    /// extension's options where native messaging cannot be registered (never the token).
+    Pair(PairArgs),
     /// Print the panel's tool list (the build writes it into the extension as tools.json).
     #[command(hide = true)]
     PanelTools,
@@ -279,6 +282,16 @@ pub struct InstallArgs {
     /// as for serving).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PairArgs {
+    /// Folder of the running kaptures' handshake files (default: as for serving).
+    #[arg(long, value_name = "DIR")]
+    pub runtime_dir: Option<PathBuf>,
+    /// The bridge port of the kapture to pair with, when several run.
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 use native_host::cli::{Cli, Command};
-use native_host::{doctor, extension, install, native_messaging, pairing};
+use native_host::{doctor, extension, install, manual_pairing, native_messaging, pairing};
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("KAPTURE_LOG")
@@ -67,6 +67,10 @@ fn run() -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::FAILURE
             })
+        }
+        Some(Command::Pair(args)) => {
+            manual_pairing::run(&args, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
         }
         Some(Command::PanelTools) => {
             use std::io::Write;

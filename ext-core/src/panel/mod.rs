@@ -279,7 +279,9 @@ impl Ui {
             PanelEvent::Feed { .. }
             | PanelEvent::Step { .. }
             | PanelEvent::Control { .. }
-            | PanelEvent::AllApprovals { .. } => {}
+            | PanelEvent::AllApprovals { .. }
+            // The options page's: a pairing's outcome.
+            | PanelEvent::Paired { .. } => {}
             PanelEvent::Audit { entries } => self.show_audit(&entries),
             PanelEvent::Result { id, ok, data, ms } => {
                 let done = self.pending.borrow_mut().remove(&id);

@@ -154,7 +154,9 @@ impl Side {
             | PanelEvent::Ran { .. }
             | PanelEvent::Result { .. }
             | PanelEvent::Audit { .. }
-            | PanelEvent::Approvals { .. } => {}
+            | PanelEvent::Approvals { .. }
+            // The options page's.
+            | PanelEvent::Paired { .. } => {}
         }
         // Whatever changed may have moved a control that loosens or grants.
         arming::settle(&self.doc);

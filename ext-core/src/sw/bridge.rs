@@ -86,7 +86,30 @@ pub fn discover(app: &Rc<App>) {
         load_agreements(&app).await;
         let res: Result<Discovered, _> =
             chrome::runtime::send_native_message(NATIVE_HOST_NAME, &NativeRequest::Discover).await;
+        // The servers a person paired by code (`kapture pair`), where native messaging is not
+        // registered: dialled like the ones it reports; a port it reports wins.
+        let manual = super::pairing::manual_servers().await;
         app.bridge.discovering.set(false);
+        let res = match res {
+            Ok(mut found) => {
+                let reported: Vec<u16> = found.servers.iter().map(|s| s.port).collect();
+                found
+                    .servers
+                    .extend(manual.into_iter().filter(|m| !reported.contains(&m.port)));
+                Ok(found)
+            }
+            Err(e) if !manual.is_empty() => {
+                *app.bridge.problem.borrow_mut() =
+                    Some(format!("native host unavailable: {}", e.message));
+                Ok(Discovered {
+                    v: crate::protocol::PROTOCOL_VERSION,
+                    servers: manual,
+                    launched_by: None,
+                    browser_run: None,
+                })
+            }
+            Err(e) => Err(e),
+        };
         match res {
             Ok(found) => {
                 *app.bridge.problem.borrow_mut() = None;
@@ -327,7 +350,8 @@ fn on_frame(app: &Rc<App>, conn: &Rc<Conn>, text: &str) {
         _ => {}
     }
     match frame {
-        HostFrame::Challenge { .. } => {}
+        // Only a pairing connection (`pairing.rs`) hears these.
+        HostFrame::Challenge { .. } | HostFrame::Paired { .. } => {}
         HostFrame::Welcome {
             session,
             resumed,

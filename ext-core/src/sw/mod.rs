@@ -6,6 +6,7 @@ mod conns;
 mod control;
 mod gate;
 mod host;
+mod pairing;
 mod panel;
 mod push;
 mod recorder;

@@ -210,6 +210,16 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
         }
         PanelRequest::Extend { budget, steps } => control::extend(app, budget, steps),
         PanelRequest::Connect => bridge::user_connect(app),
+        PanelRequest::Pair { code } => {
+            let (app, conn) = (app.clone(), conn.clone());
+            super::pairing::pair(&code, move |ok, message| {
+                conn.port.post(&PanelEvent::Paired { ok, message });
+                if ok {
+                    // Connect now with the token it brought (discovery reads the kept ones).
+                    bridge::user_connect(&app);
+                }
+            });
+        }
         PanelRequest::Disconnect { port } => bridge::user_disconnect(app, port),
         PanelRequest::Agree {
             port,
