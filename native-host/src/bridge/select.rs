@@ -11,9 +11,15 @@ use std::time::Instant;
 use ext_core::protocol::{ErrorCode, TabId, WireError};
 use serde_json::Value;
 
-/// The first tab id of a native engine over a launched browser the extension may drive too:
-/// Chrome numbers its tabs from 1 up, so the two engines' ids never meet.
-pub const NATIVE_TAB_BASE: TabId = 1_000_000_000;
+/// The first tab id of a native engine over a launched browser the extension may drive too;
+/// its ids go down from here. Chrome's tab ids are positive (anywhere in that range: a
+/// browser may start them high), so the two engines' ids never meet.
+pub const NATIVE_TAB_BASE: TabId = -2;
+
+/// Is `tab` an id the native engine over a launched browser gave?
+pub fn native_tab(tab: TabId) -> bool {
+    tab < 0
+}
 
 /// The engine a call goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,7 +123,7 @@ impl Selection {
         self.last = Some(kind);
         if switchable {
             if let Some(t) = tab_id {
-                let natives = t >= NATIVE_TAB_BASE;
+                let natives = native_tab(t);
                 let other = match (kind, natives) {
                     (EngineKind::Extension, true) => Some(EngineKind::Native),
                     (EngineKind::Native, false) => Some(EngineKind::Extension),
@@ -214,7 +220,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::TabNotFound);
         // A ref on a native tab not snapshotted since: stale; after a snapshot: taken.
-        let tab = Some(NATIVE_TAB_BASE + 1);
+        let tab = Some(NATIVE_TAB_BASE - 1);
         let e = s
             .enter(EngineKind::Native, true, &link, "click", tab, &click)
             .unwrap_err();
@@ -226,7 +232,7 @@ mod tests {
         );
         // A selector is no ref: it is read on the page as it is.
         let by_selector = json!({"selector": "#b"});
-        let other = Some(NATIVE_TAB_BASE + 2);
+        let other = Some(NATIVE_TAB_BASE - 2);
         assert_eq!(
             s.enter(
                 EngineKind::Native,

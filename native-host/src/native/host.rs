@@ -192,7 +192,13 @@ impl NativeHost {
         if let Some(id) = self.ids.borrow().get(target_id) {
             return *id;
         }
-        let id = self.next_tab.fetch_add(1, Ordering::Relaxed);
+        // Ids run away from 0 in the direction they started: down for a launched browser's
+        // (`bridge::select::NATIVE_TAB_BASE`, apart from the extension's), else up from 1.
+        let id = if self.next_tab.load(Ordering::Relaxed) < 0 {
+            self.next_tab.fetch_sub(1, Ordering::Relaxed)
+        } else {
+            self.next_tab.fetch_add(1, Ordering::Relaxed)
+        };
         self.ids.borrow_mut().insert(target_id.to_string(), id);
         self.targets.borrow_mut().insert(id, target_id.to_string());
         id
