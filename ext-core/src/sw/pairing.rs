@@ -51,6 +51,8 @@ struct Pairing {
     /// The server's nonce, from its challenge: the seal covers it.
     server_nonce: RefCell<String>,
     proven: Cell<bool>,
+    /// The token came: the socket's close that follows is no failure.
+    paired: Cell<bool>,
     reply: RefCell<Option<Box<dyn FnOnce(bool, String)>>>,
 }
 
@@ -87,6 +89,7 @@ pub fn pair(code: &str, reply: impl FnOnce(bool, String) + 'static) {
         nonce,
         server_nonce: RefCell::default(),
         proven: Cell::new(false),
+        paired: Cell::new(false),
         reply: RefCell::new(Some(Box::new(reply))),
     });
     let on_open = {
@@ -112,6 +115,9 @@ pub fn pair(code: &str, reply: impl FnOnce(bool, String) + 'static) {
     let on_close = {
         let p = pairing.clone();
         Closure::<dyn FnMut(JsValue)>::new(move |_| {
+            if p.paired.get() {
+                return;
+            }
             p.finish(
                 false,
                 format!(
@@ -137,7 +143,9 @@ pub fn pair(code: &str, reply: impl FnOnce(bool, String) + 'static) {
     let p = pairing.clone();
     spawn_local(async move {
         platform::sleep(std::time::Duration::from_millis(PAIR_LIMIT_MS as u64)).await;
-        p.finish(false, "the pairing took too long; try again".into());
+        if !p.paired.get() {
+            p.finish(false, "the pairing took too long; try again".into());
+        }
     });
 }
 
@@ -149,10 +157,12 @@ fn on_frame(p: &Rc<Pairing>, text: &str) {
         HostFrame::Challenge { nonce, proof } if !p.proven.get() => {
             // Only a server that knows the code hears our proof of it.
             if !p.code.verify_server_proof(&p.nonce, &nonce, &proof) {
+                // A mistyped code, or a program that is not that kapture: either way it
+                // was told nothing.
                 return p.finish(
                     false,
                     format!(
-                        "the program on port {} could not prove it holds this code: it was told nothing",
+                        "the code does not match the one `kapture pair` showed for the kapture on port {}: check it, or run `kapture pair` again",
                         p.code.port
                     ),
                 );
@@ -168,6 +178,7 @@ fn on_frame(p: &Rc<Pairing>, text: &str) {
             let Some(token) = p.code.unseal(&p.nonce, &nonce_s, &sealed) else {
                 return p.finish(false, "kapture's answer could not be read".into());
             };
+            p.paired.set(true);
             let server = ServerEntry {
                 port: p.code.port,
                 token,
