@@ -15,6 +15,7 @@ mod engine_launch; // launched browsers over their DevTools pipe: the extension 
 mod errors; // coded failures: bad input, missing elements, closed tabs, timeouts
 mod export; // a recorded login exported as a script that runs under puppeteer-core and Playwright
 mod faults; // cancels, worker kills, debugger drops, frames removed, kapture and browser restarts, idle
+mod handover; // the engine chosen at every call (hand-over both ways), the token rotated on SIGHUP, pairing by a code typed in the options page
 mod http; // kapture --http: real sessions, strangers refused, capped and expiring sessions, the app's files, the conformance suite and the Inspector CLI
 mod lifecycle; // pairing, two servers, shutdown cleans up, human subcommands
 mod limits; // the policy file's limits and settings (download cap, inert programs, masks, screenshots, timeout); the viewport list
