@@ -43,6 +43,9 @@ async fn keep(server: ServerEntry) {
     let _ = chrome::storage::local_set(MANUAL_KEY, &value).await;
 }
 
+/// Who hears how a pairing went (the page that asked).
+type Reply = Box<dyn FnOnce(bool, String)>;
+
 /// One pairing under way.
 struct Pairing {
     code: PairingCode,
@@ -53,7 +56,7 @@ struct Pairing {
     proven: Cell<bool>,
     /// The token came: the socket's close that follows is no failure.
     paired: Cell<bool>,
-    reply: RefCell<Option<Box<dyn FnOnce(bool, String)>>>,
+    reply: RefCell<Option<Reply>>,
 }
 
 impl Pairing {
