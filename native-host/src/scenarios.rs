@@ -158,6 +158,22 @@ pub struct IndexStats {
     pub unreadable: usize,
 }
 
+impl IndexStats {
+    /// The counts over `scenarios`, besides `unreadable` files that are none.
+    fn of(scenarios: &[ScenarioSummary], unreadable: usize) -> IndexStats {
+        IndexStats {
+            scenarios: scenarios.len(),
+            steps: scenarios.iter().map(|s| s.steps).sum(),
+            with_dependencies: scenarios
+                .iter()
+                .filter(|s| !s.dependencies.is_empty())
+                .count(),
+            with_secrets: scenarios.iter().filter(|s| !s.secrets.is_empty()).count(),
+            unreadable,
+        }
+    }
+}
+
 impl Index {
     /// The index of the scenarios in `dir` as they are now.
     fn of(dir: &Path) -> Index {
@@ -170,16 +186,7 @@ impl Index {
         Index {
             version: INDEX_VERSION,
             last_updated: now_rfc3339(),
-            stats: IndexStats {
-                scenarios: scenarios.len(),
-                steps: scenarios.iter().map(|s| s.steps).sum(),
-                with_dependencies: scenarios
-                    .iter()
-                    .filter(|s| !s.dependencies.is_empty())
-                    .count(),
-                with_secrets: scenarios.iter().filter(|s| !s.secrets.is_empty()).count(),
-                unreadable: all.len() - scenarios.len(),
-            },
+            stats: IndexStats::of(&scenarios, all.len() - scenarios.len()),
             scenarios,
         }
     }
@@ -198,16 +205,7 @@ impl Index {
             AnyIndex::Bare(scenarios) => Index {
                 version: 1,
                 last_updated: String::new(),
-                stats: IndexStats {
-                    scenarios: scenarios.len(),
-                    steps: scenarios.iter().map(|s| s.steps).sum(),
-                    with_dependencies: scenarios
-                        .iter()
-                        .filter(|s| !s.dependencies.is_empty())
-                        .count(),
-                    with_secrets: scenarios.iter().filter(|s| !s.secrets.is_empty()).count(),
-                    unreadable: 0,
-                },
+                stats: IndexStats::of(&scenarios, 0),
                 scenarios,
             },
         })

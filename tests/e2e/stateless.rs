@@ -34,7 +34,7 @@ fn rpc(answer: &RawAnswer) -> Value {
 }
 
 /// One stateless request: its own connection, no session header, the revision's standard
-/// headers (the method, and the name a `tools/call` or `resources/read` is about).
+/// headers (the method, and the name a `tools/call`, `resources/read` or `tasks/*` is about).
 fn post(k: &HttpKapture, id: u64, method: &str, mut params: Value) -> (RawAnswer, Value) {
     let mut full = meta();
     for (key, v) in params["_meta"].as_object().into_iter().flatten() {
@@ -44,6 +44,7 @@ fn post(k: &HttpKapture, id: u64, method: &str, mut params: Value) -> (RawAnswer
     let name = params["name"]
         .as_str()
         .or(params["uri"].as_str())
+        .or(params["taskId"].as_str())
         .unwrap_or_default()
         .to_string();
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -435,4 +436,64 @@ async fn conformance_suite_for_2026_07_28_passes_every_scenario_that_applies() {
             "{passed} did not pass:\n{stdout}"
         );
     }
+}
+
+/// Long work of a stateless request: its progress comes on the request's own answer stream,
+/// and a client that declares the tasks extension gets a task it polls with stateless
+/// `tasks/get` requests until it holds the call's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateless_long_work_reports_progress_and_runs_as_a_task() {
+    let k = HttpKapture::start(&[]).await;
+    let (answer, m) = post(
+        &k,
+        1,
+        "tools/call",
+        json!({"name": "browser_wait_for", "arguments": {"time": 2.5},
+               "_meta": {"progressToken": "wait-1"}}),
+    );
+    assert!(m.get("result").is_some(), "{m}");
+    let heard: Vec<Value> = answer
+        .body
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert!(heard.len() >= 2, "a heartbeat a second: {answer:?}");
+    assert!(heard
+        .iter()
+        .all(|n| n["params"]["progressToken"] == "wait-1"));
+
+    let mut tasks_meta = meta();
+    tasks_meta["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let (_, started) = post(
+        &k,
+        2,
+        "tools/call",
+        json!({"name": "browser_wait_for", "arguments": {"time": 0.5}, "_meta": tasks_meta}),
+    );
+    assert_eq!(started["result"]["resultType"], "task", "{started}");
+    let task = started["result"]["taskId"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut id = 3;
+    let done = loop {
+        id += 1;
+        let (_, polled) = post(
+            &k,
+            id,
+            "tasks/get",
+            json!({"taskId": task, "_meta": tasks_meta}),
+        );
+        if polled["result"]["status"] != "working" {
+            break polled;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still working: {polled}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert!(done.to_string().contains("waited 0.5 s"), "{done}");
 }

@@ -493,6 +493,23 @@ async fn every_request_is_answered_once_even_when_stdin_ends_at_once() {
     );
 }
 
+fn task_get(id: u32, task: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tasks/get","params":{{"taskId":"{task}"}}}}"#)
+}
+
+/// `tasks/get` until the task is no longer working (ids from `id` on), before `deadline`.
+async fn poll_task(k: &mut Raw, task: &str, id: &mut u32, deadline: Instant) -> Value {
+    loop {
+        *id += 1;
+        let polled = k.ask(task_get(*id, task)).await;
+        if polled["result"]["status"] != "working" {
+            return polled;
+        }
+        assert!(Instant::now() < deadline, "still working: {polled}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// A client that declared the tasks extension gets long work (a wait, a replay) as a task:
 /// answered at once, polled with tasks/get to its end, stopped by tasks/cancel; ids it
 /// was not given are unknown. A client without the extension is answered as before.
@@ -526,15 +543,7 @@ async fn long_calls_of_a_client_with_tasks_run_as_tasks() {
     // Polled to its end, which is the call's own answer.
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut id = 10;
-    let done = loop {
-        id += 1;
-        let polled = k.ask(get(id, &task)).await;
-        if polled["result"]["status"] != "working" {
-            break polled;
-        }
-        assert!(Instant::now() < deadline, "still working: {polled}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let done = poll_task(&mut k, &task, &mut id, deadline).await;
     assert_eq!(done["result"]["status"], "completed", "{done}");
     assert!(done.to_string().contains("NO_BROWSER"), "{done}");
     // Cancelled while it waits.
@@ -551,17 +560,9 @@ async fn long_calls_of_a_client_with_tasks_run_as_tasks() {
         ))
         .await;
     assert!(ack.get("error").is_none(), "{ack}");
-    let done = loop {
-        id += 1;
-        let polled = k.ask(get(id, &task)).await;
-        if polled["result"]["status"] != "working" {
-            break polled;
-        }
-        assert!(Instant::now() < deadline, "still working: {polled}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let done = poll_task(&mut k, &task, &mut id, deadline).await;
     assert_eq!(done["result"]["status"], "cancelled", "{done}");
-    let unknown = k.ask(get(99, "not-a-task")).await;
+    let unknown = k.ask(task_get(99, "not-a-task")).await;
     assert!(unknown.get("error").is_some(), "{unknown}");
     // A quick call is answered as ever.
     let listed = k

@@ -249,10 +249,12 @@ fn raw_request(
             Ok(n) => {
                 got.extend_from_slice(&buf[..n]);
                 let text = String::from_utf8_lossy(&got);
-                // An event stream stays open: its first whole message is the answer.
+                // An event stream stays open: the answer is its first message with an id
+                // (notifications, such as progress, may come before it).
                 let message = text.lines().any(|l| {
                     l.trim_start().strip_prefix("data:").is_some_and(|d| {
-                        serde_json::from_str::<serde_json::Value>(d.trim()).is_ok()
+                        serde_json::from_str::<serde_json::Value>(d.trim())
+                            .is_ok_and(|m| m.get("id").is_some())
                     })
                 });
                 if text.contains("text/event-stream") && message {
