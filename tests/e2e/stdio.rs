@@ -526,11 +526,6 @@ async fn long_calls_of_a_client_with_tasks_run_as_tasks() {
         init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
         "{init}"
     );
-    let get = |id: u32, task: &str| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tasks/get","params":{{"taskId":"{task}"}}}}"#
-        )
-    };
     let started = k
         .ask(call(
             "2",
