@@ -244,6 +244,17 @@ pub enum WidgetOutcome {
     Save(Box<crate::recorder::draft::SaveRequest>),
 }
 
+/// The steps of a recording under way, as the widget's live list shows them (secrets
+/// marked): the events so far, optimised and drafted as a save would.
+fn live_steps(r: &super::events::Recording) -> Vec<String> {
+    let so_far = crate::methods::RecorderState {
+        start_url: r.start_url.clone(),
+        steps: crate::recorder::optimize(&r.events),
+        ..Default::default()
+    };
+    crate::recorder::draft::draft(&so_far, &[]).steps
+}
+
 /// One request of the recorder widget (`{kind: "widget", action, choices?}`); `known` are
 /// the saved scenarios, for suggestions.
 pub async fn widget_request<S: CdpSession>(
@@ -262,14 +273,7 @@ pub async fn widget_request<S: CdpSession>(
             let steps = {
                 let events = s.events().borrow();
                 match events.recording.as_ref() {
-                    Some(r) if r.capturing => {
-                        let so_far = crate::methods::RecorderState {
-                            start_url: r.start_url.clone(),
-                            steps: crate::recorder::optimize(&r.events),
-                            ..Default::default()
-                        };
-                        Some(crate::recorder::draft::draft(&so_far, &[]).steps)
-                    }
+                    Some(r) if r.capturing => Some(live_steps(r)),
                     _ => None,
                 }
             };
@@ -283,13 +287,7 @@ pub async fn widget_request<S: CdpSession>(
                 let events = s.events().borrow();
                 match events.recording.as_ref() {
                     Some(r) if r.capturing => {
-                        let so_far = crate::methods::RecorderState {
-                            start_url: r.start_url.clone(),
-                            steps: crate::recorder::optimize(&r.events),
-                            ..Default::default()
-                        };
-                        let steps = crate::recorder::draft::draft(&so_far, &[]).steps;
-                        json!({"mode": "recording", "steps": steps})
+                        json!({"mode": "recording", "steps": live_steps(r)})
                     }
                     Some(r) if r.stopped.is_some() => {
                         let draft = r
