@@ -19,8 +19,22 @@ use crate::protocol::{ErrorCode, WireError};
 /// frame that cannot be hidden refuses the screenshot; frames that changed while the image
 /// was taken (one added, navigated or removed) have it taken again.
 pub async fn screenshot<S: CdpSession>(s: &S, p: &Screenshot) -> Result<Captured, WireError> {
-    // Right after an action: its effect rendered, as for a snapshot.
-    super::after_action(s).await;
+    // The common case, no frame withheld, in one round trip: the image is taken (right
+    // after an action, once its effect rendered, as for a snapshot) while the frame tree is
+    // read. It is kept only when no frame is withheld and the frames held still meanwhile;
+    // otherwise it is dropped unseen and taken again with the withheld frames hidden.
+    let before = s.events().borrow().frame_changes;
+    let (shot, refused) = futures::future::join(
+        async {
+            super::after_action(s).await;
+            capture(s, p).await
+        },
+        withheld_frames(s),
+    )
+    .await;
+    if refused?.is_empty() && s.events().borrow().frame_changes == before {
+        return shot;
+    }
     for _ in 0..SCREENSHOT_TRIES {
         let before = s.events().borrow().frame_changes;
         let mut hidden = Hidden::default();
