@@ -112,6 +112,9 @@ pub struct TabEvents {
     pub rules_seen: Option<crate::policy::Judge>,
     /// Kapture's isolated world per frame: (loader id, execution context id).
     worlds: HashMap<String, (String, i64)>,
+    /// Every new document of the tab's own process gets the prelude in Kapture's world from
+    /// its start (installed on attach): a world made there is not sent it again.
+    pub prelude_preinstalled: bool,
     /// Refs handed out for this tab's documents.
     pub refs: RefTable,
     /// The body lines of the last snapshot the agent saw, for diffs.
@@ -215,6 +218,7 @@ impl TabEvents {
             judge: None,
             rules_seen: None,
             worlds: HashMap::new(),
+            prelude_preinstalled: false,
             refs: RefTable::new(),
             last_snapshot: Vec::new(),
             recording: None,

@@ -319,6 +319,17 @@ pub async fn prepare<S: CdpSession>(
             )
             .await;
     }
+    // The prelude in Kapture's world of every document from its start (the current ones
+    // included): a command's first script in a new document is not sent its 11 kB. Best
+    // effort: without it, a new world is sent the prelude with its first script.
+    let preinstalled = s
+        .send(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": world::prelude_install(), "worldName": world::WORLD_NAME, "runImmediately": true}),
+        )
+        .await
+        .is_ok();
+    s.events().borrow_mut().prelude_preinstalled = preinstalled;
     // File choosers opened by the page are reported to the agent instead of a native dialog.
     s.send(
         "Page.setInterceptFileChooserDialog",

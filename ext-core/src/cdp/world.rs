@@ -636,13 +636,18 @@ async fn world_made<S: CdpSession>(
     ))
 }
 
+/// The script that installs the prelude in a world where it is not yet (`globalThis.__kp`).
+pub fn prelude_install() -> String {
+    format!("globalThis.__kp ??= (() => {{\n{PRELUDE}\nreturn {{ {PRELUDE_NAMES} }};\n}})();\n")
+}
+
 /// A world script with the prelude's names in scope, called with JSON `args`. With
 /// `install`, it installs the prelude in the world first (where it is not yet); without,
 /// it answers [`NO_PRELUDE`] where the prelude is missing.
 pub fn script(function: &str, args: &[Value], install: bool) -> String {
     let args: Vec<String> = args.iter().map(Value::to_string).collect();
     let prelude = if install {
-        format!("globalThis.__kp ??= (() => {{\n{PRELUDE}\nreturn {{ {PRELUDE_NAMES} }};\n}})();\n")
+        prelude_install()
     } else {
         format!("if (!globalThis.__kp) return () => {NO_PRELUDE:?};\n")
     };
@@ -722,8 +727,11 @@ async fn evaluate_script<S: CdpSession>(
     let mut install = false;
     loop {
         let (ctx, made) = world_made(s, frame, judged).await?;
-        let expression = script(function, args, install || made);
         let session = s.events().borrow().session_of(frame);
+        // A new world of the tab's own process has the prelude from its document's start
+        // (see `cdp::prepare`); where it still lacks it, the script says so and is sent again.
+        let preinstalled = session.is_none() && s.events().borrow().prelude_preinstalled;
+        let expression = script(function, args, install || (made && !preinstalled));
         let params = json!({"expression": expression, "contextId": ctx, "awaitPromise": true, "returnByValue": by_value});
         let res = match s
             .send_in(session.as_deref(), "Runtime.evaluate", params)
