@@ -418,6 +418,8 @@ async fn serve(
             incoming = ws.next() => match incoming {
                 Some(Ok(Message::Text(text))) => {
                     last_seen = Instant::now();
+                    // What the extension says and its size, to see where a tool's time goes.
+                    tracing::trace!(bytes = text.len(), head = %text.get(..60).unwrap_or(&text), "from the extension");
                     match protocol::decode::<ExtensionFrame>(&text) {
                         Ok(ExtensionFrame::Result { id, data }) => {
                             let _ = hub.send(HubMsg::Answered { conn, id, answer: Ok(data) }).await;

@@ -569,11 +569,13 @@ impl Host for NativeHost {
             ));
         };
         let started = std::time::Instant::now();
+        // Each command's size and round trip, to see where a tool's time goes
+        // (KAPTURE_LOG=trace; the size is counted only then).
+        tracing::trace!(method, bytes = params.to_string().len(), "cdp sent");
         let answer = self
             .browser
             .call(Some(session.unwrap_or(&own)), method, params)
             .await;
-        // Each command's round trip, to see where a tool's time goes (KAPTURE_LOG=trace).
         tracing::trace!(method, ms = started.elapsed().as_secs_f64() * 1e3, "cdp");
         answer
     }
