@@ -659,3 +659,60 @@ async fn a_denied_frame_shows_in_no_screenshot_whatever_the_page_undoes_on(
         k.stop().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_out_of_process_frame_shows_in_no_screenshot() {
+    denied_out_of_process_frame_screenshots(&[]).await;
+}
+
+/// The native engine over the launched browser's DevTools pipe (the flags that map
+/// `oop.test` reach a browser kapture launches).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_out_of_process_frame_shows_in_no_screenshot_natively() {
+    denied_out_of_process_frame_screenshots(&["--engine", "native"]).await;
+}
+
+/// The same page with B on another site (`oop.test`), which Chrome runs in a process of
+/// its own: the frame is hidden from inside through its own session, and the screenshot
+/// holds none of B's pixels; without the deny, the probe sees them.
+async fn denied_out_of_process_frame_screenshots(engine: &[&str]) {
+    let a = Site::start().unwrap();
+    let b = Site::start().unwrap();
+    let b_origin = format!("oop.test:{}", b.port());
+    let page = format!(
+        "{}?b=http://{b_origin}/origins/secret.html",
+        a.url("origins/undo-hide.html")
+    );
+    for denied in [true, false] {
+        let mut start = kapture_e2e::Start::default();
+        start.args.push(kapture_e2e::OOP_TEST_RULES.into());
+        start.args.extend(engine.iter().map(|a| a.to_string()));
+        if denied {
+            start.args.extend(["--deny".to_string(), b_origin.clone()]);
+        }
+        let k = Kapture::start(start).await;
+        k.ok("browser_navigate", json!({"url": page})).await;
+        eventually("B's page in the frame", Duration::from_secs(15), || async {
+            let snap = k.ok("browser_snapshot", json!({})).await;
+            (snap.contains("content withheld") || snap.contains("CANARY-TEXT-B")).then_some(())
+        })
+        .await;
+        for args in [
+            json!({"type": "png"}),
+            json!({"type": "png", "fullPage": true}),
+        ] {
+            let shot = k.call("browser_take_screenshot", args.clone()).await;
+            assert!(!shot.is_error, "{args}: {}", shot.text);
+            let red = red_pixels(&k, &shot.images[0].1).await;
+            if denied {
+                assert_eq!(red, 0, "{args}: B's pixels are in the screenshot");
+            } else {
+                assert!(
+                    red > 10_000,
+                    "{args}: the probe sees B's red when shown ({red})"
+                );
+            }
+        }
+        k.stop().await;
+    }
+}
