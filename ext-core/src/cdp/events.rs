@@ -125,6 +125,9 @@ pub struct TabEvents {
     widget_requests: Vec<Value>,
     /// Where the main frame's latest navigation stands.
     pub nav: super::navigation::NavTracker,
+    /// Where the last mouse event Kapture sent left the pointer (the tab's viewport CSS
+    /// pixels); forgotten with the main frame's document.
+    pub pointer: Option<(f64, f64)>,
     /// The last input action's answer: when it was sent and where navigations stood then.
     /// The next read waits for the page to go quiet after it, and names a navigation that
     /// began since (a page timer), waiting for it.
@@ -225,6 +228,7 @@ impl TabEvents {
             widget_requests: Vec::new(),
             nav: super::navigation::NavTracker::new(),
             acted: None,
+            pointer: None,
             rich_sync: None,
             picker: None,
             waiters: Vec::new(),
@@ -665,6 +669,7 @@ impl TabEvents {
                         rec.push(crate::recorder::RawEvent::Navigate { url: url.into() });
                     }
                     self.crashed = false;
+                    self.pointer = None;
                     self.quiet.new_document(now);
                     self.main_url = params
                         .pointer("/frame/url")

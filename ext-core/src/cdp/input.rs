@@ -194,7 +194,9 @@ pub(crate) async fn mouse<S: CdpSession>(
     if let (Some(obj), Value::Object(more)) = (params.as_object_mut(), extra) {
         obj.extend(more);
     }
-    send_input(s, "Input.dispatchMouseEvent", params).await
+    let sent = send_input(s, "Input.dispatchMouseEvent", params).await;
+    s.events().borrow_mut().pointer = sent.is_ok().then_some((x, y));
+    sent
 }
 
 /// How long the page may take to accept one input event before we look for a dialog.
@@ -229,7 +231,12 @@ pub(crate) async fn click_at<S: CdpSession>(
     // And judged again once the pointer is there and before a second click, since the
     // page's own handlers of those events may move a refused frame under it.
     let judged = world::judge_point(s, at).await?;
-    mouse(s, "mouseMoved", judged, json!({"modifiers": modifiers})).await?;
+    // The pointer goes there first, as a person's does. Where the last event left it
+    // already (a second click on the same spot) it stays: the browser hands a move to the
+    // page with its next frame, so a move there would only wait for one.
+    if s.events().borrow().pointer != Some(judged.xy()) {
+        mouse(s, "mouseMoved", judged, json!({"modifiers": modifiers})).await?;
+    }
     let clicks: &[u32] = if double { &[1, 2] } else { &[1] };
     for &count in clicks {
         let judged = world::judge_point(s, at).await?;

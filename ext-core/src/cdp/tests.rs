@@ -163,6 +163,46 @@ fn click_presses_and_releases_at_the_element_centre() {
 }
 
 #[test]
+fn a_second_click_on_the_same_spot_does_not_move_the_pointer_again() {
+    let round = || {
+        [
+            (
+                "Runtime.evaluate",
+                value(json!({"x": 10.5, "y": 20.0, "w": 5, "h": 5, "tag": "button"})),
+            ),
+            ("Runtime.evaluate", value(json!(true))),
+            (
+                "Runtime.evaluate",
+                value(json!({"url": "http://127.0.0.1/", "title": "T", "status": 200})),
+            ),
+        ]
+    };
+    let s = FakeSession::new(round().into_iter().chain(round()).collect());
+    let click = Click {
+        target: sel("#go"),
+        button: MouseButton::Left,
+        double_click: false,
+        modifiers: vec![],
+    };
+    let moves = |s: &FakeSession| {
+        s.sent
+            .borrow()
+            .iter()
+            .filter(|(m, p)| m == "Input.dispatchMouseEvent" && p["type"] == "mouseMoved")
+            .count()
+    };
+    block_on(super::click(&s, &click)).unwrap();
+    block_on(super::click(&s, &click)).unwrap();
+    assert_eq!(moves(&s), 1, "the pointer was there already");
+    // A new document has not seen the pointer: the next click moves it there again.
+    s.events.borrow_mut().on_event(
+        "Page.frameNavigated",
+        &json!({"frame": {"id": "M", "loaderId": "L2", "url": "http://127.0.0.1/next"}}),
+    );
+    assert_eq!(s.events.borrow().pointer, None);
+}
+
+#[test]
 fn a_click_refuses_when_another_element_took_the_place_of_its_target() {
     let s = FakeSession::new(vec![
         (
