@@ -502,6 +502,7 @@ const STEPS: &[&str] = &[
     "snapshot (form)",
     "snapshot (5,000 elements)",
     "click",
+    "click (two controls in turn)",
     "link navigation",
     "type",
     "select",
@@ -548,9 +549,25 @@ async fn steps(s: &Server, site: &Site) -> (BTreeMap<&'static str, Stat>, Vec<St
         .map(|a| a.text)
         .unwrap_or_default();
     let terms = s.target(&snap, "checkbox \"I agree\"");
-    match terms {
-        Ok(t) => step!("click", timed(|| s.run(s.click(&t))).await),
-        Err(why) => problems.push(why),
+    match &terms {
+        Ok(t) => step!("click", timed(|| s.run(s.click(t))).await),
+        Err(why) => problems.push(why.clone()),
+    }
+    // A click where the pointer is not yet: each one on the other of two controls.
+    match (terms, s.target(&snap, "radio \"Phone\"")) {
+        (Err(_), _) => {}
+        (Ok(a), Ok(b)) => {
+            let turn = std::cell::Cell::new(false);
+            step!(
+                "click (two controls in turn)",
+                timed(|| {
+                    turn.set(!turn.get());
+                    s.run(s.click(if turn.get() { &a } else { &b }))
+                })
+                .await
+            )
+        }
+        (Ok(_), Err(why)) => problems.push(why),
     }
     step!("link navigation", link_navigation(s, site).await);
     // Back on the form for the steps below.
@@ -1178,6 +1195,7 @@ async fn main() {
     // on kapture's own browser.
     for step in [
         "click",
+        "click (two controls in turn)",
         "link navigation",
         "type",
         "select",
