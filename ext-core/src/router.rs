@@ -48,7 +48,7 @@ pub async fn run<S: CdpSession>(s: &S, cmd: &Command) -> Result<Value, WireError
     if facts.during_dialog {
         let mut res = dispatch(s, cmd).await;
         if let (Ok(value), true) = (&mut res, facts.carries_page_text) {
-            mask_passwords(s, value).await;
+            mask_passwords(s, value).await?;
         }
         return res;
     }
@@ -62,10 +62,7 @@ pub async fn run<S: CdpSession>(s: &S, cmd: &Command) -> Result<Value, WireError
     let run = std::pin::pin!(dispatch(s, cmd));
     match futures::future::select(run, stopper).await {
         Either::Left((res, _)) if facts.carries_page_text => match res {
-            Ok(mut value) => {
-                mask_passwords(s, &mut value).await;
-                Ok(value)
-            }
+            Ok(mut value) => mask_passwords(s, &mut value).await.map(|()| value),
             err => err,
         },
         Either::Left((res, _)) => res,
@@ -96,26 +93,45 @@ fn has_long_string(value: &Value) -> bool {
     }
 }
 
-async fn mask_passwords<S: CdpSession>(s: &S, value: &mut Value) {
+/// How long a page may take to say what its password fields hold before an answer that
+/// could carry them is withheld.
+const LOOK_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+async fn mask_passwords<S: CdpSession>(s: &S, value: &mut Value) -> Result<(), WireError> {
     // Numbers, booleans and short strings cannot hold a password worth masking: no need to
     // ask the page (a round trip).
     if !has_long_string(value) {
-        return;
+        return Ok(());
     }
     // Nor a document that never held a password field (its watch says so).
     if s.events().borrow().no_password_fields() {
-        return;
+        return Ok(());
     }
     let script = "() => [...document.querySelectorAll('input[type=password]')].map((i) => i.value).filter((v) => v.length >= 4)";
-    let Ok(main) = cdp::world::main_frame(s).await else {
-        return;
+    // Bounded: a page stopped by a dialog, or too busy, cannot answer. Its password fields
+    // could hold any of the answer's strings then, so the answer is withheld, never sent
+    // unmasked.
+    let look = async {
+        let main = cdp::world::main_frame(s).await?;
+        cdp::world::run(s, &main, script, &[]).await
     };
-    // Bounded: a page stopped by a dialog cannot answer; the host's detectors still apply.
-    let look = cdp::world::run(s, &main, script, &[]);
-    let Some(Ok(found)) =
-        crate::platform::timeout(std::time::Duration::from_millis(500), look).await
-    else {
-        return;
+    let found = match crate::platform::timeout(LOOK_LIMIT, look).await {
+        Some(Ok(found)) => found,
+        failed => {
+            if let Some(d) = s.events().borrow().dialog.clone() {
+                return Err(cdp::dialog_error(&d, s.tab_id()));
+            }
+            let why = match failed {
+                Some(Err(e)) => e.message,
+                _ => format!("it did not answer within {} s", LOOK_LIMIT.as_secs()),
+            };
+            return Err(WireError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "the answer is withheld: the page holds password fields and could not be asked what they hold, to mask it ({why}); what the command did is done. Try again once the page answers"
+                ),
+            ));
+        }
     };
     let values: Vec<(String, String)> = found
         .as_array()
@@ -126,6 +142,7 @@ async fn mask_passwords<S: CdpSession>(s: &S, value: &mut Value) {
     if !values.is_empty() {
         crate::secrets::mask_json(value, &values);
     }
+    Ok(())
 }
 
 fn crashed<S: CdpSession>(s: &S) -> WireError {

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use kapture_e2e::{children_of, Kapture, Start};
+use kapture_e2e::{children_of, eventually, Kapture, Start};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -345,6 +345,54 @@ async fn a_password_field_that_comes_later_is_still_masked_on(engine: kapture_e2
             assert!(a.contains("[redacted:password]"), "{engine:?}: {a}");
         }
     }
+    k.stop().await;
+}
+
+kapture_e2e::on_both_engines! {
+    a_page_too_busy_to_be_asked_for_its_passwords_gets_them_withheld_on => a_page_too_busy_to_be_asked_for_its_passwords_gets_them_withheld, a_page_too_busy_to_be_asked_for_its_passwords_gets_them_withheld_natively;
+}
+
+/// A page that copied its password field's value into its log and then keeps its main
+/// thread busy cannot be asked for the values to mask: the answer is withheld (`TIMEOUT`),
+/// never given in clear; once the page is free, masked as usual.
+async fn a_page_too_busy_to_be_asked_for_its_passwords_gets_them_withheld_on(
+    engine: kapture_e2e::Engine,
+) {
+    let site = Site::start().unwrap();
+    let k = Kapture::launch_on_with(engine, &[]).await;
+    k.ok(
+        "browser_navigate",
+        json!({"url": site.url("busy-password.html")}),
+    )
+    .await;
+    // Busy for 5 s from the page's next task: the answer (a number) needs no look.
+    k.ok(
+        "browser_evaluate",
+        json!({"function": "() => { setTimeout(() => { const end = Date.now() + 5000; while (Date.now() < end); }, 0); return 1; }"}),
+    )
+    .await;
+    let busy = k.call("browser_console_messages", json!({})).await;
+    assert!(busy.is_error, "{engine:?}: {}", busy.text);
+    assert!(
+        !busy.text.contains("Busy-Canary-91"),
+        "{engine:?}: leaked:\n{}",
+        busy.text
+    );
+    assert!(
+        busy.text.contains("TIMEOUT") && busy.text.contains("withheld"),
+        "{engine:?}: {}",
+        busy.text
+    );
+    eventually("the page free again", Duration::from_secs(10), || async {
+        let log = k.call("browser_console_messages", json!({})).await;
+        assert!(
+            !log.text.contains("Busy-Canary-91"),
+            "{engine:?}: leaked:\n{}",
+            log.text
+        );
+        (!log.is_error && log.text.contains("[redacted:password]")).then_some(())
+    })
+    .await;
     k.stop().await;
 }
 
