@@ -6,7 +6,8 @@
 //! else (or with `--engine native`) the native engine over that same pipe. Which one and why
 //! is said once on stderr and in `browser_status`. With `--engine auto` the choice is made
 //! again at every call (`bridge::select`): the extension while it is connected, else the
-//! native engine over the pipe.
+//! native engine over the pipe. That holds for the default launch too (`--load-extension`
+//! with the pipe held beside it): once the extension connected, the native engine stands by.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -324,7 +325,7 @@ pub fn supervise(
             path: browser.browser.display().to_string(),
             kind: browser.facts.kind,
             headless: browser.facts.headless,
-            engine: (spec.plan.route == Route::Flag)
+            engine: matches!(spec.plan.route, Route::Flag | Route::FlagAndPipe)
                 .then(|| EngineUsed::Extension("loaded with --load-extension".into())),
         };
         access.set(State::Launched(launched.clone()));
@@ -344,7 +345,7 @@ pub fn supervise(
                 (None, None) => return std::future::pending().await,
             };
             let extension = (spec.extension_dir.as_path(), spec.extension_id.as_str());
-            let chosen = choose_engine(&devtools, &spec.plan, extension, &bridge).await;
+            let chosen = choose_engine(&devtools, &spec.plan, extension, &bridge, wait).await;
             if devtools.is_closed() {
                 // The browser went away meanwhile: its death is the news, not an engine.
                 return std::future::pending().await;
@@ -394,13 +395,30 @@ pub fn supervise(
 
 /// The engine for a browser launched over its DevTools pipe: the extension when it loads
 /// there and connects in time, else (when the plan allows) the native engine, with why.
+/// Loaded by `--load-extension` beside the pipe, the extension has as long to connect as a
+/// call waits for a browser (`wait`), so the first calls go as without the pipe.
 async fn choose_engine(
     devtools: &crate::cdp::Browser,
     plan: &Plan,
     (dir, id): (&Path, &str),
     bridge: &BridgeHandle,
+    wait: Duration,
 ) -> Result<EngineUsed, String> {
     let link = plan.route.link();
+    if plan.route == Route::FlagAndPipe {
+        if bridge.wait_connected(wait).await {
+            return Ok(EngineUsed::Extension(format!(
+                "loaded with --load-extension; kapture holds the browser's {link}"
+            )));
+        }
+        return Ok(EngineUsed::Native(
+            link,
+            format!(
+                "because the extension, loaded with --load-extension, did not connect within {} s",
+                wait.as_secs()
+            ),
+        ));
+    }
     if !plan.extension_over_pipe {
         return Ok(EngineUsed::Native(link, format!("as asked ({})", plan.why)));
     }

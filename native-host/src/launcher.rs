@@ -3,11 +3,12 @@
 //! The browser is ours: it dies with kapture, and a temporary profile is deleted. Its stderr
 //! is kept (the last lines), so a browser that dies is reported with its own words.
 //!
-//! Routes ([`plan`]): `--load-extension` for browsers that honour it; for those that ignore
-//! it (Google Chrome 137+), or when asked, a DevTools connection kapture holds — the pipe
-//! (`--remote-debugging-pipe`, unix) or, on Windows, a loopback port the browser picks
-//! (`--remote-debugging-port=0`) — over which `browser.rs` loads the extension
-//! (`Extensions.loadUnpacked`) or runs the native engine.
+//! Routes ([`plan`]): `--load-extension` for browsers that honour it — with `--engine auto`
+//! on unix also holding the browser's DevTools pipe, so the native engine stands by for when
+//! the extension is away; for those that ignore it (Google Chrome 137+), or when asked, a
+//! DevTools connection kapture holds — the pipe (`--remote-debugging-pipe`, unix) or, on
+//! Windows, a loopback port the browser picks (`--remote-debugging-port=0`) — over which
+//! `browser.rs` loads the extension (`Extensions.loadUnpacked`) or runs the native engine.
 
 pub mod find;
 
@@ -126,6 +127,9 @@ pub fn devtools_link(os: find::Os, asked: Option<&str>) -> Route {
 pub enum Route {
     /// `--load-extension`: the extension connects on its own.
     Flag,
+    /// `--load-extension` and `--remote-debugging-pipe`: the extension connects on its own,
+    /// and kapture holds the browser's DevTools pipe for the native engine standing by.
+    FlagAndPipe,
     /// `--remote-debugging-pipe`: kapture holds a DevTools connection to the browser.
     Pipe,
     /// `--remote-debugging-port=0`: as the pipe, over the loopback port the browser writes
@@ -138,7 +142,7 @@ impl Route {
     pub fn link(self) -> &'static str {
         match self {
             Route::Flag => "--load-extension",
-            Route::Pipe => "DevTools pipe",
+            Route::Pipe | Route::FlagAndPipe => "DevTools pipe",
             Route::Port => "DevTools port",
         }
     }
@@ -175,10 +179,17 @@ pub fn plan(
     }
     let ignores = found.loads_extension() == LoadsExtension::No;
     if !ignores && !over_pipe {
+        // With `--engine auto`, kapture also holds the pipe (never a port others could
+        // reach): the native engine stands by for when the extension is away.
+        let standby = engine == EngineChoice::Auto && link == Route::Pipe;
         return Ok(Plan {
-            route: Route::Flag,
+            route: if standby {
+                Route::FlagAndPipe
+            } else {
+                Route::Flag
+            },
             extension_over_pipe: false,
-            fallback_native: false,
+            fallback_native: standby,
             why: "it loads --load-extension".into(),
         });
     }
@@ -311,6 +322,10 @@ pub fn browser_args(spec: &LaunchSpec, profile: &Path, as_root: bool) -> Vec<Str
     let mut args = vec![format!("--user-data-dir={}", profile.display())];
     match spec.plan.route {
         Route::Flag => args.push(format!("--load-extension={}", spec.extension_dir.display())),
+        Route::FlagAndPipe => args.extend([
+            format!("--load-extension={}", spec.extension_dir.display()),
+            "--remote-debugging-pipe".into(),
+        ]),
         Route::Pipe | Route::Port => {
             args.push(match spec.plan.route {
                 Route::Pipe => "--remote-debugging-pipe".into(),
@@ -571,7 +586,7 @@ impl LaunchedBrowser {
             .kill_on_drop(true);
         let ours = match spec.plan.route {
             Route::Flag | Route::Port => None,
-            Route::Pipe => Some(give_pipe(&mut command)?),
+            Route::Pipe | Route::FlagAndPipe => Some(give_pipe(&mut command)?),
         };
         let devtools_port_file = (spec.plan.route == Route::Port).then(|| {
             // A file left by an earlier run of this profile names a port long gone.
@@ -951,8 +966,31 @@ mod tests {
     #[test]
     fn the_plan_follows_the_engine_asked_for() {
         let chromium = Found::at("/usr/bin/chromium".into());
+        // The default: the flag, and the pipe held for the native engine standing by.
         let flag = plan(&chromium, EngineChoice::Auto, false, Route::Pipe).unwrap();
-        assert_eq!((flag.route, flag.extension_over_pipe), (Route::Flag, false));
+        assert_eq!(
+            (flag.route, flag.extension_over_pipe, flag.fallback_native),
+            (Route::FlagAndPipe, false, true)
+        );
+        let args = browser_args(
+            &LaunchSpec {
+                plan: flag,
+                ..spec()
+            },
+            Path::new("/p"),
+            false,
+        );
+        assert!(args.contains(&"--load-extension=/x/extension".to_string()));
+        assert!(args.contains(&"--remote-debugging-pipe".to_string()));
+        assert!(!args.iter().any(|a| a.contains("unsafe-extension")));
+        // Only the extension asked for, or a port (never opened by default): the flag alone.
+        for (engine, link) in [
+            (EngineChoice::Extension, Route::Pipe),
+            (EngineChoice::Auto, Route::Port),
+        ] {
+            let only = plan(&chromium, engine, false, link).unwrap();
+            assert_eq!((only.route, only.fallback_native), (Route::Flag, false));
+        }
         let forced = plan(&chromium, EngineChoice::Extension, true, Route::Pipe).unwrap();
         assert_eq!(forced.route, Route::Pipe);
         assert!(forced.extension_over_pipe && !forced.fallback_native);

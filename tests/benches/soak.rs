@@ -120,7 +120,10 @@ async fn main() {
         runtime_dir: Some(runtime.path().to_path_buf()),
         ..Start::default()
     };
-    let mut k = Kapture::start(start(Start::debuggable().args)).await;
+    // No DevTools pipe held (`--engine extension`): the browser must outlive a killed kapture.
+    let mut launch = Start::debuggable().args;
+    launch.extend(["--engine".into(), "extension".into()]);
+    let mut k = Kapture::start(start(launch)).await;
     k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
         .await;
     let profile = k.browser_profile();

@@ -217,7 +217,11 @@ async fn kapture_and_browser_restarts_are_survived_and_old_tab_ids_refused() {
         runtime_dir: Some(runtime.path().to_path_buf()),
         ..Start::default()
     };
-    let first = Kapture::start(shared(Start::default().args)).await;
+    // Launched without the DevTools pipe (`--engine extension`): a browser whose pipe
+    // kapture holds closes when kapture dies, even by SIGKILL.
+    let mut launch = Start::default().args;
+    launch.extend(["--engine".into(), "extension".into()]);
+    let first = Kapture::start(shared(launch)).await;
     let tab = tab_of(
         &first
             .ok("browser_navigate", json!({"url": site.url("page-a.html")}))
@@ -282,6 +286,8 @@ async fn a_kapture_that_exits_leaves_no_debugger_attached_to_a_browser_it_did_no
     let runtime = tempfile::tempdir().unwrap();
     let mut start = Start::debuggable();
     start.runtime_dir = Some(runtime.path().to_path_buf());
+    // No DevTools pipe held (`--engine extension`), so the browser outlives kapture.
+    start.args.extend(["--engine".into(), "extension".into()]);
     let first = Kapture::start(start).await;
     first.ok("browser_tabs", json!({"action": "list"})).await;
     let profile = first.browser_profile();

@@ -1,5 +1,6 @@
 //! The bridge while kapture runs: the engine chosen again at every call (the extension comes
-//! and goes, the native engine takes over where kapture holds the browser), the token
+//! and goes — cut off by a person, its worker dead — and the native engine takes over
+//! where kapture holds the browser, as on every default launch), the token
 //! rotated on SIGHUP with the extension pairing again, and manual pairing by a one-time code
 //! typed in the extension's options page like a person would.
 
@@ -35,12 +36,24 @@ async fn until_engine_changes(k: &Kapture, engine: &str, limit: Duration) -> Str
     }
 }
 
+/// The default launch (`--load-extension` with the DevTools pipe held beside it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_native_engine_takes_over_while_the_extension_is_away_and_hands_back() {
+    takes_over_and_hands_back(&[]).await
+}
+
+/// The extension loaded over the pipe, as for a Chrome that ignores `--load-extension`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_native_engine_takes_over_and_hands_back_with_the_extension_over_the_pipe() {
+    takes_over_and_hands_back(&["--extension-over-pipe"]).await
+}
+
+/// kapture holds the launched browser by its DevTools pipe, started with `flags`: the native
+/// engine stands by, takes over while a person has cut the extension off, and hands back.
+async fn takes_over_and_hands_back(flags: &[&str]) {
     let site = Site::start().unwrap();
-    // kapture holds the launched browser by its DevTools pipe: the native engine stands by.
     let mut start = Start::debuggable();
-    start.args.push("--extension-over-pipe".into());
+    start.args.extend(flags.iter().map(|f| f.to_string()));
     let k = Kapture::start(start).await;
     let first = k
         .ok("browser_navigate", json!({"url": site.url("page-a.html")}))
@@ -52,6 +65,15 @@ async fn the_native_engine_takes_over_while_the_extension_is_away_and_hands_back
             && status.contains("standing by"),
         "{status}"
     );
+    if flags.is_empty() {
+        // The default launch: the extension by the flag, the pipe held beside it.
+        assert!(
+            status.contains(
+                "engine: the Kapture extension, loaded with --load-extension; kapture holds the browser's DevTools pipe"
+            ),
+            "{status}"
+        );
+    }
     let snapshot = k.ok("browser_snapshot", json!({})).await;
     let old_ref = ref_on(&snapshot, "Go to B");
 
@@ -152,6 +174,64 @@ async fn the_native_engine_takes_over_while_the_extension_is_away_and_hands_back
         status.contains("last engine change: to the Kapture extension"),
         "{status}"
     );
+    k.stop().await;
+}
+
+/// The extension's service worker down for good (stopped again as soon as it starts, as a
+/// crashing worker is) on the default launch: after the grace a reloaded extension or a
+/// restarted worker gets, the next call runs on the native engine and says so; once the
+/// worker may run again, it wakes, pairs again and takes over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_extension_worker_leaves_the_browser_to_the_native_engine_until_it_runs_again() {
+    let site = Site::start().unwrap();
+    let k = Kapture::start(Start::debuggable()).await;
+    k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
+        .await;
+    let options = format!("chrome-extension://{EXTENSION_ID}/options.html");
+    let mut raw = k.raw_cdp().await;
+    raw.send(None, "Target.createTarget", json!({"url": options}))
+        .await
+        .unwrap();
+    let session = raw.attach_page("options.html").await.unwrap();
+    raw.send(Some(&session), "ServiceWorker.enable", json!({}))
+        .await
+        .unwrap();
+    // The extension's own page stops the workers of its storage partition (Kapture's), again
+    // and again, bounded, until told to let it run.
+    let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let keep_down = down.clone();
+    let stopper = tokio::spawn(async move {
+        for _ in 0..600 {
+            if !keep_down.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            let _ = raw
+                .send(Some(&session), "ServiceWorker.stopAllWorkers", json!({}))
+                .await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        raw
+    });
+    let changed = until_engine_changes(&k, "the native CDP engine", Duration::from_secs(30)).await;
+    assert!(changed.contains("is not connected"), "{changed}");
+    let native = k
+        .ok("browser_navigate", json!({"url": site.url("page-b.html")}))
+        .await;
+    assert!(tab_of(&native) < 0, "{native}");
+
+    // The worker may run again: its wake alarm (or a person opening the options) starts it.
+    down.store(false, std::sync::atomic::Ordering::SeqCst);
+    let mut raw = stopper.await.unwrap();
+    raw.send(None, "Target.createTarget", json!({"url": options}))
+        .await
+        .unwrap();
+    let back = until_engine_changes(&k, "the Kapture extension", Duration::from_secs(30)).await;
+    assert!(
+        back.contains("the browser's Kapture extension connected"),
+        "{back}"
+    );
+    let tab = k.new_tab(&site.url("page-a.html")).await;
+    assert!(tab > 0, "the extension's tab ids: {tab}");
     k.stop().await;
 }
 

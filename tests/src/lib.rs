@@ -899,8 +899,10 @@ impl Drop for Orphans {
 }
 
 impl Kapture {
-    /// Kill kapture at once (SIGKILL: no cleanup at all), as a crash would. The browser it
-    /// launched lives on; its processes are answered, to be killed when the test is done.
+    /// Kill kapture at once (SIGKILL: no cleanup at all), as a crash would. A browser it
+    /// launched without holding its DevTools pipe (`--engine extension`) lives on (one whose
+    /// pipe it held closes with it); its processes are answered, to be killed when the test
+    /// is done.
     pub async fn kill_hard(mut self) -> Orphans {
         let browser = descendants_of(self.pid);
         self.stopped = true;

@@ -32,6 +32,11 @@ const HUB_QUEUE: usize = 256;
 /// How long calls wait for a dropped extension to come back (a stopped service worker is
 /// woken by its alarm within about 6 s) before failing with `EXTENSION_DISCONNECTED`.
 const RESUME_WAIT: Duration = Duration::from_secs(10);
+/// How long a call waits for the launched browser's extension to come back after its
+/// connection went, before the native engine takes over: a reloaded extension is back within
+/// a second or two, a stopped worker within its 6 s wake alarm, with its tabs and the
+/// sessions' current tabs as they were.
+const HANDOVER_GRACE: Duration = Duration::from_secs(8);
 /// Commands in the extension at once; more wait here (their time counts). Below the
 /// extension's per-tab queue and the socket's outbound queue, so a burst is slowed down,
 /// never refused.
@@ -254,6 +259,37 @@ impl BridgeHandle {
         Ok(native)
     }
 
+    /// The extension drove the last call and its connection went less than
+    /// [`HANDOVER_GRACE`] ago: wait (within `limit`) for it to come back before the native
+    /// engine takes over.
+    async fn grace(&self, limit: Duration) {
+        if !self.native.get().is_some_and(|n| n.is_launched()) {
+            return;
+        }
+        let went = {
+            let link = self.link.borrow();
+            match (link.connected, link.events.back()) {
+                (Some(true), _) | (_, None) => return,
+                (_, Some((at, _))) => *at,
+            }
+        };
+        let last = self
+            .selection
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .last();
+        if last != Some(select::EngineKind::Extension) {
+            return;
+        }
+        let left = HANDOVER_GRACE.saturating_sub(went.elapsed()).min(limit);
+        if left.is_zero() {
+            return;
+        }
+        let mut link = self.link.clone();
+        let back = link.wait_for(|l| l.connected == Some(true));
+        let _ = tokio::time::timeout(left, back).await;
+    }
+
     /// Where a native engine sends what the browser's events say (the hub keeps the tabs'
     /// origins for the journal and fans them out).
     pub fn event_sink(&self) -> crate::native::EventSink {
@@ -289,6 +325,8 @@ impl BridgeHandle {
                 )))
             }
         };
+        self.grace(Duration::from_millis(timeout_ms).saturating_sub(started.elapsed()))
+            .await;
         let waited = started.elapsed().as_millis() as u64;
         let left_ms = timeout_ms.saturating_sub(waited).max(1);
         let engine = self.select(method, tab_id, &params)?;

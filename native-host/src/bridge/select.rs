@@ -83,6 +83,11 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// The engine that ran the last call (`None` before the first).
+    pub fn last(&self) -> Option<EngineKind> {
+        self.last
+    }
+
     /// The last engine change as `browser_status` says it.
     pub fn change(&self) -> Option<String> {
         self.change
