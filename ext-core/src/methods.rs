@@ -605,7 +605,13 @@ method!(
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
-pub struct GoBack {}
+#[serde(rename_all = "camelCase")]
+pub struct GoBack {
+    /// When the page counts as loaded, as for navigate: `load` (default),
+    /// `domcontentloaded` or `networkidle`.
+    #[serde(default, skip_serializing_if = "WaitUntil::is_load")]
+    pub wait_until: WaitUntil,
+}
 method!(
     GoBack,
     "go_back",
@@ -617,7 +623,13 @@ method!(
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
-pub struct GoForward {}
+#[serde(rename_all = "camelCase")]
+pub struct GoForward {
+    /// When the page counts as loaded, as for navigate: `load` (default),
+    /// `domcontentloaded` or `networkidle`.
+    #[serde(default, skip_serializing_if = "WaitUntil::is_load")]
+    pub wait_until: WaitUntil,
+}
 method!(
     GoForward,
     "go_forward",
@@ -629,7 +641,13 @@ method!(
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
-pub struct Reload {}
+#[serde(rename_all = "camelCase")]
+pub struct Reload {
+    /// When the page counts as loaded, as for navigate: `load` (default),
+    /// `domcontentloaded` or `networkidle`.
+    #[serde(default, skip_serializing_if = "WaitUntil::is_load")]
+    pub wait_until: WaitUntil,
+}
 method!(
     Reload,
     "reload",

@@ -157,9 +157,9 @@ async fn dispatch<S: CdpSession>(s: &S, cmd: &Command) -> Result<Value, WireErro
     use Command as C;
     match cmd {
         C::Navigate(p) => to_value(cdp::navigate(s, &p.url, p.wait_until).await?),
-        C::GoBack(_) => to_value(cdp::history(s, -1).await?),
-        C::GoForward(_) => to_value(cdp::history(s, 1).await?),
-        C::Reload(_) => to_value(cdp::reload(s).await?),
+        C::GoBack(p) => to_value(cdp::history(s, -1, p.wait_until).await?),
+        C::GoForward(p) => to_value(cdp::history(s, 1, p.wait_until).await?),
+        C::Reload(p) => to_value(cdp::reload(s, p.wait_until).await?),
         C::Click(p) => to_value(cdp::click(s, p).await?),
         C::Hover(p) => to_value(cdp::hover(s, p).await?),
         C::Type(p) => to_value(cdp::type_text(s, p).await?),

@@ -287,8 +287,12 @@ async fn run_step(
             };
             return call(bridge, tab, &to).await.map(Done::from);
         }
-        StepAction::GoBack => return call(bridge, tab, &GoBack {}).await.map(Done::from),
-        StepAction::GoForward => return call(bridge, tab, &GoForward {}).await.map(Done::from),
+        StepAction::GoBack => return call(bridge, tab, &GoBack::default()).await.map(Done::from),
+        StepAction::GoForward => {
+            return call(bridge, tab, &GoForward::default())
+                .await
+                .map(Done::from)
+        }
         StepAction::PressKey { key, .. } => {
             let press = PressKey { key: key.clone() };
             return call(bridge, tab, &press).await.map(Done::from);

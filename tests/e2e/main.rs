@@ -30,7 +30,7 @@ mod picker; // the element picker: browser_pick and the panel's Pick, driven wit
 mod policy; // deny, safe mode, approvals in the Kapture window, origin binding, redirects
 mod real_apps;
 mod recorder; // a recorded flow saved as a scenario with sealed secrets
-mod reduced; // without the debugger permission: chrome.scripting, judged input, UNSUPPORTED for the rest
+mod reduced; // the copy without the debugger permission (kapture install --without-debugger): chrome.scripting, judged input, UNSUPPORTED for the rest
 mod scenarios; // the widget records a login; the shop checkout replays with dependencies from a fresh browser
 mod security;
 mod sessions; // several MCP sessions of one kapture: own current tabs, owned tabs, shared by policy, resources // the bridge refuses strangers; the token never leaks
@@ -39,5 +39,5 @@ mod stateless; // MCP 2026-07-28 without a handshake: the default context, conte
 mod stdio; // MCP over stdio: bad input answered per JSON-RPC, the process survives, EOF ends it
 mod tab_groups; // where a session's new tabs go: its tab group, or natively its own browser context
 mod tools; // every tool on real pages // the real-app corpus (TodoMVC ×9, Django admin) driven by an agent-like script
-mod waits; // navigate waitUntil and retries of transient failures
+mod waits; // waitUntil on navigate, back, forward and reload; retries of transient failures
 mod web_app; // the Test Web App at /app driven like a person in a second browser, with screenshots

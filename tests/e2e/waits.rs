@@ -1,6 +1,6 @@
 //! How `browser_navigate` waits and retries: `waitUntil` (load, domcontentloaded,
-//! networkidle) answered on the page's own events, and a connection that a restarting
-//! local server drops retried and said in the answer.
+//! networkidle) answered on the page's own events — for back, forward and reload too — and
+//! a connection that a restarting local server drops retried and said in the answer.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -15,6 +15,7 @@ use www_test_pages::Site;
 kapture_e2e::on_both_engines! {
     navigate_waits_as_wait_until_says_on => navigate_waits_as_wait_until_says, navigate_waits_as_wait_until_says_natively;
     a_dropped_connection_is_retried_and_said_on => a_dropped_connection_is_retried_and_said, a_dropped_connection_is_retried_and_said_natively;
+    history_and_reload_wait_as_wait_until_says_on => history_and_reload_wait_as_wait_until_says, history_and_reload_wait_as_wait_until_says_natively;
 }
 
 /// A folder of pages for the waits: one whose image loads late, one that fetches late.
@@ -37,6 +38,27 @@ fn pages() -> (tempfile::TempDir, Site) {
     )
     .unwrap();
     std::fs::write(dir.path().join("data.txt"), "ok").unwrap();
+    // The same two for going back, forward and reloading: their late image and fetch are new
+    // URLs at each load (never from the cache, which history loads prefer), and an unload
+    // handler keeps each page out of the back/forward cache, so a history step loads it
+    // again rather than restoring it as it was.
+    std::fs::write(
+        dir.path().join("slow-image-again.html"),
+        "<!doctype html><title>Slow image</title><h1>Parsed</h1><script>\
+         addEventListener('unload', () => {});\
+         const img = new Image(); img.src = '/pixel.gif?delay=2500&at=' + Date.now();\
+         document.body.append(img);</script>",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("late-fetch-again.html"),
+        "<!doctype html><title>Waiting</title><h1>Late fetch</h1><script>\
+         addEventListener('unload', () => {});\
+         addEventListener('load', () => setTimeout(() => fetch('/data.txt?delay=1200&at=' + Date.now())\
+         .then(r => r.text()).then(t => { document.title = 'Fetched ' + t.trim(); }), 50));\
+         </script>",
+    )
+    .unwrap();
     let site = Site::serve_folder(dir.path().to_path_buf()).unwrap();
     (dir, site)
 }
@@ -98,6 +120,75 @@ async fn navigate_waits_as_wait_until_says_on(engine: Engine) {
             "browser_navigate",
             json!({"url": late, "waitUntil": "soon"}),
         )
+        .await;
+    assert!(bad.is_error, "{}", bad.text);
+    assert!(bad.text.contains("networkidle"), "{}", bad.text);
+}
+
+/// `tool` with `args`, timed.
+async fn timed(k: &Kapture, tool: &str, args: serde_json::Value) -> (String, u128) {
+    let started = Instant::now();
+    let out = k.ok(tool, args).await;
+    (out, started.elapsed().as_millis())
+}
+
+async fn history_and_reload_wait_as_wait_until_says_on(engine: Engine) {
+    let (_dir, site) = pages();
+    let k = Kapture::launch_on(engine).await;
+    let slow = site.url("/slow-image-again.html");
+    let late = site.url("/late-fetch-again.html");
+    k.ok("browser_navigate", json!({"url": slow})).await;
+    k.ok("browser_navigate", json!({"url": late})).await;
+
+    // Back to the slow image: domcontentloaded answers before the image, load after it.
+    let (out, ms) = timed(
+        &k,
+        "browser_navigate_back",
+        json!({"waitUntil": "domcontentloaded"}),
+    )
+    .await;
+    assert!(out.contains("\"Slow image\""), "{out}");
+    assert!(ms < 2_000, "back waited for the late image: {ms} ms");
+    // Forward to the late fetch: networkidle answers once it came and named the page.
+    let (out, ms) = timed(
+        &k,
+        "browser_navigate_forward",
+        json!({"waitUntil": "networkidle"}),
+    )
+    .await;
+    assert!(out.contains("\"Fetched ok\""), "{out}");
+    assert!(!out.contains("Note:"), "{out}");
+    assert!((1_700..5_000).contains(&ms), "networkidle took {ms} ms");
+    // The default is still the load event: back waits for the image, forward does not wait
+    // for the fetch started after load.
+    let (out, ms) = timed(&k, "browser_navigate_back", json!({})).await;
+    assert!(out.contains("\"Slow image\""), "{out}");
+    assert!(
+        ms >= 2_300,
+        "back answered before the image loaded: {ms} ms"
+    );
+    let out = k.ok("browser_navigate_forward", json!({})).await;
+    assert!(out.contains("\"Waiting\""), "{out}");
+
+    // Reload: networkidle after the fetch, load before it, domcontentloaded before the image.
+    let (out, ms) = timed(&k, "browser_reload", json!({"waitUntil": "networkidle"})).await;
+    assert!(out.contains("\"Fetched ok\""), "{out}");
+    assert!((1_700..5_000).contains(&ms), "networkidle took {ms} ms");
+    let out = k.ok("browser_reload", json!({})).await;
+    assert!(out.contains("\"Waiting\""), "{out}");
+    k.ok("browser_navigate", json!({"url": slow})).await;
+    let (out, ms) = timed(
+        &k,
+        "browser_reload",
+        json!({"waitUntil": "domcontentloaded"}),
+    )
+    .await;
+    assert!(out.contains("\"Slow image\""), "{out}");
+    assert!(ms < 2_000, "reload waited for the late image: {ms} ms");
+
+    // A bad word is refused with the choices, here too.
+    let bad = k
+        .call("browser_navigate_back", json!({"waitUntil": "soon"}))
         .await;
     assert!(bad.is_error, "{}", bad.text);
     assert!(bad.text.contains("networkidle"), "{}", bad.text);

@@ -1,7 +1,7 @@
-//! Loading a URL in the tab: `Page.navigate`, the wait the caller chose (load,
-//! DOMContentLoaded, a quiet network), a weaker wait when the chosen one cannot end before
-//! the command's deadline, and bounded retries after transient network failures — each
-//! said in the answer's notes.
+//! Loading a page in the tab — a URL (`Page.navigate`), a step through its history, a
+//! reload — then the wait the caller chose (load, DOMContentLoaded, a quiet network), a
+//! weaker wait when the chosen one cannot end before the command's deadline, and bounded
+//! retries of a URL after transient network failures — each said in the answer's notes.
 //!
 //! Only `navigate` retries: `Page.navigate` is a GET, safe to send again. A reload or a
 //! step through history may resubmit a form (a POST) and never retries.
@@ -133,6 +133,72 @@ async fn attempt<S: CdpSession>(
         await_commit(commit, Duration::from_secs(10)).await?;
     }
     wait_page(s, until, notes).await.map(Ok)
+}
+
+/// Move `delta` entries through the tab's history (-1 back, +1 forward) and wait for the
+/// page as `until` says.
+pub async fn history<S: CdpSession>(
+    s: &S,
+    delta: i64,
+    until: WaitUntil,
+) -> Result<PageInfo, WireError> {
+    let hist = s.send("Page.getNavigationHistory", json!({})).await?;
+    let current = hist
+        .get("currentIndex")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let entries = hist
+        .get("entries")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let target = usize::try_from(current + delta)
+        .ok()
+        .and_then(|i| entries.get(i));
+    let Some(entry_id) = target.and_then(|e| e.get("id")).and_then(Value::as_i64) else {
+        let which = if delta < 0 { "previous" } else { "next" };
+        return Err(WireError::new(
+            ErrorCode::BadArgs,
+            format!("there is no {which} page in this tab's history"),
+        ));
+    };
+    // Judged on the page it goes to, not the one it leaves.
+    let dest = target
+        .and_then(|e| e.get("url"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let refused = s.events().borrow().judge.as_ref().and_then(|j| {
+        j.check(
+            crate::policy::Category::Navigate,
+            std::slice::from_ref(&dest),
+        )
+        .err()
+    });
+    if let Some(r) = refused {
+        return Err(r.error());
+    }
+    let commit = s.events().borrow_mut().wait_for_commit();
+    s.send("Page.navigateToHistoryEntry", json!({"entryId": entry_id}))
+        .await?;
+    await_commit(commit, Duration::from_secs(10)).await?;
+    waited(s, until).await
+}
+
+/// Reload the tab and wait for the page as `until` says.
+pub async fn reload<S: CdpSession>(s: &S, until: WaitUntil) -> Result<PageInfo, WireError> {
+    let commit = s.events().borrow_mut().wait_for_commit();
+    s.send("Page.reload", json!({})).await?;
+    await_commit(commit, Duration::from_secs(10)).await?;
+    waited(s, until).await
+}
+
+/// The page once `until` holds, with the notes of a weaker wait.
+async fn waited<S: CdpSession>(s: &S, until: WaitUntil) -> Result<PageInfo, WireError> {
+    let mut notes = Vec::new();
+    let mut page = wait_page(s, until, &mut notes).await?;
+    page.notes = notes;
+    Ok(page)
 }
 
 /// Milliseconds a wait may still take before the command must answer.

@@ -227,7 +227,7 @@ pub async fn login_write<S: CdpSession>(s: &S, p: &LoginWrite) -> Result<Text, W
         "; localStorage not written: the page went to another site".to_string()
     };
     // The page reads its login when it loads: it loads again under the new state.
-    let page = super::reload(s).await?;
+    let page = super::reload(s, Default::default()).await?;
     Ok(text(
         s,
         format!(

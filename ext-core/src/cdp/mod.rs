@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 
 pub use dialog::{blocked_by_dialog, dialog_error, handle_dialog};
 pub use events::TabEvents;
-pub use goto::navigate;
+pub use goto::{history, navigate, reload};
 pub use hide::{print_pdf, screenshot};
 pub use input::{click, fill_form, hover, press_key, select_option, type_text};
 pub use login::{login_read, login_write};
@@ -521,59 +521,6 @@ fn shown_page<S: CdpSession>(s: &S, url: String, title: String) -> (String, Stri
             format!("(title withheld: {})", r.reason()),
         ),
     }
-}
-
-/// Move `delta` entries through the tab's history (-1 back, +1 forward) and wait for the load.
-pub async fn history<S: CdpSession>(s: &S, delta: i64) -> Result<PageInfo, WireError> {
-    let hist = s.send("Page.getNavigationHistory", json!({})).await?;
-    let current = hist
-        .get("currentIndex")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let entries = hist
-        .get("entries")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let target = usize::try_from(current + delta)
-        .ok()
-        .and_then(|i| entries.get(i));
-    let Some(entry_id) = target.and_then(|e| e.get("id")).and_then(Value::as_i64) else {
-        let which = if delta < 0 { "previous" } else { "next" };
-        return Err(WireError::new(
-            ErrorCode::BadArgs,
-            format!("there is no {which} page in this tab's history"),
-        ));
-    };
-    // Judged on the page it goes to, not the one it leaves.
-    let dest = target
-        .and_then(|e| e.get("url"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let refused = s.events().borrow().judge.as_ref().and_then(|j| {
-        j.check(
-            crate::policy::Category::Navigate,
-            std::slice::from_ref(&dest),
-        )
-        .err()
-    });
-    if let Some(r) = refused {
-        return Err(r.error());
-    }
-    let commit = s.events().borrow_mut().wait_for_commit();
-    s.send("Page.navigateToHistoryEntry", json!({"entryId": entry_id}))
-        .await?;
-    await_commit(commit, Duration::from_secs(10)).await?;
-    loaded_page_info(s).await
-}
-
-/// Reload the tab and wait for the load.
-pub async fn reload<S: CdpSession>(s: &S) -> Result<PageInfo, WireError> {
-    let commit = s.events().borrow_mut().wait_for_commit();
-    s.send("Page.reload", json!({})).await?;
-    await_commit(commit, Duration::from_secs(10)).await?;
-    loaded_page_info(s).await
 }
 
 /// Wait (bounded by `limits`) until the main frame's navigation since `mark` is decided:

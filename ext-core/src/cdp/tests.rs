@@ -351,7 +351,7 @@ fn history_without_a_previous_entry_is_bad_args() {
         "Page.getNavigationHistory",
         Ok(json!({"currentIndex": 0, "entries": [{"id": 1, "url": "about:blank"}]})),
     )]);
-    let err = block_on(history(&s, -1)).unwrap_err();
+    let err = block_on(history(&s, -1, Default::default())).unwrap_err();
     assert_eq!(err.code, ErrorCode::BadArgs);
 }
 

@@ -31,7 +31,7 @@ impl KaptureServer {
             destructive_hint = false,
             open_world_hint = true
         ),
-        description = "Go back to the previous page of the tab's history and wait for it to load."
+        description = "Go back to the previous page of the tab's history and wait for it to load (waitUntil as for navigate)."
     )]
     async fn browser_navigate_back(&self, Parameters(a): Parameters<OnTab<GoBack>>) -> Answer {
         self.reply(self.on_tab(&a).await.map(|p| page_text("Went back to", &p)))
@@ -45,7 +45,7 @@ impl KaptureServer {
             destructive_hint = false,
             open_world_hint = true
         ),
-        description = "Go forward to the next page of the tab's history and wait for it to load."
+        description = "Go forward to the next page of the tab's history and wait for it to load (waitUntil as for navigate)."
     )]
     async fn browser_navigate_forward(
         &self,
@@ -66,7 +66,7 @@ impl KaptureServer {
             destructive_hint = false,
             open_world_hint = true
         ),
-        description = "Reload the tab and wait for the page to load."
+        description = "Reload the tab and wait for the page to load (waitUntil as for navigate)."
     )]
     async fn browser_reload(&self, Parameters(a): Parameters<OnTab<Reload>>) -> Answer {
         self.reply(self.on_tab(&a).await.map(|p| page_text("Reloaded", &p)))
