@@ -546,7 +546,13 @@ fn plant(k: &Kapture, scenario: &Value) {
 /// (no `version`): it runs, and reads back migrated.
 async fn a_replay_reports_each_step_and_the_screenshots_asked_for_on(engine: Engine) {
     let site = Site::start().unwrap();
-    let k = Kapture::launch_on(engine).await;
+    // The policy file's screenshot folder keeps a copy of the run's screenshots too.
+    let shots = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let policy = config.path().join("policy.toml");
+    let folder = shots.path().display().to_string();
+    std::fs::write(&policy, format!("screenshot_dir = {folder:?}\n")).unwrap();
+    let k = Kapture::launch_on_with(engine, &["--policy", policy.to_str().unwrap()]).await;
     plant(
         &k,
         &json!({"name": "start_fresh", "chain": [
@@ -625,6 +631,12 @@ async fn a_replay_reports_each_step_and_the_screenshots_asked_for_on(engine: Eng
         assert_eq!(mime, "image/jpeg");
         assert!(bytes.starts_with(&[0xff, 0xd8]), "a JPEG");
     }
+    // Each image also saved in the screenshot folder, in the same order, byte for byte.
+    let saved = saved_in(&ran, shots.path());
+    assert_eq!(saved.len(), 2, "{ran:#}");
+    for (file, (_, bytes)) in saved.iter().zip(&out.images) {
+        assert_eq!(&std::fs::read(file).unwrap(), bytes, "{}", file.display());
+    }
     assert!(
         k.ok("browser_get_text", json!({})).await.contains("Page B"),
         "the run ended on page B"
@@ -650,11 +662,46 @@ async fn a_replay_reports_each_step_and_the_screenshots_asked_for_on(engine: Eng
     );
     assert!(refused.text.contains("no step 9"), "{}", refused.text);
 
+    // A run that fails answers the page where it stopped, saved in the folder as well.
+    plant(
+        &k,
+        &json!({"name": "broken_flow", "chain": [
+            {"method": "navigate", "params": {"url": site.url("page-a.html")}},
+            {"method": "click", "params": {"locators": [{"by": "css", "value": "#no-such-button"}]}}
+        ]}),
+    );
+    let broken = k.call("scenario_run", json!({"name": "broken_flow"})).await;
+    let ran = report(&broken.text);
+    assert_eq!(ran["success"], false, "{ran:#}");
+    assert_eq!(broken.images.len(), 1, "{ran:#}");
+    let saved = saved_in(&ran, shots.path());
+    assert_eq!(saved.len(), 1, "{ran:#}");
+    assert_eq!(std::fs::read(&saved[0]).unwrap(), broken.images[0].1);
+    assert_eq!(
+        std::fs::read_dir(shots.path()).unwrap().count(),
+        4,
+        "the two steps', the scenario tool's one and the failure's"
+    );
+
     // Read back, the version 1 file is version 2: where it starts, each parameter's facts.
     let got = report(&k.ok("scenario_get", json!({"name": "report_flow"})).await);
     assert_eq!(got["version"], 2, "{got:#}");
     assert_eq!(got["startUrl"], site.url("replay-report.html"), "{got:#}");
     k.stop().await;
+}
+
+/// The files a run's report says it saved, each checked to be in `folder`.
+fn saved_in(ran: &Value, folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let saved: Vec<std::path::PathBuf> = ran["saved"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no saved screenshots: {ran:#}"))
+        .iter()
+        .map(|p| std::path::PathBuf::from(p.as_str().unwrap()))
+        .collect();
+    for file in &saved {
+        assert_eq!(file.parent(), Some(folder), "{}", file.display());
+    }
+    saved
 }
 
 on_both_engines! {

@@ -382,35 +382,50 @@ impl KaptureServer {
         }
         // Where a secret the run typed may show, the page is not photographed.
         let failed = matches!(&report, Ok(r) if !r.success && !r.secret_on_page);
-        let mut blocks = report.map(|mut r| {
+        // Where it stopped, as the agent would see it.
+        let failure = match failed {
+            true => self
+                .bridge()
+                .call_raw("screenshot", tab, serde_json::json!({}), 10_000)
+                .await
+                .ok()
+                .and_then(|shot| serde_json::from_value::<ext_core::methods::Captured>(shot).ok()),
+            false => None,
+        };
+        let dir = self.config().screenshot_dir.clone();
+        let blocks = report.map(|mut r| {
             if !r.success && r.secret_on_page {
                 r.hints.push(
                     "no screenshot of the failure: a secret this run typed may show on the page"
                         .into(),
                 );
             }
+            // The steps asked for, in the order the report's `screenshots` names them.
+            let mut images = std::mem::take(&mut r.images);
+            images.extend(failure);
+            // The policy file's screenshot folder keeps a copy of these too.
+            if let Some(dir) = &dir {
+                for shot in &images {
+                    match crate::files::save_screenshot(
+                        dir,
+                        shot.tab_id,
+                        &shot.mime_type,
+                        &shot.data,
+                    ) {
+                        Ok(path) => r.saved.push(path.display().to_string()),
+                        Err(e) => r.hints.push(e.message),
+                    }
+                }
+            }
             // The report quotes the page (hints, alerts): JSON keeps it on its lines.
             let mut blocks = vec![ContentBlock::text(escape::json(
                 &serde_json::to_string_pretty(&r).unwrap_or_default(),
             ))];
-            // The steps asked for, in the order the report's `screenshots` names them.
-            for shot in std::mem::take(&mut r.images) {
+            for shot in images {
                 blocks.push(ContentBlock::image(shot.data, shot.mime_type));
             }
             blocks
         });
-        // Where it stopped, as the agent would see it.
-        if let (true, Ok(blocks)) = (failed, blocks.as_mut()) {
-            if let Ok(shot) = self
-                .bridge()
-                .call_raw("screenshot", tab, serde_json::json!({}), 10_000)
-                .await
-            {
-                if let Ok(c) = serde_json::from_value::<ext_core::methods::Captured>(shot) {
-                    blocks.push(ContentBlock::image(c.data, c.mime_type));
-                }
-            }
-        }
         Answer::blocks(blocks)
     }
 }

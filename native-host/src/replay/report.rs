@@ -44,6 +44,10 @@ pub struct RunReport {
     /// The images themselves, answered as image content.
     #[serde(skip)]
     pub images: Vec<Captured>,
+    /// Where the policy file's `screenshot_dir` keeps a copy of each image (the steps'
+    /// in their order, then the failure's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub saved: Vec<String>,
     /// A secret the run typed may show on the page it ended on: no screenshot of it.
     #[serde(skip)]
     pub secret_on_page: bool,
