@@ -51,6 +51,8 @@ pub enum PanelRequest {
     /// Pair with a kapture by the one-time code `kapture pair` showed (the options page:
     /// where native messaging cannot be registered). Answered by `PanelEvent::Paired`.
     Pair { code: String },
+    /// Which mode this extension runs in (the options page). Answered by `PanelEvent::Mode`.
+    Mode,
     /// Close the connection to the server on `port` and stay away until Connect.
     Disconnect { port: u16 },
     /// A person's answer to the looser rules the server on `port` asks for: accept them
@@ -170,6 +172,8 @@ pub struct HistoryEntry {
 pub enum PanelEvent {
     /// How a `Pair` went, in words for the person who typed the code.
     Paired { ok: bool, message: String },
+    /// The mode this extension runs in, in words for the options page ([`mode_said`]).
+    Mode { full: bool, message: String },
     /// Servers and why the extension is (not) connected.
     State {
         servers: Vec<ServerView>,
@@ -219,6 +223,22 @@ pub enum PanelEvent {
     },
     /// Every tab's pending approvals (the side panel).
     AllApprovals { pending: Vec<ApprovalView> },
+}
+
+/// What the options page says of the mode `transport` is: full, or reduced with what works
+/// and how to get full mode. Chrome never grants `debugger` later (it cannot be an optional
+/// permission), so full mode means loading the full extension in place of this copy.
+pub fn mode_said(transport: crate::protocol::Transport) -> (bool, String) {
+    match transport {
+        crate::protocol::Transport::Debugger => (
+            true,
+            "Full mode: this browser granted Kapture the debugger permission, so every tool works, with trusted input.".into(),
+        ),
+        crate::protocol::Transport::Scripting => (
+            false,
+            "Reduced mode: this copy of Kapture has no debugger permission (the one `kapture install --without-debugger` writes, for a browser whose policy blocks that permission). Navigate, snapshot, click and type work, each judged as always, with untrusted events; the other page tools answer UNSUPPORTED. Chrome cannot grant the debugger permission to an installed extension later: for full mode, remove this copy and load the folder `kapture install` prints. It has the same id, so kapture and pairing stay as they are.".into(),
+        ),
+    }
 }
 
 /// Append to a bounded history (oldest dropped first).

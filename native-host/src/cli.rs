@@ -282,6 +282,10 @@ pub struct InstallArgs {
     /// as for serving).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Also write the extension without the `debugger` permission (reduced mode, for a
+    /// browser whose policy blocks that permission) and point at it.
+    #[arg(long)]
+    pub without_debugger: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -19,6 +19,8 @@ pub enum ExtensionError {
     NotBuilt { looked: String },
     #[error(transparent)]
     Write(#[from] crate::embedded::WriteError),
+    #[error("cannot write the extension without the debugger: {0}")]
+    Variant(String),
 }
 
 /// The Chrome extension id for a manifest `key` (base64 DER public key): the first 128 bits
@@ -61,6 +63,80 @@ pub fn extension_version() -> String {
                 .map(str::to_string)
         })
         .unwrap_or_default()
+}
+
+/// The folder, under kapture's data folder, of the extension without the debugger.
+pub const WITHOUT_DEBUGGER_DIR: &str = "extension-without-debugger";
+
+/// The manifest of the extension without the `debugger` permission: reduced mode, which
+/// reaches pages through `chrome.scripting` (so it asks for that and for every site
+/// instead). The same `key`, so the same id: native messaging and pairing are unchanged.
+/// `debugger` is not made optional: Chrome refuses it there ("cannot be optional") and
+/// would flag the copy with a manifest warning.
+pub fn manifest_without_debugger(manifest: &[u8]) -> Result<Vec<u8>, ExtensionError> {
+    let bad = |why: String| ExtensionError::Variant(format!("manifest.json: {why}"));
+    let mut m: serde_json::Value =
+        serde_json::from_slice(manifest).map_err(|e| bad(e.to_string()))?;
+    let object = m
+        .as_object_mut()
+        .ok_or_else(|| bad("not an object".into()))?;
+    let mut permissions: Vec<serde_json::Value> = object
+        .get("permissions")
+        .and_then(|p| p.as_array())
+        .cloned()
+        .unwrap_or_default();
+    permissions.retain(|p| p != "debugger");
+    if !permissions.iter().any(|p| p == "scripting") {
+        permissions.push("scripting".into());
+    }
+    object.insert("permissions".into(), permissions.into());
+    object.insert("host_permissions".into(), serde_json::json!(["<all_urls>"]));
+    object.insert(
+        "description".into(),
+        "Kapture in reduced mode, without the debugger permission: navigate, snapshot, click and type for an AI agent through the kapture MCP server.".into(),
+    );
+    let mut out = serde_json::to_vec_pretty(&m).map_err(|e| bad(e.to_string()))?;
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// Write the extension at `full` again without the debugger permission, under
+/// `<data_dir>/extension-without-debugger/` (one folder per content, as the carried one);
+/// its folder.
+pub fn write_without_debugger(full: &Path, data_dir: &Path) -> Result<PathBuf, ExtensionError> {
+    let mut files = Vec::new();
+    read_tree(full, "", &mut files, 0)
+        .map_err(|e| ExtensionError::Variant(format!("{}: {e}", full.display())))?;
+    for (rel, bytes) in &mut files {
+        if rel == "manifest.json" {
+            *bytes = std::borrow::Cow::Owned(manifest_without_debugger(bytes)?);
+        }
+    }
+    let files = crate::embedded::Files::new(files);
+    Ok(files.write_out(&data_dir.join(WITHOUT_DEBUGGER_DIR))?)
+}
+
+/// An extension folder's files, `/`-separated from its root (a few levels deep at most).
+fn read_tree(
+    dir: &Path,
+    prefix: &str,
+    out: &mut Vec<(String, std::borrow::Cow<'static, [u8]>)>,
+    depth: usize,
+) -> std::io::Result<()> {
+    if depth > 4 {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        let rel = format!("{prefix}{name}");
+        if entry.file_type()?.is_dir() {
+            read_tree(&entry.path(), &format!("{rel}/"), out, depth + 1)?;
+        } else {
+            out.push((rel, std::borrow::Cow::Owned(std::fs::read(entry.path())?)));
+        }
+    }
+    Ok(())
 }
 
 fn is_built(dir: &Path) -> bool {
@@ -135,6 +211,41 @@ mod tests {
         assert!(id.chars().all(|c| ('a'..='p').contains(&c)));
         // Pinned: changing the manifest key changes every installed host manifest.
         assert_eq!(id, "djjhjaffgifolhomiafbjplbhmfblamg");
+    }
+
+    #[test]
+    fn the_copy_without_the_debugger_keeps_the_id_and_asks_for_scripting() {
+        let full = std::fs::read("../extension-shell/manifest.json").unwrap();
+        let reduced: serde_json::Value =
+            serde_json::from_slice(&manifest_without_debugger(&full).unwrap()).unwrap();
+        let full: serde_json::Value = serde_json::from_slice(&full).unwrap();
+        assert_eq!(reduced["key"], full["key"]);
+        let permissions = reduced["permissions"].as_array().unwrap();
+        assert!(!permissions.iter().any(|p| p == "debugger"));
+        assert!(permissions.iter().any(|p| p == "scripting"));
+        assert!(permissions.iter().any(|p| p == "nativeMessaging"));
+        assert_eq!(
+            reduced["host_permissions"],
+            serde_json::json!(["<all_urls>"])
+        );
+        assert!(reduced.get("optional_permissions").is_none());
+
+        // Written from a folder: every file kept, the manifest replaced, a folder of its own.
+        let dir = tempfile::tempdir().unwrap();
+        let built = dir.path().join("built");
+        std::fs::create_dir_all(built.join("icons")).unwrap();
+        std::fs::write(
+            built.join("manifest.json"),
+            serde_json::to_vec(&full).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(built.join("icons/16.png"), b"png").unwrap();
+        let out = write_without_debugger(&built, dir.path()).unwrap();
+        assert!(out.starts_with(dir.path().join(WITHOUT_DEBUGGER_DIR)));
+        assert_eq!(std::fs::read(out.join("icons/16.png")).unwrap(), b"png");
+        let written: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+        assert_eq!(written, reduced);
     }
 
     #[test]

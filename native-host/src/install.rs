@@ -94,17 +94,37 @@ pub fn run(args: &InstallArgs, out: &mut impl Write) -> Result<(), InstallError>
         .data_dir
         .clone()
         .unwrap_or_else(crate::scenarios::default_dir);
-    match crate::extension_dir(args.extension_dir.as_deref(), &data_dir) {
-        Ok(dir) => writeln!(
+    let dir = match crate::extension_dir(args.extension_dir.as_deref(), &data_dir) {
+        Ok(dir) => dir,
+        Err(e) => {
+            writeln!(out, "\nThe extension is not built yet ({e}).")?;
+            return Ok(());
+        }
+    };
+    if !args.without_debugger {
+        writeln!(
             out,
             "\nNow load the extension once: open chrome://extensions, turn on Developer mode,\n\
              click \"Load unpacked\" and choose:\n  {}\n\
              Its id will be {id}. Then start kapture with --browser connect (or auto).\n\
              After updating kapture, run `kapture install` again: a new version has its own folder.",
             dir.display()
-        )?,
-        Err(e) => writeln!(out, "\nThe extension is not built yet ({e}).")?,
+        )?;
+        return Ok(());
     }
+    let reduced = extension::write_without_debugger(&dir, &data_dir)?;
+    writeln!(
+        out,
+        "\nThe extension without the debugger permission (reduced mode: navigate, snapshot,\n\
+         click and type; the other page tools answer UNSUPPORTED), for a browser whose policy\n\
+         blocks that permission. Load it once: open chrome://extensions, turn on Developer mode,\n\
+         click \"Load unpacked\" and choose:\n  {}\n\
+         Its id will be {id}, as the full extension's.\n\
+         Its options page says the mode. Chrome cannot grant the debugger to it later:\n\
+         for full mode, remove it and load instead:\n  {}",
+        reduced.display(),
+        dir.display()
+    )?;
     Ok(())
 }
 

@@ -366,6 +366,17 @@ async fn a_person_pairs_by_a_one_time_code_in_the_options_page() {
         "location.protocol === 'chrome-extension:' && !!document.getElementById('code')",
     )
     .await;
+    // It says the mode: the shipped extension has the debugger.
+    let mode = page
+        .until(
+            "the options page saying the mode",
+            "document.getElementById('mode').dataset.full === 'true' && document.getElementById('mode').textContent",
+        )
+        .await;
+    assert!(
+        mode.as_str().unwrap_or_default().starts_with("Full mode"),
+        "{mode}"
+    );
     // A wrong code is refused and said so.
     let wrong = format!("{port}-2222-2222");
     let (ok, message) = pair_by_hand(&mut page, &wrong).await;

@@ -1,53 +1,62 @@
-//! Reduced mode end to end: the built extension loaded from a copy whose manifest lacks the
-//! `debugger` permission (it is optional there, never granted) and has `scripting` and
-//! host access, as a browser that refuses the debugger would run it. browser_status says
-//! the mode; navigate, snapshot, click and type work on a real page with untrusted events,
-//! each judged (a covered button is refused, a denied origin is refused and left
-//! untouched); a tool that needs the debugger answers UNSUPPORTED with the reason and what
-//! to do. The page is watched by the test's own CDP connection, not through kapture.
+//! Reduced mode end to end: the extension as `kapture install --without-debugger` writes it
+//! for people whose browser blocks the `debugger` permission (no `debugger`; `scripting` and
+//! host access instead; the same id), loaded into a launched browser. browser_status and
+//! the options page say the mode; navigate, snapshot, click and type work on a real page
+//! with untrusted events, each judged (a covered button is refused, a denied origin is
+//! refused and left untouched); a tool that needs the debugger answers UNSUPPORTED with the
+//! reason and what to do. The page is watched by the test's own CDP connection, not through
+//! kapture.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use kapture_e2e::cdp::RawCdp;
-use kapture_e2e::{target_dir, Kapture, Start};
+use kapture_e2e::panel::{Panel, EXTENSION_ID};
+use kapture_e2e::{kapture_bin, target_dir, Kapture, Start};
 use serde_json::{json, Value};
 use www_test_pages::Site;
 
-/// Copy `from` into `to`, folders included.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("make folder");
-    for entry in std::fs::read_dir(from).expect("read folder") {
-        let entry = entry.expect("entry");
-        let dest = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_dir(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), &dest).expect("copy file");
-        }
-    }
-}
-
-/// The built extension, its manifest asking for no debugger: `debugger` only optional (not
-/// granted), `scripting` and every site instead.
-fn extension_without_debugger() -> tempfile::TempDir {
+/// The extension without the debugger as a person gets it: `kapture install
+/// --without-debugger` (native messaging registered in a scratch config folder), from the
+/// built extension; the scratch folder and the folder it printed to load.
+fn extension_without_debugger() -> (tempfile::TempDir, PathBuf) {
     let built = target_dir().join("extension");
     assert!(
         built.join("reduced_page.js").is_file(),
         "{} lacks reduced_page.js: build the extension (cargo make build)",
         built.display()
     );
-    let dir = tempfile::tempdir().expect("temp dir");
-    copy_dir(&built, dir.path());
-    let path = dir.path().join("manifest.json");
-    let mut manifest: Value =
-        serde_json::from_slice(&std::fs::read(&path).expect("manifest")).expect("manifest JSON");
-    let permissions = manifest["permissions"].as_array_mut().expect("permissions");
-    permissions.retain(|p| p != "debugger");
-    permissions.push(json!("scripting"));
-    manifest["optional_permissions"] = json!(["debugger"]);
-    manifest["host_permissions"] = json!(["<all_urls>"]);
-    std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).expect("write manifest");
-    dir
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let out = std::process::Command::new(kapture_bin())
+        .args(["install", "--without-debugger", "--for", "chromium"])
+        .arg("--extension-dir")
+        .arg(&built)
+        .arg("--data-dir")
+        .arg(scratch.path().join("data"))
+        .env("XDG_CONFIG_HOME", scratch.path().join("config"))
+        .env("HOME", scratch.path())
+        .output()
+        .expect("kapture install runs");
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The folder to load is the first one it names under the data folder's own.
+    let folder = said
+        .lines()
+        .map(str::trim)
+        .find(|l| l.contains("extension-without-debugger"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no folder to load in:\n{said}"));
+    assert!(said.contains(EXTENSION_ID), "the same id: {said}");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(folder.join("manifest.json")).expect("manifest"))
+            .expect("manifest JSON");
+    let permissions = manifest["permissions"].as_array().expect("permissions");
+    assert!(!permissions.iter().any(|p| p == "debugger"), "{manifest:#}");
+    assert!(permissions.iter().any(|p| p == "scripting"), "{manifest:#}");
+    (scratch, folder)
 }
 
 /// `expression` evaluated in the page whose URL has `url_part`, seen by the test's own CDP.
@@ -71,6 +80,38 @@ async fn in_page(raw: &mut RawCdp, url_part: &str, expression: &str) -> Value {
     out["result"]["value"].clone()
 }
 
+/// The extension's options page, opened as a person opens it, says the mode: `full`, with
+/// `words` in its text; a screenshot of it is kept.
+async fn options_page_says(k: &Kapture, full: bool, words: &str) {
+    let mut raw = k.raw_cdp().await;
+    let url = format!("chrome-extension://{EXTENSION_ID}/options.html");
+    raw.send(None, "Target.createTarget", json!({"url": url}))
+        .await
+        .expect("open the options page");
+    let session = raw.attach_page("options.html").await.expect("its target");
+    let mut page = Panel { raw, session };
+    let said = page
+        .until(
+            "the options page saying the mode",
+            &format!("(() => {{ const m = document.getElementById('mode'); return m && m.dataset.full === '{full}' ? m.textContent : null; }})()"),
+        )
+        .await;
+    let said = said.as_str().unwrap_or_default().to_string();
+    assert!(said.contains(words), "{said}");
+    if !full {
+        assert!(
+            said.contains("kapture install") && said.contains("UNSUPPORTED"),
+            "{said}"
+        );
+    }
+    page.shot(if full {
+        "options-full"
+    } else {
+        "options-reduced"
+    })
+    .await;
+}
+
 /// The ref a snapshot line with `needle` carries.
 fn ref_on(snapshot: &str, needle: &str) -> String {
     let line = snapshot
@@ -89,26 +130,29 @@ fn ref_on(snapshot: &str, needle: &str) -> String {
 async fn without_the_debugger_the_basics_work_judged_and_the_rest_says_unsupported() {
     let site = Site::start().unwrap();
     let denied = Site::start().unwrap();
-    let ext = extension_without_debugger();
+    let (_scratch, ext) = extension_without_debugger();
     let mut start = Start::debuggable();
     start.args.extend([
         "--extension-dir".to_string(),
-        ext.path().display().to_string(),
+        ext.display().to_string(),
         "--deny".to_string(),
         format!("interact@127.0.0.1:{}", denied.port()),
     ]);
     let k = Kapture::start(start).await;
-    let mut raw = k.raw_cdp().await;
 
-    // Navigate and read.
+    // Navigate and read (the browser is launched by then, for the test's own CDP).
     let nav = k
         .ok("browser_navigate", json!({"url": site.url("input.html")}))
         .await;
     assert!(nav.contains("input.html"), "{nav}");
+    let mut raw = k.raw_cdp().await;
     let status = k.ok("browser_status", json!({})).await;
     assert!(status.contains("mode: reduced"), "{status}");
     let snap = k.ok("browser_snapshot", json!({})).await;
     assert!(snap.contains("Shift") && snap.contains("Covered"), "{snap}");
+
+    // The options page says the mode, and how to get the full one.
+    options_page_says(&k, false, "Reduced mode").await;
 
     // Type by ref: the page's own input events see it.
     let field = ref_on(&snap, "textbox");

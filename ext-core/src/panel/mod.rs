@@ -280,8 +280,9 @@ impl Ui {
             | PanelEvent::Step { .. }
             | PanelEvent::Control { .. }
             | PanelEvent::AllApprovals { .. }
-            // The options page's: a pairing's outcome.
-            | PanelEvent::Paired { .. } => {}
+            // The options page's: a pairing's outcome, the mode.
+            | PanelEvent::Paired { .. }
+            | PanelEvent::Mode { .. } => {}
             PanelEvent::Audit { entries } => self.show_audit(&entries),
             PanelEvent::Result { id, ok, data, ms } => {
                 let done = self.pending.borrow_mut().remove(&id);

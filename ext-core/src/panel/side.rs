@@ -156,7 +156,8 @@ impl Side {
             | PanelEvent::Audit { .. }
             | PanelEvent::Approvals { .. }
             // The options page's.
-            | PanelEvent::Paired { .. } => {}
+            | PanelEvent::Paired { .. }
+            | PanelEvent::Mode { .. } => {}
         }
         // Whatever changed may have moved a control that loosens or grants.
         arming::settle(&self.doc);

@@ -220,6 +220,10 @@ fn handle(app: &Rc<App>, conn: &Rc<PanelConn>, req: PanelRequest) {
                 }
             });
         }
+        PanelRequest::Mode => {
+            let (full, message) = crate::ui::mode_said(super::host::transport());
+            conn.port.post(&PanelEvent::Mode { full, message });
+        }
         PanelRequest::Disconnect { port } => bridge::user_disconnect(app, port),
         PanelRequest::Agree {
             port,
