@@ -168,6 +168,7 @@ pub fn plan(
     engine: EngineChoice,
     over_pipe: bool,
     link: Route,
+    headless: bool,
 ) -> Result<Plan, String> {
     if engine == EngineChoice::Native {
         return Ok(Plan {
@@ -179,9 +180,12 @@ pub fn plan(
     }
     let ignores = found.loads_extension() == LoadsExtension::No;
     if !ignores && !over_pipe {
-        // With `--engine auto`, kapture also holds the pipe (never a port others could
-        // reach): the native engine stands by for when the extension is away.
-        let standby = engine == EngineChoice::Auto && link == Route::Pipe;
+        // With `--engine auto` and no window, kapture also holds the pipe (never a port
+        // others could reach): the native engine stands by for when the extension is away.
+        // A browser with a window has a person who may press Disconnect or turn the
+        // extension off to stop the agent: there the native engine never takes over
+        // (unless asked, `--extension-over-pipe`).
+        let standby = engine == EngineChoice::Auto && link == Route::Pipe && headless;
         return Ok(Plan {
             route: if standby {
                 Route::FlagAndPipe
@@ -920,7 +924,7 @@ mod tests {
         let linux = Env::new(find::Os::Linux, None, &[("KAPTURE_CHROMIUM", chrome)]);
         let found = find_browser_in(None, &linux, &Present(vec![chrome])).unwrap();
         assert_eq!(found.kind, Kind::Chrome);
-        let plan = plan(&found, EngineChoice::Auto, false, Route::Pipe).unwrap();
+        let plan = plan(&found, EngineChoice::Auto, false, Route::Pipe, true).unwrap();
         assert_eq!(plan.route, Route::Pipe);
         assert!(plan.extension_over_pipe && plan.fallback_native);
         assert!(
@@ -940,12 +944,12 @@ mod tests {
         assert!(args.contains(&"--enable-unsafe-extension-debugging".to_string()));
         assert!(!args.iter().any(|a| a.starts_with("--load-extension")));
         // --engine extension: no native engine behind it.
-        let only = super::plan(&found, EngineChoice::Extension, false, Route::Pipe).unwrap();
+        let only = super::plan(&found, EngineChoice::Extension, false, Route::Pipe, true).unwrap();
         assert!(only.extension_over_pipe && !only.fallback_native);
         // On Windows: the same over a loopback DevTools port.
         let link = devtools_link(find::Os::Windows, None);
         assert_eq!(link, Route::Port);
-        let windows = super::plan(&found, EngineChoice::Auto, false, link).unwrap();
+        let windows = super::plan(&found, EngineChoice::Auto, false, link, true).unwrap();
         assert_eq!(windows.route, Route::Port);
         assert!(windows.extension_over_pipe && windows.fallback_native);
         let args = browser_args(
@@ -967,7 +971,11 @@ mod tests {
     fn the_plan_follows_the_engine_asked_for() {
         let chromium = Found::at("/usr/bin/chromium".into());
         // The default: the flag, and the pipe held for the native engine standing by.
-        let flag = plan(&chromium, EngineChoice::Auto, false, Route::Pipe).unwrap();
+        // A browser with a window: a person's Disconnect or turning the extension off stops
+        // the agent, so no native engine stands by.
+        let shown = plan(&chromium, EngineChoice::Auto, false, Route::Pipe, false).unwrap();
+        assert_eq!((shown.route, shown.fallback_native), (Route::Flag, false));
+        let flag = plan(&chromium, EngineChoice::Auto, false, Route::Pipe, true).unwrap();
         assert_eq!(
             (flag.route, flag.extension_over_pipe, flag.fallback_native),
             (Route::FlagAndPipe, false, true)
@@ -988,14 +996,14 @@ mod tests {
             (EngineChoice::Extension, Route::Pipe),
             (EngineChoice::Auto, Route::Port),
         ] {
-            let only = plan(&chromium, engine, false, link).unwrap();
+            let only = plan(&chromium, engine, false, link, true).unwrap();
             assert_eq!((only.route, only.fallback_native), (Route::Flag, false));
         }
-        let forced = plan(&chromium, EngineChoice::Extension, true, Route::Pipe).unwrap();
+        let forced = plan(&chromium, EngineChoice::Extension, true, Route::Pipe, true).unwrap();
         assert_eq!(forced.route, Route::Pipe);
         assert!(forced.extension_over_pipe && !forced.fallback_native);
         assert_eq!(forced.why, "--extension-over-pipe");
-        let native = plan(&chromium, EngineChoice::Native, false, Route::Pipe).unwrap();
+        let native = plan(&chromium, EngineChoice::Native, false, Route::Pipe, true).unwrap();
         assert_eq!(
             (native.route, native.extension_over_pipe),
             (Route::Pipe, false)
@@ -1012,7 +1020,7 @@ mod tests {
         assert!(!args
             .iter()
             .any(|a| a.starts_with("--load-extension") || a.contains("unsafe-extension")));
-        let windows = plan(&chromium, EngineChoice::Native, false, Route::Port).unwrap();
+        let windows = plan(&chromium, EngineChoice::Native, false, Route::Port, true).unwrap();
         assert_eq!(
             (windows.route, windows.extension_over_pipe),
             (Route::Port, false)

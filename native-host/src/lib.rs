@@ -84,7 +84,14 @@ fn launch_spec(
         launcher::find_browser_in(args.chromium.as_deref(), &env, &launcher::find::RealFiles)
             .map_err(|e| e.to_string())?;
     let link = launcher::devtools_link(env.os, env.var("KAPTURE_DEVTOOLS_LINK"));
-    let plan = launcher::plan(&found, args.engine, args.extension_over_pipe, link)?;
+    let headless = launcher::Headless::choose(args.headless, &env);
+    let plan = launcher::plan(
+        &found,
+        args.engine,
+        args.extension_over_pipe,
+        link,
+        headless != launcher::Headless::No,
+    )?;
     Ok(LaunchSpec {
         plan,
         browser: found.path,
@@ -93,7 +100,7 @@ fn launch_spec(
             .map_err(|e| e.to_string())?,
         extension_id: extension_id.to_string(),
         user_data_dir: args.user_data_dir.clone(),
-        headless: launcher::Headless::choose(args.headless, &env),
+        headless,
         window: args.window_size,
         extra_args: args.chromium_args.clone(),
         runtime_dir: runtime_dir.to_path_buf(),
