@@ -1,5 +1,6 @@
 //! What a tab's CDP event stream tells us: console messages (a bounded ring kept across
-//! navigations), navigation counters, and one-shot waiters for a matching event.
+//! navigations), navigation counters, one record per frame (`frames`), and one-shot
+//! waiters for a matching event.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -10,6 +11,7 @@ use crate::methods::{ConsoleLevel, ConsoleMessage};
 use crate::snapshot::RefTable;
 
 mod console;
+mod frames;
 mod kept;
 mod quiet;
 use console::{console_api_message, exception_message, log_entry_message};
@@ -81,27 +83,8 @@ pub struct TabEvents {
     /// The frame of every live execution context, to judge what it logs.
     contexts: HashMap<i64, String>,
     main_frame: Option<String>,
-    /// Current document (loader id) of every frame.
-    frames: HashMap<String, String>,
-    /// Current URL of every frame, for the policy (an action inside a frame is judged on
-    /// the frame's origin).
-    frame_urls: HashMap<String, String>,
-    /// The security origin Chrome reports for every frame's document (`Page.Frame`'s
-    /// `securityOrigin`, the default execution context's `origin`): what a frame is judged on.
-    frame_origins: HashMap<String, String>,
-    /// The origin of every frame's live default execution context (its id, its origin):
-    /// Chrome's frame tree says `://` for an about:blank document that inherited its
-    /// creator's origin (a popup a page opened and wrote), the context says the truth.
-    context_origins: HashMap<String, (i64, String)>,
-    /// Every child frame's parent (its creator, for documents of an opaque origin).
-    frame_parents: HashMap<String, String>,
-    /// Frames Chrome runs in another process (out-of-process iframes), by frame id (which
-    /// is their target id), as auto-attach reports them: the tab's own session cannot walk
-    /// them, so reads must say so instead of showing them empty.
-    remote_frames: HashMap<String, RemoteFrame>,
-    /// The child session every frame of an out-of-process iframe's tree is reached
-    /// through (frames of the tab's own process have none).
-    frame_sessions: HashMap<String, String>,
+    /// What is known of every frame, one record each (`frames.rs`).
+    frames: frames::Frames,
     /// Child sessions already asked to auto-attach their own out-of-process frames.
     sessions_seen: std::collections::HashSet<String>,
     /// The rules the running command is held to (set by the worker while it runs): frames,
@@ -110,8 +93,6 @@ pub struct TabEvents {
     /// The rules of the last judged command, kept for what the page does between commands
     /// (a dialog a denied frame opens).
     pub rules_seen: Option<crate::policy::Judge>,
-    /// Kapture's isolated world per frame: (loader id, execution context id).
-    worlds: HashMap<String, (String, i64)>,
     /// Every new document of the tab's own process gets the prelude in Kapture's world from
     /// its start (installed on attach): a world made there is not sent it again.
     pub prelude_preinstalled: bool,
@@ -210,17 +191,10 @@ impl TabEvents {
             console: VecDeque::new(),
             contexts: HashMap::new(),
             main_frame: None,
-            frames: HashMap::new(),
-            frame_urls: HashMap::new(),
-            frame_origins: HashMap::new(),
-            context_origins: HashMap::new(),
-            frame_parents: HashMap::new(),
-            remote_frames: HashMap::new(),
-            frame_sessions: HashMap::new(),
+            frames: frames::Frames::default(),
             sessions_seen: Default::default(),
             judge: None,
             rules_seen: None,
-            worlds: HashMap::new(),
             prelude_preinstalled: false,
             refs: RefTable::new(),
             last_snapshot: Vec::new(),
@@ -242,7 +216,7 @@ impl TabEvents {
     /// watch said so): answers need not ask the page for password values to mask. Anything
     /// else (no watch in this document, a field seen) is a possible password.
     pub fn no_password_fields(&self) -> bool {
-        let loader = self.main_frame.as_ref().and_then(|m| self.frames.get(m));
+        let loader = self.main_frame.as_ref().and_then(|m| self.frames.loader(m));
         matches!((&self.password_watch, loader), (Some(w), Some(l)) if !w.held && &w.loader == l)
     }
 
@@ -254,7 +228,7 @@ impl TabEvents {
         if frame.is_none() || frame != self.main_frame.as_ref() {
             return;
         }
-        let Some(loader) = frame.and_then(|f| self.frames.get(f)).cloned() else {
+        let Some(loader) = frame.and_then(|f| self.frames.loader(f)).cloned() else {
             return;
         };
         let held = match params.get("payload").and_then(Value::as_str) {
@@ -271,12 +245,6 @@ impl TabEvents {
     pub fn set_main_frame(&mut self, frame_id: String) {
         self.refs.set_main_frame(&frame_id);
         self.main_frame = Some(frame_id);
-    }
-
-    /// Record a frame's current document.
-    pub fn set_frame_loader(&mut self, frame_id: &str, loader_id: &str) {
-        self.frames
-            .insert(frame_id.to_string(), loader_id.to_string());
     }
 
     /// A call of the recorder's binding: one raw event, or garbage that is dropped.
@@ -315,105 +283,11 @@ impl TabEvents {
         std::mem::take(&mut self.widget_requests)
     }
 
-    /// Record a frame's current URL.
-    pub fn set_frame_url(&mut self, frame_id: &str, url: &str) {
-        self.frame_urls
-            .insert(frame_id.to_string(), url.to_string());
-    }
-
-    /// Record the security origin Chrome reports for a frame's document, and its parent.
-    pub fn set_frame_origin(&mut self, frame_id: &str, origin: Option<&str>, parent: Option<&str>) {
-        if let Some(o) = origin {
-            self.frame_origins
-                .insert(frame_id.to_string(), o.to_string());
-        }
-        if let Some(p) = parent {
-            self.frame_parents
-                .insert(frame_id.to_string(), p.to_string());
-        }
-    }
-
-    /// An iframe target Chrome attached (or whose URL changed): its frame runs in another
-    /// process. Its URL's origin is what it is judged on (an out-of-process frame has a
-    /// site of its own, so its origin is its URL's), its parent what it hangs under.
-    fn on_remote_frame(&mut self, params: &Value) {
-        let Some(info) = params.get("targetInfo") else {
-            return;
-        };
-        if info.get("type").and_then(Value::as_str) != Some("iframe") {
-            return;
-        }
-        let Some(id) = info.get("targetId").and_then(Value::as_str) else {
-            return;
-        };
-        let url = info
-            .get("url")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let parent = info
-            .get("parentFrameId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let origin = url::Url::parse(&url)
-            .ok()
-            .map(|u| u.origin())
-            .filter(url::Origin::is_tuple)
-            .map(|o| o.ascii_serialization());
-        let entry = self
-            .remote_frames
-            .entry(id.to_string())
-            .or_insert_with(|| RemoteFrame {
-                session: None,
-                parent: None,
-                url: String::new(),
-                origin: None,
-            });
-        if let Some(session) = params.get("sessionId").and_then(Value::as_str) {
-            entry.session = Some(session.to_string());
-        }
-        if parent.is_some() {
-            entry.parent = parent.clone();
-        }
-        entry.url = url.clone();
-        entry.origin = origin.clone();
-        self.frame_urls.insert(id.to_string(), url);
-        self.frame_origins.remove(id);
-        self.set_frame_origin(id, origin.as_deref(), parent.as_deref());
-    }
-
-    /// The child session `frame` is reached through, if it runs in another process.
-    pub fn session_of(&self, frame: &str) -> Option<String> {
-        self.frame_sessions.get(frame).cloned()
-    }
-
-    /// True the first time `session` is asked about (then it is remembered).
-    pub fn first_sight_of_session(&mut self, session: &str) -> bool {
-        self.sessions_seen.insert(session.to_string())
-    }
-
-    /// `frame` (of an out-of-process iframe's tree) is reached through `session`.
-    pub fn set_frame_session(&mut self, frame: &str, session: &str) {
-        self.frame_sessions
-            .insert(frame.to_string(), session.to_string());
-    }
-
-    /// The tab's out-of-process frames, by frame id.
-    pub fn remote_frames(&self) -> Vec<(String, RemoteFrame)> {
-        let mut v: Vec<_> = self
-            .remote_frames
-            .iter()
-            .map(|(id, r)| (id.clone(), r.clone()))
-            .collect();
-        v.sort_by(|a, b| a.0.cmp(&b.0));
-        v
-    }
-
     /// What a command acting there is judged on: the frame of the ref it names
     /// (`target_ref`), else the main frame (see [`crate::policy::judged_urls`]).
     pub fn judged_for(&self, target_ref: Option<&str>) -> Option<Vec<String>> {
         if let Some(r) = target_ref {
-            if let Ok(t) = self.refs.resolve(r, |f| self.frames.get(f).cloned()) {
+            if let Ok(t) = self.refs.resolve(r, |f| self.frames.loader(f).cloned()) {
                 return Some(self.judged(&t.frame.frame_id));
             }
         }
@@ -430,11 +304,9 @@ impl TabEvents {
     /// extension's origin.
     pub fn extension_document(&self, frame_id: &str) -> bool {
         let ext = |o: &str| o.to_ascii_lowercase().starts_with("chrome-extension://");
-        self.frame_origins.get(frame_id).is_some_and(|o| ext(o))
-            || self
-                .context_origins
-                .get(frame_id)
-                .is_some_and(|(_, o)| ext(o))
+        self.frames.get(frame_id).is_some_and(|r| {
+            r.origin.as_deref().is_some_and(ext) || r.context.as_ref().is_some_and(|(_, o)| ext(o))
+        })
     }
 
     /// What frame `frame_id`'s document is judged on; empty for a frame never seen (which
@@ -444,13 +316,13 @@ impl TabEvents {
     }
 
     fn judged_at(&self, frame_id: &str, depth: usize) -> Vec<String> {
-        let origin = self.frame_origins.get(frame_id).map(String::as_str);
-        let context = self
-            .context_origins
-            .get(frame_id)
+        let record = self.frames.get(frame_id);
+        let origin = record.and_then(|r| r.origin.as_deref());
+        let context = record
+            .and_then(|r| r.context.as_ref())
             .map(|(_, o)| o.as_str())
             .filter(|c| Some(*c) != origin);
-        let url = self.frame_urls.get(frame_id).cloned().or_else(|| {
+        let url = record.and_then(|r| r.url.clone()).or_else(|| {
             (self.main_frame.as_deref() == Some(frame_id))
                 .then(|| self.main_url.clone())
                 .flatten()
@@ -459,7 +331,7 @@ impl TabEvents {
             return Vec::new();
         }
         // A creator too deep to follow is not something the policy can judge.
-        let creator = self.frame_parents.get(frame_id).map(|p| {
+        let creator = self.parent_of(frame_id).map(|p| {
             if depth < crate::policy::frames::MAX_FRAME_DEPTH {
                 self.judged_at(p, depth + 1)
             } else {
@@ -491,7 +363,7 @@ impl TabEvents {
             if at == ancestor {
                 return true;
             }
-            match self.frame_parents.get(at) {
+            match self.parent_of(at) {
                 Some(parent) => at = parent,
                 None => return false,
             }
@@ -512,9 +384,7 @@ impl TabEvents {
     /// Is any frame of the tab (known or only attached) refused `category` for the running
     /// command? While none is, input cannot land anywhere it may not.
     pub fn any_frame_refused(&self, category: crate::policy::Category) -> bool {
-        self.frames
-            .keys()
-            .chain(self.frame_parents.keys())
+        self.known_frames()
             .any(|f| self.frame_refusal(f, category).is_some())
     }
 
@@ -522,27 +392,6 @@ impl TabEvents {
     pub fn request_refusal(&self, r: &Request) -> Option<crate::policy::Refusal> {
         let judge = self.judge.as_ref()?;
         judge.check(crate::policy::Category::Read, &r.judged).err()
-    }
-
-    /// The current document of a frame.
-    pub fn frame_loader(&self, frame_id: &str) -> Option<String> {
-        self.frames.get(frame_id).cloned()
-    }
-
-    /// Kapture's world in the frame's current document, if made already.
-    pub fn world(&self, frame_id: &str) -> Option<i64> {
-        let (loader, ctx) = self.worlds.get(frame_id)?;
-        (self.frames.get(frame_id) == Some(loader)).then_some(*ctx)
-    }
-
-    pub fn set_world(&mut self, frame_id: &str, loader_id: &str, context_id: i64) {
-        self.worlds
-            .insert(frame_id.to_string(), (loader_id.to_string(), context_id));
-    }
-
-    /// Forget a world the browser says is gone.
-    pub fn drop_world(&mut self, context_id: i64) {
-        self.worlds.retain(|_, (_, ctx)| *ctx != context_id);
     }
 
     pub fn main_frame(&self) -> Option<&str> {
@@ -621,44 +470,6 @@ impl TabEvents {
                 Some(super::js::PASSWORD_BINDING) => self.on_password_watch(params),
                 _ => self.on_recorded(params),
             },
-            "Target.attachedToTarget" | "Target.targetInfoChanged" => {
-                self.on_remote_frame(params);
-            }
-            "Target.detachedFromTarget" => {
-                let gone = params.get("targetId").and_then(Value::as_str).map_or_else(
-                    || {
-                        let session = params.get("sessionId").and_then(Value::as_str);
-                        self.remote_frames
-                            .iter()
-                            .find(|(_, r)| r.session.as_deref() == session)
-                            .map(|(id, _)| id.clone())
-                    },
-                    |t| Some(t.to_string()),
-                );
-                if let Some(id) = gone {
-                    // Gone, or back in the tab's process (where its own events and frame
-                    // tree say more): nothing learnt through its session stays.
-                    let session = self.remote_frames.remove(&id).and_then(|r| r.session);
-                    if let Some(gone) = &session {
-                        self.sessions_seen.remove(gone);
-                    }
-                    let mut lost: Vec<String> = self
-                        .frame_sessions
-                        .iter()
-                        .filter(|(_, s)| Some(*s) == session.as_ref())
-                        .map(|(f, _)| f.clone())
-                        .collect();
-                    lost.push(id);
-                    for f in lost {
-                        self.frame_sessions.remove(&f);
-                        self.frames.remove(&f);
-                        self.frame_urls.remove(&f);
-                        self.frame_origins.remove(&f);
-                        self.frame_parents.remove(&f);
-                        self.worlds.remove(&f);
-                    }
-                }
-            }
             "Page.frameNavigated" => {
                 self.frame_changes += 1;
                 if params.pointer("/frame/parentId").is_none() {
@@ -676,87 +487,8 @@ impl TabEvents {
                         .and_then(Value::as_str)
                         .map(str::to_string);
                 }
-                let id = params.pointer("/frame/id").and_then(Value::as_str);
-                let loader = params.pointer("/frame/loaderId").and_then(Value::as_str);
-                if let (Some(id), Some(url)) =
-                    (id, params.pointer("/frame/url").and_then(Value::as_str))
-                {
-                    self.frame_urls.insert(id.to_string(), url.to_string());
-                    // A new document: its origin is the one this event reports, or unknown.
-                    self.frame_origins.remove(id);
-                    self.set_frame_origin(
-                        id,
-                        params
-                            .pointer("/frame/securityOrigin")
-                            .and_then(Value::as_str),
-                        params.pointer("/frame/parentId").and_then(Value::as_str),
-                    );
-                }
-                if let (Some(id), Some(loader)) = (id, loader) {
-                    self.frames.insert(id.to_string(), loader.to_string());
-                    self.refs.forget_frame_documents(id, Some(loader));
-                    if params.pointer("/frame/parentId").is_none() {
-                        self.set_main_frame(id.to_string());
-                    }
-                }
             }
-            "Page.frameDetached" => {
-                self.frame_changes += 1;
-                if let Some(id) = params.get("frameId").and_then(Value::as_str) {
-                    self.frames.remove(id);
-                    // A frame swapped into another process lives on there: what it is
-                    // judged on stays (auto-attach reported it, or will).
-                    if !self.remote_frames.contains_key(id) {
-                        self.frame_urls.remove(id);
-                        self.frame_origins.remove(id);
-                        self.frame_parents.remove(id);
-                    }
-                    self.context_origins.remove(id);
-                    self.worlds.remove(id);
-                    self.refs.forget_frame_documents(id, None);
-                }
-            }
-            "Runtime.executionContextDestroyed" => {
-                if let Some(ctx) = params.get("executionContextId").and_then(Value::as_i64) {
-                    self.contexts.remove(&ctx);
-                    self.context_origins.retain(|_, (c, _)| *c != ctx);
-                    self.drop_world(ctx);
-                }
-            }
-            "Runtime.executionContextsCleared" => {
-                self.worlds.clear();
-                self.contexts.clear();
-                self.context_origins.clear();
-            }
-            // The page's own context of a document: the origin Chrome gives it is the
-            // document's security origin.
-            "Runtime.executionContextCreated" => {
-                let ctx = params.get("context");
-                let aux = ctx.and_then(|c| c.get("auxData"));
-                let frame = aux.and_then(|a| a.get("frameId")).and_then(Value::as_str);
-                let default = aux
-                    .and_then(|a| a.get("isDefault"))
-                    .and_then(Value::as_bool);
-                let origin = ctx.and_then(|c| c.get("origin")).and_then(Value::as_str);
-                let id = ctx.and_then(|c| c.get("id")).and_then(Value::as_i64);
-                if let (Some(id), Some(frame)) = (id, frame) {
-                    self.contexts.insert(id, frame.to_string());
-                }
-                if let (Some(frame), Some(true), Some(origin), Some(id)) =
-                    (frame, default, origin, id)
-                {
-                    self.context_origins
-                        .insert(frame.to_string(), (id, origin.to_string()));
-                }
-            }
-            "Page.frameAttached" => {
-                self.frame_changes += 1;
-                let id = params.get("frameId").and_then(Value::as_str);
-                let parent = params.get("parentFrameId").and_then(Value::as_str);
-                if let (Some(id), Some(parent)) = (id, parent) {
-                    self.set_frame_origin(id, None, Some(parent));
-                }
-            }
+            "Page.frameDetached" | "Page.frameAttached" => self.frame_changes += 1,
             "Page.javascriptDialogOpening" => {
                 let text = |k: &str| {
                     params
@@ -848,6 +580,8 @@ impl TabEvents {
             }
             _ => {}
         }
+        // Frames, documents and contexts: each record's facts end together (`frames.rs`).
+        self.on_frame_event(method, params);
         if !self.waiters.is_empty() {
             let waiters = std::mem::take(&mut self.waiters);
             for (filter, tx) in waiters {
@@ -1030,7 +764,7 @@ mod tests {
             "Runtime.executionContextCreated",
             &json!({"context": {"id": 7, "origin": "http://a.test", "auxData": {"frameId": "B", "isDefault": true}}}),
         );
-        events.set_frame_url("B", "about:blank");
+        events.frame_seen("B", "LB", "about:blank", None, None);
         events.on_event(
             "Page.frameNavigated",
             &json!({"frame": {"id": "D", "parentId": "S", "loaderId": "L3", "url": "data:text/html,x", "securityOrigin": "://"}}),

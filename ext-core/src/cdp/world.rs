@@ -132,9 +132,13 @@ pub async fn refresh_frames<S: CdpSession>(s: &S) -> Result<Vec<FrameInfo>, Wire
         state.main_url = Some(url.to_string());
     }
     for f in &frames {
-        state.set_frame_loader(&f.id, &f.loader);
-        state.set_frame_url(&f.id, &f.url);
-        state.set_frame_origin(&f.id, f.origin.as_deref(), f.parent.as_deref());
+        state.frame_seen(
+            &f.id,
+            &f.loader,
+            &f.url,
+            f.origin.as_deref(),
+            f.parent.as_deref(),
+        );
     }
     let main = frames
         .first()

@@ -108,10 +108,8 @@ impl<H: Host> Tab<'_, H> {
     fn learn(&self, here: &Here) {
         let mut state = self.events.borrow_mut();
         state.set_main_frame(MAIN.to_string());
-        state.set_frame_loader(MAIN, &here.doc);
-        state.set_frame_url(MAIN, &here.url);
         let origin = (here.origin != "null").then_some(here.origin.as_str());
-        state.set_frame_origin(MAIN, origin, None);
+        state.frame_seen(MAIN, &here.doc, &here.url, origin, None);
         state.main_url = Some(here.url.clone());
     }
 
