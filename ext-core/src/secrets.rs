@@ -154,9 +154,10 @@ fn token_like(s: &str, min_entropy: f64) -> bool {
 /// Shortest exact value that is masked (shorter ones would mask ordinary words).
 pub const MIN_VALUE_LEN: usize = 4;
 
-/// The ways a value can appear in an answer: as it is, and as the answer's escaping wrote
-/// it (inside a JSON string, a quoted page string, or one escaped line), so that a `"`, a
-/// `\` or a line break in a secret does not let it through.
+/// The ways a value can appear in an answer: as it is, as the answer's escaping wrote it
+/// (inside a JSON string, a quoted page string, or one escaped line), and as a URL carries
+/// it ([`url_forms`]), so that a `"`, a `\`, a space or a line break in a secret does not
+/// let it through.
 fn shown_forms(value: &str) -> Vec<String> {
     let in_json = serde_json::to_string(value).unwrap_or_default();
     let in_json = in_json
@@ -168,17 +169,61 @@ fn shown_forms(value: &str) -> Vec<String> {
         .strip_prefix('"')
         .and_then(|v| v.strip_suffix('"'))
         .unwrap_or(value);
+    // A JSON string inside a JSON string (arguments shown as JSON text, a script's source
+    // quoted in a journal line).
+    let twice = serde_json::to_string(in_json).unwrap_or_default();
+    let twice = twice
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(in_json)
+        .to_string();
     let mut forms: Vec<String> = Vec::new();
     for form in [
         value.to_string(),
         in_json.to_string(),
+        twice,
         crate::escape::json(in_json),
         quoted.to_string(),
         crate::escape::inline(value),
-    ] {
+    ]
+    .into_iter()
+    .chain(url_forms(value))
+    {
         if !form.is_empty() && !forms.contains(&form) {
             forms.push(form);
         }
+    }
+    forms
+}
+
+/// A value as URLs carry it, upper- and lower-case hex: as a form submitted by GET writes it
+/// (a space as `+`), as `encodeURIComponent` does, and as a browser leaves a query it was
+/// given (only what may not stand in a URL escaped: spaces, quotes, `<`, `>`, `#`, controls
+/// and non-ASCII).
+fn url_forms(value: &str) -> Vec<String> {
+    let encode = |keep: &dyn Fn(u8) -> bool, plus: bool, lower: bool| {
+        let mut out = String::with_capacity(value.len() * 3);
+        for b in value.bytes() {
+            if plus && b == b' ' {
+                out.push('+');
+            } else if keep(b) {
+                out.push(b as char);
+            } else if lower {
+                out.push_str(&format!("%{b:02x}"));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        out
+    };
+    let form = |b: u8| b.is_ascii_alphanumeric() || b"*-._".contains(&b);
+    let component = |b: u8| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b);
+    let query = |b: u8| b > b' ' && b < 0x7f && !b"\"#<>'".contains(&b);
+    let mut forms = Vec::new();
+    for lower in [false, true] {
+        forms.push(encode(&form, true, lower));
+        forms.push(encode(&component, false, lower));
+        forms.push(encode(&query, false, lower));
     }
     forms
 }
@@ -347,6 +392,22 @@ rd"#;
     }
 
     use super::*;
+
+    #[test]
+    fn an_exact_value_is_masked_as_urls_carry_it() {
+        let secret = "Pä\"ss wörd!#1";
+        let values = vec![(secret.to_string(), "confidential".to_string())];
+        for shown in [
+            "P%C3%A4%22ss+w%C3%B6rd%21%231",
+            "P%C3%A4%22ss%20w%C3%B6rd!%231",
+            "P%C3%A4%22ss%20w%C3%B6rd!%231",
+            "P%c3%a4%22ss+w%c3%b6rd%21%231",
+        ] {
+            let (out, n) = redact(&format!("http://a.test/?pw={shown}&x=1"), &values);
+            assert_eq!(n, 1, "{shown} -> {out}");
+            assert_eq!(out, "http://a.test/?pw=[redacted:confidential]&x=1");
+        }
+    }
 
     #[test]
     fn every_rule_compiles() {
