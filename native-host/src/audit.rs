@@ -60,6 +60,22 @@ pub struct Entry {
     pub ms: u64,
 }
 
+/// What of an entry the exit masks: what a page, a client or an agent could have chosen (the
+/// arguments, the page, the origin, who called); kapture's own keys (session, tool, verdict,
+/// status) stay as they are, for reading the journal back.
+impl crate::egress::Journaled for Entry {
+    fn texts(&mut self) -> Vec<&mut String> {
+        let mut texts = vec![&mut self.who];
+        texts.extend(self.page.as_mut());
+        texts.extend(self.origin.as_mut());
+        texts
+    }
+
+    fn values(&mut self) -> Vec<&mut Value> {
+        vec![&mut self.args]
+    }
+}
+
 enum Msg {
     Append(Entry),
     Read {
@@ -101,9 +117,9 @@ impl Audit {
         &self.path
     }
 
-    /// Queue an entry; never waits.
-    pub fn record(&self, entry: Entry) {
-        if self.tx.try_send(Msg::Append(entry)).is_err() {
+    /// Queue an entry (only what went through the exit, `egress`); never waits.
+    pub fn record(&self, entry: crate::egress::Masked<Entry>) {
+        if self.tx.try_send(Msg::Append(entry.into_inner())).is_err() {
             tracing::warn!("the audit journal is behind; an entry was dropped");
         }
     }
@@ -183,44 +199,6 @@ pub fn verdict_of(status: &str) -> &'static str {
     }
 }
 
-/// Arguments as the journal keeps them: secret-named and secret-looking values masked
-/// (typed text is masked by where it went: [`journal_args`]).
-pub fn masked_args(tool: &str, args: &Value, secret_values: &[(String, String)]) -> Value {
-    let method = tool.strip_prefix("browser_").unwrap_or(tool);
-    let mut v = ext_core::ui::mask_params(method, args);
-    ext_core::secrets::mask_json(&mut v, secret_values);
-    let text = serde_json::to_string(&v).unwrap_or_default();
-    let (clean, _) = ext_core::secrets::redact(&text, &[]);
-    serde_json::from_str(&clean).unwrap_or(v)
-}
-
-/// The person's `[[mask]]` patterns applied to every string of journalled arguments.
-pub fn mask_patterns(args: &mut Value, patterns: &[ext_core::secrets::Pattern]) {
-    if patterns.is_empty() {
-        return;
-    }
-    match args {
-        Value::String(s) => *s = ext_core::secrets::redact_patterns(s, patterns).0,
-        Value::Array(items) => items.iter_mut().for_each(|v| mask_patterns(v, patterns)),
-        Value::Object(map) => map.values_mut().for_each(|v| mask_patterns(v, patterns)),
-        _ => {}
-    }
-}
-
-/// Arguments as every journal keeps them: [`masked_args`], then the values a typing call's
-/// answer says went into confidential fields (every typed value when it did not answer:
-/// it may have typed before failing).
-pub fn journal_args(
-    tool: &str,
-    args: &Value,
-    secret_values: &[(String, String)],
-    notes: &crate::session_log::CallNotes,
-) -> Value {
-    let mut v = masked_args(tool, args, secret_values);
-    ext_core::ui::mask_typed(tool, &mut v, notes.confidential.as_deref());
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -247,7 +225,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let audit = Audit::start(dir.path()).unwrap();
         for i in 0..5 {
-            audit.record(entry(i));
+            audit.record(crate::egress::Exit::new(vec![], vec![]).entry(entry(i)));
         }
         let recent = audit.recent(3).await;
         assert_eq!(recent.iter().map(|e| e.time).collect::<Vec<_>>(), [4, 3, 2]);
@@ -296,35 +274,5 @@ mod tests {
         };
         append(&path, &entry(9), none).unwrap();
         assert_eq!(read_recent(&path, 10).len(), 1);
-    }
-
-    #[test]
-    fn arguments_keep_no_secrets() {
-        let args = json!({"selector": "#password", "apiKey": "k", "function": "fetch('/x?token=Zx81kLp02QmNv7Rt')"});
-        let v = masked_args("browser_evaluate", &args, &[]);
-        let s = v.to_string();
-        assert!(!s.contains("Zx81kLp02QmNv7Rt"), "{s}");
-        assert_eq!(v["apiKey"], ext_core::ui::MASK);
-        assert_eq!(v["selector"], "#password");
-    }
-
-    #[test]
-    fn typed_values_are_masked_by_where_they_went_not_by_their_name() {
-        use crate::session_log::CallNotes;
-        let args = json!({"ref": "e7", "text": "Canary-2"});
-        let answered = |c: Vec<usize>| CallNotes {
-            confidential: Some(c),
-            ..Default::default()
-        };
-        let secret = journal_args("browser_type", &args, &[], &answered(vec![0]));
-        assert_eq!(secret["text"], ext_core::ui::MASK);
-        let plain = journal_args("browser_type", &args, &[], &answered(vec![]));
-        assert_eq!(plain["text"], "Canary-2");
-        let failed = journal_args("browser_type", &args, &[], &CallNotes::default());
-        assert_eq!(failed["text"], ext_core::ui::MASK);
-        let form = json!({"fields": [{"selector": "#f1", "value": "Canary-3"}, {"selector": "#f2", "value": "Ada"}]});
-        let v = journal_args("browser_fill_form", &form, &[], &answered(vec![0]));
-        assert_eq!(v["fields"][0]["value"], ext_core::ui::MASK);
-        assert_eq!(v["fields"][1]["value"], "Ada");
     }
 }

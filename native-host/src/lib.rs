@@ -8,6 +8,7 @@ pub mod browser;
 pub mod cdp;
 pub mod cli;
 pub mod doctor;
+pub mod egress;
 pub mod embedded;
 pub mod extension;
 pub mod files;

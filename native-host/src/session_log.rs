@@ -5,13 +5,15 @@
 //! (`Text::refs`, `Picked::shown`), so the code does not depend on refs that die with the
 //! page.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use ext_core::export::Format;
 use ext_core::scenario::{Flag, Locator, Parameter, Scenario, Step, StepAction};
 use ext_core::snapshot::ShownRef;
 use serde_json::{json, Map, Value};
+
+pub use crate::egress::{MaskBook, Masks};
 
 /// Steps kept per session; older ones go first.
 const MAX_STEPS: usize = 2000;
@@ -43,109 +45,6 @@ struct Inner {
 #[derive(Clone, Default)]
 pub struct SessionLog {
     inner: Arc<Mutex<Inner>>,
-}
-
-/// Secret values this MCP session learned (typed into confidential fields, used by a
-/// replay): masked in every later answer, resource and journal entry of the session.
-#[derive(Clone, Default)]
-pub struct Masks {
-    values: Arc<Mutex<Vec<(String, String)>>>,
-}
-
-/// Every session's masks, live and ended, kept apart from the session registry so that
-/// masking never waits on it: what one session learned is masked in every session's
-/// answers (a value may show up wherever the browser is shared: a tab list, a journal).
-#[derive(Default)]
-pub struct MaskBook {
-    live: Mutex<BTreeMap<u32, Masks>>,
-    /// What ended sessions learned.
-    retired: Masks,
-}
-
-impl MaskBook {
-    /// Session `id` masks `masks` from now on, for everyone.
-    pub fn join(&self, id: u32, masks: Masks) {
-        self.live
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, masks);
-    }
-
-    /// Session `id` ended: what it learned stays masked.
-    pub fn leave(&self, id: u32) {
-        let gone = self
-            .live
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id);
-        if let Some(masks) = gone {
-            self.retired.absorb(&masks);
-        }
-    }
-
-    /// `fixed` and every value any session learned, longest first.
-    pub fn all(&self, fixed: &[(String, String)]) -> Vec<(String, String)> {
-        let live: Vec<Masks> = self
-            .live
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect();
-        let mut all: Vec<(String, String)> = self.retired.with(fixed);
-        for masks in &live {
-            all.extend(masks.with(&[]));
-        }
-        all.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
-        all.dedup();
-        all
-    }
-}
-
-/// Values kept at most per kind of source; the oldest go first.
-const MAX_MASKS: usize = 1000;
-/// A replay's secrets are never pushed out by values an agent types (it could type a
-/// thousand values to evict them): they have room of their own.
-const MAX_PINNED: usize = 10_000;
-
-impl Masks {
-    /// Mask `value` from now on (`kind` names it in `[redacted:<kind>]`). Values typed into
-    /// confidential fields (`confidential`) take turns in a bounded list; any other kind (a
-    /// replay's secrets) is kept apart, out of reach of what an agent types.
-    pub fn add(&self, value: &str, kind: &str) {
-        if value.chars().count() < ext_core::secrets::MIN_VALUE_LEN {
-            return;
-        }
-        let mut values = self.values.lock().unwrap_or_else(|p| p.into_inner());
-        if values.iter().any(|(v, _)| v == value) {
-            return;
-        }
-        let typed = kind == "confidential";
-        let same = |k: &str| (k == "confidential") == typed;
-        let limit = if typed { MAX_MASKS } else { MAX_PINNED };
-        if values.iter().filter(|(_, k)| same(k)).count() >= limit {
-            if let Some(oldest) = values.iter().position(|(_, k)| same(k)) {
-                values.remove(oldest);
-            }
-        }
-        values.push((value.to_string(), kind.to_string()));
-    }
-
-    /// Mask what `other` masks too (an ended session's values, kept by the registry).
-    pub fn absorb(&self, other: &Masks) {
-        for (value, kind) in other.with(&[]) {
-            self.add(&value, &kind);
-        }
-    }
-
-    /// `fixed` (from `--secrets`) and the session's values, longest first: a value inside
-    /// another is masked after it, not through it.
-    pub fn with(&self, fixed: &[(String, String)]) -> Vec<(String, String)> {
-        let values = self.values.lock().unwrap_or_else(|p| p.into_inner());
-        let mut all: Vec<(String, String)> = fixed.iter().chain(values.iter()).cloned().collect();
-        all.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
-        all
-    }
 }
 
 /// What a tool's adapter learned while it ran, for `call_tool` to journal: set through
@@ -186,7 +85,15 @@ pub fn note(f: impl FnOnce(&mut CallNotes)) {
 
 impl SessionLog {
     /// Note one finished call and the refs its answer gave.
-    pub fn record(&self, tool: &str, args: Value, status: &str, shown: &[ShownRef], time: u64) {
+    pub fn record(
+        &self,
+        tool: &str,
+        args: &crate::egress::Masked<Value>,
+        status: &str,
+        shown: &[ShownRef],
+        time: u64,
+    ) {
+        let args = args.get().clone();
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let element = args
             .get("ref")
@@ -212,7 +119,6 @@ impl SessionLog {
         }
     }
 
-    /// The steps so far, as JSON.
     /// How many steps the log holds.
     pub fn len(&self) -> usize {
         self.inner
@@ -226,9 +132,10 @@ impl SessionLog {
         self.len() == 0
     }
 
-    pub fn steps_json(&self) -> String {
+    /// The steps so far, as JSON (for the exit to write).
+    pub fn steps(&self) -> Value {
         let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        serde_json::to_string_pretty(&inner.steps).unwrap_or_default()
+        serde_json::to_value(&inner.steps).unwrap_or_default()
     }
 
     /// The session's successful browser actions as a scenario (masked values become secret
@@ -345,11 +252,6 @@ impl SessionLog {
             chain,
         }
     }
-
-    /// The session as a script; `format` defaults to Playwright Test.
-    pub fn code(&self, format: Format) -> String {
-        ext_core::export::export(&self.as_scenario(), format)
-    }
 }
 
 /// The format a code URI's query asks for (`?format=puppeteer`; none: Playwright Test).
@@ -374,24 +276,12 @@ pub fn code_format(query: &str) -> Result<Format, String> {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn typed_values_cannot_push_a_replays_secret_out() {
-        let masks = super::Masks::default();
-        masks.add("the-replay-secret", "scenario-secret");
-        for i in 0..(super::MAX_MASKS + 50) {
-            masks.add(&format!("t{i:04}"), "confidential");
-        }
-        let all = masks.with(&[]);
-        assert!(all.iter().any(|(v, _)| v == "the-replay-secret"));
-        assert_eq!(all.len(), super::MAX_MASKS + 1);
-        // The oldest typed values went first; the newest stay.
-        assert!(!all.iter().any(|(v, _)| v == "t0000"));
-        assert!(all.iter().any(|(v, _)| v == "t1049"));
-        // Longest first.
-        assert_eq!(all[0].0, "the-replay-secret");
-    }
-
     use super::*;
+
+    /// Arguments as the exit hands them to the log (nothing to mask here).
+    fn m(v: Value) -> crate::egress::Masked<Value> {
+        crate::egress::Exit::new(vec![], vec![]).json(v)
+    }
 
     fn shown(refs: &[(&str, &str, &str)]) -> Vec<ShownRef> {
         (refs.iter())
@@ -408,43 +298,43 @@ mod tests {
         let log = SessionLog::default();
         log.record(
             "browser_navigate",
-            json!({"url": "http://127.0.0.1:1/login.html"}),
+            &m(json!({"url": "http://127.0.0.1:1/login.html"})),
             "ok",
             &[],
             1,
         );
         log.record(
             "browser_snapshot",
-            json!({}),
+            &m(json!({})),
             "ok",
             &shown(&[("e1", "textbox", "User"), ("e2", "button", "Log in")]),
             2,
         );
         log.record(
             "browser_type",
-            json!({"ref": "e1", "text": "ada"}),
+            &m(json!({"ref": "e1", "text": "ada"})),
             "ok",
             &[],
             3,
         );
         log.record(
             "browser_type",
-            json!({"selector": "#password", "text": "••••"}),
+            &m(json!({"selector": "#password", "text": "••••"})),
             "ok",
             &[],
             4,
         );
-        log.record("browser_click", json!({"ref": "e2"}), "ok", &[], 5);
+        log.record("browser_click", &m(json!({"ref": "e2"})), "ok", &[], 5);
         log.record(
             "browser_click",
-            json!({"ref": "e9"}),
+            &m(json!({"ref": "e9"})),
             "SELECTOR_NOT_FOUND",
             &[],
             6,
         );
         log.record(
             "browser_snapshot",
-            json!({}),
+            &m(json!({})),
             "ok",
             &shown(&[
                 ("e3", "label", "Buy milk"),
@@ -454,12 +344,12 @@ mod tests {
         );
         log.record(
             "browser_click",
-            json!({"ref": "e3", "doubleClick": true}),
+            &m(json!({"ref": "e3", "doubleClick": true})),
             "ok",
             &[],
             8,
         );
-        log.record("browser_click", json!({"ref": "e4"}), "ok", &[], 9);
+        log.record("browser_click", &m(json!({"ref": "e4"})), "ok", &[], 9);
         let s = log.as_scenario();
         let methods: Vec<&str> = s.chain.iter().map(|c| c.action.method()).collect();
         assert_eq!(
@@ -481,36 +371,12 @@ mod tests {
         );
         assert_eq!(s.chain[2].action.typed_text(), Some("{{secret_1}}"));
         assert!(s.parameters[0].secret);
-        let steps = log.steps_json();
+        let steps = serde_json::to_string(&log.steps()).unwrap();
         assert!(steps.contains("button \\\"Log in\\\"") && steps.contains("SELECTOR_NOT_FOUND"));
-        assert!(log
-            .code(Format::Puppeteer)
+        assert!(crate::egress::Exit::new(vec![], vec![])
+            .export(&log.as_scenario(), Format::Puppeteer)
+            .get()
             .contains("KAPTURE_SECRET_SECRET_1"));
-    }
-
-    #[test]
-    fn what_any_session_learned_is_masked_for_all_also_after_it_ended() {
-        let book = MaskBook::default();
-        let (a, b) = (Masks::default(), Masks::default());
-        book.join(1, a.clone());
-        book.join(2, b.clone());
-        a.add("Canary-of-a", "confidential");
-        b.add("Canary-of-b-longer", "confidential");
-        let fixed = [("file-secret".to_string(), "secrets-file".to_string())];
-        let values = |book: &MaskBook| -> Vec<String> {
-            book.all(&fixed).into_iter().map(|(v, _)| v).collect()
-        };
-        assert_eq!(
-            values(&book),
-            ["Canary-of-b-longer", "Canary-of-a", "file-secret"]
-        );
-        book.leave(1);
-        book.leave(1);
-        a.add("after-the-end", "confidential");
-        assert_eq!(
-            values(&book),
-            ["Canary-of-b-longer", "Canary-of-a", "file-secret"]
-        );
     }
 
     /// The session scenario kapture built before steps were typed (`session.json`, beside
@@ -566,7 +432,7 @@ mod tests {
             ("browser_evaluate", json!({"function": "() => 1"}), &[]),
         ];
         for (i, (tool, args, answer)) in calls.into_iter().enumerate() {
-            log.record(tool, args, "ok", answer, i as u64);
+            log.record(tool, &m(args), "ok", answer, i as u64);
         }
         let before: Scenario =
             serde_json::from_str(include_str!("../../ext-core/tests/golden/session.json")).unwrap();

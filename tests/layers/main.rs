@@ -461,3 +461,149 @@ fn input_reaches_a_page_only_through_the_judged_senders() {
     }
     assert!(seen >= 4, "the senders were found ({seen})");
 }
+
+/// What makes bytes an MCP client reads (answers, resources, questions, progress, log
+/// notices, prompts) or an exported script: named only in `native-host/src/egress/`, the
+/// one exit that masks every secret kapture knows, so a forgotten mask cannot be written.
+const EXIT_ONLY: &[&str] = &[
+    "CallToolResult::success",
+    "CallToolResult::error",
+    "CallToolResult::structured",
+    "CallToolResult::structured_error",
+    "CallToolResponse::Complete",
+    "CallToolResponse::InputRequired",
+    "CallToolResponse::Task",
+    "ContentBlock::text",
+    "ContentBlock::image",
+    "ContentBlock::resource",
+    "ContentBlock::embedded_text",
+    "Content::text",
+    "Content::image",
+    "ResourceContents::text",
+    "ResourceContents::blob",
+    "ReadResourceResult::new",
+    "ElicitRequest::new",
+    "InputRequiredResult::from_input_requests",
+    "ProgressNotificationParam::new",
+    "LoggingMessageNotificationParam::new",
+    "GetPromptResult::new",
+    "PromptMessage::new_text",
+    "export::export",
+];
+
+/// Struct literals and methods that do the same.
+const EXIT_ONLY_STRUCTS: &[&str] = &[
+    "CallToolResult",
+    "ReadResourceResult",
+    "ElicitRequestParams",
+    "ProgressNotificationParam",
+    "LoggingMessageNotificationParam",
+    "GetPromptResult",
+];
+const EXIT_ONLY_METHODS: &[&str] = &[
+    "notify_progress",
+    "notify_logging_message",
+    "create_elicitation",
+    "create_elicitation_with_timeout",
+    "create_message",
+];
+
+/// Collects what a file names of [`EXIT_ONLY`], outside its tests.
+#[derive(Default)]
+struct ExitNames {
+    found: Vec<String>,
+}
+
+impl ExitNames {
+    fn path(&mut self, path: &syn::Path) {
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if segments.len() >= 2 {
+            let tail = segments[segments.len() - 2..].join("::");
+            if EXIT_ONLY.contains(&tail.as_str()) {
+                self.found.push(tail);
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for ExitNames {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_cfg_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !is_cfg_test(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+    fn visit_expr_path(&mut self, e: &'ast syn::ExprPath) {
+        self.path(&e.path);
+        syn::visit::visit_expr_path(self, e);
+    }
+    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+        if let Some(last) = e.path.segments.last() {
+            if EXIT_ONLY_STRUCTS.contains(&last.ident.to_string().as_str()) {
+                self.found.push(format!("{} {{ .. }}", last.ident));
+            }
+        }
+        syn::visit::visit_expr_struct(self, e);
+    }
+    fn visit_expr_method_call(&mut self, e: &'ast syn::ExprMethodCall) {
+        if EXIT_ONLY_METHODS.contains(&e.method.to_string().as_str()) {
+            self.found.push(format!(".{}()", e.method));
+        }
+        syn::visit::visit_expr_method_call(self, e);
+    }
+    fn visit_use_tree(&mut self, tree: &'ast syn::UseTree) {
+        // `use ext_core::export::export` (or in a group) names the generator too.
+        if let syn::UseTree::Path(p) = tree {
+            if p.ident == "export" {
+                let mut names = Vec::new();
+                collect_use_names(&p.tree, &mut names);
+                if names.iter().any(|n| n == "export") {
+                    self.found.push("use export::export".into());
+                }
+            }
+        }
+        syn::visit::visit_use_tree(self, tree);
+    }
+}
+
+fn collect_use_names(tree: &syn::UseTree, out: &mut Vec<String>) {
+    match tree {
+        syn::UseTree::Name(n) => out.push(n.ident.to_string()),
+        syn::UseTree::Rename(r) => out.push(r.ident.to_string()),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|t| collect_use_names(t, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn bytes_toward_a_client_are_made_only_in_the_exit() {
+    let root = root();
+    let mut files = Vec::new();
+    rust_files(&root.join("native-host/src"), &mut files);
+    let mut in_exit = 0;
+    for file in files.into_iter().filter(|f| !f.ends_with("tests.rs")) {
+        let text = std::fs::read_to_string(&file).expect("read");
+        let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let mut names = ExitNames::default();
+        names.visit_file(&ast);
+        let rel = file.strip_prefix(&root).expect("in the workspace");
+        if rel.starts_with("native-host/src/egress") {
+            in_exit += names.found.len();
+            continue;
+        }
+        assert!(
+            names.found.is_empty(),
+            "{} makes what a client or a file receives ({:?}) outside native-host/src/egress/: build it through `egress::Exit`, which masks every secret kapture knows",
+            rel.display(),
+            names.found
+        );
+    }
+    assert!(
+        in_exit >= 10,
+        "the exit's own constructors were found ({in_exit})"
+    );
+}

@@ -73,7 +73,7 @@ impl EventActor {
                 origin,
                 answer,
                 by,
-            } => shared.audit.record(crate::audit::Entry {
+            } => shared.audit.record(shared.exit.entry(crate::audit::Entry {
                 session: None,
                 time: ext_core::platform::now_ms() as u64,
                 // Named by whichever engine asked, at the time of the answer (a launched
@@ -90,12 +90,12 @@ impl EventActor {
                     "APPROVAL_DENIED".into()
                 },
                 ms: 0,
-            }),
+            })),
             BrowserEvent::RecordingSave { id, request } => {
                 let data_dir = &shared.config.data_dir;
                 let saved =
                     crate::scenarios::save_off_runtime(data_dir.clone(), (*request).clone()).await;
-                shared.audit.record(crate::audit::Entry {
+                shared.audit.record(shared.exit.entry(crate::audit::Entry {
                     session: None,
                     time: ext_core::platform::now_ms() as u64,
                     who: "person (recorder widget)".into(),
@@ -110,7 +110,7 @@ impl EventActor {
                         "BAD_ARGS".into()
                     },
                     ms: 0,
-                });
+                }));
                 let (ok, message) = match saved {
                     Ok(s) => (
                         true,
@@ -138,7 +138,7 @@ impl EventActor {
                 let now = shared.registry().extend_steps(id, steps);
                 if let Some(now) = now {
                     shared.tell_budget(id, now, false);
-                    shared.audit.record(crate::audit::Entry {
+                    shared.audit.record(shared.exit.entry(crate::audit::Entry {
                         session: None,
                         time: ext_core::platform::now_ms() as u64,
                         who: "person (side panel)".into(),
@@ -149,7 +149,7 @@ impl EventActor {
                         verdict: "allow".into(),
                         status: "ok".into(),
                         ms: 0,
-                    });
+                    }));
                 }
             }
             BrowserEvent::ScenariosWanted => {
@@ -163,21 +163,18 @@ impl EventActor {
                 params,
                 status,
                 ms,
-            } => {
-                let masks = shared.masks.all(&shared.config.secret_values);
-                shared.audit.record(crate::audit::Entry {
-                    session: None,
-                    time: ext_core::platform::now_ms() as u64,
-                    who: "person (Kapture panel)".into(),
-                    args: crate::audit::masked_args(&method, &params, &masks),
-                    tool: method,
-                    page: Some(format!("tab {tab_id}")),
-                    origin: None,
-                    verdict: crate::audit::verdict_of(&status).into(),
-                    status,
-                    ms,
-                })
-            }
+            } => shared.audit.record(shared.exit.entry(crate::audit::Entry {
+                session: None,
+                time: ext_core::platform::now_ms() as u64,
+                who: "person (Kapture panel)".into(),
+                args: shared.exit.panel_args(&method, &params).into_inner(),
+                tool: method,
+                page: Some(format!("tab {tab_id}")),
+                origin: None,
+                verdict: crate::audit::verdict_of(&status).into(),
+                status,
+                ms,
+            })),
             _ => {}
         }
     }

@@ -2,8 +2,8 @@
 //! journal, the event actor, the session registry); [`KaptureServer`] is one session's
 //! handler (its current tab, its tabs, its step log and masks). The tools are thin typed
 //! adapters, grouped by subject in the files of this module; each answers an [`Answer`],
-//! and `call_tool` is the one exit where every answer gets its news, its masking and its
-//! journal entry.
+//! and `call_tool` sends every answer, with its news, through the one exit (`egress`) and
+//! journals it.
 
 mod act;
 mod answer;
@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use ext_core::protocol::{ErrorCode, HostFrame, TabId, WireError};
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{CallToolResponse, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ErrorData, ServerHandler};
 
@@ -107,8 +108,9 @@ pub(crate) struct Shared {
     /// This kapture process among those that wrote the journal (session numbers restart
     /// with each).
     run: String,
-    /// Every session's learned secrets, masked in every session's answers.
-    masks: crate::session_log::MaskBook,
+    /// The one exit (`egress`): every session's learned secrets, `--secrets` and the
+    /// policy's patterns, masked in everything any session sends or journals.
+    exit: crate::egress::Exit,
     /// Contexts opened by handle (`contexts.rs`).
     contexts: Mutex<contexts::Contexts>,
     /// The context of stateless calls that name no handle (made on first use).
@@ -193,6 +195,7 @@ impl Kapture {
     ) -> Kapture {
         let router = KaptureServer::tool_router();
         let listed = contexts::with_context_arg(router.list_all());
+        let exit = crate::egress::Exit::new(config.secret_values.clone(), config.masks.clone());
         let shared = Arc::new(Shared {
             registry: Mutex::new(Registry::new(config.share_tabs).with_max_steps(config.max_steps)),
             bridge,
@@ -207,7 +210,7 @@ impl Kapture {
                 std::process::id(),
                 ext_core::platform::now_ms() as u64
             ),
-            masks: Default::default(),
+            exit,
             contexts: Default::default(),
             default_context: Default::default(),
             tasks: Default::default(),
@@ -239,7 +242,7 @@ impl Kapture {
             let entry = registry.get(id).expect("a session just started");
             (entry.log.clone(), entry.masks.clone())
         };
-        self.shared.masks.join(id, masks.clone());
+        self.shared.exit.book().join(id, masks.clone());
         self.shared.sessions_changed();
         KaptureServer {
             shared: self.shared.clone(),
@@ -262,7 +265,7 @@ struct Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        self.shared.masks.leave(self.id);
+        self.shared.exit.book().leave(self.id);
         let Some((entry, released)) = self.shared.registry().end(self.id) else {
             return;
         };
@@ -345,11 +348,6 @@ impl KaptureServer {
         format!("{}/{}", self.shared.run, self.id())
     }
 
-    /// Every exact value to mask now: `--secrets` and what any session learned.
-    fn secret_values(&self) -> Vec<(String, String)> {
-        self.shared.masks.all(&self.config().secret_values)
-    }
-
     /// Remember the client (for notifications, and its name for the session's label). A
     /// 2026-07-28 request's peer lives only as long as the request: notifications reach
     /// such clients through `subscriptions/listen` instead.
@@ -400,9 +398,7 @@ impl KaptureServer {
             .unwrap_or_default();
         let message = crate::tool_args::explain(tool, &schema, args)
             .unwrap_or_else(|| crate::tool_args::fallback(tool, &decoder_text));
-        Ok(CallToolResponse::Complete(
-            Answer::fail(WireError::new(ErrorCode::BadArgs, message)).into_result(),
-        ))
+        Answer::fail(WireError::new(ErrorCode::BadArgs, message)).into_call_tool_result()
     }
 
     /// Whether a tool only reads (its annotation says so): such a call leaves the live
@@ -450,7 +446,7 @@ impl KaptureServer {
         &self,
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> crate::egress::Masked<Result<CallToolResponse, ErrorData>> {
         let started = std::time::Instant::now();
         let tool = request.name.to_string();
         let args = request
@@ -468,17 +464,24 @@ impl KaptureServer {
                 && !self.shared.router.has_route(&tool));
         // Long work of a client that declared tasks answers with a task and runs on.
         if tasks::Tasks::eligible(&tool, replays, &context) {
-            return self.start_task(request, context);
+            return match self.start_task(request, context) {
+                Ok(created) => self.shared.exit.task(created),
+                Err(e) => self.shared.exit.tool_response(Err(e), Vec::new()),
+            };
         }
         let cancelled = context.ct.clone();
         // An approval this call triggers in the native engine is asked of this client; in
         // MCP 2026-07-28, by `input_required` when the client declared elicitation.
-        let client = context.peer.clone();
+        let asker = crate::native::ask::Asker {
+            client: context.peer.clone(),
+            exit: self.shared.exit.clone(),
+        };
         // A client that gave a progress token hears how a long call goes.
         let progress_to = (context.peer.clone(), progress::token_of(&context));
         let round = in_rounds(&context).then(|| {
             Arc::new(crate::native::ask::Round::new(
                 request.input_responses.as_ref(),
+                self.shared.exit.clone(),
             ))
         });
         let router = &self.shared.router;
@@ -502,16 +505,14 @@ impl KaptureServer {
         }
         let work = async {
             if let Some(b) = spent {
-                return Ok(CallToolResponse::Complete(
-                    Answer::fail(b.refusal()).into_result(),
-                ));
+                return Answer::fail(b.refusal()).into_call_tool_result();
             }
             match scenario {
                 Some(name) => match crate::scenario_tools::split_args(
                     args.as_object().cloned().unwrap_or_default(),
                 ) {
-                    Ok(call) => Ok(CallToolResponse::Complete(
-                        self.run_scenario(
+                    Ok(call) => self
+                        .run_scenario(
                             call.tab,
                             crate::replay::Request {
                                 name: &name,
@@ -521,11 +522,9 @@ impl KaptureServer {
                             },
                         )
                         .await
-                        .into_result(),
-                    )),
-                    Err(why) => Ok(CallToolResponse::Complete(
-                        Answer::fail(WireError::new(ErrorCode::BadArgs, why)).into_result(),
-                    )),
+                        .into_call_tool_result(),
+                    Err(why) => Answer::fail(WireError::new(ErrorCode::BadArgs, why))
+                        .into_call_tool_result(),
                 },
                 // MCP's wording for a name no tool has (rmcp says "tool not found").
                 None if !router.has_route(&tool) => Err(ErrorData::invalid_params(
@@ -546,7 +545,13 @@ impl KaptureServer {
         let label = self.shared.registry().label(self.id());
         // Boxed: a tool call's future is large, and a stateless request runs it on a
         // worker thread's stack, which unboxed copies of it overflow in debug builds.
-        let work = Box::pin(progress::scope(progress_to.0, progress_to.1, &tool, work));
+        let work = Box::pin(progress::scope(
+            progress_to.0,
+            progress_to.1,
+            self.shared.exit.clone(),
+            &tool,
+            work,
+        ));
         let work = async {
             match &round {
                 Some(r) => crate::native::ask::in_round(r.clone(), work).await,
@@ -554,7 +559,7 @@ impl KaptureServer {
             }
         };
         let (res, notes) = tokio::select! {
-            done = crate::native::ask::scope(client, self.id().to_string(), label, crate::session_log::CallNotes::scope(work)) => done,
+            done = crate::native::ask::scope(asker, self.id().to_string(), label, crate::session_log::CallNotes::scope(work)) => done,
             () = cancelled.cancelled() => (Err(ErrorData::new(
                 rmcp::model::ErrorCode(-32800),
                 "the request was cancelled by the client",
@@ -563,15 +568,13 @@ impl KaptureServer {
         };
         let res = self.finish(res, &notes);
         // A question met without its answer: ask for it, the action not done.
-        let requests = round.map(|r| r.requests()).unwrap_or_default();
-        let res = if requests.is_empty() {
+        let questions = round.map(|r| r.asked()).unwrap_or_default();
+        let res = if questions.is_empty() {
             res
         } else {
-            Ok(CallToolResponse::InputRequired(
-                rmcp::model::InputRequiredResult::from_input_requests(requests),
-            ))
+            self.shared.exit.input_required(questions)
         };
-        let status = match &res {
+        let status = match res.get() {
             Ok(CallToolResponse::Complete(r)) => match (r.is_error, &r.structured_content) {
                 (Some(true), Some(sc)) => sc
                     .get("code")
@@ -593,11 +596,13 @@ impl KaptureServer {
             None => None,
         };
         let page = tab.map(|t| format!("tab {t}"));
-        let mut masked = crate::audit::journal_args(&tool, &args, &self.secret_values(), &notes);
-        crate::audit::mask_patterns(&mut masked, &self.config().masks);
+        let masked = self
+            .shared
+            .exit
+            .journal_args(&tool, &args, notes.confidential.as_deref());
         self.log.record(
             &tool,
-            masked.clone(),
+            &masked,
             &status,
             &notes.refs,
             ext_core::platform::now_ms() as u64,
@@ -606,7 +611,7 @@ impl KaptureServer {
             time: ext_core::platform::now_ms() as u64,
             who,
             session: Some(self.journal_key()),
-            args: masked,
+            args: masked.into_inner(),
             tool: tool.clone(),
             page,
             origin,
@@ -614,8 +619,9 @@ impl KaptureServer {
             status,
             ms: started.elapsed().as_millis() as u64,
         };
+        let entry = self.shared.exit.entry(entry);
         self.bridge()
-            .notify_audit(serde_json::to_value(&entry).unwrap_or_default());
+            .notify_audit(serde_json::to_value(entry.get()).unwrap_or_default());
         self.shared.audit.record(entry);
         self.called(!self.reads_only(&tool));
         res
@@ -630,13 +636,12 @@ impl ServerHandler for KaptureServer {
         mut request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        match self.routed(request.arguments.as_mut(), &context.meta) {
+        let sent = match self.routed(request.arguments.as_mut(), &context.meta) {
             Ok(None) => Box::pin(self.run_call(request, context)).await,
             Ok(Some(target)) => Box::pin(target.run_call(request, context)).await,
-            Err(e) => Ok(CallToolResponse::Complete(
-                Answer::fail(e.into()).into_result(),
-            )),
-        }
+            Err(e) => self.shared.exit.refusal(e.into()),
+        };
+        sent.into_inner()
     }
 
     async fn get_task(
@@ -692,12 +697,13 @@ impl ServerHandler for KaptureServer {
         request: rmcp::model::ReadResourceRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
-        let target = self
-            .routed(None, &context.meta)
-            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let target = self.routed(None, &context.meta).map_err(|e| {
+            let e = ErrorData::invalid_params(e.to_string(), None);
+            self.shared.exit.error(e).into_inner()
+        })?;
         let me = target.as_ref().unwrap_or(self);
         me.met(&context);
-        me.read(&request.uri).await.map(Into::into)
+        me.read(&request.uri).await.into_inner().map(Into::into)
     }
 
     fn accepted_subscription_filter(
@@ -744,9 +750,9 @@ impl ServerHandler for KaptureServer {
         self.met(&context);
         let router = &self.shared.router;
         let mut tools = self.shared.listed.clone();
-        tools.extend(contexts::with_context_arg(crate::scenario_tools::tools(
-            &self.config().data_dir,
-            &|name| router.has_route(name),
+        // A scenario's tool quotes labels recorded on a page: through the exit.
+        tools.extend(self.shared.exit.tools(contexts::with_context_arg(
+            crate::scenario_tools::tools(&self.config().data_dir, &|name| router.has_route(name)),
         )));
         Ok(rmcp::model::ListToolsResult {
             tools,

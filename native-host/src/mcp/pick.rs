@@ -8,10 +8,8 @@ use std::time::{Duration, Instant};
 
 use ext_core::escape;
 use ext_core::methods::{Pick, Picked};
-use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResponse;
-use rmcp::{tool, tool_router, ErrorData};
+use rmcp::{tool, tool_router};
 
 use super::*;
 
@@ -84,17 +82,7 @@ impl Declines {
 }
 
 /// A pick's answer: the text, and the same as structuredContent when it succeeded.
-pub struct PickAnswer(Answer, Option<serde_json::Value>);
-
-impl IntoCallToolResult for PickAnswer {
-    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
-        let mut result = self.0.into_result();
-        if result.is_error != Some(true) {
-            result.structured_content = self.1;
-        }
-        Ok(CallToolResponse::Complete(result))
-    }
-}
+type PickAnswer = crate::egress::Structured;
 
 /// The text answer: the line (already escaped as the page model's), how to use the ref, the
 /// locators (page text: escaped).
@@ -158,7 +146,7 @@ impl KaptureServer {
     async fn browser_pick(&self, Parameters(mut a): Parameters<OnTab<Pick>>) -> PickAnswer {
         let waiting = match Declines::start(&self.declines, Instant::now()) {
             Ok(w) => w,
-            Err(e) => return PickAnswer(Answer::fail(e), None),
+            Err(e) => return crate::egress::Structured(Answer::fail(e), None),
         };
         // The call outlasts the person's wait, so the wait's own TIMEOUT is what answers.
         a.timeout_ms
@@ -173,9 +161,9 @@ impl KaptureServer {
             Ok(p) => {
                 crate::session_log::note(|n| n.refs.extend(p.shown.clone()));
                 let structured = picked_json(&p);
-                PickAnswer(Answer::text(Ok(picked_text(&p))), Some(structured))
+                crate::egress::Structured(Answer::text(Ok(picked_text(&p))), Some(structured))
             }
-            Err(e) => PickAnswer(Answer::fail(e), None),
+            Err(e) => crate::egress::Structured(Answer::fail(e), None),
         }
     }
 }

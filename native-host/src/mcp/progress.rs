@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::model::ProgressToken;
 use rmcp::service::{Peer, RequestContext};
 use rmcp::RoleServer;
 
@@ -34,10 +34,11 @@ pub fn token_of(context: &RequestContext<RoleServer>) -> Option<ProgressToken> {
 }
 
 /// Run `work` (the call of `tool`), telling the client of `peer` how it goes when it gave
-/// a `token`: the reporter stops when the work ends, whatever its outcome.
+/// a `token` (through `exit`): the reporter stops when the work ends, whatever its outcome.
 pub async fn scope<F: Future>(
     peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
+    exit: crate::egress::Exit,
     tool: &str,
     work: F,
 ) -> F::Output {
@@ -45,7 +46,7 @@ pub async fn scope<F: Future>(
         return work.await;
     };
     let steps = Arc::new(Steps::default());
-    let reporter = report(peer, token, tool.to_string(), steps.clone());
+    let reporter = report(peer, token, exit, tool.to_string(), steps.clone());
     tokio::pin!(reporter);
     let work = STEPS.scope(steps.clone(), work);
     tokio::pin!(work);
@@ -72,7 +73,13 @@ pub fn step() {
 /// Send steps as they come and a heartbeat in between, values strictly increasing: a step
 /// is the next whole number, a heartbeat a little more than the last value sent. Ends once
 /// the call is finished and every step was said (or when dropped, with a cancelled call).
-async fn report(peer: Peer<RoleServer>, token: ProgressToken, tool: String, steps: Arc<Steps>) {
+async fn report(
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    exit: crate::egress::Exit,
+    tool: String,
+    steps: Arc<Steps>,
+) {
     let started = Instant::now();
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -106,9 +113,7 @@ async fn report(peer: Peer<RoleServer>, token: ProgressToken, tool: String, step
             }
         };
         for (value, message) in notes {
-            let note = ProgressNotificationParam::new(token.clone(), value).with_message(message);
-            // A client that went away is not this call's problem: its cancel ends the call.
-            let _ = peer.notify_progress(note).await;
+            exit.progress(&peer, token.clone(), value, &message).await;
         }
     }
 }

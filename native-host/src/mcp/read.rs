@@ -1,13 +1,13 @@
 //! Tools that read the page: snapshot, find, text, HTML, Markdown, links, screenshots,
 //! console messages, waits.
 
+use super::answer::Block;
 use ext_core::escape;
 use ext_core::methods::{
     ConsoleLog, ConsoleMessages, ExtractLinks, Find, GetHtml, GetText, ReadMarkdown, Screenshot,
     Snapshot, WaitFor,
 };
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::ContentBlock;
 use rmcp::{tool, tool_router};
 
 use super::*;
@@ -116,11 +116,11 @@ impl KaptureServer {
                 .map(|h| format!("; truncated: the page is {h} px tall"))
                 .unwrap_or_default();
             vec![
-                ContentBlock::text(format!(
+                Block::text(format!(
                     "Screenshot {}x{} {}{cut}{saved} [tab {}]",
                     c.width, c.height, c.mime_type, c.tab_id
                 )),
-                ContentBlock::image(c.data, c.mime_type),
+                Block::image(c.data, c.mime_type),
             ]
         }))
     }

@@ -11,13 +11,39 @@ use ext_core::methods::{
     Budget, ConsoleMessages, Cookies, ImageType, Screenshot, Snapshot, TabsList,
 };
 use ext_core::protocol::WireError;
-use rmcp::model::{
-    ReadResourceResult, Resource as McpResource, ResourceContents, ResourceTemplate,
-    ResourceUpdatedNotificationParam,
-};
+use ext_core::scenario::Scenario;
+use rmcp::model::{Resource as McpResource, ResourceTemplate, ResourceUpdatedNotificationParam};
 use rmcp::ErrorData;
 
 use super::{KaptureServer, SessionId, Shared};
+use crate::egress::{Masked, Resource};
+
+/// What a resource holds, as the exit takes it.
+enum Contents {
+    Text(String),
+    Json(serde_json::Value),
+    Code(Scenario, Format),
+    /// Base64 data and its MIME type.
+    Image(String, String),
+}
+
+/// Why a read failed, before the exit.
+enum Failure {
+    Wire(WireError),
+    Protocol(ErrorData),
+}
+
+impl From<WireError> for Failure {
+    fn from(e: WireError) -> Failure {
+        Failure::Wire(e)
+    }
+}
+
+impl From<ErrorData> for Failure {
+    fn from(e: ErrorData) -> Failure {
+        Failure::Protocol(e)
+    }
+}
 
 pub const SESSIONS_URI: &str = "kapture://sessions";
 const SESSION_PREFIX: &str = "kapture://session/";
@@ -281,14 +307,25 @@ impl KaptureServer {
         Ok(())
     }
 
-    /// Read a resource; every text is masked as tool answers are.
-    pub(super) async fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    /// Read a resource, through the one exit (masked as tool answers are, JSON masked before
+    /// it is written, code before it is generated).
+    pub(super) async fn read(&self, uri: &str) -> Masked<Resource> {
+        let exit = &self.shared.exit;
+        match self.read_unsent(uri).await {
+            Ok(Contents::Text(text)) => exit.resource_text(uri, &text, "text/plain"),
+            Ok(Contents::Json(value)) => exit.resource_json(uri, value),
+            Ok(Contents::Code(scenario, format)) => exit.resource_code(uri, &scenario, format),
+            Ok(Contents::Image(data, mime)) => exit.resource_image(uri, data, mime),
+            Err(Failure::Wire(e)) => exit.resource_error(e),
+            Err(Failure::Protocol(e)) => exit.resource_failure(e),
+        }
+    }
+
+    /// What a resource holds, before the exit.
+    async fn read_unsent(&self, uri: &str) -> Result<Contents, Failure> {
         let parsed = parse(uri).map_err(|e| e.into_error(uri))?;
         let (id, what) = match parsed {
-            Uri::Sessions => {
-                let text = self.sessions_json();
-                return Ok(self.masked(uri, text));
-            }
+            Uri::Sessions => return Ok(Contents::Json(self.sessions_json())),
             Uri::Session(Who::Current, what) => (self.id(), what),
             Uri::Session(Who::Id(id), what) => (id, what),
         };
@@ -311,15 +348,12 @@ impl KaptureServer {
                 history,
             )
         };
-        history.map_err(|e| self.wire_error(e))?;
+        history?;
         let text = match what {
-            What::Steps => log.steps_json(),
-            What::Code(format) => log.code(format),
+            What::Steps => return Ok(Contents::Json(log.steps())),
+            What::Code(format) => return Ok(Contents::Code(log.as_scenario(), format)),
             What::Tabs => {
-                let list = self
-                    .browser_call(None, &TabsList {})
-                    .await
-                    .map_err(|e| self.wire_error(e))?;
+                let list = self.browser_call(None, &TabsList {}).await?;
                 self.format_tabs(&list, 0)
             }
             live => {
@@ -330,7 +364,7 @@ impl KaptureServer {
                     )
                 })?;
                 // Reading is driving too: another session's tab only when tabs are shared.
-                self.check_tab(tab).map_err(|e| self.wire_error(e))?;
+                self.check_tab(tab)?;
                 let budget = Budget {
                     max_chars: Some(self.config().max_chars),
                     offset: None,
@@ -365,51 +399,18 @@ impl KaptureServer {
                             image_type: ImageType::Png,
                             ..Screenshot::default()
                         };
-                        let shot = self
-                            .browser_call(Some(tab), &params)
-                            .await
-                            .map_err(|e| self.wire_error(e))?;
-                        return Ok(ReadResourceResult::new(vec![ResourceContents::blob(
-                            shot.data, uri,
-                        )
-                        .with_mime_type(shot.mime_type)]));
+                        let shot = self.browser_call(Some(tab), &params).await?;
+                        return Ok(Contents::Image(shot.data, shot.mime_type));
                     }
                 };
-                text.map_err(|e| self.wire_error(e))?
+                text?
             }
         };
-        let mime = if what == What::Steps {
-            "application/json"
-        } else {
-            "text/plain"
-        };
-        let mut read = self.masked(uri, text);
-        if let Some(ResourceContents::TextResourceContents { mime_type, .. }) =
-            read.contents.first_mut()
-        {
-            *mime_type = Some(mime.into());
-        }
-        Ok(read)
-    }
-
-    /// The exit of every text resource: masked with what every session learned (the read
-    /// session's values among them).
-    fn masked(&self, uri: &str, text: String) -> ReadResourceResult {
-        let (clean, _) = ext_core::secrets::redact(&text, &self.secret_values());
-        ReadResourceResult::new(vec![ResourceContents::text(clean, uri)])
-    }
-
-    /// A coded failure of a resource read, masked.
-    fn wire_error(&self, e: WireError) -> ErrorData {
-        let (message, _) = ext_core::secrets::redact(
-            &format!("{}: {}", e.code, ext_core::escape::inline(&e.message)),
-            &self.secret_values(),
-        );
-        ErrorData::invalid_request(message, Some(serde_json::json!({"code": e.code})))
+        Ok(Contents::Text(text))
     }
 
     /// The sessions index.
-    fn sessions_json(&self) -> String {
+    fn sessions_json(&self) -> serde_json::Value {
         let generation = self.bridge().generation();
         let registry = self.shared.registry();
         let list: Vec<serde_json::Value> = registry
@@ -427,7 +428,7 @@ impl KaptureServer {
                 })
             })
             .collect();
-        serde_json::to_string_pretty(&list).unwrap_or_default()
+        serde_json::Value::Array(list)
     }
 }
 

@@ -1,11 +1,11 @@
 //! Recording and saved scenarios: the recorder tool, listing, reading, running,
 //! deleting and exporting scenarios.
 
+use super::answer::Block;
 use ext_core::escape;
 use ext_core::methods;
 use ext_core::protocol::{ErrorCode, TabId, WireError};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::ContentBlock;
 use rmcp::{tool, tool_router};
 
 use super::*;
@@ -266,7 +266,7 @@ impl KaptureServer {
         description = "A saved scenario as a standalone script (format: playwright-ts, playwright-python, puppeteer or webdriverio) that launches Chromium and replays its steps, each trying its locators best first. Parameters become environment variables with the recorded defaults; secrets are read only from environment variables and never appear in the script. The first line names the variables."
     )]
     async fn scenario_export(&self, Parameters(a): Parameters<ScenarioExportArgs>) -> Answer {
-        use ext_core::export::{env_summary, export, Format};
+        use ext_core::export::{env_summary, Format};
         let bad = |why: String| WireError::new(ErrorCode::BadArgs, why);
         let answer = match (
             Format::parse(a.format.trim()),
@@ -288,7 +288,7 @@ impl KaptureServer {
                     "Save as {}. {}\n\n{}",
                     format.file_name(&s.name),
                     env_summary(&s),
-                    export(&s, format)
+                    self.shared.exit.export(&s, format).into_inner()
                 )
             }),
         };
@@ -418,11 +418,11 @@ impl KaptureServer {
                 }
             }
             // The report quotes the page (hints, alerts): JSON keeps it on its lines.
-            let mut blocks = vec![ContentBlock::text(escape::json(
+            let mut blocks = vec![Block::text(escape::json(
                 &serde_json::to_string_pretty(&r).unwrap_or_default(),
             ))];
             for shot in images {
-                blocks.push(ContentBlock::image(shot.data, shot.mime_type));
+                blocks.push(Block::image(shot.data, shot.mime_type));
             }
             blocks
         });

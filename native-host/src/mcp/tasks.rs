@@ -66,12 +66,13 @@ impl Tasks {
 }
 
 impl KaptureServer {
-    /// Start `request` as a task of this session: its answer is the task's seed state.
+    /// Start `request` as a task of this session: its answer is the task's seed state (sent
+    /// through the exit by `run_call`).
     pub(super) fn start_task(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<CreateTaskResult, ErrorData> {
         let tasks = &self.shared.tasks;
         {
             let mut owners = tasks.owners.lock().unwrap_or_else(|e| e.into_inner());
@@ -92,7 +93,12 @@ impl KaptureServer {
         options.status_message = Some(format!("running {}", request.name));
         let task = tasks.manager.spawn(options, move |task| {
             Box::pin(async move {
-                let run = IN_TASK.scope((), me.run_call(request, context));
+                let run = async {
+                    IN_TASK
+                        .scope((), me.run_call(request, context))
+                        .await
+                        .into_inner()
+                };
                 tokio::select! {
                     res = run => match res {
                         Ok(CallToolResponse::Complete(result)) => Ok(result),
@@ -112,7 +118,7 @@ impl KaptureServer {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(task.task_id.clone(), self.id());
-        Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+        Ok(CreateTaskResult::new(task))
     }
 
     pub(super) fn get_own_task(&self, p: GetTaskParams) -> Result<GetTaskResult, ErrorData> {
