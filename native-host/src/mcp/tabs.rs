@@ -117,6 +117,7 @@ impl KaptureServer {
         }
         let current = self.current();
         let registry = self.shared.registry();
+        let shared = registry.shares_tabs();
         let lines: Vec<String> = list
             .iter()
             .enumerate()
@@ -130,6 +131,15 @@ impl KaptureServer {
                 if let Some(owner) = registry.mark(self.id(), t.tab_id) {
                     // Client names are the clients' own words: escaped like page text.
                     mark.push_str(&format!(" ({})", escape::inline_cut(&owner, TITLE_MAX)));
+                    // Another session's page is its own: its path, query and title may hold
+                    // what it typed (a GET form, a search), so only the site shows.
+                    if !shared {
+                        return format!(
+                            "- [{i}] tab {}{mark}: {} (another session's page: only its site is shown)",
+                            t.tab_id,
+                            escape::inline_cut(&site_of(&t.url), URL_MAX)
+                        );
+                    }
                 }
                 format!(
                     "- [{i}] tab {}{mark}: {} {}",
@@ -151,5 +161,13 @@ impl KaptureServer {
             Some(rest) => rest.to_string(),
             None => format!("No tabs after offset {offset} of {}.", list.len()),
         }
+    }
+}
+
+/// The site of a URL (its origin), or nothing of it when it has none that can be shown.
+fn site_of(url: &str) -> String {
+    match url::Url::parse(url).map(|u| u.origin()) {
+        Ok(origin) if origin.is_tuple() => origin.ascii_serialization(),
+        _ => "(a page without a site of its own)".into(),
     }
 }
