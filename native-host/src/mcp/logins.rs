@@ -51,6 +51,7 @@ impl KaptureServer {
             Ok(w) => w,
             Err(e) => return self.reply(Err(e)),
         };
+        self.learn_login(&found.state);
         let saved = logins::save(&self.config().data_dir, name, &found.state, allowed).await;
         self.reply(saved.map_err(store_error).map(|()| {
             let withheld = match found.withheld {
@@ -84,6 +85,7 @@ impl KaptureServer {
             Ok((state, _)) => state,
             Err(e) => return self.reply(Err(store_error(e))),
         };
+        self.learn_login(&state);
         let write = OnTab {
             tab_id: a.tab_id,
             timeout_ms: a.timeout_ms,
@@ -123,5 +125,25 @@ impl KaptureServer {
                 .map_err(store_error)
                 .map(|()| format!("Deleted login {}", escape::quoted_cut(&a.name, 100))),
         )
+    }
+}
+
+/// Shortest cookie or localStorage value of a saved login that is masked (shorter ones are
+/// settings such as a theme, not credentials).
+const LOGIN_VALUE_MIN: usize = 8;
+
+impl KaptureServer {
+    /// A saved login's values are secrets kapture knows from now on: masked in every
+    /// session's answers (a cookie list, a script reading `document.cookie`), however the
+    /// login reached the page.
+    fn learn_login(&self, state: &ext_core::methods::LoginState) {
+        let values = state
+            .cookies
+            .iter()
+            .map(|c| c.value.as_str())
+            .chain(state.local_storage.iter().map(|(_, v)| v.as_str()));
+        for value in values.filter(|v| v.chars().count() >= LOGIN_VALUE_MIN) {
+            self.masks.add(value, "login");
+        }
     }
 }
