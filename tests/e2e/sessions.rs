@@ -572,8 +572,12 @@ async fn one_sessions_typing_shows_in_no_other_sessions_answers() {
     let theirs = b.ok("browser_audit", json!({"max": 50})).await;
     assert!(!theirs.contains(PLAIN), "{theirs}");
     assert!(!theirs.contains("login.html"), "{theirs}");
+    // A's tab, while A lives: its site only (its address may hold what A typed).
     let tabs = b.ok("browser_tabs", json!({"action": "list"})).await;
-    assert!(tabs.contains("page-a.html"), "{tabs}");
+    assert!(
+        tabs.contains("another session's page") && !tabs.contains("page-a.html"),
+        "{tabs}"
+    );
     assert!(!tabs.contains(PASSWORD), "{tabs}");
     // Session A ends; what it learned is still masked for B.
     a.client.cancel().await.unwrap();
@@ -588,4 +592,121 @@ async fn one_sessions_typing_shows_in_no_other_sessions_answers() {
         let tabs = s.ok("browser_tabs", json!({"action": "list"})).await;
         assert!(!tabs.contains(PASSWORD), "{tabs}");
     }
+}
+
+/// The one exit (issue 29): a secret session A learned (typed into a password field, then
+/// carried percent-encoded in a URL as a GET form would) and shown by B's own page never
+/// reaches B through any exit — answers, approval questions, resources (the steps as JSON,
+/// the code in every export language, the tab list), `browser_audit`, `browser_status` —
+/// nor the journal file; A's own answers show the URL masked too. The secret has a space,
+/// a quote and a non-ASCII letter, so every exit writes it in an escaped form of its own; the
+/// canary word in it must appear nowhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_one_session_learned_leaves_through_no_exit_of_another() {
+    const CANARY: &str = "Kq7Canary";
+    const SECRET: &str = "Pw Kq7Canary\"9!ü";
+    let site = Site::start().unwrap();
+    let k = Kapture::start(
+        "[[rule]]\norigin = \"127.0.0.1\"\ncategory = \"eval\"\nverdict = \"ask\"\n",
+    )
+    .await;
+    let a = k.session("agent-a").await;
+    let asks_b = Elicit::answering(&[Said::Accept("approve for this session")]);
+    let b = k.session_asking("agent-b", Some(asks_b.clone())).await;
+    let mut seen: Vec<(String, String)> = Vec::new();
+
+    // A types the secret into a password field, then carries it in a URL.
+    a.ok("browser_navigate", json!({"url": site.url("login.html")}))
+        .await;
+    a.ok(
+        "browser_type",
+        json!({"selector": "#password", "text": SECRET}),
+    )
+    .await;
+    let encoded: String = url::form_urlencoded::byte_serialize(SECRET.as_bytes()).collect();
+    let nav = a
+        .ok(
+            "browser_navigate",
+            json!({"url": site.url(&format!("page-a.html?pw={encoded}"))}),
+        )
+        .await;
+    assert!(nav.contains("page-a.html?pw=[redacted:"), "{nav}");
+    seen.push(("A's navigate".into(), nav));
+    seen.push((
+        "A's tabs".into(),
+        a.ok("browser_tabs", json!({"action": "list"})).await,
+    ));
+    seen.push((
+        "A's steps".into(),
+        a.text("kapture://session/current/steps").await,
+    ));
+
+    // B's own page shows the secret (B wrote it there, asked first: eval is an ask rule);
+    // B acts on it by ref, so its session code names the element by that text.
+    b.ok("browser_navigate", json!({"url": site.url("page-b.html")}))
+        .await;
+    let make = format!(
+        "() => {{ const b = document.createElement('button'); b.textContent = {}; document.body.append(b); return 1; }}",
+        serde_json::to_string(SECRET).unwrap()
+    );
+    seen.push((
+        "B's evaluate".into(),
+        b.ok("browser_evaluate", json!({ "function": make })).await,
+    ));
+    let asked = asks_b.asked();
+    assert_eq!(asked.len(), 1, "B was asked: {asked:?}");
+    assert!(
+        asked[0].0.contains("The arguments, as the agent gave them"),
+        "{}",
+        asked[0].0
+    );
+    seen.push(("B's approval question".into(), asked[0].0.clone()));
+    let snap = b.ok("browser_snapshot", json!({})).await;
+    let button = kapture_e2e::ref_on(&snap, "button \"[redacted:");
+    seen.push(("B's snapshot".into(), snap));
+    b.ok("browser_click", json!({ "ref": button })).await;
+    for (what, uri) in [
+        ("B's steps", "kapture://session/current/steps".to_string()),
+        ("B's tabs", "kapture://session/current/tabs".into()),
+        ("the sessions", "kapture://sessions".into()),
+    ] {
+        seen.push((what.into(), b.text(&uri).await));
+    }
+    for format in [
+        "playwright-ts",
+        "playwright-python",
+        "puppeteer",
+        "webdriverio",
+    ] {
+        let code = b
+            .text(&format!("kapture://session/current/code?format={format}"))
+            .await;
+        assert!(
+            code.contains("[redacted:"),
+            "the button's name is masked: {code}"
+        );
+        seen.push((format!("B's code ({format})"), code));
+    }
+    for (tool, args) in [
+        ("browser_tabs", json!({"action": "list"})),
+        ("browser_audit", json!({"max": 50})),
+        ("browser_status", json!({})),
+    ] {
+        seen.push((format!("B's {tool}"), b.ok(tool, args).await));
+    }
+    // A's tab, in B's list: only its site.
+    let tabs = b.ok("browser_tabs", json!({"action": "list"})).await;
+    assert!(
+        tabs.contains("another session's page") && !tabs.contains("page-a.html"),
+        "{tabs}"
+    );
+    // The journal file, every line of it.
+    let journal = std::fs::read_to_string(k._dir.path().join("audit").join("audit.jsonl"))
+        .expect("the journal");
+    assert!(journal.lines().count() >= 10, "{journal}");
+    seen.push(("the journal file".into(), journal));
+    for (what, text) in &seen {
+        assert!(!text.contains(CANARY), "{what} shows the secret:\n{text}");
+    }
+    k.started.shutdown.cancel();
 }
