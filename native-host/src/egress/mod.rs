@@ -464,15 +464,20 @@ impl Exit {
         let values = self.values();
         tools
             .into_iter()
-            .map(|tool| {
-                let mut v = serde_json::to_value(&tool).unwrap_or(Value::Null);
-                let name = v.get("name").cloned();
-                self.json_with(&mut v, &values);
+            .map(|mut tool| {
                 // The name is the tool's identity (plain ASCII by construction): kept.
-                if let (Some(name), Some(map)) = (name, v.as_object_mut()) {
-                    map.insert("name".into(), name);
+                if let Some(d) = tool.description.as_mut() {
+                    *d = self.text_with(d, &values).into();
                 }
-                serde_json::from_value(v).unwrap_or(tool)
+                if let Some(t) = tool.title.as_mut() {
+                    *t = self.text_with(t, &values);
+                }
+                let mut schema = Value::Object((*tool.input_schema).clone());
+                self.json_with(&mut schema, &values);
+                if let Value::Object(map) = schema {
+                    tool.input_schema = Arc::new(map);
+                }
+                tool
             })
             .collect()
     }
