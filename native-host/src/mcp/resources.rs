@@ -22,7 +22,7 @@ use crate::egress::{Masked, Resource};
 enum Contents {
     Text(String),
     Json(serde_json::Value),
-    Code(Scenario, Format),
+    Code(Box<Scenario>, Format),
     /// Base64 data and its MIME type.
     Image(String, String),
 }
@@ -351,7 +351,7 @@ impl KaptureServer {
         history?;
         let text = match what {
             What::Steps => return Ok(Contents::Json(log.steps())),
-            What::Code(format) => return Ok(Contents::Code(log.as_scenario(), format)),
+            What::Code(format) => return Ok(Contents::Code(Box::new(log.as_scenario()), format)),
             What::Tabs => {
                 let list = self.browser_call(None, &TabsList {}).await?;
                 self.format_tabs(&list, 0)
