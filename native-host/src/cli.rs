@@ -111,6 +111,12 @@ pub struct ServeArgs {
     /// --load-extension (unix).
     #[arg(long)]
     pub extension_over_pipe: bool,
+    /// Hold a launched browser's DevTools pipe beside --load-extension (unix), so the native
+    /// engine takes over while the extension is lost and hands back when it returns. Off by
+    /// default: it costs about 8 ms per navigation, and a person watching the browser stops
+    /// the agent by pressing Disconnect or turning the extension off.
+    #[arg(long)]
+    pub native_standby: bool,
     /// Profile folder of a launched browser (default: a fresh temporary one, deleted on exit).
     #[arg(long, value_name = "DIR")]
     pub user_data_dir: Option<PathBuf>,

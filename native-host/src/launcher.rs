@@ -168,7 +168,7 @@ pub fn plan(
     engine: EngineChoice,
     over_pipe: bool,
     link: Route,
-    headless: bool,
+    standby: bool,
 ) -> Result<Plan, String> {
     if engine == EngineChoice::Native {
         return Ok(Plan {
@@ -180,12 +180,11 @@ pub fn plan(
     }
     let ignores = found.loads_extension() == LoadsExtension::No;
     if !ignores && !over_pipe {
-        // With `--engine auto` and no window, kapture also holds the pipe (never a port
-        // others could reach): the native engine stands by for when the extension is away.
-        // A browser with a window has a person who may press Disconnect or turn the
-        // extension off to stop the agent: there the native engine never takes over
-        // (unless asked, `--extension-over-pipe`).
-        let standby = engine == EngineChoice::Auto && link == Route::Pipe && headless;
+        // Asked for (`--native-standby`), kapture also holds the pipe (never a port others
+        // could reach): the native engine stands by for when the extension is away. Not by
+        // default: the pipe costs every navigation some milliseconds, and a person watching
+        // the browser may press Disconnect or turn the extension off to stop the agent.
+        let standby = standby && engine == EngineChoice::Auto && link == Route::Pipe;
         return Ok(Plan {
             route: if standby {
                 Route::FlagAndPipe
@@ -970,11 +969,11 @@ mod tests {
     #[test]
     fn the_plan_follows_the_engine_asked_for() {
         let chromium = Found::at("/usr/bin/chromium".into());
-        // The default: the flag, and the pipe held for the native engine standing by.
-        // A browser with a window: a person's Disconnect or turning the extension off stops
-        // the agent, so no native engine stands by.
-        let shown = plan(&chromium, EngineChoice::Auto, false, Route::Pipe, false).unwrap();
-        assert_eq!((shown.route, shown.fallback_native), (Route::Flag, false));
+        // The default: the flag alone (a person's Disconnect or turning the extension off
+        // stops the agent, and navigations pay nothing for a pipe).
+        let plain = plan(&chromium, EngineChoice::Auto, false, Route::Pipe, false).unwrap();
+        assert_eq!((plain.route, plain.fallback_native), (Route::Flag, false));
+        // `--native-standby`: the flag, and the pipe held for the native engine standing by.
         let flag = plan(&chromium, EngineChoice::Auto, false, Route::Pipe, true).unwrap();
         assert_eq!(
             (flag.route, flag.extension_over_pipe, flag.fallback_native),

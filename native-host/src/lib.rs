@@ -91,7 +91,7 @@ fn launch_spec(
         args.engine,
         args.extension_over_pipe,
         link,
-        headless != launcher::Headless::No,
+        args.native_standby,
     )?;
     Ok(LaunchSpec {
         plan,

@@ -36,10 +36,10 @@ async fn until_engine_changes(k: &Kapture, engine: &str, limit: Duration) -> Str
     }
 }
 
-/// The default launch (`--load-extension` with the DevTools pipe held beside it).
+/// `--native-standby`: `--load-extension` with the DevTools pipe held beside it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_native_engine_takes_over_while_the_extension_is_away_and_hands_back() {
-    takes_over_and_hands_back(&[]).await
+    takes_over_and_hands_back(&["--native-standby"]).await
 }
 
 /// The extension loaded over the pipe, as for a Chrome that ignores `--load-extension`.
@@ -178,13 +178,15 @@ async fn takes_over_and_hands_back(flags: &[&str]) {
 }
 
 /// The extension's service worker down for good (stopped again as soon as it starts, as a
-/// crashing worker is) on the default launch: after the grace a reloaded extension or a
+/// crashing worker is) with `--native-standby`: after the grace a reloaded extension or a
 /// restarted worker gets, the next call runs on the native engine and says so; once the
 /// worker may run again, it wakes, pairs again and takes over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_extension_worker_leaves_the_browser_to_the_native_engine_until_it_runs_again() {
     let site = Site::start().unwrap();
-    let k = Kapture::start(Start::debuggable()).await;
+    let mut start = Start::debuggable();
+    start.args.push("--native-standby".into());
+    let k = Kapture::start(start).await;
     k.ok("browser_navigate", json!({"url": site.url("page-a.html")}))
         .await;
     let options = format!("chrome-extension://{EXTENSION_ID}/options.html");
