@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use kapture_e2e::{eventually, ref_on, Kapture, Start};
-use serde_json::json;
+use serde_json::{json, Value};
 use www_test_pages::Site;
 
 fn launched_with(flags: &[String]) -> Start {
@@ -611,6 +611,22 @@ async fn red_pixels(k: &Kapture, png: &[u8]) -> i64 {
     k.eval(&probe).await.as_i64().unwrap()
 }
 
+/// A screenshot taken with `args` holds none of B's red when B is denied, and plenty when
+/// it is allowed (so the probe sees it when it is there).
+async fn screenshot_shows_b_only_when_allowed(k: &Kapture, args: Value, denied: bool) {
+    let shot = k.call("browser_take_screenshot", args.clone()).await;
+    assert!(!shot.is_error, "{args}: {}", shot.text);
+    let red = red_pixels(k, &shot.images[0].1).await;
+    if denied {
+        assert_eq!(red, 0, "{args}: B's pixels are in the screenshot");
+    } else {
+        assert!(
+            red > 10_000,
+            "{args}: the probe sees B's red when shown ({red})"
+        );
+    }
+}
+
 /// The embedding page undoes the style that hides a denied frame (a minute-long transition
 /// on its visibility and opacity, a mutation observer that strips its style attribute):
 /// the screenshot still holds none of B's pixels. Without the deny, the same screenshot
@@ -644,17 +660,7 @@ async fn a_denied_frame_shows_in_no_screenshot_whatever_the_page_undoes_on(
             json!({"type": "png", "fullPage": true}),
             json!({"type": "png", "selector": "#b"}),
         ] {
-            let shot = k.call("browser_take_screenshot", args.clone()).await;
-            assert!(!shot.is_error, "{args}: {}", shot.text);
-            let red = red_pixels(&k, &shot.images[0].1).await;
-            if denied {
-                assert_eq!(red, 0, "{args}: B's pixels are in the screenshot");
-            } else {
-                assert!(
-                    red > 10_000,
-                    "{args}: the probe sees B's red when shown ({red})"
-                );
-            }
+            screenshot_shows_b_only_when_allowed(&k, args, denied).await;
         }
         k.stop().await;
     }
@@ -701,17 +707,7 @@ async fn denied_out_of_process_frame_screenshots(engine: &[&str]) {
             json!({"type": "png"}),
             json!({"type": "png", "fullPage": true}),
         ] {
-            let shot = k.call("browser_take_screenshot", args.clone()).await;
-            assert!(!shot.is_error, "{args}: {}", shot.text);
-            let red = red_pixels(&k, &shot.images[0].1).await;
-            if denied {
-                assert_eq!(red, 0, "{args}: B's pixels are in the screenshot");
-            } else {
-                assert!(
-                    red > 10_000,
-                    "{args}: the probe sees B's red when shown ({red})"
-                );
-            }
+            screenshot_shows_b_only_when_allowed(&k, args, denied).await;
         }
         k.stop().await;
     }
